@@ -1,0 +1,682 @@
+// etwrt-broker: ETW's kernel part for etwrt. Owns the sessions, the provider registrations of
+// every connected process and the enable state; computes the per-provider aggregates and sends
+// each registration its enable notifications. One per ETWRT_HOME (flock on broker.lock);
+// single-threaded poll loop; exits when it has had no session and no client for a while.
+#include "enable_filters.h"
+#include "enable_table.h"
+#include "wire.h"
+
+#include <windows.h>
+#include <evntrace.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etwrt {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_stop = 0;
+
+std::string guid_key(const GUID& g) { return std::string(reinterpret_cast<const char*>(&g), 16); }
+
+struct Enable {
+  SessionFilter filter;
+  GUID source{};
+  std::optional<FilterBlob> provider_filter;
+  std::vector<FilterBlob> system_filters;  // Kept for the event path (a later issue).
+};
+
+struct Session {
+  std::uint64_t handle = 0;
+  std::string name;
+  GUID guid{};
+  std::string log_file;
+  ULONG buffer_size_kb = 0;
+  ULONG minimum_buffers = 0;
+  ULONG maximum_buffers = 0;
+  ULONG maximum_file_size = 0;
+  ULONG log_file_mode = 0;
+  ULONG flush_timer = 0;
+  ULONG enable_flags = 0;
+  std::map<std::string, Enable> enables;  // By provider GUID key.
+};
+
+struct Registration {
+  int fd = -1;
+  std::uint64_t token = 0;
+  GUID guid{};
+  bool traits_set = false;
+  std::string traits_name;
+  std::optional<GUID> group;  // Provider groups come in a later issue.
+};
+
+struct Connection {
+  int fd = -1;
+  bool allowed = false;
+  FrameReader reader;
+  std::vector<std::uint64_t> pending_waits;  // Wait ids this peer still has to ack.
+};
+
+struct Wait {
+  int controller_fd = -1;
+  json request_id;
+  int remaining = 0;
+};
+
+class Broker {
+ public:
+  Broker(std::string home, int listen_fd, std::chrono::milliseconds idle)
+      : home_(std::move(home)), listen_fd_(listen_fd), idle_(idle) {}
+
+  void run();
+
+ private:
+  void accept_client();
+  void read_client(int fd);
+  void drop_client(int fd);
+  void handle(Connection& conn, const json& request);
+  json on_register(Connection& conn, const json& request);
+  json on_unregister(Connection& conn, const json& request);
+  json on_set_traits(Connection& conn, const json& request);
+  json on_start(const json& request);
+  json on_control(const json& request);
+  // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
+  std::optional<json> on_enable(Connection& conn, const json& request);
+  void on_ack(Connection& conn, const json& request);
+
+  Session* find_session(std::uint64_t handle, const std::string& name);
+  void stop_session(std::uint64_t handle);
+  // The enabling sessions of a provider, in slot order, and the slot of each.
+  std::vector<std::pair<int, const Enable*>> enables_of(const std::string& key) const;
+  json sessions_json(const std::string& key) const;
+  json aggregate_json(const std::string& key, ULONG is_enabled) const;
+  json filter_chain(const std::string& key) const;
+  // Sends a notification to every registration of `key`; counts them into `wait_id` if != 0.
+  int notify(const std::string& key, const GUID& source, ULONG is_enabled, UCHAR level,
+             std::uint64_t any, std::uint64_t all, const json& filter, std::uint64_t wait_id);
+  void finish_wait(std::uint64_t wait_id);
+  static json properties_json(const Session& s);
+  GUID random_guid();
+
+  std::string home_;
+  int listen_fd_;
+  std::chrono::milliseconds idle_;
+  std::map<int, Connection> conns_;
+  std::map<std::uint64_t, Session> sessions_;
+  std::map<std::string, std::array<std::uint64_t, kMaxSessionsPerProvider>> slots_;
+  std::vector<Registration> registrations_;
+  std::map<std::uint64_t, Wait> waits_;
+  std::uint64_t next_handle_ = 1;
+  std::uint64_t next_wait_ = 1;
+  std::mt19937_64 random_{std::random_device{}()};
+};
+
+void Broker::run() {
+  auto idle_since = Clock::now();
+  while (g_stop == 0) {
+    std::vector<pollfd> fds;
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const auto& [fd, conn] : conns_) fds.push_back({fd, POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), 500);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready > 0) {
+      if ((fds[0].revents & POLLIN) != 0) accept_client();
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) read_client(fds[i].fd);
+      }
+    }
+    if (!sessions_.empty() || !conns_.empty()) {
+      idle_since = Clock::now();
+    } else if (Clock::now() - idle_since > idle_) {
+      break;
+    }
+  }
+}
+
+void Broker::accept_client() {
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  Connection conn;
+  conn.fd = fd;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    conn.allowed = cred.uid == ::getuid() || cred.uid == 0;
+  }
+  // A peer that stops reading must not stall every other client forever.
+  timeval timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  conns_.emplace(fd, std::move(conn));
+}
+
+void Broker::read_client(int fd) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  char buffer[65536];
+  const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+  if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+    drop_client(fd);
+    return;
+  }
+  if (n < 0) return;
+  it->second.reader.append(buffer, static_cast<std::size_t>(n));
+  for (;;) {
+    auto found = conns_.find(fd);
+    if (found == conns_.end()) return;
+    bool corrupt = false;
+    auto message = found->second.reader.next(corrupt);
+    if (corrupt) {
+      std::fprintf(stderr, "etwrt-broker: corrupt frame from fd %d, dropping it\n", fd);
+      drop_client(fd);
+      return;
+    }
+    if (!message) return;
+    handle(found->second, *message);
+  }
+}
+
+void Broker::drop_client(int fd) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  const std::vector<std::uint64_t> pending = it->second.pending_waits;
+  ::close(fd);
+  conns_.erase(it);
+  // A provider process that went away: its registrations vanish with it.
+  std::erase_if(registrations_, [fd](const Registration& r) { return r.fd == fd; });
+  for (std::uint64_t wait : pending) finish_wait(wait);
+  for (auto& [id, wait] : waits_) {
+    if (wait.controller_fd == fd) wait.controller_fd = -1;
+  }
+}
+
+void Broker::handle(Connection& conn, const json& request) {
+  const std::string op = request.value("op", "");
+  const int fd = conn.fd;
+  if (op == "ack") {
+    try {
+      on_ack(conn, request);
+    } catch (const json::exception& e) {
+      std::fprintf(stderr, "etwrt-broker: bad ack: %s\n", e.what());
+    }
+    return;
+  }
+  json reply;
+  try {
+    if (!conn.allowed) {
+      reply = {{"status", ERROR_ACCESS_DENIED}};
+    } else if (op == "hello") {
+      reply = {{"status", ERROR_SUCCESS}};
+    } else if (op == "register") {
+      reply = on_register(conn, request);
+    } else if (op == "unregister") {
+      reply = on_unregister(conn, request);
+    } else if (op == "set_traits") {
+      reply = on_set_traits(conn, request);
+    } else if (op == "start") {
+      reply = on_start(request);
+    } else if (op == "control") {
+      reply = on_control(request);
+    } else if (op == "enable") {
+      auto immediate = on_enable(conn, request);
+      if (!immediate) return;
+      reply = *immediate;
+    } else {
+      reply = {{"status", ERROR_NOT_SUPPORTED}};
+    }
+  } catch (const json::exception& e) {
+    std::fprintf(stderr, "etwrt-broker: bad %s request: %s\n", op.c_str(), e.what());
+    reply = {{"status", ERROR_INVALID_PARAMETER}};
+  }
+  reply["id"] = request.value("id", json());
+  // Handling may have dropped this very peer (a failed notification to it).
+  if (conns_.contains(fd)) send_frame(fd, reply);
+}
+
+std::vector<std::pair<int, const Enable*>> Broker::enables_of(const std::string& key) const {
+  std::vector<std::pair<int, const Enable*>> out;
+  auto slots = slots_.find(key);
+  if (slots == slots_.end()) return out;
+  for (int slot = 0; slot < static_cast<int>(kMaxSessionsPerProvider); ++slot) {
+    const std::uint64_t handle = slots->second[slot];
+    if (handle == 0) continue;
+    const Session& s = sessions_.at(handle);
+    out.emplace_back(slot, &s.enables.at(key));
+  }
+  return out;
+}
+
+json Broker::sessions_json(const std::string& key) const {
+  json list = json::array();
+  for (const auto& [slot, e] : enables_of(key)) {
+    list.push_back({e->filter.level, e->filter.match_any, e->filter.match_all,
+                    e->filter.enable_property});
+  }
+  return list;
+}
+
+// Level = max, MatchAny = OR, MatchAll = AND over the enabling sessions; all 0 with none.
+json Broker::aggregate_json(const std::string& key, ULONG is_enabled) const {
+  UCHAR level = 0;
+  std::uint64_t any = 0;
+  std::uint64_t all = 0;
+  bool first = true;
+  for (const auto& [slot, e] : enables_of(key)) {
+    level = std::max(level, e->filter.level);
+    any |= e->filter.match_any;
+    all = first ? e->filter.match_all : (all & e->filter.match_all);
+    first = false;
+  }
+  return {{"is_enabled", first ? 0u : is_enabled}, {"level", level}, {"any", any}, {"all", all},
+          {"sessions", sessions_json(key)}};
+}
+
+// One SCHEMATIZED descriptor whose data chains each enabling session's EVENT_FILTER_HEADER
+// block, InstanceId = 1 << slot, NextOffset = distance to the next block (0 on the last).
+// etwrt choice: blocks start on 8-byte boundaries so providers can read headers in place.
+json Broker::filter_chain(const std::string& key) const {
+  std::vector<std::uint8_t> chain;
+  std::size_t last_header = 0;
+  bool any = false;
+  for (const auto& [slot, e] : enables_of(key)) {
+    if (!e->provider_filter || e->provider_filter->type != EVENT_FILTER_TYPE_SCHEMATIZED) continue;
+    while (chain.size() % 8 != 0) chain.push_back(0);
+    const std::size_t at = chain.size();
+    if (any) {
+      EVENT_FILTER_HEADER previous;
+      std::memcpy(&previous, chain.data() + last_header, sizeof previous);
+      previous.NextOffset = static_cast<ULONG>(at - last_header);
+      std::memcpy(chain.data() + last_header, &previous, sizeof previous);
+    }
+    chain.insert(chain.end(), e->provider_filter->data.begin(), e->provider_filter->data.end());
+    EVENT_FILTER_HEADER header;
+    std::memcpy(&header, chain.data() + at, sizeof header);
+    header.InstanceId = 1ull << slot;
+    header.NextOffset = 0;
+    std::memcpy(chain.data() + at, &header, sizeof header);
+    last_header = at;
+    any = true;
+  }
+  if (!any) return nullptr;
+  return {{"type", EVENT_FILTER_TYPE_SCHEMATIZED}, {"data", bytes_to_hex(chain.data(), chain.size())}};
+}
+
+int Broker::notify(const std::string& key, const GUID& source, ULONG is_enabled, UCHAR level,
+                   std::uint64_t any, std::uint64_t all, const json& filter,
+                   std::uint64_t wait_id) {
+  json message = {{"op", "notify"},      {"source", guid_to_wire(source)},
+                  {"is_enabled", is_enabled}, {"level", level},
+                  {"any", any},          {"all", all},
+                  {"filter", filter},    {"sessions", sessions_json(key)},
+                  {"wait", wait_id}};
+  int sent = 0;
+  std::vector<int> failed;
+  for (const Registration& r : registrations_) {
+    if (guid_key(r.guid) != key) continue;
+    message["token"] = r.token;
+    if (!send_frame(r.fd, message)) {
+      failed.push_back(r.fd);
+      continue;
+    }
+    if (wait_id != 0) conns_.at(r.fd).pending_waits.push_back(wait_id);
+    ++sent;
+  }
+  for (int fd : failed) drop_client(fd);
+  return sent;
+}
+
+void Broker::finish_wait(std::uint64_t wait_id) {
+  auto it = waits_.find(wait_id);
+  if (it == waits_.end()) return;
+  if (--it->second.remaining > 0) return;
+  if (it->second.controller_fd >= 0) {
+    send_frame(it->second.controller_fd, {{"id", it->second.request_id}, {"status", ERROR_SUCCESS}});
+  }
+  waits_.erase(it);
+}
+
+void Broker::on_ack(Connection& conn, const json& request) {
+  const std::uint64_t wait_id = request.at("wait").get<std::uint64_t>();
+  auto pos = std::find(conn.pending_waits.begin(), conn.pending_waits.end(), wait_id);
+  if (pos == conn.pending_waits.end()) return;  // Not ours to ack, or acked already.
+  conn.pending_waits.erase(pos);
+  finish_wait(wait_id);
+}
+
+json Broker::on_register(Connection& conn, const json& request) {
+  Registration r;
+  r.fd = conn.fd;
+  r.token = request.at("token").get<std::uint64_t>();
+  if (!guid_from_wire(request.at("guid").get<std::string>(), r.guid)) {
+    return {{"status", ERROR_INVALID_PARAMETER}};
+  }
+  const std::string key = guid_key(r.guid);
+  registrations_.push_back(r);
+  json reply = aggregate_json(key, 1);
+  reply["status"] = ERROR_SUCCESS;
+  return reply;
+}
+
+json Broker::on_unregister(Connection& conn, const json& request) {
+  const auto token = request.at("token").get<std::uint64_t>();
+  const auto before = registrations_.size();
+  std::erase_if(registrations_,
+                [&](const Registration& r) { return r.fd == conn.fd && r.token == token; });
+  return {{"status", registrations_.size() == before ? ERROR_INVALID_HANDLE : ERROR_SUCCESS}};
+}
+
+json Broker::on_set_traits(Connection& conn, const json& request) {
+  const auto token = request.at("token").get<std::uint64_t>();
+  for (Registration& r : registrations_) {
+    if (r.fd != conn.fd || r.token != token) continue;
+    // Seed 001: traits can be set once per registration; later attempts fail. etwrt choice:
+    // ERROR_ALREADY_EXISTS (no public source names the code Windows returns).
+    if (r.traits_set) return {{"status", ERROR_ALREADY_EXISTS}};
+    r.traits_set = true;
+    r.traits_name = request.at("name").get<std::string>();
+    if (request.contains("group") && request["group"].is_string()) {
+      GUID group;
+      if (guid_from_wire(request["group"].get<std::string>(), group)) r.group = group;
+    }
+    return {{"status", ERROR_SUCCESS}};
+  }
+  return {{"status", ERROR_INVALID_HANDLE}};
+}
+
+GUID Broker::random_guid() {
+  GUID g;
+  const std::uint64_t a = random_();
+  const std::uint64_t b = random_();
+  std::memcpy(&g, &a, 8);
+  std::memcpy(reinterpret_cast<char*>(&g) + 8, &b, 8);
+  g.Data3 = static_cast<std::uint16_t>((g.Data3 & 0x0fff) | 0x4000);  // Version 4.
+  g.Data4[0] = static_cast<std::uint8_t>((g.Data4[0] & 0x3f) | 0x80);
+  return g;
+}
+
+json Broker::properties_json(const Session& s) {
+  return {{"handle", s.handle},
+          {"name", s.name},
+          {"guid", guid_to_wire(s.guid)},
+          {"log_file", s.log_file},
+          {"buffer_size", s.buffer_size_kb},
+          {"minimum_buffers", s.minimum_buffers},
+          {"maximum_buffers", s.maximum_buffers},
+          {"maximum_file_size", s.maximum_file_size},
+          {"log_file_mode", s.log_file_mode},
+          {"flush_timer", s.flush_timer},
+          {"enable_flags", s.enable_flags},
+          // The data plane (a later issue) owns no buffers yet: all are free, nothing lost.
+          {"number_of_buffers", s.minimum_buffers},
+          {"free_buffers", s.minimum_buffers},
+          {"events_lost", 0},
+          {"buffers_written", 0},
+          {"log_buffers_lost", 0},
+          {"real_time_buffers_lost", 0}};
+}
+
+json Broker::on_start(const json& request) {
+  const std::string name = request.at("name").get<std::string>();
+  for (const auto& [handle, s] : sessions_) {
+    if (s.name == name) return {{"status", ERROR_ALREADY_EXISTS}};
+  }
+  Session s;
+  s.handle = next_handle_++;
+  s.name = name;
+  if (!guid_from_wire(request.at("guid").get<std::string>(), s.guid)) {
+    return {{"status", ERROR_INVALID_PARAMETER}};
+  }
+  if (s.guid == GUID_NULL) s.guid = random_guid();
+  s.log_file = request.value("log_file", "");
+  s.log_file_mode = request.at("log_file_mode").get<ULONG>();
+  s.flush_timer = request.at("flush_timer").get<ULONG>();
+  s.enable_flags = request.value("enable_flags", 0u);
+  s.maximum_file_size = request.at("maximum_file_size").get<ULONG>();
+  // Defaults and clamps as Windows applies them (observed): a 64 KB buffer when 0 is given,
+  // at most 16 MB; at least two buffers per processor; at least 20 more maximum than minimum.
+  s.buffer_size_kb = request.at("buffer_size").get<ULONG>();
+  if (s.buffer_size_kb == 0) s.buffer_size_kb = 64;
+  s.buffer_size_kb = std::min<ULONG>(s.buffer_size_kb, 16 * 1024);
+  const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
+  s.minimum_buffers = std::max(request.at("minimum_buffers").get<ULONG>(), 2 * processors);
+  s.maximum_buffers = std::max(request.at("maximum_buffers").get<ULONG>(), s.minimum_buffers + 20);
+  const auto handle = s.handle;
+  sessions_.emplace(handle, std::move(s));
+  return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
+}
+
+Session* Broker::find_session(std::uint64_t handle, const std::string& name) {
+  if (handle != 0) {
+    auto it = sessions_.find(handle);
+    return it == sessions_.end() ? nullptr : &it->second;
+  }
+  for (auto& [h, s] : sessions_) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+void Broker::stop_session(std::uint64_t handle) {
+  Session& s = sessions_.at(handle);
+  std::vector<std::string> keys;
+  for (const auto& [key, e] : s.enables) keys.push_back(key);
+  for (const std::string& key : keys) {
+    auto& slots = slots_[key];
+    std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
+    s.enables.erase(key);
+    const json agg = aggregate_json(key, 1);
+    // A stopping session notifies with SourceId GUID_NULL.
+    notify(key, GUID_NULL, agg["is_enabled"], agg["level"], agg["any"], agg["all"], nullptr, 0);
+  }
+  sessions_.erase(handle);
+}
+
+json Broker::on_control(const json& request) {
+  Session* s = find_session(request.at("handle").get<std::uint64_t>(),
+                            request.value("name", ""));
+  if (s == nullptr) return {{"status", ERROR_WMI_INSTANCE_NOT_FOUND}};
+  const ULONG code = request.at("code").get<ULONG>();
+  if (code == EVENT_TRACE_CONTROL_UPDATE) {
+    // What an UPDATE may change (documented: flush timer, maximum buffers, enable flags,
+    // the real-time bit); zero means keep.
+    const ULONG flush = request.value("flush_timer", 0u);
+    if (flush != 0) s->flush_timer = flush;
+    const ULONG maximum = request.value("maximum_buffers", 0u);
+    if (maximum != 0) s->maximum_buffers = std::max(maximum, s->minimum_buffers);
+    const ULONG flags = request.value("enable_flags", 0u);
+    if (flags != 0) s->enable_flags = flags;
+    const ULONG mode = request.value("log_file_mode", 0u);
+    if (mode != 0) {
+      s->log_file_mode = (s->log_file_mode & ~ULONG{EVENT_TRACE_REAL_TIME_MODE}) |
+                         (mode & EVENT_TRACE_REAL_TIME_MODE);
+    }
+  }
+  json reply = {{"status", ERROR_SUCCESS}, {"properties", properties_json(*s)}};
+  if (code == EVENT_TRACE_CONTROL_STOP) stop_session(s->handle);
+  return reply;
+}
+
+std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
+  const auto handle = request.at("handle").get<std::uint64_t>();
+  auto it = sessions_.find(handle);
+  if (it == sessions_.end()) return json{{"status", ERROR_INVALID_HANDLE}};
+  Session& session = it->second;
+  GUID provider;
+  GUID source;
+  if (!guid_from_wire(request.at("guid").get<std::string>(), provider)) {
+    return json{{"status", ERROR_INVALID_PARAMETER}};
+  }
+  if (request.at("source").is_null()) {
+    source = session.guid;  // NULL EnableParameters: the session's own GUID.
+  } else if (!guid_from_wire(request.at("source").get<std::string>(), source)) {
+    return json{{"status", ERROR_INVALID_PARAMETER}};
+  }
+  const std::string key = guid_key(provider);
+  const ULONG code = request.at("code").get<ULONG>();
+  const bool wait = request.value("wait", false);
+  std::uint64_t wait_id = wait ? next_wait_++ : 0;
+  if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
+
+  auto blob_from = [](const json& j) {
+    FilterBlob b;
+    b.type = j.at("type").get<ULONG>();
+    hex_to_bytes(j.at("data").get<std::string>(), b.data);
+    return b;
+  };
+
+  if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+    auto& slots = slots_[key];
+    if (!session.enables.contains(key)) {
+      auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
+      if (free == slots.end()) {
+        waits_.erase(wait_id);
+        return json{{"status", ERROR_NO_SYSTEM_RESOURCES}};
+      }
+      *free = handle;
+    }
+    Enable e;
+    e.filter.level = request.at("level").get<UCHAR>();
+    e.filter.match_any = request.at("any").get<std::uint64_t>();
+    e.filter.match_all = request.at("all").get<std::uint64_t>();
+    e.filter.enable_property = request.value("property", 0u);
+    e.source = source;
+    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
+      e.provider_filter = blob_from(request["provider_filter"]);
+    }
+    for (const json& f : request.value("system_filters", json::array())) {
+      e.system_filters.push_back(blob_from(f));
+    }
+    json own_filter = nullptr;
+    if (e.provider_filter && e.provider_filter->type != EVENT_FILTER_TYPE_SCHEMATIZED) {
+      // Provider-defined filters reach the provider only with their own session's enable.
+      own_filter = {{"type", e.provider_filter->type},
+                    {"data", bytes_to_hex(e.provider_filter->data.data(),
+                                          e.provider_filter->data.size())}};
+    }
+    session.enables[key] = std::move(e);
+    const json filter = own_filter.is_null() ? filter_chain(key) : own_filter;
+    const json agg = aggregate_json(key, 1);
+    const int sent = notify(key, source, 1, agg["level"], agg["any"], agg["all"], filter, wait_id);
+    if (wait) waits_[wait_id].remaining += sent;
+  } else if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+    if (session.enables.erase(key) > 0) {
+      auto& slots = slots_[key];
+      std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
+      const json agg = aggregate_json(key, 1);
+      const int sent = notify(key, source, agg["is_enabled"], agg["level"], agg["any"],
+                              agg["all"], nullptr, wait_id);
+      if (wait) waits_[wait_id].remaining += sent;
+    }
+  } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+    // Capture state: IsEnabled 2 with the call's own level and keywords; aggregates unchanged.
+    json filter = nullptr;
+    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
+      filter = request["provider_filter"];
+    }
+    const int sent = notify(key, source, 2, request.at("level").get<UCHAR>(),
+                            request.at("any").get<std::uint64_t>(),
+                            request.at("all").get<std::uint64_t>(), filter, wait_id);
+    if (wait) waits_[wait_id].remaining += sent;
+  } else {
+    waits_.erase(wait_id);
+    return json{{"status", ERROR_INVALID_PARAMETER}};
+  }
+  if (!wait) return json{{"status", ERROR_SUCCESS}};
+  // The initial 1 kept the wait alive while notifications went out; drop it now.
+  auto pending = waits_.find(wait_id);
+  if (pending != waits_.end() && pending->second.remaining == 1) {
+    waits_.erase(pending);
+    return json{{"status", ERROR_SUCCESS}};
+  }
+  if (pending != waits_.end()) --pending->second.remaining;
+  return std::nullopt;
+}
+
+void on_signal(int) { g_stop = 1; }
+
+}  // namespace
+}  // namespace etwrt
+
+int main(int argc, char** argv) {
+  using namespace etwrt;
+  std::string home = broker_home();
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--home") == 0) home = argv[i + 1];
+  }
+  std::string error;
+  if (!ensure_private_dir(home, error)) {
+    std::fprintf(stderr, "etwrt-broker: %s\n", error.c_str());
+    return 1;
+  }
+  const int lock_fd = ::open(lock_path(home).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {
+    std::fprintf(stderr, "etwrt-broker: cannot open %s: %s\n", lock_path(home).c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  // Another broker already serves this home: the starter that raced us will reach it.
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;
+
+  const std::string path = socket_path(home);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) {
+    std::fprintf(stderr, "etwrt-broker: socket path too long: %s\n", path.c_str());
+    return 1;
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  ::unlink(path.c_str());  // A stale socket of a broker that died; we hold the lock.
+  const int listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const mode_t old_mask = ::umask(0177);
+  const int bound = ::bind(listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::umask(old_mask);
+  if (listen_fd < 0 || bound != 0 || ::listen(listen_fd, 64) != 0) {
+    std::fprintf(stderr, "etwrt-broker: cannot listen on %s: %s\n", path.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  ::chmod(path.c_str(), 0600);
+  {
+    std::ofstream pid_file(pid_path(home), std::ios::trunc);
+    pid_file << ::getpid() << "\n";
+  }
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  long idle_ms = 3000;
+  if (const char* idle = std::getenv("ETWRT_BROKER_IDLE_MS"); idle != nullptr) {
+    idle_ms = std::max(100L, std::strtol(idle, nullptr, 10));
+  }
+  Broker broker(home, listen_fd, std::chrono::milliseconds(idle_ms));
+  broker.run();
+  // Unlink while still holding the lock, so a new broker never loses its fresh socket to us.
+  ::unlink(path.c_str());
+  ::unlink(pid_path(home).c_str());
+  ::close(listen_fd);
+  return 0;
+}

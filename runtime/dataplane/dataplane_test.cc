@@ -1,0 +1,581 @@
+// Tests of the data plane: record layout, pool configuration, writers (threads and
+// processes), the reader's order and flush, exact loss accounting, and dead peers.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "dataplane_layout.h"
+#include "etwrt/dataplane.h"
+#include "evntcons.h"
+
+namespace etwrt::dataplane {
+namespace {
+
+constexpr GUID kProvider{0x1b2c3d4e, 0x1111, 0x2222, {1, 2, 3, 4, 5, 6, 7, 8}};
+constexpr GUID kActivity{0xaaaaaaaa, 0xbbbb, 0xcccc, {9, 8, 7, 6, 5, 4, 3, 2}};
+constexpr GUID kRelated{0x12345678, 0x9abc, 0xdef0, {0x10, 0x20, 0x30, 0x40, 0, 0, 0, 1}};
+
+// A 32-byte payload that identifies the event: who wrote it and its sequence number.
+struct Payload {
+  uint32_t writer;
+  uint32_t pad;
+  uint64_t seq;
+  uint64_t filler[2];
+};
+static_assert(sizeof(Payload) == 32);
+
+EVENT_DATA_DESCRIPTOR describe(const void* p, uint32_t size) {
+  EVENT_DATA_DESCRIPTOR d{};
+  d.Ptr = reinterpret_cast<ULONGLONG>(p);
+  d.Size = size;
+  return d;
+}
+
+WriteResult write_seq(Writer& w, uint32_t writer, uint64_t seq) {
+  static constexpr EVENT_DESCRIPTOR desc{7, 1, 0, 4, 0, 0, 0x10};
+  Payload payload{writer, 0, seq, {seq * 3, seq * 5}};
+  const EVENT_DATA_DESCRIPTOR data = describe(&payload, sizeof payload);
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
+  return w.write(in);
+}
+
+Payload payload_of(const RecordView& r) {
+  Payload p{};
+  EXPECT_EQ(r.user_data.size(), sizeof p);
+  if (r.user_data.size() == sizeof p) std::memcpy(&p, r.user_data.data(), sizeof p);
+  return p;
+}
+
+// Collects what a reader delivers, and checks per-writer order and uniqueness as it goes.
+struct Collector {
+  std::map<uint32_t, std::vector<uint64_t>> seqs;  // per writer, in delivery order
+  std::vector<uint64_t> timestamps;
+  size_t count = 0;
+  Reader::Callback callback() {
+    return [this](const RecordView& r) {
+      const Payload p = payload_of(r);
+      seqs[p.writer].push_back(p.seq);
+      timestamps.push_back(r.timestamp_ns);
+      ++count;
+    };
+  }
+  // Within one writer, sequence numbers strictly increase: no duplicate, no reordering.
+  void expect_per_writer_increasing() const {
+    for (const auto& [writer, v] : seqs)
+      for (size_t i = 1; i < v.size(); ++i)
+        ASSERT_LT(v[i - 1], v[i]) << "writer " << writer << " at " << i;
+  }
+};
+
+PoolConfig small_config(uint32_t kb, uint32_t min, uint32_t max, bool realtime = true) {
+  PoolConfig c;
+  c.buffer_size_kb = kb;
+  c.minimum_buffers = min;
+  c.maximum_buffers = max;
+  c.flush_timer_s = 0;
+  c.realtime = realtime;
+  c.prefer_tsc = getenv("DP_TSC") != nullptr;
+  return c;
+}
+
+// The identity the whole design exists for, checked once writers and reader are quiescent.
+void expect_balanced(const Pool& pool, uint64_t attempts) {
+  const Counters c = pool.query();
+  EXPECT_EQ(attempts, c.events_delivered + c.events_lost + c.realtime_events_lost)
+      << "delivered " << c.events_delivered << " lost " << c.events_lost << " rt-lost "
+      << c.realtime_events_lost;
+  EXPECT_EQ(c.events_committed, c.events_delivered + c.realtime_events_lost);
+}
+
+void drain(Reader& reader, Collector& col) {
+  while (reader.poll(col.callback(), true) != 0) {
+  }
+}
+
+TEST(RecordLayout, RoundTripKeepsEveryField) {
+  EVENT_DESCRIPTOR desc{0x1234, 2, 11, 5, 1, 0x77, 0x8000000000000003ull};
+  const std::byte traits[] = {std::byte{9}, std::byte{0}, std::byte{'a'}, std::byte{0},
+                              std::byte{5}, std::byte{0}, std::byte{0x80}, std::byte{1},
+                              std::byte{2}};
+  const char part1[] = "hello";
+  const uint32_t part2 = 0xdeadbeef;
+  const EVENT_DATA_DESCRIPTOR data[] = {describe(part1, sizeof part1), describe(nullptr, 0),
+                                        describe(&part2, sizeof part2)};
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.activity_id = &kActivity;
+  in.related_activity_id = &kRelated;
+  in.provider_traits = traits;
+  in.user_data = data;
+  const size_t size = encoded_size(in);
+  ASSERT_EQ(size % 8, 0u);
+  EXPECT_EQ(size, align8(80 + (8 + 16) + (8 + align8(sizeof traits)) + sizeof part1 + 4));
+  std::vector<std::byte> buffer(size + 16, std::byte{0xee});
+  encode_record(in, 123456789, 42, 43, buffer.data());
+  EXPECT_EQ(buffer[size], std::byte{0xee}) << "wrote past its size";
+
+  RecordView r;
+  size_t record_size = 0;
+  ASSERT_TRUE(decode_record(std::span(buffer.data(), size), r, record_size));
+  EXPECT_EQ(record_size, size);
+  EXPECT_TRUE(r.provider_id == kProvider);
+  EXPECT_EQ(std::memcmp(&r.descriptor, &desc, sizeof desc), 0);
+  EXPECT_EQ(r.timestamp_ns, 123456789u);
+  EXPECT_EQ(r.process_id, 42u);
+  EXPECT_EQ(r.thread_id, 43u);
+  EXPECT_TRUE(r.activity_id == kActivity);
+  EXPECT_TRUE(r.has_related_activity_id);
+  EXPECT_TRUE(r.related_activity_id == kRelated);
+  EXPECT_EQ(r.flags & EVENT_HEADER_FLAG_EXTENDED_INFO, EVENT_HEADER_FLAG_EXTENDED_INFO);
+  ASSERT_EQ(r.provider_traits.size(), sizeof traits);
+  EXPECT_EQ(std::memcmp(r.provider_traits.data(), traits, sizeof traits), 0);
+  ASSERT_EQ(r.user_data.size(), sizeof part1 + sizeof part2);
+  EXPECT_EQ(std::memcmp(r.user_data.data(), part1, sizeof part1), 0);
+  EXPECT_EQ(std::memcmp(r.user_data.data() + sizeof part1, &part2, sizeof part2), 0);
+}
+
+TEST(RecordLayout, MinimalRecordHasNoExtendedData) {
+  const EVENT_DESCRIPTOR desc{};
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  std::vector<std::byte> buffer(encoded_size(in));
+  ASSERT_EQ(buffer.size(), 80u);
+  encode_record(in, 1, 2, 3, buffer.data());
+  RecordView r;
+  size_t size = 0;
+  ASSERT_TRUE(decode_record(buffer, r, size));
+  EXPECT_FALSE(r.has_related_activity_id);
+  EXPECT_TRUE(r.provider_traits.empty());
+  EXPECT_TRUE(r.user_data.empty());
+  EXPECT_EQ(r.flags & EVENT_HEADER_FLAG_EXTENDED_INFO, 0);
+  EXPECT_TRUE(r.activity_id == GUID{});
+}
+
+TEST(RecordLayout, DecodeRejectsInconsistentLengths) {
+  const EVENT_DESCRIPTOR desc{};
+  const uint64_t value = 5;
+  const EVENT_DATA_DESCRIPTOR data = describe(&value, sizeof value);
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.related_activity_id = &kRelated;
+  in.user_data = std::span(&data, 1);
+  std::vector<std::byte> buffer(encoded_size(in));
+  encode_record(in, 1, 2, 3, buffer.data());
+  RecordView r;
+  size_t size = 0;
+  // Truncated: fewer bytes than the record says.
+  EXPECT_FALSE(decode_record(std::span(buffer.data(), buffer.size() - 8), r, size));
+  // A size that is not a multiple of 8.
+  std::vector<std::byte> bad = buffer;
+  bad[0] = std::byte{static_cast<unsigned char>(buffer.size() - 1)};
+  EXPECT_FALSE(decode_record(bad, r, size));
+  // User data claiming more than the record holds.
+  bad = buffer;
+  const uint32_t huge = 4096;
+  std::memcpy(bad.data() + offsetof(RecordHeader, user_data_size), &huge, sizeof huge);
+  EXPECT_FALSE(decode_record(bad, r, size));
+  // An extended item of an unknown type.
+  bad = buffer;
+  bad[80] = std::byte{0x42};
+  EXPECT_FALSE(decode_record(bad, r, size));
+  EXPECT_TRUE(decode_record(buffer, r, size));
+}
+
+TEST(PoolConfigValidation, RejectsEachBadValueByName) {
+  const auto message = [](const PoolConfig& c) {
+    try {
+      Pool::create(c, "bad");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(small_config(0, 1, 1)).find("BufferSize"), std::string::npos);
+  EXPECT_NE(message(small_config(1, 0, 1)).find("MinimumBuffers"), std::string::npos);
+  EXPECT_NE(message(small_config(1, 4, 2)).find("less than MinimumBuffers"), std::string::npos);
+  EXPECT_NE(message(small_config(1, 1, 70000)).find("exceeds"), std::string::npos);
+}
+
+TEST(PoolAttach, SharesStateThroughTheFdAndRejectsForeignFds) {
+  Pool pool = Pool::create(small_config(4, 2, 8), "attach");
+  Pool peer = Pool::attach(pool.fd());
+  EXPECT_EQ(peer.config().maximum_buffers, 8u);
+  EXPECT_EQ(peer.buffer_bytes(), 4096u);
+  {
+    Writer w(peer);
+    ASSERT_EQ(write_seq(w, 1, 0), WriteResult::written);
+  }
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  EXPECT_EQ(col.count, 1u);
+
+  const int foreign = memfd_create("foreign", MFD_CLOEXEC);
+  ASSERT_GE(foreign, 0);
+  ASSERT_EQ(ftruncate(foreign, 1 << 16), 0);
+  try {
+    Pool::attach(foreign);
+    ADD_FAILURE() << "attached a zero-filled memfd";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
+  }
+  close(foreign);
+}
+
+TEST(Writer, SingleThreadDeliversEverythingInOrder) {
+  Pool pool = Pool::create(small_config(16, 2, 64), "single");
+  constexpr uint64_t kEvents = 5000;
+  {
+    Writer w(pool);
+    for (uint64_t i = 0; i < kEvents; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  }
+  const Counters before = pool.query();
+  EXPECT_EQ(before.events_committed, kEvents);
+  EXPECT_GT(before.number_of_buffers, 2u) << "should have grown past MinimumBuffers";
+  EXPECT_EQ(before.buffers_written, before.number_of_buffers - before.free_buffers);
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  ASSERT_EQ(col.count, kEvents);
+  for (uint64_t i = 0; i < kEvents; ++i) ASSERT_EQ(col.seqs[1][i], i);
+  EXPECT_EQ(reader.order_inversions(), 0u);
+  const Counters after = pool.query();
+  EXPECT_EQ(after.free_buffers, after.number_of_buffers) << "reader must free what it read";
+  expect_balanced(pool, kEvents);
+}
+
+TEST(Writer, TooLargeEventIsCountedAsLost) {
+  Pool pool = Pool::create(small_config(1, 1, 2), "large");
+  Writer w(pool);
+  std::vector<std::byte> big(2000);
+  const EVENT_DESCRIPTOR desc{};
+  const EVENT_DATA_DESCRIPTOR data = describe(big.data(), static_cast<uint32_t>(big.size()));
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.user_data = std::span(&data, 1);
+  EXPECT_EQ(w.write(in), WriteResult::too_large);
+  EXPECT_EQ(pool.query().events_lost, 1u);
+}
+
+TEST(Writer, ThreadsWithConcurrentReaderBalanceExactly) {
+  Pool pool = Pool::create(small_config(4, 2, 16), "threads");
+  constexpr int kThreads = 3;
+  constexpr uint64_t kEvents = 40000;
+  std::atomic<int> done{0};
+  Collector col;
+  std::atomic<uint64_t> written{0};
+  {
+    Reader reader(pool, ReaderOptions{.eager_partial = true});
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        Writer w(pool);
+        uint64_t ok = 0;
+        for (uint64_t i = 0; i < kEvents; ++i) ok += write_seq(w, t, i) == WriteResult::written;
+        written += ok;
+        w.release();
+        ++done;
+      });
+    }
+    while (done.load() < kThreads) reader.poll(col.callback());
+    for (auto& t : threads) t.join();
+    drain(reader, col);
+  }
+  col.expect_per_writer_increasing();
+  EXPECT_EQ(col.count, pool.query().events_delivered);
+  EXPECT_EQ(written.load(), pool.query().events_committed);
+  expect_balanced(pool, kThreads * kEvents);
+}
+
+TEST(Writer, ForkedProcessesShareOnePool) {
+  Pool pool = Pool::create(small_config(8, 2, 32), "fork");
+  constexpr int kChildren = 2;
+  constexpr uint64_t kEvents = 50000;
+  std::vector<pid_t> children;
+  for (int c = 0; c < kChildren; ++c) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      Writer w(pool);
+      for (uint64_t i = 0; i < kEvents; ++i) write_seq(w, 100 + c, i);
+      w.release();
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  Collector col;
+  Reader reader(pool, ReaderOptions{.eager_partial = true});
+  size_t exited = 0;
+  while (exited < children.size()) {
+    reader.poll(col.callback());
+    int status = 0;
+    for (pid_t& pid : children) {
+      if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        pid = -1;
+        ++exited;
+      }
+    }
+  }
+  drain(reader, col);
+  col.expect_per_writer_increasing();
+  EXPECT_EQ(col.seqs.count(100) + col.seqs.count(101), 2u) << "both processes delivered";
+  EXPECT_EQ(col.count, pool.query().events_delivered);
+  expect_balanced(pool, kChildren * kEvents);
+  EXPECT_EQ(pool.query().writer_recoveries, 0u);
+}
+
+TEST(Loss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
+  Pool pool = Pool::create(small_config(1, 1, 3), "noconsumer");
+  constexpr uint64_t kEvents = 200;
+  uint64_t written = 0, lost = 0;
+  {
+    Writer w(pool);
+    for (uint64_t i = 0; i < kEvents; ++i) {
+      const WriteResult r = write_seq(w, 1, i);
+      written += r == WriteResult::written;
+      lost += r == WriteResult::lost;
+    }
+  }
+  ASSERT_GT(lost, 0u) << "a 3 KB pool must overflow";
+  const Counters c = pool.query();
+  EXPECT_EQ(c.events_lost, lost);
+  EXPECT_EQ(c.realtime_buffers_lost, 0u) << "nothing is reclaimed without a consumer";
+  EXPECT_EQ(c.number_of_buffers, 3u);
+  EXPECT_EQ(c.free_buffers, 0u);
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  // The first events were kept, the later ones lost: delivery is exactly 0..written-1.
+  ASSERT_EQ(col.count, written);
+  for (uint64_t i = 0; i < written; ++i) ASSERT_EQ(col.seqs[1][i], i);
+  expect_balanced(pool, kEvents);
+}
+
+TEST(Loss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
+  Pool pool = Pool::create(small_config(1, 2, 4), "slow");
+  Reader reader(pool);
+  Collector col;
+  constexpr uint64_t kEvents = 3000;
+  {
+    Writer w(pool);
+    for (uint64_t i = 0; i < kEvents; ++i) {
+      ASSERT_EQ(write_seq(w, 1, i), WriteResult::written) << "realtime reclaims, never drops";
+      // The consumer takes one batch now and then: far slower than the writer.
+      if (i % 500 == 499) reader.poll(col.callback());
+    }
+  }
+  drain(reader, col);
+  const Counters c = pool.query();
+  EXPECT_GT(c.realtime_buffers_lost, 0u);
+  EXPECT_GT(c.realtime_events_lost, 0u);
+  EXPECT_EQ(c.events_lost, 0u);
+  EXPECT_EQ(col.count, c.events_delivered);
+  col.expect_per_writer_increasing();
+  // The newest events survive a reclaim: the last one written is delivered.
+  EXPECT_EQ(col.seqs[1].back(), kEvents - 1);
+  expect_balanced(pool, kEvents);
+}
+
+TEST(Loss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {
+  Pool pool = Pool::create(small_config(1, 2, 2, /*realtime=*/false), "file");
+  Reader reader(pool);
+  Collector col;
+  constexpr uint64_t kEvents = 1000;
+  uint64_t lost = 0;
+  {
+    Writer w(pool);
+    for (uint64_t i = 0; i < kEvents; ++i) lost += write_seq(w, 1, i) == WriteResult::lost;
+  }
+  drain(reader, col);
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(pool.query().realtime_buffers_lost, 0u);
+  expect_balanced(pool, kEvents);
+}
+
+TEST(Reader, MergesWritersInTimestampOrder) {
+  Pool pool = Pool::create(small_config(32, 4, 64), "order");
+  constexpr int kThreads = 3;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Writer w(pool);
+      for (uint64_t i = 0; i < 3000; ++i) write_seq(w, t, i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  ASSERT_EQ(col.count, kThreads * 3000u);
+  for (size_t i = 1; i < col.timestamps.size(); ++i)
+    ASSERT_LE(col.timestamps[i - 1], col.timestamps[i]) << "at " << i;
+  EXPECT_EQ(reader.order_inversions(), 0u);
+}
+
+TEST(Reader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {
+  Pool pool = Pool::create(small_config(64, 2, 4), "flush");
+  Writer w(pool);
+  Reader reader(pool);
+  Collector col;
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  EXPECT_EQ(reader.poll(col.callback()), 0u) << "no flush yet: the buffer is not full";
+  pool.request_flush();
+  EXPECT_EQ(reader.poll(col.callback()), 3u);
+  // The writer still owns the buffer and appends after what was read.
+  for (uint64_t i = 3; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  EXPECT_EQ(reader.poll(col.callback()), 2u) << "a pinned buffer keeps being read";
+  w.release();
+  EXPECT_EQ(reader.poll(col.callback()), 0u);
+  ASSERT_EQ(col.seqs[1], (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+  const Counters c = pool.query();
+  EXPECT_EQ(c.free_buffers, c.number_of_buffers) << "the handed-off buffer is freed once read";
+  EXPECT_EQ(c.buffers_written, 1u);
+}
+
+TEST(Reader, FlushTimerDeliversPartialBuffersWithoutRequest) {
+  PoolConfig config = small_config(64, 2, 4);
+  config.flush_timer_s = 1;
+  Pool pool = Pool::create(config, "timer");
+  Writer w(pool);
+  Reader reader(pool);
+  Collector col;
+  ASSERT_EQ(write_seq(w, 1, 0), WriteResult::written);
+  // Bounded wait (not a timing assertion): the timer must fire within a generous limit.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (col.count == 0 && std::chrono::steady_clock::now() < deadline) {
+    reader.poll(col.callback());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(col.count, 1u);
+}
+
+TEST(Reader, SecondLiveReaderIsRefused) {
+  Pool pool = Pool::create(small_config(4, 2, 4), "tworeaders");
+  Reader first(pool);
+  EXPECT_THROW(Reader second(pool), Error);
+}
+
+TEST(Recovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
+  Pool pool = Pool::create(small_config(4, 2, 4), "torn");
+  Writer w(pool);
+  for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  // A record the writer began but never committed: bytes past the commit point.
+  Pool::Shared& s = *pool.shared();
+  uint32_t owned = kNoBuffer;
+  for (uint32_t i = 0; i < s.allocated.load(); ++i)
+    if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
+  ASSERT_NE(owned, kNoBuffer);
+  const uint32_t committed = bytes_of(s.descs()[owned].commit.load());
+  RecordHeader torn{};
+  torn.size = 112;
+  torn.timestamp_ns = 1;
+  std::memcpy(s.data(owned) + committed, &torn, sizeof torn);
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  EXPECT_EQ(pool.recover_dead_peers([&](uint32_t pid) { return pid != me; }), 1u);
+  EXPECT_EQ(pool.query().writer_recoveries, 1u);
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  EXPECT_EQ(col.seqs[1], (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(reader.corrupt_buffers(), 0u);
+  expect_balanced(pool, 5);
+}
+
+TEST(Recovery, WriterKilledMidStreamLosesNothingCommitted) {
+  Pool pool = Pool::create(small_config(4, 4, 256), "sigkill");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Writer w(pool);
+    for (uint64_t i = 0;; ++i) write_seq(w, 7, i);
+  }
+  Collector col;
+  {
+    Reader reader(pool, ReaderOptions{.eager_partial = true});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (col.count < 20000 && std::chrono::steady_clock::now() < deadline)
+      reader.poll(col.callback());
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status));
+    EXPECT_GE(pool.recover_dead_peers(), 1u) << "the killed writer held a buffer";
+    drain(reader, col);
+  }
+  const Counters c = pool.query();
+  const uint64_t attempts_seen = col.seqs[7].empty() ? 0 : col.seqs[7].back() + 1;
+  // Every committed record came through, with no gap: what was not delivered was counted.
+  EXPECT_EQ(c.events_committed, c.events_delivered + c.realtime_events_lost);
+  EXPECT_EQ(col.count + c.events_lost + c.realtime_events_lost, attempts_seen);
+  col.expect_per_writer_increasing();
+  if (c.events_lost == 0 && c.realtime_events_lost == 0) {
+    for (uint64_t i = 0; i < col.seqs[7].size(); ++i) ASSERT_EQ(col.seqs[7][i], i);
+  }
+}
+
+TEST(Recovery, DeadConsumerDoesNotBlockWritersAndNextReaderResumes) {
+  Pool pool = Pool::create(small_config(1, 2, 4), "deadreader");
+  constexpr uint64_t kEvents = 2000;
+  uint64_t seq = 0;
+  Writer w(pool);
+  for (; seq < 30; ++seq) ASSERT_EQ(write_seq(w, 1, seq), WriteResult::written);
+  // A consumer process claims buffers, reads part of them, and dies without detaching.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Reader reader(pool);
+    reader.poll([](const RecordView&) {}, true);
+    raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const uint64_t delivered_to_dead = pool.query().events_delivered;
+  EXPECT_EQ(delivered_to_dead, 30u);
+  // Writers go on: the dead consumer's claim cannot stall them (reclaims are counted).
+  for (; seq < kEvents; ++seq) ASSERT_EQ(write_seq(w, 1, seq), WriteResult::written);
+  w.release();
+  EXPECT_GT(pool.query().realtime_buffers_lost, 0u);
+  // A new reader replaces the dead one (recovery runs at attach) and gets the rest.
+  Reader reader(pool);
+  Collector col;
+  drain(reader, col);
+  col.expect_per_writer_increasing();
+  EXPECT_EQ(col.seqs[1].back(), kEvents - 1);
+  expect_balanced(pool, kEvents);
+}
+
+TEST(Counters, NumberOfBuffersGrowsFromMinimumToMaximum) {
+  Pool pool = Pool::create(small_config(1, 2, 5, false), "grow");
+  EXPECT_EQ(pool.query().number_of_buffers, 2u);
+  EXPECT_EQ(pool.query().free_buffers, 2u);
+  Writer w(pool);
+  for (uint64_t i = 0; i < 1000; ++i) write_seq(w, 1, i);
+  const Counters c = pool.query();
+  EXPECT_EQ(c.number_of_buffers, 5u);
+  EXPECT_EQ(c.free_buffers, 0u);
+  // A writer that finds no next buffer still hands its full one to delivery.
+  EXPECT_EQ(c.buffers_written, 5u);
+}
+
+}  // namespace
+}  // namespace etwrt::dataplane

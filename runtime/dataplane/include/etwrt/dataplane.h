@@ -1,0 +1,225 @@
+/*
+ * etwrt data plane: a session's buffer pool in shared memory, the writer fast path
+ * (EventWrite's back end), the realtime reader, and exact loss accounting.
+ *
+ * One pool = one memfd mapping, position independent (offsets only), so the broker can pass
+ * its fd to providers and consumers with SCM_RIGHTS. See runtime/dataplane/README.md for the
+ * buffer layout, the commit protocol, flush and the loss accounting identity.
+ *
+ * Threading: a Pool may be shared by any number of threads and processes. A Writer belongs to
+ * one thread at a time. A Reader belongs to one thread; a pool has at most one Reader attached.
+ */
+#ifndef ETWRT_DATAPLANE_H
+#define ETWRT_DATAPLANE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "evntprov.h"
+
+namespace etwrt::dataplane {
+
+// Thrown for invalid configuration or a mapping that is not a valid pool; the message says
+// exactly which value was wrong. Nothing is mapped or created when it is thrown.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The session parameters that shape the pool, with ETW's meaning (EVENT_TRACE_PROPERTIES).
+struct PoolConfig {
+  uint32_t buffer_size_kb = 64;  // BufferSize, in KB: 1..16384
+  uint32_t minimum_buffers = 4;  // MinimumBuffers: allocated (counted) from the start
+  uint32_t maximum_buffers = 32; // MaximumBuffers: >= minimum_buffers, <= 65536
+  uint32_t flush_timer_s = 1;    // FlushTimer, seconds; 0 = partial buffers only on explicit flush
+  // Realtime session: when no buffer is free and a consumer is attached, the oldest delivered
+  // buffer the consumer has not taken yet is reclaimed and counted (RealTimeBuffersLost).
+  // Otherwise (or with no consumer attached) the new event is lost and counted (EventsLost).
+  bool realtime = true;
+  // Timestamps from the TSC (calibrated against CLOCK_MONOTONIC at creation) when it is
+  // invariant; otherwise, or when false, clock_gettime(CLOCK_MONOTONIC). Both give ns.
+  bool prefer_tsc = true;
+};
+
+// ControlTrace(QUERY)'s counters plus the ones needed to prove the accounting identity.
+// Snapshot of atomics read one by one: exact once writers and reader are quiescent.
+struct Counters {
+  uint64_t events_lost = 0;            // EventsLost: no buffer for the event, or too large
+  uint64_t realtime_buffers_lost = 0;  // RealTimeBuffersLost: buffers reclaimed unread
+  uint64_t realtime_events_lost = 0;   // events those reclaimed buffers held, unread
+  uint64_t buffers_written = 0;        // BuffersWritten: buffers handed to delivery
+  uint32_t number_of_buffers = 0;      // NumberOfBuffers: allocated so far (min..max)
+  uint32_t free_buffers = 0;           // FreeBuffers: allocated and currently unused
+  uint64_t events_committed = 0;       // records committed (complete), in any buffer state
+  uint64_t events_delivered = 0;       // records handed to a reader's callback
+  uint64_t writer_recoveries = 0;      // buffers recovered from writers that died
+};
+
+// One decoded record, pointing into the pool's memory (valid only during the callback).
+struct RecordView {
+  GUID provider_id{};
+  EVENT_DESCRIPTOR descriptor{};
+  uint64_t timestamp_ns = 0;  // pool clock domain (CLOCK_MONOTONIC ns)
+  uint32_t process_id = 0;
+  uint32_t thread_id = 0;
+  uint16_t flags = 0;  // EVENT_HEADER_FLAG_* (EXTENDED_INFO set when extended items exist)
+  GUID activity_id{};
+  bool has_related_activity_id = false;
+  GUID related_activity_id{};
+  std::span<const std::byte> provider_traits;  // empty when the provider set none
+  std::span<const std::byte> user_data;
+};
+
+// What the writer passes for one event. Pointers must stay valid for the call only.
+struct EventInput {
+  const GUID* provider_id = nullptr;           // required
+  const EVENT_DESCRIPTOR* descriptor = nullptr; // required
+  const GUID* activity_id = nullptr;           // null = GUID_NULL
+  const GUID* related_activity_id = nullptr;   // null = none (no extended item)
+  std::span<const std::byte> provider_traits;  // empty = none (no extended item)
+  std::span<const EVENT_DATA_DESCRIPTOR> user_data;
+  uint32_t thread_id = 0;  // 0 = the calling thread's id (gettid, cached per Writer)
+};
+
+// Encoding and decoding of one record, exposed for the layout round-trip test and for tools.
+// encoded_size: bytes the record takes in a buffer (8-aligned). encode writes exactly that
+// many bytes. decode validates every length against `bytes` and returns false on any
+// inconsistency (the reader then treats the rest of the buffer as corrupt, never guesses).
+size_t encoded_size(const EventInput& in);
+void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
+                   uint32_t thread_id, std::byte* out);
+bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size);
+
+// The pool. Movable, not copyable; unmaps (and closes its fd) on destruction. Destroying the
+// last mapping frees the memory; the data outlives any single process that maps it.
+class Pool {
+ public:
+  // Creates a new pool in a fresh memfd named `name` (for /proc/<pid>/fd readability).
+  static Pool create(const PoolConfig& config, const std::string& name);
+  // Maps an existing pool from an fd received from its creator; dups the fd (the caller
+  // keeps its own). Throws Error when the mapping is not a pool of this layout version.
+  static Pool attach(int fd);
+
+  Pool(Pool&&) noexcept;
+  Pool& operator=(Pool&&) noexcept;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool();
+
+  int fd() const { return fd_; }
+  PoolConfig config() const;
+  uint32_t buffer_bytes() const;
+  Counters query() const;
+  uint64_t now_ns() const;  // the pool's clock, as writers stamp records
+
+  // ControlTrace(FLUSH): asks the attached reader to deliver partially filled buffers at its
+  // next poll. Writers are not stopped.
+  void request_flush();
+
+  // Recovery, for the broker when it learns that a peer died (or a periodic sweep): hands to
+  // delivery every buffer still owned by a writer process that no longer exists (its
+  // committed records are delivered, a torn record beyond the commit point is not), and
+  // detaches a reader whose process no longer exists (the buffers it had claimed go back to
+  // delivery from the first record it had not consumed). Returns the buffers recovered.
+  // Liveness is checked with kill(pid, 0); `is_alive` replaces that check in tests.
+  uint32_t recover_dead_peers(const std::function<bool(uint32_t pid)>& is_alive = {});
+
+  struct Shared;  // the layout in shared memory (dataplane_layout.h)
+  Shared* shared() const { return shared_; }
+
+ private:
+  Pool(int fd, Shared* shared, size_t length);
+  int fd_ = -1;
+  Shared* shared_ = nullptr;
+  size_t length_ = 0;
+};
+
+enum class WriteResult {
+  written,    // committed: will be delivered or counted in a lost buffer
+  lost,       // no buffer available: counted in EventsLost (EventWrite: ERROR_NOT_ENOUGH_MEMORY)
+  too_large,  // record larger than a buffer: counted in EventsLost (ERROR_MORE_DATA)
+};
+
+// A writer's handle on one pool: owns at most one buffer at a time, exclusively, so the
+// common path is a copy into that buffer and one release store, with no system call and no
+// shared lock. Not thread-safe: use one per thread (the wiring keeps one per thread and
+// session). Destruction (or release()) hands the current buffer to delivery.
+class Writer {
+ public:
+  explicit Writer(Pool& pool);
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();
+
+  WriteResult write(const EventInput& event);
+  // Hands the current buffer (if any) to delivery now, e.g. when the thread exits.
+  void release();
+
+ private:
+  bool acquire_buffer();
+  Pool& pool_;
+  uint32_t pid_;
+  uint32_t tid_;
+  uint32_t buffer_ = UINT32_MAX;  // index of the owned buffer, or none
+  std::byte* data_ = nullptr;     // its data
+  uint32_t offset_ = 0;           // committed bytes (the writer's own copy)
+  uint32_t events_ = 0;           // committed records
+};
+
+struct ReaderOptions {
+  // Deliver the committed prefix of buffers still being written at every poll (lowest latency,
+  // best ordering). When false, partial buffers are delivered only at FlushTimer expiry, on
+  // request_flush(), or with poll(true).
+  bool eager_partial = false;
+  // A poll delivers records stamped before it started (see reader.cc for why), minus this
+  // margin: a record whose writer took its timestamp but had not committed it when the poll
+  // began then still sorts before what is delivered. 0 = no margin (such a late record is
+  // delivered later and counted in order_inversions()). Ignored by poll(flush = true).
+  uint64_t hold_back_ns = 0;
+};
+
+// The consumer side: takes delivered buffers (and, on flush, committed prefixes of buffers
+// still being written), yields their records merged in timestamp order, and frees buffers
+// once read. Attaching fails (Error) when another live reader is attached.
+class Reader {
+ public:
+  using Callback = std::function<void(const RecordView&)>;
+  Reader(Pool& pool, ReaderOptions options = {});
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader();  // detaches; unread records stay in the pool for the next reader
+
+  // Delivers the records committed before the call; returns how many. `flush` forces
+  // partial buffers in and ignores hold_back_ns (use it for the final drain, in a loop until
+  // it returns 0).
+  size_t poll(const Callback& callback, bool flush = false);
+
+  uint64_t order_inversions() const { return inversions_; }  // records older than one before
+  uint64_t corrupt_buffers() const { return corrupt_; }
+
+ private:
+  struct Open {
+    uint32_t index;
+    uint32_t cursor;  // bytes consumed
+    uint32_t events;  // records consumed
+  };
+  bool flush_due(bool forced);
+  void claim(bool include_partial);
+  Pool& pool_;
+  ReaderOptions options_;
+  std::vector<Open> open_;
+  uint64_t last_flush_request_ = 0;
+  uint64_t last_flush_ns_ = 0;
+  uint64_t last_timestamp_ = 0;
+  uint64_t inversions_ = 0;
+  uint64_t corrupt_ = 0;
+};
+
+}  // namespace etwrt::dataplane
+
+#endif  // ETWRT_DATAPLANE_H

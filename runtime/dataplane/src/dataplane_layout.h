@@ -1,0 +1,139 @@
+/*
+ * etwrt data plane: the pool's layout in shared memory, internal to etwrt_dataplane.
+ * Everything here lives in one mapping shared by processes: no pointers, only offsets from
+ * the mapping's start, and only address-free lock-free atomics.
+ */
+#ifndef ETWRT_DATAPLANE_LAYOUT_H
+#define ETWRT_DATAPLANE_LAYOUT_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "etwrt/dataplane.h"
+
+namespace etwrt::dataplane {
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
+inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr size_t kCacheLine = 64;
+inline constexpr uint32_t kNoBuffer = UINT32_MAX;
+
+// A buffer's life. Each transition is one CAS on BufferDesc::state, and the state word
+// carries the owning writer's pid, so a process killed at any instruction leaves a state
+// that recovery can read unambiguously.
+enum Phase : uint8_t {
+  kFree = 0,      // unused; commit == 0 and consumed == 0
+  kWriting = 1,   // owned by one writer (pid in the word); may be pinned by the reader
+  kFull = 2,      // handed to delivery, waiting for the reader (or to be reclaimed unread)
+  kReading = 3,   // claimed by the reader; only the reader frees it
+  kStealing = 4,  // a writer is reclaiming it unread (realtime loss), transient
+};
+inline constexpr uint64_t kPinned = 1ull << 8;  // reader reads its committed prefix
+
+inline constexpr uint64_t make_state(Phase phase, uint32_t pid, bool pinned = false) {
+  return uint64_t{phase} | (pinned ? kPinned : 0) | (uint64_t{pid} << 32);
+}
+inline constexpr Phase phase_of(uint64_t state) { return static_cast<Phase>(state & 0xff); }
+inline constexpr uint32_t pid_of(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
+inline constexpr bool pinned(uint64_t state) { return (state & kPinned) != 0; }
+
+// commit and consumed pack (records << 32 | bytes) so one load gives a consistent pair.
+inline constexpr uint64_t pack_progress(uint32_t events, uint32_t bytes) {
+  return (uint64_t{events} << 32) | bytes;
+}
+inline constexpr uint32_t events_of(uint64_t progress) {
+  return static_cast<uint32_t>(progress >> 32);
+}
+inline constexpr uint32_t bytes_of(uint64_t progress) { return static_cast<uint32_t>(progress); }
+
+struct BufferDesc {
+  // Read by everyone scanning, written at transitions only.
+  alignas(kCacheLine) std::atomic<uint64_t> state;
+  std::atomic<uint64_t> handoff_seq;  // delivery order among Full buffers
+  // Written by the owning writer after every record (release), read by the reader.
+  alignas(kCacheLine) std::atomic<uint64_t> commit;
+  // Written by the reader; lets a later reader (or a reclaiming writer) know what was read.
+  alignas(kCacheLine) std::atomic<uint64_t> consumed;
+};
+
+enum ClockKind : uint32_t { kClockMonotonic = 0, kClockTsc = 1 };
+
+struct Pool::Shared {
+  // Immutable after creation.
+  uint64_t magic;
+  uint32_t version;
+  uint32_t header_bytes;
+  uint64_t total_bytes;
+  uint64_t desc_offset;
+  uint64_t data_offset;
+  uint32_t buffer_bytes;
+  uint32_t minimum_buffers;
+  uint32_t maximum_buffers;
+  uint32_t flush_timer_s;
+  uint32_t realtime;
+  uint32_t clock_kind;
+  uint64_t tsc_base;
+  uint64_t mono_base_ns;
+  uint64_t ns_per_tick_q32;  // ns per TSC tick, 32.32 fixed point
+
+  alignas(kCacheLine) std::atomic<uint32_t> allocated;  // NumberOfBuffers
+  std::atomic<uint32_t> alloc_hint;                     // where the next free scan starts
+  std::atomic<uint64_t> next_seq;
+
+  alignas(kCacheLine) std::atomic<uint64_t> events_lost;
+  std::atomic<uint64_t> realtime_buffers_lost;
+  std::atomic<uint64_t> realtime_events_lost;
+  std::atomic<uint64_t> buffers_written;
+  std::atomic<uint64_t> writer_recoveries;
+
+  alignas(kCacheLine) std::atomic<uint32_t> reader_pid;  // 0 = no consumer attached
+  std::atomic<uint64_t> events_delivered;
+  std::atomic<uint64_t> flush_requests;
+
+  BufferDesc* descs() {
+    return reinterpret_cast<BufferDesc*>(reinterpret_cast<std::byte*>(this) + desc_offset);
+  }
+  std::byte* data(uint32_t index) {
+    return reinterpret_cast<std::byte*>(this) + data_offset + uint64_t{index} * buffer_bytes;
+  }
+};
+
+// The on-buffer record header (see README.md, "Record layout"). 8-aligned, 80 bytes.
+struct RecordHeader {
+  uint32_t size;  // whole record, 8-aligned
+  uint16_t flags;
+  uint16_t ext_count;
+  uint64_t timestamp_ns;
+  uint32_t process_id;
+  uint32_t thread_id;
+  GUID provider_id;
+  EVENT_DESCRIPTOR descriptor;
+  GUID activity_id;
+  uint32_t user_data_size;
+  uint32_t ext_bytes;  // bytes of extended items following this header
+};
+static_assert(sizeof(RecordHeader) == 80);
+
+struct ExtItemHeader {
+  uint16_t ext_type;  // EVENT_HEADER_EXT_TYPE_*
+  uint16_t data_size;
+  uint32_t reserved;
+};
+static_assert(sizeof(ExtItemHeader) == 8);
+
+inline constexpr size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+uint64_t pool_now_ns(const Pool::Shared& shared);
+
+// Hands a buffer that `owner_pid` is writing to delivery: Full, or straight to Reading when
+// the reader had pinned it (it already tracks it). Returns false when the buffer was not in
+// Writing by that owner (nothing changed).
+bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid);
+
+}  // namespace etwrt::dataplane
+
+#endif  // ETWRT_DATAPLANE_LAYOUT_H

@@ -1,0 +1,182 @@
+// The reader: claims delivered buffers (and, on flush, pins buffers still being written to
+// read their committed prefix), merges their records by timestamp, frees what it finished.
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "dataplane_layout.h"
+
+namespace etwrt::dataplane {
+
+Reader::Reader(Pool& pool, ReaderOptions options) : pool_(pool), options_(options) {
+  Pool::Shared& s = *pool_.shared();
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  for (int attempt = 0;; ++attempt) {
+    uint32_t expected = 0;
+    if (s.reader_pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) break;
+    // A dead reader is detached by recovery, once; a live one keeps the pool.
+    if (attempt == 0) {
+      pool_.recover_dead_peers();
+      continue;
+    }
+    throw Error("session pool already has a reader attached (pid " + std::to_string(expected) +
+                ")");
+  }
+  last_flush_request_ = s.flush_requests.load(std::memory_order_acquire);
+  last_flush_ns_ = pool_.now_ns();
+}
+
+Reader::~Reader() {
+  Pool::Shared& s = *pool_.shared();
+  for (const Open& o : open_) {
+    BufferDesc& d = s.descs()[o.index];
+    d.consumed.store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
+    uint64_t state = d.state.load(std::memory_order_acquire);
+    for (;;) {
+      if (phase_of(state) == kReading) {
+        const bool done = o.cursor == bytes_of(d.commit.load(std::memory_order_acquire));
+        if (done) {
+          d.commit.store(0, std::memory_order_relaxed);
+          d.consumed.store(0, std::memory_order_relaxed);
+        }
+        // Unfinished buffers go back to delivery for the next reader, from `consumed`.
+        d.state.store(done ? make_state(kFree, 0) : make_state(kFull, 0),
+                      std::memory_order_release);
+        break;
+      }
+      if (d.state.compare_exchange_weak(state, state & ~kPinned, std::memory_order_release))
+        break;
+    }
+  }
+  s.reader_pid.store(0, std::memory_order_release);
+}
+
+bool Reader::flush_due(bool forced) {
+  Pool::Shared& s = *pool_.shared();
+  bool due = forced;
+  const uint64_t requests = s.flush_requests.load(std::memory_order_acquire);
+  if (requests != last_flush_request_) {
+    last_flush_request_ = requests;
+    due = true;
+  }
+  const uint64_t now = pool_.now_ns();
+  if (s.flush_timer_s != 0 && now - last_flush_ns_ >= uint64_t{s.flush_timer_s} * 1000000000ull)
+    due = true;
+  if (due) last_flush_ns_ = now;
+  return due;
+}
+
+void Reader::claim(bool include_partial) {
+  Pool::Shared& s = *pool_.shared();
+  const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+  const auto is_open = [&](uint32_t index) {
+    return std::any_of(open_.begin(), open_.end(), [&](const Open& o) { return o.index == index; });
+  };
+  for (uint32_t i = 0; i < allocated; ++i) {
+    BufferDesc& d = s.descs()[i];
+    uint64_t state = d.state.load(std::memory_order_acquire);
+    for (;;) {
+      const Phase phase = phase_of(state);
+      uint64_t next;
+      if (phase == kFull) {
+        next = make_state(kReading, 0);
+      } else if (phase == kWriting && !pinned(state) && include_partial) {
+        next = state | kPinned;
+      } else {
+        break;
+      }
+      if (d.state.compare_exchange_weak(state, next, std::memory_order_acquire)) {
+        if (!is_open(i)) {
+          const uint64_t consumed = d.consumed.load(std::memory_order_relaxed);
+          open_.push_back(Open{i, bytes_of(consumed), events_of(consumed)});
+        }
+        break;
+      }
+    }
+  }
+}
+
+size_t Reader::poll(const Callback& callback, bool flush) {
+  Pool::Shared& s = *pool_.shared();
+  // The scan below is not a snapshot: while it runs (or while this process is preempted in
+  // it), a writer may hand off a buffer at an index already passed and go on in one not yet
+  // reached. Every record stamped before the scan started is, by the time it ends, in a
+  // buffer this reader holds (or was reclaimed and counted), so only those are delivered
+  // now; later ones wait for the next poll. That keeps each writer's records in order.
+  const uint64_t scan_start = pool_.now_ns();
+  claim(options_.eager_partial || flush_due(flush));
+  uint64_t watermark = scan_start;
+  if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
+
+  struct Cursor {
+    size_t open;      // index into open_
+    uint32_t limit;   // committed bytes seen at the start of this poll
+    uint32_t limit_events;
+    RecordView view;
+    size_t size;
+  };
+  std::vector<Cursor> heap;
+  heap.reserve(open_.size());
+  const auto later = [](const Cursor& a, const Cursor& b) {
+    return a.view.timestamp_ns > b.view.timestamp_ns;
+  };
+  // Loads the record at the cursor; a record that does not decode makes the rest of what is
+  // committed unreadable: it is skipped and counted as lost, never guessed at.
+  const auto load = [&](Cursor& c) {
+    Open& o = open_[c.open];
+    if (o.cursor >= c.limit) return false;
+    const std::byte* base = s.data(o.index);
+    if (decode_record(std::span<const std::byte>(base + o.cursor, c.limit - o.cursor), c.view,
+                      c.size))
+      return true;
+    ++corrupt_;
+    s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
+    s.realtime_events_lost.fetch_add(c.limit_events - o.events, std::memory_order_relaxed);
+    o.cursor = c.limit;
+    o.events = c.limit_events;
+    return false;
+  };
+  for (size_t i = 0; i < open_.size(); ++i) {
+    const uint64_t commit = s.descs()[open_[i].index].commit.load(std::memory_order_acquire);
+    Cursor c{i, bytes_of(commit), events_of(commit), {}, 0};
+    if (load(c)) heap.push_back(c);
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+
+  size_t delivered = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Cursor& c = heap.back();
+    if (c.view.timestamp_ns > watermark) break;
+    if (c.view.timestamp_ns < last_timestamp_) ++inversions_;
+    last_timestamp_ = std::max(last_timestamp_, c.view.timestamp_ns);
+    callback(c.view);
+    ++delivered;
+    Open& o = open_[c.open];
+    o.cursor += static_cast<uint32_t>(c.size);
+    ++o.events;
+    if (load(c)) {
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  s.events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+
+  // Publish progress and free what is finished: a buffer is finished when its writer handed
+  // it over (Reading) and everything it committed was read.
+  std::erase_if(open_, [&](const Open& o) {
+    BufferDesc& d = s.descs()[o.index];
+    d.consumed.store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
+    if (phase_of(d.state.load(std::memory_order_acquire)) != kReading) return false;
+    if (o.cursor != bytes_of(d.commit.load(std::memory_order_acquire))) return false;
+    d.commit.store(0, std::memory_order_relaxed);
+    d.consumed.store(0, std::memory_order_relaxed);
+    d.state.store(make_state(kFree, 0), std::memory_order_release);
+    return true;
+  });
+  return delivered;
+}
+
+}  // namespace etwrt::dataplane

@@ -1,0 +1,117 @@
+// Encoding and decoding of one event record in a session buffer.
+#include <cstring>
+
+#include "evntcons.h"
+#include "dataplane_layout.h"
+
+namespace etwrt::dataplane {
+
+namespace {
+
+size_t user_data_bytes(const EventInput& in) {
+  size_t total = 0;
+  for (const EVENT_DATA_DESCRIPTOR& d : in.user_data) total += d.Size;
+  return total;
+}
+
+size_t ext_bytes(const EventInput& in) {
+  size_t total = 0;
+  if (in.related_activity_id != nullptr) total += sizeof(ExtItemHeader) + align8(sizeof(GUID));
+  if (!in.provider_traits.empty())
+    total += sizeof(ExtItemHeader) + align8(in.provider_traits.size());
+  return total;
+}
+
+std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size) {
+  ExtItemHeader item{type, static_cast<uint16_t>(size), 0};
+  std::memcpy(out, &item, sizeof item);
+  out += sizeof item;
+  std::memcpy(out, data, size);
+  // Padding is zeroed so that a buffer's bytes do not depend on what it held before.
+  std::memset(out + size, 0, align8(size) - size);
+  return out + align8(size);
+}
+
+}  // namespace
+
+size_t encoded_size(const EventInput& in) {
+  return align8(sizeof(RecordHeader) + ext_bytes(in) + user_data_bytes(in));
+}
+
+void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
+                   uint32_t thread_id, std::byte* out) {
+  const size_t ext = ext_bytes(in);
+  const size_t user = user_data_bytes(in);
+  RecordHeader h;
+  h.size = static_cast<uint32_t>(align8(sizeof(RecordHeader) + ext + user));
+  h.flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+  h.ext_count = 0;
+  if (in.related_activity_id != nullptr) ++h.ext_count;
+  if (!in.provider_traits.empty()) ++h.ext_count;
+  if (h.ext_count != 0) h.flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
+  h.timestamp_ns = timestamp_ns;
+  h.process_id = process_id;
+  h.thread_id = thread_id;
+  h.provider_id = *in.provider_id;
+  h.descriptor = *in.descriptor;
+  if (in.activity_id != nullptr) {
+    h.activity_id = *in.activity_id;
+  } else {
+    std::memset(&h.activity_id, 0, sizeof h.activity_id);
+  }
+  h.user_data_size = static_cast<uint32_t>(user);
+  h.ext_bytes = static_cast<uint32_t>(ext);
+  std::memcpy(out, &h, sizeof h);
+  std::byte* p = out + sizeof h;
+  if (in.related_activity_id != nullptr)
+    p = put_ext(p, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID, in.related_activity_id, sizeof(GUID));
+  if (!in.provider_traits.empty())
+    p = put_ext(p, EVENT_HEADER_EXT_TYPE_PROV_TRAITS, in.provider_traits.data(),
+                in.provider_traits.size());
+  for (const EVENT_DATA_DESCRIPTOR& d : in.user_data) {
+    if (d.Size != 0) std::memcpy(p, reinterpret_cast<const void*>(d.Ptr), d.Size);
+    p += d.Size;
+  }
+  std::memset(p, 0, (out + h.size) - p);
+}
+
+bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size) {
+  RecordHeader h;
+  if (bytes.size() < sizeof h) return false;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (h.size < sizeof h || h.size % 8 != 0 || h.size > bytes.size()) return false;
+  if (uint64_t{h.ext_bytes} + h.user_data_size > h.size - sizeof h) return false;
+  out = RecordView{};
+  out.provider_id = h.provider_id;
+  out.descriptor = h.descriptor;
+  out.timestamp_ns = h.timestamp_ns;
+  out.process_id = h.process_id;
+  out.thread_id = h.thread_id;
+  out.flags = h.flags;
+  out.activity_id = h.activity_id;
+  const std::byte* p = bytes.data() + sizeof h;
+  const std::byte* ext_end = p + h.ext_bytes;
+  for (uint16_t i = 0; i < h.ext_count; ++i) {
+    ExtItemHeader item;
+    if (ext_end - p < static_cast<ptrdiff_t>(sizeof item)) return false;
+    std::memcpy(&item, p, sizeof item);
+    p += sizeof item;
+    if (ext_end - p < static_cast<ptrdiff_t>(align8(item.data_size))) return false;
+    if (item.ext_type == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID) {
+      if (item.data_size != sizeof(GUID)) return false;
+      std::memcpy(&out.related_activity_id, p, sizeof(GUID));
+      out.has_related_activity_id = true;
+    } else if (item.ext_type == EVENT_HEADER_EXT_TYPE_PROV_TRAITS) {
+      out.provider_traits = std::span<const std::byte>(p, item.data_size);
+    } else {
+      return false;  // this layout version writes no other item
+    }
+    p += align8(item.data_size);
+  }
+  if (p != ext_end) return false;
+  out.user_data = std::span<const std::byte>(p, h.user_data_size);
+  record_size = h.size;
+  return true;
+}
+
+}  // namespace etwrt::dataplane

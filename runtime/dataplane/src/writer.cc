@@ -1,0 +1,124 @@
+// The writer: EventWrite's back end. Common path: copy into the owned buffer, one release
+// store of the commit word. Slow path (once per buffer): hand off, find the next buffer.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dataplane_layout.h"
+
+namespace etwrt::dataplane {
+
+Writer::Writer(Pool& pool)
+    : pool_(pool),
+      pid_(static_cast<uint32_t>(getpid())),
+      tid_(static_cast<uint32_t>(syscall(SYS_gettid))) {}
+
+Writer::~Writer() { release(); }
+
+void Writer::release() {
+  if (buffer_ == kNoBuffer) return;
+  hand_off(*pool_.shared(), buffer_, pid_);
+  buffer_ = kNoBuffer;
+  data_ = nullptr;
+}
+
+namespace {
+
+// Free -> Writing by one CAS that also records the owner, so there is no instant at which a
+// buffer is taken but unowned.
+bool try_take(BufferDesc& d, uint32_t pid) {
+  uint64_t state = d.state.load(std::memory_order_relaxed);
+  if (state != make_state(kFree, 0)) return false;
+  // acq_rel: a reader that sees this buffer taken also sees the hand-off of the previous one.
+  return d.state.compare_exchange_strong(state, make_state(kWriting, pid),
+                                         std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+bool Writer::acquire_buffer() {
+  Pool::Shared& s = *pool_.shared();
+  BufferDesc* descs = s.descs();
+  const auto take = [&](uint32_t index) {
+    buffer_ = index;
+    data_ = s.data(index);
+    offset_ = 0;
+    events_ = 0;
+    s.alloc_hint.store(index + 1, std::memory_order_relaxed);
+    return true;
+  };
+
+  // 1. A free buffer among those allocated, starting where the last one was found: buffers
+  // are freed roughly in the order they were taken, so this usually succeeds at once.
+  uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+  const uint32_t hint = s.alloc_hint.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < allocated; ++i) {
+    const uint32_t index = (hint + i) % allocated;
+    if (try_take(descs[index], pid_)) return take(index);
+  }
+  // 2. Grow towards MaximumBuffers. The new index may be taken by a scanning writer before us.
+  while (allocated < s.maximum_buffers) {
+    if (s.allocated.compare_exchange_weak(allocated, allocated + 1, std::memory_order_acq_rel)) {
+      if (try_take(descs[allocated], pid_)) return take(allocated);
+      allocated = s.allocated.load(std::memory_order_acquire);
+    }
+  }
+  // 3. Realtime with a consumer attached: the consumer is too slow, reclaim the oldest
+  // delivered buffer it has not taken, and count what it held (RealTimeBuffersLost).
+  if (s.realtime == 0 || s.reader_pid.load(std::memory_order_acquire) == 0) return false;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    uint32_t oldest = kNoBuffer;
+    uint64_t oldest_seq = UINT64_MAX;
+    uint64_t oldest_state = 0;
+    for (uint32_t i = 0; i < allocated; ++i) {
+      const uint64_t state = descs[i].state.load(std::memory_order_acquire);
+      if (state == make_state(kFree, 0) && try_take(descs[i], pid_)) return take(i);
+      if (phase_of(state) != kFull) continue;
+      const uint64_t seq = descs[i].handoff_seq.load(std::memory_order_relaxed);
+      if (seq < oldest_seq) {
+        oldest = i;
+        oldest_seq = seq;
+        oldest_state = state;
+      }
+    }
+    if (oldest == kNoBuffer) return false;
+    BufferDesc& d = descs[oldest];
+    if (!d.state.compare_exchange_strong(oldest_state, make_state(kStealing, pid_),
+                                         std::memory_order_acquire))
+      continue;
+    // Order matters for recovery of a writer killed here (see Pool::recover_dead_peers):
+    // commit is cleared first, the counters follow.
+    const uint32_t consumed = events_of(d.consumed.load(std::memory_order_relaxed));
+    const uint32_t committed = events_of(d.commit.exchange(0, std::memory_order_acq_rel));
+    d.consumed.store(0, std::memory_order_relaxed);
+    s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
+    s.realtime_events_lost.fetch_add(committed - consumed, std::memory_order_relaxed);
+    d.state.store(make_state(kWriting, pid_), std::memory_order_release);
+    return take(oldest);
+  }
+  return false;
+}
+
+WriteResult Writer::write(const EventInput& event) {
+  Pool::Shared& s = *pool_.shared();
+  const size_t size = encoded_size(event);
+  if (size > s.buffer_bytes || event.provider_traits.size() > 0xffff) {
+    s.events_lost.fetch_add(1, std::memory_order_relaxed);
+    return WriteResult::too_large;
+  }
+  if (buffer_ == kNoBuffer || offset_ + size > s.buffer_bytes) {
+    release();
+    if (!acquire_buffer()) {
+      s.events_lost.fetch_add(1, std::memory_order_relaxed);
+      return WriteResult::lost;
+    }
+  }
+  encode_record(event, pool_now_ns(s), pid_, event.thread_id != 0 ? event.thread_id : tid_,
+                data_ + offset_);
+  offset_ += static_cast<uint32_t>(size);
+  ++events_;
+  // The commit point: the record's bytes become visible to the reader together with it.
+  s.descs()[buffer_].commit.store(pack_progress(events_, offset_), std::memory_order_release);
+  return WriteResult::written;
+}
+
+}  // namespace etwrt::dataplane

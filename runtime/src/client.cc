@@ -1,0 +1,406 @@
+#include "client.h"
+
+#include "wire.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace etwrt {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+std::atomic<Client*> g_client{nullptr};
+
+// A forked child must not touch the parent's threads or locks: it starts over with a new
+// client (the old one is leaked on purpose; its mutexes may be held by threads that are gone).
+void reset_after_fork() { g_client.store(nullptr, std::memory_order_relaxed); }
+
+std::string broker_executable() {
+  if (const char* path = std::getenv("ETWRT_BROKER"); path != nullptr && *path != '\0') {
+    return path;
+  }
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&broker_executable), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {};
+  }
+  char resolved[PATH_MAX];
+  if (::realpath(info.dli_fname, resolved) == nullptr) return {};
+  std::string dir(resolved);
+  dir.erase(dir.find_last_of('/'));
+  // The installed layout (LIBDIR may be multiarch), then the build tree's lib/ -> libexec/.
+  for (const std::string& candidate :
+       {dir + "/" ETWRT_BROKER_FROM_LIBDIR, dir + "/../libexec/etwrt-broker"}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Starts a detached broker (double fork + setsid, so it is nobody's zombie and survives us).
+bool spawn_broker(const std::string& home) {
+  const std::string path = broker_executable();
+  if (path.empty()) {
+    std::fprintf(stderr, "etwrt: cannot find etwrt-broker (set ETWRT_BROKER)\n");
+    return false;
+  }
+  const std::string log = home + "/broker.log";
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after.
+  std::array<char*, 4> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--home"),
+                            const_cast<char*>(home.c_str()), nullptr};
+  const pid_t child = ::fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
+    ::close_range(3, ~0u, 0);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return true;
+}
+
+int connect_to(const std::string& home) {
+  const std::string path = socket_path(home);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) return -1;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+Client& Client::instance() {
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, reset_after_fork);
+    return true;
+  }();
+  (void)registered;
+  Client* client = g_client.load(std::memory_order_acquire);
+  if (client != nullptr) return *client;
+  // Never freed: threads of this client may run while static destructors do at exit.
+  auto* fresh = new Client();
+  if (g_client.compare_exchange_strong(client, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;
+  return *client;
+}
+
+ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
+  const std::string home = broker_home();
+  if (fd_ >= 0 && home == home_) return ERROR_SUCCESS;
+  if (fd_ >= 0) {
+    // ETWRT_HOME changed (tests do this): leave the old broker; its reader will notice.
+    ::shutdown(fd_, SHUT_RDWR);
+    fd_ = -1;
+  }
+  std::string error;
+  if (!ensure_private_dir(home, error)) {
+    std::fprintf(stderr, "etwrt: %s\n", error.c_str());
+    return ERROR_ACCESS_DENIED;
+  }
+  lock.unlock();
+  // Connect, starting the broker when nobody listens; retry with backoff for about 5 s, since
+  // a starting broker needs a moment and racing starters leave only one of them running.
+  int fd = connect_to(home);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  auto next_spawn = std::chrono::steady_clock::now();
+  auto delay = 5ms;
+  while (fd < 0 && std::chrono::steady_clock::now() < deadline) {
+    if (std::chrono::steady_clock::now() >= next_spawn) {
+      spawn_broker(home);
+      next_spawn = std::chrono::steady_clock::now() + 1s;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(200));
+    fd = connect_to(home);
+  }
+  lock.lock();
+  if (fd < 0) {
+    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s\n", home.c_str());
+    return ERROR_NOT_SUPPORTED;
+  }
+  if (fd_ >= 0) {
+    // Another thread connected meanwhile; keep its connection.
+    ::close(fd);
+    return ERROR_SUCCESS;
+  }
+  fd_ = fd;
+  home_ = home;
+  const std::uint64_t generation = ++generation_;
+  std::thread([this, fd, generation] { reader_loop(fd, generation); }).detach();
+  if (!callback_thread_started_) {
+    callback_thread_started_ = true;
+    std::thread([this] { callback_loop(); }).detach();
+  }
+  return ERROR_SUCCESS;
+}
+
+bool Client::send(const json& message) {
+  int fd;
+  {
+    std::lock_guard lock(mu_);
+    fd = fd_;
+  }
+  if (fd < 0) return false;
+  std::lock_guard lock(send_mu_);
+  return send_frame(fd, message);
+}
+
+ClientReply Client::call(json request, std::chrono::milliseconds timeout,
+                         std::function<void(const json&)> on_reply) {
+  std::unique_lock lock(mu_);
+  if (const ULONG status = ensure_connected_locked(lock); status != ERROR_SUCCESS) {
+    return {status, {}};
+  }
+  const std::uint64_t id = next_id_++;
+  auto pending = std::make_shared<Pending>();
+  pending->on_reply = std::move(on_reply);
+  pending_[id] = pending;
+  request["id"] = id;
+  const int fd = fd_;
+  lock.unlock();
+  bool sent;
+  {
+    std::lock_guard send_lock(send_mu_);
+    sent = send_frame(fd, request);
+  }
+  lock.lock();
+  if (!sent) {
+    pending_.erase(id);
+    return {ERROR_NOT_SUPPORTED, {}};
+  }
+  if (!replies_cv_.wait_for(lock, timeout, [&] { return pending->done; })) {
+    pending_.erase(id);
+    return {ERROR_TIMEOUT, {}};
+  }
+  return pending->reply;
+}
+
+void Client::reader_loop(int fd, std::uint64_t generation) {
+  FrameReader reader;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reader.append(buffer, static_cast<std::size_t>(n));
+    bool corrupt = false;
+    while (auto message = reader.next(corrupt)) dispatch(*message);
+    if (corrupt) {
+      std::fprintf(stderr, "etwrt: corrupt frame from the broker; reconnecting\n");
+      break;
+    }
+  }
+  connection_lost(fd, generation);
+}
+
+void Client::dispatch(const json& message) {
+  if (message.value("op", "") == "notify") {
+    const auto token = message.at("token").get<std::uint64_t>();
+    std::lock_guard lock(mu_);
+    auto it = registrations_.find(token);
+    // The state EventEnabled reads changes before the callback runs.
+    if (it != registrations_.end()) publish_sessions(*it->second, message.at("sessions"));
+    queue_.push_back({token, message});
+    queue_cv_.notify_one();
+    return;
+  }
+  if (!message.contains("id") || !message["id"].is_number_unsigned()) return;
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(message["id"].get<std::uint64_t>());
+    if (it == pending_.end()) return;  // A caller that gave up (timeout).
+    pending = it->second;
+    pending_.erase(it);
+  }
+  if (pending->on_reply) pending->on_reply(message);
+  std::lock_guard lock(mu_);
+  pending->reply.status = ERROR_SUCCESS;
+  pending->reply.body = message;
+  pending->done = true;
+  replies_cv_.notify_all();
+}
+
+void Client::connection_lost(int fd, std::uint64_t generation) {
+  ::close(fd);
+  std::unique_lock lock(mu_);
+  if (generation != generation_) return;  // Superseded already (ETWRT_HOME changed).
+  fd_ = -1;
+  // Requests in flight on this connection get no reply.
+  for (auto& [id, pending] : pending_) {
+    pending->reply.status = ERROR_NOT_SUPPORTED;
+    pending->done = true;
+  }
+  pending_.clear();
+  replies_cv_.notify_all();
+  // The broker's sessions are gone with it: nothing enables our providers any more.
+  for (auto& [token, registration] : registrations_) registration->table.publish(nullptr, 0);
+  if (registrations_.empty() || reattaching_) return;
+  reattaching_ = true;
+  lock.unlock();
+  reattach();
+}
+
+// A provider attaches when the broker appears: reconnect with backoff and register again.
+void Client::reattach() {
+  auto delay = 50ms;
+  for (;;) {
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+    std::vector<Registration*> registrations;
+    {
+      std::unique_lock lock(mu_);
+      if (registrations_.empty()) break;
+      if (ensure_connected_locked(lock) != ERROR_SUCCESS) continue;
+      for (auto& [token, r] : registrations_) registrations.push_back(r);
+    }
+    bool ok = true;
+    for (Registration* r : registrations) {
+      const auto token = reinterpret_cast<std::uint64_t>(r);
+      json request = {{"op", "register"}, {"token", token}, {"guid", guid_to_wire(r->guid)}};
+      ClientReply reply = call(request, 30s, [this, token](const json& body) {
+        std::lock_guard lock(mu_);
+        auto it = registrations_.find(token);
+        if (it == registrations_.end()) return;
+        publish_sessions(*it->second, body.value("sessions", json::array()));
+        if (body.value("is_enabled", 0u) != 0) {
+          // Enabled already: the provider learns it as a pre-enabled registration would.
+          json notice = {{"op", "notify"}, {"token", token},
+                         {"source", guid_to_wire(GUID_NULL)},
+                         {"is_enabled", body["is_enabled"]}, {"level", body["level"]},
+                         {"any", body["any"]}, {"all", body["all"]}, {"filter", nullptr},
+                         {"wait", 0}};
+          queue_.push_back({token, notice});
+          queue_cv_.notify_one();
+        }
+      });
+      if (reply.status != ERROR_SUCCESS) {
+        ok = false;
+        break;
+      }
+      if (r->traits) call(*r->traits, 30s);
+    }
+    if (ok) break;
+  }
+  std::lock_guard lock(mu_);
+  reattaching_ = false;
+}
+
+void Client::add_registration(Registration* registration) {
+  std::lock_guard lock(mu_);
+  registrations_[reinterpret_cast<std::uint64_t>(registration)] = registration;
+}
+
+bool Client::remove_registration(Registration* registration) {
+  const auto token = reinterpret_cast<std::uint64_t>(registration);
+  std::unique_lock lock(mu_);
+  if (registrations_.erase(token) == 0) return false;
+  if (std::this_thread::get_id() != callback_thread_id_) {
+    idle_cv_.wait(lock, [&] { return running_token_ != token; });
+  }
+  return true;
+}
+
+bool Client::has_registration(const Registration* registration) {
+  std::lock_guard lock(mu_);
+  return registrations_.contains(reinterpret_cast<std::uint64_t>(registration));
+}
+
+void Client::publish_sessions(Registration& registration, const json& sessions) {
+  std::array<SessionFilter, kMaxSessionsPerProvider> filters{};
+  std::size_t count = 0;
+  for (const json& s : sessions) {
+    if (count == filters.size()) break;
+    filters[count].level = s.at(0).get<std::uint8_t>();
+    filters[count].match_any = s.at(1).get<std::uint64_t>();
+    filters[count].match_all = s.at(2).get<std::uint64_t>();
+    filters[count].enable_property = s.at(3).get<std::uint32_t>();
+    ++count;
+  }
+  registration.table.publish(filters.data(), count);
+}
+
+void Client::invoke(const Registration& registration, const GUID& source, ULONG is_enabled,
+                    UCHAR level, std::uint64_t any, std::uint64_t all,
+                    PEVENT_FILTER_DESCRIPTOR filter) {
+  if (registration.callback == nullptr) return;
+  registration.callback(&source, is_enabled, level, any, all, filter, registration.context);
+}
+
+void Client::callback_loop() {
+  // FilterData points here during a callback; afterwards the bytes are poisoned, so a provider
+  // that kept the pointer sees garbage (rule CB-FILTER-COPY).
+  alignas(16) static thread_local std::array<std::uint8_t, 16 * 1024> filter_bytes;
+  static thread_local EVENT_FILTER_DESCRIPTOR filter_descriptor;
+  std::unique_lock lock(mu_);
+  callback_thread_id_ = std::this_thread::get_id();
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return !queue_.empty(); });
+    Notification item = std::move(queue_.front());
+    queue_.pop_front();
+    auto it = registrations_.find(item.token);
+    Registration* registration = it == registrations_.end() ? nullptr : it->second;
+    if (registration != nullptr) running_token_ = item.token;
+    lock.unlock();
+    if (registration != nullptr) {
+      const json& m = item.message;
+      GUID source = GUID_NULL;
+      guid_from_wire(m.value("source", ""), source);
+      PEVENT_FILTER_DESCRIPTOR filter = nullptr;
+      std::vector<std::uint8_t> data;
+      if (m.contains("filter") && m["filter"].is_object() &&
+          hex_to_bytes(m["filter"].value("data", ""), data) && data.size() <= filter_bytes.size()) {
+        std::memcpy(filter_bytes.data(), data.data(), data.size());
+        filter_descriptor.Ptr = reinterpret_cast<ULONGLONG>(filter_bytes.data());
+        filter_descriptor.Size = static_cast<ULONG>(data.size());
+        filter_descriptor.Type = m["filter"].value("type", 0u);
+        filter = &filter_descriptor;
+      }
+      invoke(*registration, source, m.value("is_enabled", 0u), m.value("level", 0u),
+             m.value("any", std::uint64_t{0}), m.value("all", std::uint64_t{0}), filter);
+      if (filter != nullptr) {
+        std::memset(filter_bytes.data(), 0xdd, data.size());
+        std::memset(&filter_descriptor, 0xdd, sizeof filter_descriptor);
+      }
+    }
+    const auto wait = item.message.value("wait", std::uint64_t{0});
+    if (wait != 0) send({{"op", "ack"}, {"wait", wait}});
+    lock.lock();
+    running_token_ = 0;
+    idle_cv_.notify_all();
+  }
+}
+
+}  // namespace etwrt

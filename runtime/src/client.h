@@ -1,0 +1,112 @@
+// etwrt: the process-wide connection of libetwrt to its broker. One connection per process,
+// opened lazily by the first API call; a reader thread matches replies to requests by id and
+// queues enable notifications to a callback thread, which invokes the EnableCallbacks (so a
+// slow callback never blocks the reader). Registrations survive a broker restart: the reader
+// reconnects in the background and registers them again.
+#pragma once
+
+#include "enable_table.h"
+
+#include <windows.h>
+#include <evntprov.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etwrt {
+
+// A provider registration; REGHANDLE is its address.
+struct Registration {
+  GUID guid{};
+  PENABLECALLBACK callback = nullptr;
+  void* context = nullptr;
+  EnableTable table;
+  // The traits request that succeeded, re-sent when the broker is reached again.
+  std::optional<nlohmann::json> traits;
+};
+
+struct ClientReply {
+  ULONG status = ERROR_SUCCESS;  // ERROR_SUCCESS when `body` holds the broker's reply.
+  nlohmann::json body;
+};
+
+class Client {
+ public:
+  // The client of this process (a fresh one in a forked child).
+  static Client& instance();
+
+  // Sends `request` and waits for its reply, at most `timeout` (then ERROR_TIMEOUT).
+  // ERROR_NOT_SUPPORTED when the broker cannot be reached or the connection drops.
+  // `on_reply`, if set, runs on the reader thread before any later message is handled.
+  ClientReply call(nlohmann::json request, std::chrono::milliseconds timeout,
+                   std::function<void(const nlohmann::json&)> on_reply = {});
+
+  // Adds/removes a registration in the table notifications are routed through.
+  void add_registration(Registration* registration);
+  // Removes it and waits until no callback of it is running (unless called from inside one).
+  bool remove_registration(Registration* registration);
+  bool has_registration(const Registration* registration);
+
+  // Publishes a registration's session filters from a "sessions" array of the broker.
+  static void publish_sessions(Registration& registration, const nlohmann::json& sessions);
+
+  // Invokes a registration's callback as a notification would (used by EventRegister for the
+  // synchronous callback of an already enabled provider).
+  static void invoke(const Registration& registration, const GUID& source, ULONG is_enabled,
+                     UCHAR level, std::uint64_t any, std::uint64_t all,
+                     PEVENT_FILTER_DESCRIPTOR filter);
+
+ private:
+  struct Pending {
+    bool done = false;
+    ClientReply reply;
+    std::function<void(const nlohmann::json&)> on_reply;
+  };
+  struct Notification {
+    std::uint64_t token = 0;
+    nlohmann::json message;
+  };
+
+  Client() = default;
+  // Connects (starting the broker if needed) unless connected to the current ETWRT_HOME.
+  ULONG ensure_connected_locked(std::unique_lock<std::mutex>& lock);
+  void reader_loop(int fd, std::uint64_t generation);
+  void dispatch(const nlohmann::json& message);
+  void connection_lost(int fd, std::uint64_t generation);
+  void reattach();
+  void callback_loop();
+  bool send(const nlohmann::json& message);
+
+  std::mutex mu_;
+  std::condition_variable replies_cv_;
+  int fd_ = -1;
+  std::uint64_t generation_ = 0;
+  std::string home_;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
+  std::map<std::uint64_t, Registration*> registrations_;
+  std::mutex send_mu_;
+
+  // Callback thread state (guarded by mu_).
+  std::deque<Notification> queue_;
+  std::condition_variable queue_cv_;
+  std::condition_variable idle_cv_;
+  std::uint64_t running_token_ = 0;
+  std::thread::id callback_thread_id_;
+  bool callback_thread_started_ = false;
+  bool reattaching_ = false;
+};
+
+}  // namespace etwrt

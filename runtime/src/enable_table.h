@@ -1,0 +1,91 @@
+// etwrt: the per-registration table of the enabling sessions' filters that EventEnabled and
+// EventProviderEnabled read without a lock or a system call. One writer at a time (the
+// client serializes publishers); any number of readers. Published with a seqlock.
+#pragma once
+
+#include <evntrace.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace etwrt {
+
+inline constexpr std::size_t kMaxSessionsPerProvider = 8;
+
+// What one enabling session asks of a provider.
+struct SessionFilter {
+  std::uint8_t level = 0;
+  std::uint64_t match_any = 0;
+  std::uint64_t match_all = 0;
+  std::uint32_t enable_property = 0;
+};
+
+// Whether one session accepts an event of (level, keyword): level 0 events always pass the
+// level test; keyword 0 events pass unless the session set EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0;
+// otherwise MatchAny 0 accepts every keyword, else some MatchAny bit and all MatchAll bits.
+constexpr bool session_accepts(const SessionFilter& s, std::uint8_t level, std::uint64_t keyword) {
+  if (level != 0 && level > s.level) return false;
+  if (keyword == 0 && (s.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0) return true;
+  if (s.match_any == 0) return true;
+  return (keyword & s.match_any) != 0 && (keyword & s.match_all) == s.match_all;
+}
+
+class EnableTable {
+ public:
+  // Replaces the table; `count` <= kMaxSessionsPerProvider. Callers serialize calls.
+  void publish(const SessionFilter* filters, std::size_t count) {
+    const std::uint32_t s = seq_.load(std::memory_order_relaxed);
+    seq_.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    for (std::size_t i = 0; i < count && i < kMaxSessionsPerProvider; ++i) {
+      slots_[i].level.store(filters[i].level, std::memory_order_relaxed);
+      slots_[i].match_any.store(filters[i].match_any, std::memory_order_relaxed);
+      slots_[i].match_all.store(filters[i].match_all, std::memory_order_relaxed);
+      slots_[i].enable_property.store(filters[i].enable_property, std::memory_order_relaxed);
+    }
+    count_.store(static_cast<std::uint32_t>(count < kMaxSessionsPerProvider
+                                                ? count
+                                                : kMaxSessionsPerProvider),
+                 std::memory_order_relaxed);
+    seq_.store(s + 2, std::memory_order_release);
+  }
+
+  // True iff some enabling session accepts (level, keyword). With no session this is one
+  // relaxed load: the cost every disabled event pays.
+  bool accepts(std::uint8_t level, std::uint64_t keyword) const {
+    if (count_.load(std::memory_order_relaxed) == 0) return false;
+    for (;;) {
+      const std::uint32_t before = seq_.load(std::memory_order_acquire);
+      if ((before & 1u) != 0) continue;
+      const std::uint32_t n = count_.load(std::memory_order_relaxed);
+      bool any = false;
+      for (std::uint32_t i = 0; i < n && !any; ++i) {
+        SessionFilter f;
+        f.level = slots_[i].level.load(std::memory_order_relaxed);
+        f.match_any = slots_[i].match_any.load(std::memory_order_relaxed);
+        f.match_all = slots_[i].match_all.load(std::memory_order_relaxed);
+        f.enable_property = slots_[i].enable_property.load(std::memory_order_relaxed);
+        any = session_accepts(f, level, keyword);
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (seq_.load(std::memory_order_relaxed) == before) return any;
+    }
+  }
+
+  bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
+
+ private:
+  struct Slot {
+    std::atomic<std::uint8_t> level{0};
+    std::atomic<std::uint64_t> match_any{0};
+    std::atomic<std::uint64_t> match_all{0};
+    std::atomic<std::uint32_t> enable_property{0};
+  };
+  alignas(64) std::atomic<std::uint32_t> count_{0};
+  std::atomic<std::uint32_t> seq_{0};
+  std::array<Slot, kMaxSessionsPerProvider> slots_{};
+};
+
+}  // namespace etwrt

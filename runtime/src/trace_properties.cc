@@ -1,0 +1,115 @@
+#include "trace_properties.h"
+
+#include <cstring>
+
+namespace etwrt {
+namespace {
+
+constexpr ULONG kFixed = sizeof(EVENT_TRACE_PROPERTIES);
+
+StartTraceCheck fail(ULONG status, std::string reason) {
+  StartTraceCheck check;
+  check.status = status;
+  check.reason = std::move(reason);
+  return check;
+}
+
+// Offsets that point into the fixed part would overwrite the structure itself.
+bool offset_in_tail(ULONG offset, ULONG buffer_size) {
+  return offset >= kFixed && offset < buffer_size;
+}
+
+}  // namespace
+
+StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instance_name,
+                                  const EVENT_TRACE_PROPERTIES* properties) {
+  if (handle == nullptr) return fail(ERROR_INVALID_PARAMETER, "TraceHandle is NULL");
+  if (properties == nullptr) return fail(ERROR_INVALID_PARAMETER, "Properties is NULL");
+  if (instance_name == nullptr) return fail(ERROR_INVALID_PARAMETER, "InstanceName is NULL");
+  if (*instance_name == '\0') return fail(ERROR_INVALID_PARAMETER, "InstanceName is empty");
+  const ULONG size = properties->Wnode.BufferSize;
+  if (size < kFixed) {
+    return fail(ERROR_BAD_LENGTH, "Wnode.BufferSize " + std::to_string(size) +
+                                      " is smaller than EVENT_TRACE_PROPERTIES");
+  }
+  if (!offset_in_tail(properties->LoggerNameOffset, size)) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "LoggerNameOffset " + std::to_string(properties->LoggerNameOffset) +
+                    " is not inside the buffer past the fixed part");
+  }
+  std::string log_file;
+  if (properties->LogFileNameOffset != 0) {
+    if (!offset_in_tail(properties->LogFileNameOffset, size)) {
+      return fail(ERROR_INVALID_PARAMETER,
+                  "LogFileNameOffset " + std::to_string(properties->LogFileNameOffset) +
+                      " is not inside the buffer past the fixed part");
+    }
+    const char* base = reinterpret_cast<const char*>(properties);
+    const char* text = base + properties->LogFileNameOffset;
+    const void* nul = std::memchr(text, 0, size - properties->LogFileNameOffset);
+    if (nul == nullptr) {
+      return fail(ERROR_INVALID_PARAMETER, "log file name is not NUL-terminated in the buffer");
+    }
+    log_file.assign(text, static_cast<const char*>(nul));
+  }
+  const std::size_t name_bytes = std::strlen(instance_name);
+  if (name_bytes > kMaxSessionNameBytes) {
+    return fail(ERROR_BAD_LENGTH, "session name is longer than " +
+                                      std::to_string(kMaxSessionNameBytes) + " bytes");
+  }
+  if (name_bytes + 1 > size - properties->LoggerNameOffset) {
+    return fail(ERROR_BAD_LENGTH, "session name does not fit at LoggerNameOffset");
+  }
+  const ULONG mode = properties->LogFileMode;
+  const ULONG file_kinds = mode & (EVENT_TRACE_FILE_MODE_SEQUENTIAL |
+                                   EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE);
+  if (file_kinds != 0 && (file_kinds & (file_kinds - 1)) != 0) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "SEQUENTIAL, CIRCULAR and NEWFILE file modes exclude each other");
+  }
+  if ((mode & EVENT_TRACE_FILE_MODE_APPEND) != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0) {
+    return fail(ERROR_INVALID_PARAMETER, "APPEND cannot be combined with CIRCULAR");
+  }
+  if ((mode & EVENT_TRACE_BUFFERING_MODE) != 0 && !log_file.empty()) {
+    return fail(ERROR_INVALID_PARAMETER, "BUFFERING_MODE sessions take no log file");
+  }
+  if ((mode & (EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_FILE_MODE_CIRCULAR)) != 0 &&
+      properties->MaximumFileSize == 0) {
+    return fail(ERROR_INVALID_PARAMETER, "NEWFILE and CIRCULAR need a MaximumFileSize");
+  }
+  if (log_file.empty() &&
+      (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
+    return fail(ERROR_BAD_PATHNAME, "neither a log file nor a real-time or buffering mode");
+  }
+  StartTraceCheck ok;
+  ok.log_file_name = std::move(log_file);
+  return ok;
+}
+
+ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
+                          const EVENT_TRACE_PROPERTIES* properties, ULONG control_code) {
+  if (properties == nullptr) return ERROR_INVALID_PARAMETER;
+  if (properties->Wnode.BufferSize < kFixed) return ERROR_BAD_LENGTH;
+  if (handle == 0 && (instance_name == nullptr || *instance_name == '\0')) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  switch (control_code) {
+    case EVENT_TRACE_CONTROL_QUERY:
+    case EVENT_TRACE_CONTROL_STOP:
+    case EVENT_TRACE_CONTROL_UPDATE:
+    case EVENT_TRACE_CONTROL_FLUSH:
+      return ERROR_SUCCESS;
+    default:
+      return ERROR_INVALID_PARAMETER;
+  }
+}
+
+bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& name) {
+  const ULONG size = properties->Wnode.BufferSize;
+  const ULONG offset = properties->LoggerNameOffset;
+  if (!offset_in_tail(offset, size) || name.size() + 1 > size - offset) return false;
+  std::memcpy(reinterpret_cast<char*>(properties) + offset, name.c_str(), name.size() + 1);
+  return true;
+}
+
+}  // namespace etwrt

@@ -1,0 +1,45 @@
+// etwrt: argument validation of StartTraceA and ControlTraceA, done in the calling process
+// before anything reaches the broker (pure functions, no I/O), and the layout helpers that
+// read and write the names inside an EVENT_TRACE_PROPERTIES buffer.
+#pragma once
+
+#include <windows.h>
+#include <evntrace.h>
+
+#include <string>
+
+namespace etwrt {
+
+// Longest session name etwrt accepts, in bytes without the NUL (observed: Windows' limit on
+// logger names is 1024 characters).
+inline constexpr std::size_t kMaxSessionNameBytes = 1024;
+
+struct StartTraceCheck {
+  ULONG status = ERROR_SUCCESS;
+  std::string reason;        // For diagnostics when status != ERROR_SUCCESS.
+  std::string log_file_name; // Empty when the session has no log file.
+};
+
+// Validates StartTraceA's arguments as Windows does, in this order:
+// NULL TraceHandle, InstanceName or Properties, or an empty name -> ERROR_INVALID_PARAMETER;
+// Wnode.BufferSize < sizeof(EVENT_TRACE_PROPERTIES) -> ERROR_BAD_LENGTH;
+// LoggerNameOffset or LogFileNameOffset inside the fixed part or past BufferSize, or a log
+// file name not NUL-terminated inside the buffer -> ERROR_INVALID_PARAMETER;
+// a name longer than kMaxSessionNameBytes or not fitting at LoggerNameOffset -> ERROR_BAD_LENGTH;
+// contradictory file modes -> ERROR_INVALID_PARAMETER;
+// neither a log file nor EVENT_TRACE_REAL_TIME_MODE / EVENT_TRACE_BUFFERING_MODE ->
+// ERROR_BAD_PATHNAME.
+StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instance_name,
+                                  const EVENT_TRACE_PROPERTIES* properties);
+
+// Validates ControlTraceA's arguments: NULL Properties -> ERROR_INVALID_PARAMETER; short
+// Wnode.BufferSize -> ERROR_BAD_LENGTH; handle 0 and no name -> ERROR_INVALID_PARAMETER;
+// an unknown control code -> ERROR_INVALID_PARAMETER.
+ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
+                          const EVENT_TRACE_PROPERTIES* properties, ULONG control_code);
+
+// Copies `name` (with its NUL) to LoggerNameOffset when the offset lies past the fixed part
+// and the name fits in Wnode.BufferSize; returns whether it was written.
+bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& name);
+
+}  // namespace etwrt

@@ -1,0 +1,146 @@
+#include "wire.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace etwrt {
+
+std::string broker_home() {
+  if (const char* home = std::getenv("ETWRT_HOME"); home != nullptr && *home != '\0') {
+    return home;
+  }
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/etwrt";
+  }
+  return "/tmp/etwrt-" + std::to_string(::getuid());
+}
+
+bool ensure_private_dir(const std::string& home, std::string& error) {
+  if (::mkdir(home.c_str(), 0700) != 0 && errno != EEXIST) {
+    error = "cannot create " + home + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::lstat(home.c_str(), &st) != 0) {
+    error = "cannot stat " + home + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
+    error = home + " is not a directory owned by this user";
+    return false;
+  }
+  // Another user must not reach the socket even if the directory pre-existed with wider modes.
+  if ((st.st_mode & 077) != 0 && ::chmod(home.c_str(), 0700) != 0) {
+    error = "cannot restrict " + home + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+std::string socket_path(const std::string& home) { return home + "/broker.sock"; }
+std::string lock_path(const std::string& home) { return home + "/broker.lock"; }
+std::string pid_path(const std::string& home) { return home + "/broker.pid"; }
+
+bool send_frame(int fd, const nlohmann::json& message) {
+  const std::string body = message.dump();
+  if (body.size() > kMaxFrameBytes) return false;
+  std::string frame(4, '\0');
+  const auto n = static_cast<std::uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  frame += body;
+  std::size_t done = 0;
+  while (done < frame.size()) {
+    const ssize_t w = ::send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+void FrameReader::append(const char* data, std::size_t size) {
+  if (start_ > 0 && start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  buffer_.insert(buffer_.end(), data, data + size);
+}
+
+std::optional<nlohmann::json> FrameReader::next(bool& corrupt) {
+  corrupt = false;
+  const std::size_t available = buffer_.size() - start_;
+  if (available < 4) return std::nullopt;
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) {
+    n |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer_[start_ + i])) << (8 * i);
+  }
+  if (n > kMaxFrameBytes) {
+    corrupt = true;
+    return std::nullopt;
+  }
+  if (available < 4 + static_cast<std::size_t>(n)) return std::nullopt;
+  const char* body = buffer_.data() + start_ + 4;
+  start_ += 4 + n;
+  auto parsed = nlohmann::json::parse(body, body + n, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    corrupt = true;
+    return std::nullopt;
+  }
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  return parsed;
+}
+
+}  // namespace etwrt
+
+namespace etwrt {
+
+std::string bytes_to_hex(const void* data, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+  }
+  return out;
+}
+
+bool hex_to_bytes(const std::string& text, std::vector<std::uint8_t>& out) {
+  if (text.size() % 2 != 0) return false;
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  out.clear();
+  out.reserve(text.size() / 2);
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    const int hi = value(text[i]);
+    const int lo = value(text[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out.push_back(static_cast<std::uint8_t>(hi * 16 + lo));
+  }
+  return true;
+}
+
+std::string guid_to_wire(const GUID& guid) { return bytes_to_hex(&guid, sizeof guid); }
+
+bool guid_from_wire(const std::string& text, GUID& out) {
+  std::vector<std::uint8_t> bytes;
+  if (!hex_to_bytes(text, bytes) || bytes.size() != sizeof(GUID)) return false;
+  std::memcpy(&out, bytes.data(), sizeof out);
+  return true;
+}
+
+}  // namespace etwrt

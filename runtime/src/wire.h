@@ -1,0 +1,59 @@
+// etwrt wire format between libetwrt and etwrt-broker: each message is a 4-byte little-endian
+// length followed by that many bytes of JSON. Also where the broker lives (ETWRT_HOME).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace etwrt {
+
+// Larger frames mean a corrupt or hostile peer: the connection is dropped.
+inline constexpr std::uint32_t kMaxFrameBytes = 16u << 20;
+
+// The directory of the broker: $ETWRT_HOME, else $XDG_RUNTIME_DIR/etwrt, else /tmp/etwrt-<uid>.
+std::string broker_home();
+
+// Creates `home` (mode 0700) if absent. Returns false and sets `error` when it cannot, or when
+// it exists but is not a directory owned by this user.
+bool ensure_private_dir(const std::string& home, std::string& error);
+
+std::string socket_path(const std::string& home);
+std::string lock_path(const std::string& home);
+std::string pid_path(const std::string& home);
+
+// Sends one frame, retrying on EINTR and partial writes. False when the peer is gone.
+bool send_frame(int fd, const nlohmann::json& message);
+
+// Accumulates bytes read from a stream socket and yields whole frames.
+class FrameReader {
+ public:
+  void append(const char* data, std::size_t size);
+  // The next complete message; nullopt when more bytes are needed. Sets `corrupt` on an
+  // oversized frame or bad JSON (the caller drops the connection).
+  std::optional<nlohmann::json> next(bool& corrupt);
+
+ private:
+  std::vector<char> buffer_;
+  std::size_t start_ = 0;
+};
+
+}  // namespace etwrt
+
+#include <windows.h>
+
+namespace etwrt {
+
+// GUIDs and byte blobs travel as lowercase hex of their raw bytes (a GUID as its 16 bytes in
+// memory order), so both ends need no parsing of the textual GUID form.
+std::string bytes_to_hex(const void* data, std::size_t size);
+// False on odd length or a non-hex digit.
+bool hex_to_bytes(const std::string& text, std::vector<std::uint8_t>& out);
+std::string guid_to_wire(const GUID& guid);
+// False when `text` is not 32 hex digits.
+bool guid_from_wire(const std::string& text, GUID& out);
+
+}  // namespace etwrt
