@@ -1,0 +1,76 @@
+#include "catalog.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+namespace etwh {
+
+std::set<std::string> Catalog::ids() const {
+  std::set<std::string> out;
+  for (const Rule& r : rules) out.insert(r.id);
+  return out;
+}
+
+const Rule* Catalog::find(const std::string& id) const {
+  auto it = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.id == id; });
+  return it == rules.end() ? nullptr : &*it;
+}
+
+Catalog load_catalog(const std::filesystem::path& file) {
+  using nlohmann::json;
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw CatalogError(name + ": -: cannot open the file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw CatalogError(name + ": byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  auto fail = [&](const std::string& pointer, const std::string& reason) {
+    throw CatalogError(name + ": " + pointer + ": " + reason);
+  };
+  if (!doc.is_object() || !doc.contains("rules") || !doc["rules"].is_array()) {
+    fail("/rules", "expected an array of rules");
+  }
+  static const std::set<std::string> kinds = {"runtime", "provider", "consumer", "lint"};
+  Catalog catalog;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < doc["rules"].size(); ++i) {
+    const json& r = doc["rules"][i];
+    const std::string p = "/rules/" + std::to_string(i);
+    for (const char* f : {"id", "text", "citation"}) {
+      if (!r.contains(f) || !r[f].is_string() || r[f].get<std::string>().empty()) {
+        fail(p + "/" + f, "missing or not a non-empty string");
+      }
+    }
+    Rule rule;
+    rule.id = r["id"];
+    rule.text = r["text"];
+    rule.citation = r["citation"];
+    if (!seen.insert(rule.id).second) fail(p + "/id", "duplicate rule ID \"" + rule.id + "\"");
+    if (!r.contains("kind")) fail(p + "/kind", "missing");
+    if (r["kind"].is_string()) {
+      rule.kinds.push_back(r["kind"]);
+    } else if (r["kind"].is_array()) {
+      for (const json& k : r["kind"]) {
+        if (!k.is_string()) fail(p + "/kind", "kinds must be strings");
+        rule.kinds.push_back(k);
+      }
+    }
+    if (rule.kinds.empty()) fail(p + "/kind", "a rule needs a kind");
+    for (const std::string& k : rule.kinds) {
+      if (!kinds.count(k)) fail(p + "/kind", "unknown kind \"" + k + "\"");
+    }
+    if (r.contains("observed")) {
+      if (!r["observed"].is_boolean()) fail(p + "/observed", "expected a boolean");
+      rule.observed = r["observed"];
+    }
+    catalog.rules.push_back(std::move(rule));
+  }
+  return catalog;
+}
+
+}  // namespace etwh

@@ -1,0 +1,37 @@
+// The rule catalog (catalog/rules.json): every rule of shared/RULES.md with its stable ID, our
+// one-line text, the document it comes from and the kind of subject it judges.
+#pragma once
+
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace etwh {
+
+struct Rule {
+  std::string id;
+  std::string text;
+  std::string citation;
+  std::vector<std::string> kinds;  // runtime, provider, consumer, lint (one or more)
+  bool observed = false;           // the documents leave the outcome open: recorded, not judged
+};
+
+class CatalogError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Catalog {
+  std::vector<Rule> rules;  // in file order
+
+  std::set<std::string> ids() const;
+  const Rule* find(const std::string& id) const;
+};
+
+// Loads and validates the catalog (unique IDs, known kinds, no missing field). Throws
+// CatalogError with "<file>: <pointer>: reason".
+Catalog load_catalog(const std::filesystem::path& file);
+
+}  // namespace etwh

@@ -1,0 +1,360 @@
+#include "oracle.h"
+
+#include "win32_text.h"
+
+#include <evntrace.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace etwh::oracle {
+
+Aggregate aggregate(std::span<const SessionEnable> sessions) {
+  Aggregate result;
+  if (sessions.empty()) return result;
+  result.enabled = true;
+  result.match_all = ~std::uint64_t{0};
+  for (const SessionEnable& s : sessions) {
+    result.level = std::max(result.level, s.level);
+    result.match_any |= s.match_any;
+    result.match_all &= s.match_all;
+  }
+  return result;
+}
+
+bool session_accepts(const SessionEnable& session, const EventLevelKeyword& event) {
+  if (event.level != 0 && event.level > session.level) return false;
+  if (event.keyword == 0) {
+    return (session.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0;
+  }
+  // FLT-ANY-ZERO: no MatchAny means every event, and MatchAll is then not consulted.
+  if (session.match_any == 0) return true;
+  return (event.keyword & session.match_any) != 0 &&
+         (event.keyword & session.match_all) == session.match_all;
+}
+
+bool any_session_accepts(std::span<const SessionEnable> sessions, const EventLevelKeyword& event) {
+  return std::any_of(sessions.begin(), sessions.end(),
+                     [&](const SessionEnable& s) { return session_accepts(s, event); });
+}
+
+bool provider_event_enabled(const Aggregate& state, const EventLevelKeyword& event) {
+  return state.enabled && event.level <= state.level &&
+         (event.keyword == 0 || ((event.keyword & state.match_any) != 0 &&
+                                 (event.keyword & state.match_all) == state.match_all));
+}
+
+std::optional<std::string> traits_blob_error(std::span<const std::uint8_t> blob) {
+  auto u16 = [&](std::size_t at) {
+    return static_cast<std::size_t>(blob[at] | (blob[at + 1] << 8));
+  };
+  if (blob.size() < 3) return "shorter than a size and an empty name (3 bytes)";
+  const std::size_t total = u16(0);
+  if (total != blob.size()) {
+    return "TraitsSize " + std::to_string(total) + " differs from the blob's " +
+           std::to_string(blob.size()) + " bytes";
+  }
+  std::size_t at = 2;
+  while (at < blob.size() && blob[at] != 0) ++at;
+  if (at == blob.size()) return "provider name is not NUL-terminated";
+  ++at;
+  while (at < blob.size()) {
+    if (blob.size() - at < 3) return "trait at offset " + std::to_string(at) + " is truncated";
+    const std::size_t size = u16(at);
+    if (size < 3) return "trait at offset " + std::to_string(at) + " has size below 3";
+    if (size > blob.size() - at) {
+      return "trait at offset " + std::to_string(at) + " overruns the blob";
+    }
+    at += size;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr GUID kNullGuid{};
+
+struct Enable {
+  SessionEnable settings;
+  bool has_filter = false;
+};
+
+// The replayed world: who enables which provider GUID, who is registered.
+class Model {
+ public:
+  explicit Model(const Case& c) : case_(c) {}
+
+  StepExpectation apply(const Step& step) {
+    StepExpectation e;
+    switch (step.op) {
+      case StepOp::kStart: start(step, e); break;
+      case StepOp::kStop: stop(step, e); break;
+      case StepOp::kRegister: do_register(step, e); break;
+      case StepOp::kUnregister: unregister(step, e); break;
+      case StepOp::kEnable: enable(step, e); break;
+      case StepOp::kDisable: disable(step, e); break;
+      case StepOp::kCaptureState: capture_state(step, e); break;
+      case StepOp::kSetTraits: set_traits(step, e); break;
+      case StepOp::kQueryEnabled: query_enabled(step, e); break;
+      case StepOp::kExitAgent:
+      case StepOp::kKillAgent: agent_gone(step); break;
+    }
+    if (step.expect_status) {
+      e.status_nonzero = step.expect_status->nonzero;
+      e.status = step.expect_status->nonzero ? std::nullopt
+                                             : std::optional(step.expect_status->value);
+    }
+    return e;
+  }
+
+ private:
+  using SessionMap = std::map<std::string, Enable>;  // session label -> its enable
+
+  std::string key(const std::string& provider) const {
+    return format_guid(case_.providers.at(provider).guid);
+  }
+
+  std::vector<SessionEnable> settings_of(const SessionMap& m) const {
+    std::vector<SessionEnable> v;
+    for (const auto& [label, en] : m) v.push_back(en.settings);
+    return v;
+  }
+
+  static bool any_filter(const SessionMap& m) {
+    return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.has_filter; });
+  }
+
+  // Registrations that receive callbacks for `guid_key`, by label.
+  std::vector<const ProviderDef*> listeners(const std::string& guid_key) const {
+    std::vector<const ProviderDef*> out;
+    for (const auto& [label, def] : case_.providers) {
+      if (registered_.count(label) && def.has_callback && format_guid(def.guid) == guid_key) {
+        out.push_back(&def);
+      }
+    }
+    return out;
+  }
+
+  // Appends the callbacks every listener gets after a change of `guid_key`'s sessions.
+  void notify_change(const std::string& guid_key, StepExpectation& e,
+                     const std::string& is_enabled_rule, const std::string& cause,
+                     const GUID& source, const std::string& source_rule) {
+    const SessionMap& m = enables_[guid_key];
+    const std::vector<SessionEnable> s = settings_of(m);
+    const Aggregate agg = aggregate(s);
+    for (const ProviderDef* p : listeners(guid_key)) {
+      ExpectedCallback cb;
+      cb.provider = p->label;
+      cb.context = p->context;
+      cb.cause = cause;
+      cb.is_enabled = agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
+                                  : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
+      cb.is_enabled_rule = agg.enabled ? is_enabled_rule : "CB-DISABLE-LAST";
+      cb.values = agg;
+      cb.judge_values = agg.enabled;  // the values sent with a disable are not documented
+      cb.source_id = source;
+      cb.source_rule = source_rule;
+      if (agg.enabled) {
+        cb.filter = any_filter(m) ? FilterExpect::kPresent : FilterExpect::kAbsent;
+        cb.filter_rule = "CB-FILTER-PER-SESSION";
+      }
+      e.callbacks.push_back(cb);
+    }
+  }
+
+  // CB-TIMEOUT: what the return of a controller call must look like given the callbacks' delays.
+  void timing(const Step& step, StepExpectation& e) {
+    if (e.callbacks.empty()) return;
+    std::uint32_t slowest = 0;
+    for (const ExpectedCallback& cb : e.callbacks) {
+      slowest = std::max(slowest, case_.providers.at(cb.provider).delay_ms);
+    }
+    if (step.timeout_ms == 0) {
+      // Only a clearly slow callback makes "returned before it ended" observable.
+      if (slowest >= 100) {
+        e.timing = TimingExpect::kReturnsBeforeCallbackEnds;
+        e.status_rule = "CB-TIMEOUT";
+      }
+      return;
+    }
+    // Generous margins both ways: the verdict must not depend on scheduling noise.
+    if (std::uint64_t{slowest} * 4 <= step.timeout_ms) {
+      e.timing = TimingExpect::kReturnsAfterCallbackEnds;
+      e.status = ERROR_SUCCESS;
+      e.status_rule = "CB-TIMEOUT";
+    } else if (slowest >= std::uint64_t{step.timeout_ms} * 4 && slowest - step.timeout_ms >= 200) {
+      e.status = ERROR_TIMEOUT;
+      e.status_rule = "CB-TIMEOUT";
+    } else {
+      e.status.reset();
+    }
+  }
+
+  void start(const Step& step, StepExpectation& e) {
+    if (started_.count(step.session) || stopped_.count(step.session)) return;  // not judged
+    started_.insert(step.session);
+    e.status = ERROR_SUCCESS;
+  }
+
+  void stop(const Step& step, StepExpectation& e) {
+    if (!started_.count(step.session)) return;
+    started_.erase(step.session);
+    stopped_.insert(step.session);
+    e.status = ERROR_SUCCESS;
+    for (auto& [guid_key, m] : enables_) {
+      if (m.erase(step.session) == 0) continue;
+      // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
+      notify_change(guid_key, e, "CB-RECOMPUTE", "stop of session " + step.session, kNullGuid,
+                    "");
+    }
+  }
+
+  void do_register(const Step& step, StepExpectation& e) {
+    if (registered_.count(step.provider)) return;
+    registered_.insert(step.provider);
+    traits_attempted_.erase(step.provider);
+    traits_set_.erase(step.provider);
+    e.status = ERROR_SUCCESS;
+    const ProviderDef& p = case_.providers.at(step.provider);
+    const SessionMap& m = enables_[key(step.provider)];
+    if (m.empty() || !p.has_callback) return;
+    ExpectedCallback cb;
+    cb.provider = p.label;
+    cb.context = p.context;
+    cb.cause = "registration of a provider enabled beforehand";
+    cb.is_enabled = EVENT_CONTROL_CODE_ENABLE_PROVIDER;
+    cb.is_enabled_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.values = aggregate(settings_of(m));
+    cb.judge_values = true;
+    cb.source_id = kNullGuid;
+    cb.source_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.filter = FilterExpect::kAbsent;
+    cb.filter_rule = "CB-SOURCEID-NULL-PREENABLED";
+    e.callbacks.push_back(cb);
+  }
+
+  void unregister(const Step& step, StepExpectation& e) {
+    if (registered_.erase(step.provider) == 0) return;
+    e.status = ERROR_SUCCESS;
+  }
+
+  // The SourceId a callback must carry for a controller call, and the rule behind it.
+  static std::pair<GUID, std::string> expected_source(const Step& step) {
+    if (step.api == "EnableTrace") return {kNullGuid, "CB-SOURCEID-NULL-LEGACY"};
+    if (step.source_id) return {*step.source_id, "CB-SOURCEID"};
+    return {kNullGuid, ""};  // NULL EnableParameters: the runtime picks one, not judged
+  }
+
+  void enable(const Step& step, StepExpectation& e) {
+    if (!started_.count(step.session)) return;
+    const std::string guid_key = key(step.provider);
+    SessionMap& m = enables_[guid_key];
+    if (!m.count(step.session) && m.size() >= 8) {
+      e.status = ERROR_NO_SYSTEM_RESOURCES;
+      e.status_rule = "SES-MAX-8";
+      return;
+    }
+    Enable& en = m[step.session];
+    en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
+    en.has_filter = !step.filters.empty();
+    e.status = ERROR_SUCCESS;
+    if (m.size() <= 8 && case_has("SES-MAX-8")) e.status_rule = "SES-MAX-8";
+    const auto [source, source_rule] = expected_source(step);
+    notify_change(guid_key, e, "CB-RECOMPUTE", "enable by session " + step.session, source,
+                  source_rule);
+    if (step.api == "EnableTrace") {
+      // The legacy call has 32-bit flags and no MatchAll: only IsEnabled and SourceId judged.
+      for (ExpectedCallback& cb : e.callbacks) cb.judge_values = false;
+    }
+    timing(step, e);
+  }
+
+  void disable(const Step& step, StepExpectation& e) {
+    const std::string guid_key = key(step.provider);
+    SessionMap& m = enables_[guid_key];
+    if (!started_.count(step.session) || m.erase(step.session) == 0) return;
+    e.status = ERROR_SUCCESS;
+    notify_change(guid_key, e, "CB-ENABLED-STAYS", "disable by session " + step.session,
+                  kNullGuid, "");
+    timing(step, e);
+  }
+
+  void capture_state(const Step& step, StepExpectation& e) {
+    const std::string guid_key = key(step.provider);
+    const SessionMap& m = enables_[guid_key];
+    if (!started_.count(step.session) || !m.count(step.session)) return;
+    e.status = ERROR_SUCCESS;
+    for (const ProviderDef* p : listeners(guid_key)) {
+      ExpectedCallback cb;
+      cb.provider = p->label;
+      cb.context = p->context;
+      cb.cause = "capture state by session " + step.session;
+      cb.is_enabled = EVENT_CONTROL_CODE_CAPTURE_STATE;
+      cb.is_enabled_rule = "CB-CAPTURE-STATE";
+      cb.values = Aggregate{true, step.level, step.match_any, step.match_all};
+      e.callbacks.push_back(cb);
+    }
+    timing(step, e);
+  }
+
+  void set_traits(const Step& step, StepExpectation& e) {
+    if (!registered_.count(step.provider)) return;
+    const bool attempted_before = traits_attempted_.count(step.provider) > 0;
+    traits_attempted_.insert(step.provider);
+    // A structured blob is well-formed by construction (the loader bounds its size).
+    if (step.traits_raw && traits_blob_error(step.traits_blob)) {
+      e.status_nonzero = true;
+      e.status_rule = "TR-FORMAT";
+    } else if (traits_set_.count(step.provider)) {
+      e.status_nonzero = true;
+      e.status_rule = "TR-SET-ONCE";
+    } else if (!attempted_before) {
+      // Whether a rejected malformed blob used up the one chance is not documented.
+      e.status = ERROR_SUCCESS;
+      e.status_rule = step.traits_raw ? "TR-FORMAT" : "TR-SET-ONCE";
+      traits_set_.insert(step.provider);
+    }
+  }
+
+  void query_enabled(const Step& step, StepExpectation& e) {
+    if (!registered_.count(step.provider)) return;
+    const std::vector<SessionEnable> s = settings_of(enables_[key(step.provider)]);
+    // MatchAny 0 on the enabling side is where runtimes differ in practice: not judged here.
+    if (std::any_of(s.begin(), s.end(), [](const SessionEnable& x) { return x.match_any == 0; })) {
+      return;
+    }
+    e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
+    e.provider_enabled_rule = case_has("SES-PERSIST") ? "SES-PERSIST" : "RT-WRITE-DISABLED";
+  }
+
+  void agent_gone(const Step& step) {
+    for (const auto& [label, def] : case_.providers) {
+      if (def.agent == step.agent) registered_.erase(label);
+    }
+  }
+
+  bool case_has(const std::string& rule) const {
+    return std::find(case_.rules.begin(), case_.rules.end(), rule) != case_.rules.end();
+  }
+
+  const Case& case_;
+  std::set<std::string> started_;
+  std::set<std::string> stopped_;
+  std::set<std::string> registered_;
+  std::set<std::string> traits_attempted_;
+  std::set<std::string> traits_set_;
+  std::map<std::string, SessionMap> enables_;  // provider GUID text -> sessions enabling it
+};
+
+}  // namespace
+
+std::vector<StepExpectation> expect_case(const Case& c) {
+  Model model(c);
+  std::vector<StepExpectation> out;
+  out.reserve(c.steps.size());
+  for (const Step& step : c.steps) out.push_back(model.apply(step));
+  return out;
+}
+
+}  // namespace etwh::oracle

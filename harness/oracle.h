@@ -1,0 +1,97 @@
+// The oracle: what the documents say a conforming platform does, as pure functions. Aggregation
+// of session enables (seed 000), per-session acceptance of an event (seed 004 and the
+// EnableTraceEx2 page), the provider-side predicate, the traits blob format (seed 001), and a
+// replay of a scenario case that yields, step by step, the statuses and callbacks to expect.
+#pragma once
+
+#include "scenario.h"
+
+#include <windows.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace etwh::oracle {
+
+// One session's enable of one provider.
+struct SessionEnable {
+  std::uint8_t level = 0;
+  std::uint64_t match_any = 0;
+  std::uint64_t match_all = 0;
+  std::uint32_t enable_property = 0;
+};
+
+// What the enable callback reports for a set of sessions (CB-LEVEL-MAX, CB-ANY-OR, CB-ALL-AND).
+struct Aggregate {
+  bool enabled = false;
+  std::uint8_t level = 0;
+  std::uint64_t match_any = 0;
+  std::uint64_t match_all = 0;
+  bool operator==(const Aggregate&) const = default;
+};
+
+// Level max, MatchAny OR, MatchAll AND over `sessions`; all zero (and !enabled) when empty.
+Aggregate aggregate(std::span<const SessionEnable> sessions);
+
+struct EventLevelKeyword {
+  std::uint8_t level = 0;
+  std::uint64_t keyword = 0;
+};
+
+// Whether a session takes an event: FLT-LEVEL (level 0 bypasses), FLT-KEYWORD,
+// FLT-KEYWORD0-BYPASS, FLT-IGNORE-KEYWORD0, FLT-ANY-ZERO.
+bool session_accepts(const SessionEnable& session, const EventLevelKeyword& event);
+
+// True when at least one of `sessions` takes the event (FLT-PER-SESSION).
+bool any_session_accepts(std::span<const SessionEnable> sessions, const EventLevelKeyword& event);
+
+// PROV-EVENT-ENABLED, literally: Enabled && Level_e <= Level &&
+// (Keyword_e == 0 || ((Keyword_e & Any) != 0 && (Keyword_e & All) == All)).
+bool provider_event_enabled(const Aggregate& state, const EventLevelKeyword& event);
+
+// TR-FORMAT: nullopt when `blob` is a well-formed traits blob, else why it is not.
+std::optional<std::string> traits_blob_error(std::span<const std::uint8_t> blob);
+
+// --- Replay of a case --------------------------------------------------------------------
+
+enum class FilterExpect { kAbsent, kPresent, kUnjudged };
+
+// One callback a registration must see. A rule string names the catalog rule that a mismatch
+// of that field violates; an empty rule means the field is only recorded, not judged.
+struct ExpectedCallback {
+  std::string provider;  // label
+  std::uint32_t is_enabled = 0;
+  std::string is_enabled_rule;
+  Aggregate values;             // level / any / all expected
+  bool judge_values = false;    // level/any/all judged (rules CB-LEVEL-MAX, CB-ANY-OR, CB-ALL-AND)
+  GUID source_id{};
+  std::string source_rule;
+  FilterExpect filter = FilterExpect::kUnjudged;
+  std::string filter_rule;
+  std::uint64_t context = 0;    // always judged (CB-CONTEXT)
+  std::string cause;            // a short human description for messages
+};
+
+enum class TimingExpect {
+  kNone,
+  kReturnsBeforeCallbackEnds,  // Timeout 0 with a slow callback
+  kReturnsAfterCallbackEnds,   // Timeout > 0 with a fast callback
+};
+
+struct StepExpectation {
+  std::optional<std::uint32_t> status;  // exact status to expect
+  bool status_nonzero = false;          // any failure status
+  std::string status_rule;              // the rule a wrong status violates ("" = setup)
+  std::vector<ExpectedCallback> callbacks;  // in order, per provider label
+  std::optional<bool> provider_enabled;     // query_enabled: EventProviderEnabled
+  std::string provider_enabled_rule;
+  TimingExpect timing = TimingExpect::kNone;
+};
+
+// Replays the steps of `c` and returns one expectation per step. Pure: no I/O.
+std::vector<StepExpectation> expect_case(const Case& c);
+
+}  // namespace etwh::oracle

@@ -1,0 +1,123 @@
+// The scenario model and its loader: conformance cases as data (scenarios/README.md describes
+// the JSON format). Loading checks everything it can before anything runs, and reports bad
+// input as "<file>: <JSON pointer or line:col>: reason".
+#pragma once
+
+#include <windows.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace etwh {
+
+// Input that cannot be loaded. what() is the complete "<file>: <where>: reason" line.
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ProviderDef {
+  std::string label;
+  std::string agent;
+  GUID guid{};
+  std::uint64_t context = 0;
+  bool has_callback = true;  // false: EventRegister with a NULL callback
+  std::uint32_t delay_ms = 0;
+};
+
+struct SessionDef {
+  std::string label;
+  // Extra StartTraceA settings, passed as-is to start_session (buffer_size_kb, ...).
+  nlohmann::json settings = nlohmann::json::object();
+};
+
+struct FilterDef {
+  std::uint32_t type = 0;
+  std::vector<std::uint8_t> data;
+};
+
+enum class StepOp {
+  kStart,
+  kStop,
+  kRegister,
+  kUnregister,
+  kEnable,
+  kDisable,
+  kCaptureState,
+  kSetTraits,
+  kQueryEnabled,
+  kExitAgent,
+  kKillAgent,
+};
+
+// The name used in scenario files ("start", "enable", ...).
+const char* step_op_name(StepOp op);
+
+// A status the step must return, when the oracle cannot know it.
+struct ExplicitStatus {
+  bool nonzero = false;      // any failure status
+  std::uint32_t value = 0;   // the exact status, when !nonzero
+};
+
+struct Step {
+  StepOp op = StepOp::kStart;
+  std::string pointer;  // JSON pointer of the step in its file, for messages
+  std::string session;
+  std::string provider;
+  std::string agent;    // exit_agent / kill_agent
+  std::string via;      // controller steps: run in this agent instead of the driver
+  // enable, disable, capture_state
+  std::uint8_t level = 0;
+  std::uint64_t match_any = 0;
+  std::uint64_t match_all = 0;
+  std::optional<GUID> source_id;
+  std::uint32_t enable_property = 0;
+  std::vector<FilterDef> filters;
+  bool has_parameters = false;       // ENABLE_TRACE_PARAMETERS given (else NULL)
+  std::string api = "EnableTraceEx2";
+  std::uint32_t timeout_ms = 0;
+  // set_traits: either structured (built into a blob by the driver) or a raw blob
+  bool traits_raw = false;
+  std::vector<std::uint8_t> traits_blob;  // raw form, possibly malformed on purpose
+  std::string traits_name;                // structured form
+  std::optional<GUID> traits_group;
+  std::vector<FilterDef> traits_custom;   // {type, data} of each custom trait
+  // query_enabled
+  std::uint64_t keyword = 0;
+  std::optional<ExplicitStatus> expect_status;
+};
+
+struct Case {
+  std::string id;
+  std::string file;
+  std::string pointer;
+  std::vector<std::string> rules;
+  std::string description;
+  std::vector<std::string> agents;  // labels, in file order
+  std::map<std::string, ProviderDef> providers;
+  std::map<std::string, SessionDef> sessions;
+  std::vector<Step> steps;
+};
+
+// Loads one scenario file. `known_rules` is the catalog's ID set. Throws ScenarioError.
+std::vector<Case> load_scenario_file(const std::filesystem::path& file,
+                                     const std::set<std::string>& known_rules);
+
+// Same, from text already in memory (`file` only names it in messages).
+std::vector<Case> load_scenario_text(const std::string& text, const std::string& file,
+                                     const std::set<std::string>& known_rules);
+
+// Loads several files (directories expand to their *.json, sorted) and rejects a case id used
+// twice across them. Throws ScenarioError on the first problem.
+std::vector<Case> load_scenarios(const std::vector<std::filesystem::path>& paths,
+                                 const std::set<std::string>& known_rules);
+
+}  // namespace etwh

@@ -1,0 +1,172 @@
+#include "scenario.h"
+
+#include "win32_text.h"
+
+#include <gtest/gtest.h>
+
+namespace etwh {
+namespace {
+
+const std::set<std::string> kRules = {"CB-LEVEL-MAX", "CB-ANY-OR", "TR-FORMAT"};
+
+// A valid file; each test breaks one thing in it.
+std::string valid(const std::string& step = R"({"op": "enable", "session": "s1", "provider": "p",
+        "level": 3, "match_any": "0xff"})") {
+  return R"({"cases": [{
+    "id": "c1", "rules": ["CB-LEVEL-MAX"], "description": "d",
+    "agents": {"a": {}},
+    "providers": {"p": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}",
+                        "context": "0x10", "delay_ms": 5}},
+    "sessions": {"s1": {"buffer_size_kb": 64}},
+    "steps": [{"op": "start", "session": "s1"}, {"op": "register", "provider": "p"}, )" +
+         step + R"(]
+  }]})";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    load_scenario_text(text, "f.json", kRules);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Loader, LoadsValidCase) {
+  const auto cases = load_scenario_text(valid(), "f.json", kRules);
+  ASSERT_EQ(cases.size(), 1u);
+  const Case& c = cases[0];
+  EXPECT_EQ(c.id, "c1");
+  EXPECT_EQ(c.agents, std::vector<std::string>{"a"});
+  EXPECT_EQ(c.providers.at("p").context, 0x10u);
+  EXPECT_EQ(c.providers.at("p").delay_ms, 5u);
+  EXPECT_EQ(format_guid(c.providers.at("p").guid), "{11111111-2222-3333-4444-555555555555}");
+  EXPECT_EQ(c.sessions.at("s1").settings["buffer_size_kb"], 64);
+  ASSERT_EQ(c.steps.size(), 3u);
+  EXPECT_EQ(c.steps[2].op, StepOp::kEnable);
+  EXPECT_EQ(c.steps[2].level, 3);
+  EXPECT_EQ(c.steps[2].match_any, 0xFFu);
+  EXPECT_FALSE(c.steps[2].has_parameters);
+  EXPECT_EQ(c.steps[2].pointer, "/cases/0/steps/2");
+}
+
+TEST(Loader, SyntaxErrorGivesLineAndColumn) {
+  EXPECT_EQ(error_of("{\"cases\": [\n  {\"id\": \"x\",, }\n]}"),
+            "f.json: 2:14: JSON syntax error: syntax error while parsing object key - "
+            "unexpected ','; expected string literal");
+}
+
+TEST(Loader, UnknownField) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 3,
+                               "colour": 1})")),
+            "f.json: /cases/0/steps/2/colour: unknown field \"colour\"");
+}
+
+TEST(Loader, WrongType) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": "3"})")),
+            "f.json: /cases/0/steps/2/level: expected an integer, got a string");
+}
+
+TEST(Loader, MalformedGuid) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 3,
+                               "source_id": "{1234}"})")),
+            "f.json: /cases/0/steps/2/source_id: malformed GUID \"{1234}\"");
+}
+
+TEST(Loader, LevelAbove255) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 256})")),
+            "f.json: /cases/0/steps/2/level: level 256 > 255");
+}
+
+TEST(Loader, KeywordOutOfRange) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+                               "match_any": "0x10000000000000000"})")),
+            "f.json: /cases/0/steps/2/match_any: keyword \"0x10000000000000000\" is not a "
+            "64-bit \"0x\" hex value (keyword out of range or malformed)");
+}
+
+TEST(Loader, UnknownRuleId) {
+  std::string text = valid();
+  text.replace(text.find("\"CB-LEVEL-MAX\""), 14, "\"CB-NOPE\"");
+  EXPECT_EQ(error_of(text), "f.json: /cases/0/rules/0: unknown rule ID \"CB-NOPE\"");
+}
+
+TEST(Loader, DuplicateCaseId) {
+  const std::string one = valid();
+  const std::string inner = one.substr(one.find('['), one.rfind(']') - one.find('[') + 1);
+  const std::string body = inner.substr(1, inner.size() - 2);
+  EXPECT_EQ(error_of("{\"cases\": [" + body + "," + body + "]}"),
+            "f.json: /cases/1/id: duplicate case id \"c1\" (first at /cases/0)");
+}
+
+TEST(Loader, UndefinedReferences) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s9", "provider": "p", "level": 1})")),
+            "f.json: /cases/0/steps/2/session: undefined session \"s9\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "register", "provider": "zz"})")),
+            "f.json: /cases/0/steps/2/provider: undefined provider \"zz\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "kill_agent", "agent": "b"})")),
+            "f.json: /cases/0/steps/2/agent: undefined agent \"b\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "start", "session": "s1", "via": "ctl"})")),
+            "f.json: /cases/0/steps/2/via: undefined agent \"ctl\"");
+  std::string text = valid();
+  text.replace(text.find("\"agent\": \"a\""), 12, "\"agent\": \"x\"");
+  EXPECT_EQ(error_of(text), "f.json: /cases/0/providers/p/agent: undefined agent \"x\"");
+}
+
+TEST(Loader, MissingFieldAndUnknownOp) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p"})")),
+            "f.json: /cases/0/steps/2: missing field \"level\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "jump"})")),
+            "f.json: /cases/0/steps/2/op: unknown op \"jump\"");
+}
+
+TEST(Loader, TraitsEitherStructuredOrRaw) {
+  auto cases = load_scenario_text(
+      valid(R"({"op": "set_traits", "provider": "p", "raw": "0400780a"})"), "f.json", kRules);
+  EXPECT_TRUE(cases[0].steps[2].traits_raw);
+  EXPECT_EQ(cases[0].steps[2].traits_blob, (std::vector<std::uint8_t>{4, 0, 0x78, 0x0a}));
+  cases = load_scenario_text(valid(R"({"op": "set_traits", "provider": "p",
+      "traits": {"name": "N", "group": "{11111111-2222-3333-4444-555555555555}",
+                 "custom": [{"type": 200, "data": "01"}]}})"),
+                             "f.json", kRules);
+  EXPECT_EQ(cases[0].steps[2].traits_name, "N");
+  ASSERT_TRUE(cases[0].steps[2].traits_group);
+  ASSERT_EQ(cases[0].steps[2].traits_custom.size(), 1u);
+  EXPECT_EQ(error_of(valid(R"({"op": "set_traits", "provider": "p"})")),
+            "f.json: /cases/0/steps/2: set_traits needs exactly one of \"traits\" and \"raw\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "set_traits", "provider": "p", "raw": "0g"})")),
+            "f.json: /cases/0/steps/2/raw: malformed hex bytes \"0g\"");
+}
+
+TEST(Loader, LegacyApiRestrictions) {
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+      "api": "EnableTrace", "source_id": "{11111111-2222-3333-4444-555555555555}"})")),
+            "f.json: /cases/0/steps/2: EnableTrace takes no source_id, enable_property or "
+            "filters");
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+      "api": "EnableTraceEx3"})")),
+            "f.json: /cases/0/steps/2/api: api \"EnableTraceEx3\" is not EnableTraceEx2, "
+            "EnableTraceEx or EnableTrace");
+}
+
+TEST(Loader, ExplicitExpect) {
+  auto cases = load_scenario_text(
+      valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+                "expect": {"status": "nonzero"}})"),
+      "f.json", kRules);
+  ASSERT_TRUE(cases[0].steps[2].expect_status);
+  EXPECT_TRUE(cases[0].steps[2].expect_status->nonzero);
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+                               "expect": {"status": "bad"}})")),
+            "f.json: /cases/0/steps/2/expect/status: status \"bad\" is neither a number nor "
+            "\"nonzero\"");
+}
+
+TEST(Loader, TopLevelShape) {
+  EXPECT_EQ(error_of("[]"), "f.json: /: expected an object, got an array");
+  EXPECT_EQ(error_of("{}"), "f.json: /: missing field \"cases\"");
+  EXPECT_EQ(error_of("{\"cases\": [], \"x\": 1}"), "f.json: /x: unknown field \"x\"");
+}
+
+}  // namespace
+}  // namespace etwh

@@ -1,0 +1,149 @@
+#include "report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace etwh {
+
+namespace {
+
+constexpr Status kAllStatuses[] = {Status::kPass,        Status::kFail,    Status::kXFail,
+                                   Status::kXPass,       Status::kUnsupported,
+                                   Status::kTimeout,     Status::kCrash,   Status::kHarnessError};
+
+// Higher is worse, so that a rule shows the most alarming outcome among its cases.
+int severity(Status s) {
+  switch (s) {
+    case Status::kPass: return 0;
+    case Status::kXFail: return 1;
+    case Status::kUnsupported: return 2;
+    case Status::kXPass: return 3;
+    case Status::kFail: return 4;
+    case Status::kTimeout: return 5;
+    case Status::kCrash: return 6;
+    case Status::kHarnessError: return 7;
+  }
+  return 7;
+}
+
+}  // namespace
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::kPass: return "PASS";
+    case Status::kFail: return "FAIL";
+    case Status::kXFail: return "XFAIL";
+    case Status::kXPass: return "XPASS";
+    case Status::kUnsupported: return "UNSUPPORTED";
+    case Status::kTimeout: return "TIMEOUT";
+    case Status::kCrash: return "CRASH";
+    case Status::kHarnessError: return "HARNESS_ERROR";
+  }
+  return "HARNESS_ERROR";
+}
+
+std::optional<Status> parse_status(const std::string& s) {
+  for (Status st : kAllStatuses) {
+    if (s == status_name(st)) return st;
+  }
+  return std::nullopt;
+}
+
+void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
+                          std::ostream& out) const {
+  struct RuleRow {
+    Status status = Status::kPass;
+    int cases = 0;
+  };
+  std::map<std::string, RuleRow> rows;
+  for (const CaseResult& r : results) {
+    for (const std::string& rule : r.rules) {
+      RuleRow& row = rows[rule];
+      if (row.cases == 0 || severity(r.status) > severity(row.status)) row.status = r.status;
+      ++row.cases;
+    }
+  }
+  out << fmt::format("{:<30} {:<14} {}\n", "RULE", "STATUS", "CASES");
+  for (const auto& [rule, row] : rows) {
+    out << fmt::format("{:<30} {:<14} {}\n", rule, status_name(row.status), row.cases);
+  }
+  int unexpected = 0;
+  for (const CaseResult& r : results) {
+    if (!r.as_expected) ++unexpected;
+    if (r.status == Status::kPass) continue;
+    out << fmt::format("{} {}{}: {}\n", status_name(r.status), r.id,
+                       r.as_expected ? " (expected)" : "", r.message);
+  }
+  out << fmt::format("{} cases, {} not as expected, platform {}, {:.2f} s\n", results.size(),
+                     unexpected, info.platform, info.duration_s);
+}
+
+void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
+                       std::ostream& out) const {
+  nlohmann::json doc;
+  doc["schema_version"] = 1;
+  doc["run_info"] = {{"platform", info.platform},     {"etwh_version", info.version},
+                     {"start_time", info.start_time}, {"host", info.host},
+                     {"duration", info.duration_s},   {"command_line", info.command_line}};
+  doc["results"] = nlohmann::json::array();
+  for (const CaseResult& r : results) {
+    doc["results"].push_back({{"id", r.id},
+                              {"rules", r.rules},
+                              {"status", status_name(r.status)},
+                              {"as_expected", r.as_expected},
+                              {"message", r.message},
+                              {"duration", r.duration_s}});
+  }
+  out << doc.dump(2) << "\n";
+}
+
+void JunitReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
+                        std::ostream& out) const {
+  pugi::xml_document doc;
+  auto decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version") = "1.0";
+  decl.append_attribute("encoding") = "UTF-8";
+  auto suites = doc.append_child("testsuites");
+  auto suite = suites.append_child("testsuite");
+  int failures = 0, errors = 0, skipped = 0;
+  for (const CaseResult& r : results) {
+    auto tc = suite.append_child("testcase");
+    tc.append_attribute("classname") = ("etwh." + info.platform).c_str();
+    tc.append_attribute("name") = r.id.c_str();
+    tc.append_attribute("time") = fmt::format("{:.3f}", r.duration_s).c_str();
+    std::string rules;
+    for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : " ") + rule;
+    auto props = tc.append_child("properties");
+    auto prop = props.append_child("property");
+    prop.append_attribute("name") = "rules";
+    prop.append_attribute("value") = rules.c_str();
+    auto st = props.append_child("property");
+    st.append_attribute("name") = "status";
+    st.append_attribute("value") = status_name(r.status);
+    if (r.status == Status::kUnsupported && r.as_expected) {
+      tc.append_child("skipped").append_attribute("message") = r.message.c_str();
+      ++skipped;
+    } else if (!r.as_expected) {
+      const bool is_error = r.status == Status::kHarnessError;
+      auto f = tc.append_child(is_error ? "error" : "failure");
+      f.append_attribute("type") = status_name(r.status);
+      f.append_attribute("message") = r.message.c_str();
+      (is_error ? errors : failures)++;
+    }
+  }
+  suite.prepend_attribute("time") = fmt::format("{:.3f}", info.duration_s).c_str();
+  suite.prepend_attribute("skipped") = skipped;
+  suite.prepend_attribute("errors") = errors;
+  suite.prepend_attribute("failures") = failures;
+  suite.prepend_attribute("tests") = static_cast<unsigned>(results.size());
+  suite.prepend_attribute("timestamp") = info.start_time.c_str();
+  suite.prepend_attribute("hostname") = info.host.c_str();
+  suite.prepend_attribute("name") = ("etwh conformance (" + info.platform + ")").c_str();
+  doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
+}
+
+}  // namespace etwh

@@ -1,0 +1,94 @@
+#include "report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
+#include <sstream>
+
+namespace etwh {
+namespace {
+
+RunInfo info() {
+  RunInfo i;
+  i.platform = "etwrt";
+  i.version = "0.1.0";
+  i.start_time = "2026-01-01T00:00:00Z";
+  i.host = "h";
+  i.duration_s = 1.5;
+  i.command_line = "etwh run";
+  return i;
+}
+
+std::vector<CaseResult> sample() {
+  CaseResult pass{"a-pass", {"CB-LEVEL-MAX", "CB-ANY-OR"}, Status::kPass, true, "", 0.1, ""};
+  CaseResult fail{"b-fail", {"CB-LEVEL-MAX"}, Status::kFail, false,
+                  "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>", 0.2, ""};
+  CaseResult xfail{"c-xfail", {"TR-SET-ONCE"}, Status::kXFail, true, "known", 0.0, ""};
+  CaseResult herr{"d-herr", {"CB-ANY-OR"}, Status::kHarnessError, false, "spawn failed", 0, ""};
+  CaseResult skip{"e-skip", {"SES-MAX-8"}, Status::kUnsupported, true, "n/a", 0, ""};
+  return {pass, fail, xfail, herr, skip};
+}
+
+TEST(Status, NamesRoundTrip) {
+  for (const char* n : {"PASS", "FAIL", "XFAIL", "XPASS", "UNSUPPORTED", "TIMEOUT", "CRASH",
+                        "HARNESS_ERROR"}) {
+    auto s = parse_status(n);
+    ASSERT_TRUE(s) << n;
+    EXPECT_STREQ(status_name(*s), n);
+  }
+  EXPECT_FALSE(parse_status("pass"));
+}
+
+TEST(ConsoleReport, RuleTakesWorstStatusAndListsNonPass) {
+  std::ostringstream out;
+  ConsoleReport().write(info(), sample(), out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("CB-LEVEL-MAX                   FAIL           2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("CB-ANY-OR                      HARNESS_ERROR  2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("TR-SET-ONCE                    XFAIL          1"), std::string::npos);
+  EXPECT_NE(text.find("FAIL b-fail: CB-LEVEL-MAX: expected level 3"), std::string::npos);
+  EXPECT_NE(text.find("XFAIL c-xfail (expected): known"), std::string::npos);
+  EXPECT_EQ(text.find("a-pass"), std::string::npos);
+  EXPECT_NE(text.find("5 cases, 2 not as expected"), std::string::npos);
+}
+
+TEST(JsonReport, SchemaFields) {
+  std::ostringstream out;
+  JsonReport().write(info(), sample(), out);
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["run_info"]["platform"], "etwrt");
+  EXPECT_EQ(doc["run_info"]["command_line"], "etwh run");
+  EXPECT_DOUBLE_EQ(doc["run_info"]["duration"].get<double>(), 1.5);
+  ASSERT_EQ(doc["results"].size(), 5u);
+  EXPECT_EQ(doc["results"][1]["id"], "b-fail");
+  EXPECT_EQ(doc["results"][1]["status"], "FAIL");
+  EXPECT_EQ(doc["results"][1]["rules"], nlohmann::json::array({"CB-LEVEL-MAX"}));
+  EXPECT_EQ(doc["results"][1]["message"], "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>");
+  EXPECT_DOUBLE_EQ(doc["results"][1]["duration"].get<double>(), 0.2);
+}
+
+TEST(JunitReport, ParsesBackWithCountsAndEscapedMessages) {
+  std::ostringstream out;
+  JunitReport().write(info(), sample(), out);
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(out.str().c_str())) << out.str();
+  auto suite = doc.child("testsuites").child("testsuite");
+  EXPECT_EQ(suite.attribute("tests").as_int(), 5);
+  EXPECT_EQ(suite.attribute("failures").as_int(), 1);
+  EXPECT_EQ(suite.attribute("errors").as_int(), 1);
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 1);
+  auto failing = suite.find_child_by_attribute("testcase", "name", "b-fail");
+  ASSERT_TRUE(failing);
+  EXPECT_STREQ(failing.child("failure").attribute("message").value(),
+               "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>");
+  auto xfail = suite.find_child_by_attribute("testcase", "name", "c-xfail");
+  EXPECT_FALSE(xfail.child("failure"));
+  EXPECT_TRUE(suite.find_child_by_attribute("testcase", "name", "d-herr").child("error"));
+}
+
+}  // namespace
+}  // namespace etwh
