@@ -106,7 +106,7 @@ void drain(Reader& reader, Collector& col) {
   }
 }
 
-TEST(RecordLayout, RoundTripKeepsEveryField) {
+TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   EVENT_DESCRIPTOR desc{0x1234, 2, 11, 5, 1, 0x77, 0x8000000000000003ull};
   const std::byte traits[] = {std::byte{9}, std::byte{0}, std::byte{'a'}, std::byte{0},
                               std::byte{5}, std::byte{0}, std::byte{0x80}, std::byte{1},
@@ -149,7 +149,7 @@ TEST(RecordLayout, RoundTripKeepsEveryField) {
   EXPECT_EQ(std::memcmp(r.user_data.data() + sizeof part1, &part2, sizeof part2), 0);
 }
 
-TEST(RecordLayout, MinimalRecordHasNoExtendedData) {
+TEST(DataplaneRecordLayout, MinimalRecordHasNoExtendedData) {
   const EVENT_DESCRIPTOR desc{};
   EventInput in;
   in.provider_id = &kProvider;
@@ -167,7 +167,7 @@ TEST(RecordLayout, MinimalRecordHasNoExtendedData) {
   EXPECT_TRUE(r.activity_id == GUID{});
 }
 
-TEST(RecordLayout, DecodeRejectsInconsistentLengths) {
+TEST(DataplaneRecordLayout, DecodeRejectsInconsistentLengths) {
   const EVENT_DESCRIPTOR desc{};
   const uint64_t value = 5;
   const EVENT_DATA_DESCRIPTOR data = describe(&value, sizeof value);
@@ -198,7 +198,7 @@ TEST(RecordLayout, DecodeRejectsInconsistentLengths) {
   EXPECT_TRUE(decode_record(buffer, r, size));
 }
 
-TEST(PoolConfigValidation, RejectsEachBadValueByName) {
+TEST(DataplanePoolConfigValidation, RejectsEachBadValueByName) {
   const auto message = [](const PoolConfig& c) {
     try {
       Pool::create(c, "bad");
@@ -213,7 +213,7 @@ TEST(PoolConfigValidation, RejectsEachBadValueByName) {
   EXPECT_NE(message(small_config(1, 1, 70000)).find("exceeds"), std::string::npos);
 }
 
-TEST(PoolAttach, SharesStateThroughTheFdAndRejectsForeignFds) {
+TEST(DataplanePoolAttach, SharesStateThroughTheFdAndRejectsForeignFds) {
   Pool pool = Pool::create(small_config(4, 2, 8), "attach");
   Pool peer = Pool::attach(pool.fd());
   EXPECT_EQ(peer.config().maximum_buffers, 8u);
@@ -239,7 +239,7 @@ TEST(PoolAttach, SharesStateThroughTheFdAndRejectsForeignFds) {
   close(foreign);
 }
 
-TEST(Writer, SingleThreadDeliversEverythingInOrder) {
+TEST(DataplaneWriter, SingleThreadDeliversEverythingInOrder) {
   Pool pool = Pool::create(small_config(16, 2, 64), "single");
   constexpr uint64_t kEvents = 5000;
   {
@@ -261,7 +261,7 @@ TEST(Writer, SingleThreadDeliversEverythingInOrder) {
   expect_balanced(pool, kEvents);
 }
 
-TEST(Writer, TooLargeEventIsCountedAsLost) {
+TEST(DataplaneWriter, TooLargeEventIsCountedAsLost) {
   Pool pool = Pool::create(small_config(1, 1, 2), "large");
   Writer w(pool);
   std::vector<std::byte> big(2000);
@@ -275,7 +275,7 @@ TEST(Writer, TooLargeEventIsCountedAsLost) {
   EXPECT_EQ(pool.query().events_lost, 1u);
 }
 
-TEST(Writer, ThreadsWithConcurrentReaderBalanceExactly) {
+TEST(DataplaneWriter, ThreadsWithConcurrentReaderBalanceExactly) {
   Pool pool = Pool::create(small_config(4, 2, 16), "threads");
   constexpr int kThreads = 3;
   constexpr uint64_t kEvents = 40000;
@@ -305,7 +305,7 @@ TEST(Writer, ThreadsWithConcurrentReaderBalanceExactly) {
   expect_balanced(pool, kThreads * kEvents);
 }
 
-TEST(Writer, ForkedProcessesShareOnePool) {
+TEST(DataplaneWriter, ForkedProcessesShareOnePool) {
   Pool pool = Pool::create(small_config(64, 2, 64), "fork");
   constexpr int kChildren = 2;
   constexpr uint64_t kEvents = 50000;
@@ -358,7 +358,7 @@ TEST(Writer, ForkedProcessesShareOnePool) {
   }
 }
 
-TEST(Loss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
+TEST(DataplaneLoss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
   Pool pool = Pool::create(small_config(1, 1, 3), "noconsumer");
   constexpr uint64_t kEvents = 200;
   uint64_t written = 0, lost = 0;
@@ -385,7 +385,7 @@ TEST(Loss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
   expect_balanced(pool, kEvents);
 }
 
-TEST(Loss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
+TEST(DataplaneLoss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
   Pool pool = Pool::create(small_config(1, 2, 4), "slow");
   Reader reader(pool);
   Collector col;
@@ -410,7 +410,7 @@ TEST(Loss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
   expect_balanced(pool, kEvents);
 }
 
-TEST(Loss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {
+TEST(DataplaneLoss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {
   Pool pool = Pool::create(small_config(1, 2, 2, /*realtime=*/false), "file");
   Reader reader(pool);
   Collector col;
@@ -426,7 +426,7 @@ TEST(Loss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {
   expect_balanced(pool, kEvents);
 }
 
-TEST(Reader, MergesWritersInTimestampOrder) {
+TEST(DataplaneReader, MergesWritersInTimestampOrder) {
   Pool pool = Pool::create(small_config(32, 4, 64), "order");
   constexpr int kThreads = 3;
   std::vector<std::thread> threads;
@@ -446,7 +446,7 @@ TEST(Reader, MergesWritersInTimestampOrder) {
   EXPECT_EQ(reader.order_inversions(), 0u);
 }
 
-TEST(Reader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {
+TEST(DataplaneReader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {
   Pool pool = Pool::create(small_config(64, 2, 4), "flush");
   Writer w(pool);
   Reader reader(pool);
@@ -466,7 +466,7 @@ TEST(Reader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {
   EXPECT_EQ(c.buffers_written, 1u);
 }
 
-TEST(Reader, FlushTimerDeliversPartialBuffersWithoutRequest) {
+TEST(DataplaneReader, FlushTimerDeliversPartialBuffersWithoutRequest) {
   PoolConfig config = small_config(64, 2, 4);
   config.flush_timer_s = 1;
   Pool pool = Pool::create(config, "timer");
@@ -483,13 +483,13 @@ TEST(Reader, FlushTimerDeliversPartialBuffersWithoutRequest) {
   EXPECT_EQ(col.count, 1u);
 }
 
-TEST(Reader, SecondLiveReaderIsRefused) {
+TEST(DataplaneReader, SecondLiveReaderIsRefused) {
   Pool pool = Pool::create(small_config(4, 2, 4), "tworeaders");
   Reader first(pool);
   EXPECT_THROW(Reader second(pool), Error);
 }
 
-TEST(Recovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
+TEST(DataplaneRecovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
   Pool pool = Pool::create(small_config(4, 2, 4), "torn");
   Writer w(pool);
   for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
@@ -515,7 +515,7 @@ TEST(Recovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
   expect_balanced(pool, 5);
 }
 
-TEST(Recovery, WriterKilledMidStreamLosesNothingCommitted) {
+TEST(DataplaneRecovery, WriterKilledMidStreamLosesNothingCommitted) {
   Pool pool = Pool::create(small_config(4, 4, 256), "sigkill");
   // The child counts an attempt before making it, so at its death the count is exact or one
   // ahead (the write in progress, possibly a torn record).
@@ -568,7 +568,7 @@ TEST(Recovery, WriterKilledMidStreamLosesNothingCommitted) {
   munmap(attempts, sizeof(std::atomic<uint64_t>));
 }
 
-TEST(Recovery, DeadConsumerDoesNotBlockWritersAndNextReaderResumes) {
+TEST(DataplaneRecovery, DeadConsumerDoesNotBlockWritersAndNextReaderResumes) {
   Pool pool = Pool::create(small_config(1, 2, 4), "deadreader");
   constexpr uint64_t kEvents = 2000;
   uint64_t seq = 0;
@@ -600,7 +600,7 @@ TEST(Recovery, DeadConsumerDoesNotBlockWritersAndNextReaderResumes) {
   expect_balanced(pool, kEvents);
 }
 
-TEST(Counters, NumberOfBuffersGrowsFromMinimumToMaximum) {
+TEST(DataplaneCounters, NumberOfBuffersGrowsFromMinimumToMaximum) {
   Pool pool = Pool::create(small_config(1, 2, 5, false), "grow");
   EXPECT_EQ(pool.query().number_of_buffers, 2u);
   EXPECT_EQ(pool.query().free_buffers, 2u);
