@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -135,6 +136,10 @@ class EtwrtApi : public ::testing::Test {
     std::filesystem::remove_all(dir_, ignored);
   }
 
+  // Recorders live until TearDown has unregistered everything: a late callback (a session
+  // stop is not waited for) must still find its context.
+  Recorder& new_recorder() { return *recorders_.emplace_back(std::make_unique<Recorder>()); }
+
   REGHANDLE register_provider(Recorder& recorder, const GUID& guid = kProvider) {
     REGHANDLE h = 0;
     EXPECT_EQ(EventRegister(&guid, &Recorder::callback, &recorder, &h), ERROR_SUCCESS);
@@ -173,10 +178,11 @@ class EtwrtApi : public ::testing::Test {
   std::string dir_;
   std::string home_;
   std::vector<REGHANDLE> handles_;
+  std::vector<std::unique_ptr<Recorder>> recorders_;
 };
 
 TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   EXPECT_FALSE(EventProviderEnabled(h, 0, 0));
   const TRACEHANDLE s1 = start("agg-1");
@@ -236,7 +242,7 @@ TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
 }
 
 TEST_F(EtwrtApi, StateIsUpdatedBeforeTheCallbackAndUpdateRecomputes) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   const TRACEHANDLE s = start("update");
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 2, 0, 0, 10000, nullptr), ERROR_SUCCESS);
@@ -250,7 +256,7 @@ TEST_F(EtwrtApi, StateIsUpdatedBeforeTheCallbackAndUpdateRecomputes) {
 }
 
 TEST_F(EtwrtApi, SourceIds) {
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r);
   const GUID session_guid = {0xabcdef01, 1, 2, {3, 4, 5, 6, 7, 8, 9, 10}};
   const TRACEHANDLE s = start("source", &session_guid);
@@ -278,7 +284,7 @@ TEST_F(EtwrtApi, SourceIds) {
 }
 
 TEST_F(EtwrtApi, GeneratedSessionGuidIsTheSourceId) {
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r);
   Properties props;
   TRACEHANDLE s = 0;
@@ -299,7 +305,7 @@ TEST_F(EtwrtApi, PreEnabledProviderGetsACallbackInsideEventRegister) {
   p.EnableFilterDesc = &f;
   p.FilterDescCount = 1;
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 4, 0x3, 0x1, 0, &p), ERROR_SUCCESS);
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   ASSERT_EQ(r.count(), 1u);  // Before EventRegister returned.
   const Call c = r.wait_for(1)[0];
@@ -315,7 +321,7 @@ TEST_F(EtwrtApi, PreEnabledProviderGetsACallbackInsideEventRegister) {
 }
 
 TEST_F(EtwrtApi, CaptureStateLeavesTheAggregatesAlone) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   const TRACEHANDLE s = start("capture");
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 2, 0x1, 0, 10000, nullptr), ERROR_SUCCESS);
@@ -352,7 +358,7 @@ TEST_F(EtwrtApi, NinthSessionIsRefused) {
 }
 
 TEST_F(EtwrtApi, TimeoutZeroDoesNotWaitAndAnOverrunIsErrorTimeout) {
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r);
   const TRACEHANDLE s = start("timeout");
   r.hold(true);  // Callbacks block until released: nothing here depends on the clock.
@@ -389,7 +395,7 @@ TEST_F(EtwrtApi, ProviderProcessThatDiesIsCleanedUp) {
   int status = 0;
   ::waitpid(child, &status, 0);
   // Its registration is gone: had it lingered, this waiting enable would time out.
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r, kOther);
   EXPECT_EQ(EnableTraceEx2(s, &kProvider, 1, 2, 0, 0, 20000, nullptr), ERROR_SUCCESS);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
@@ -411,7 +417,7 @@ TEST_F(EtwrtApi, SessionOutlivesItsControllerProcess) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   ASSERT_EQ(r.count(), 1u);
   EXPECT_EQ(r.wait_for(1)[0].level, 3);
@@ -477,7 +483,7 @@ TEST_F(EtwrtApi, EnableArgumentErrors) {
 }
 
 TEST_F(EtwrtApi, TraitsCanBeSetOncePerRegistration) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   std::vector<std::uint8_t> blob = {0, 0, 'P', 0, 3, 0, 130};
   blob[0] = static_cast<std::uint8_t>(blob.size());
@@ -497,7 +503,7 @@ TEST_F(EtwrtApi, TraitsCanBeSetOncePerRegistration) {
                                 static_cast<ULONG>(blob.size())),
             ERROR_NOT_SUPPORTED);
   // Once per registration: a second registration of the same provider may set its own.
-  Recorder r2;
+  Recorder& r2 = new_recorder();
   const REGHANDLE h2 = register_provider(r2);
   EXPECT_EQ(EventSetInformation(h2, EventProviderSetTraits, blob.data(),
                                 static_cast<ULONG>(blob.size())),
@@ -514,7 +520,7 @@ std::vector<std::uint8_t> schematized(USHORT id, std::uint8_t fill) {
 }
 
 TEST_F(EtwrtApi, FilterDataChainsEachSessionsSchematizedFilter) {
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r);
   const TRACEHANDLE s1 = start("filter-1");
   const TRACEHANDLE s2 = start("filter-2");
@@ -557,7 +563,7 @@ TEST_F(EtwrtApi, FilterDataChainsEachSessionsSchematizedFilter) {
 }
 
 TEST_F(EtwrtApi, FilterDataMemoryIsReusedAfterTheCallback) {
-  Recorder r;
+  Recorder& r = new_recorder();
   register_provider(r);
   const TRACEHANDLE s = start("poison");
   const char custom[] = "provider-defined";
@@ -581,7 +587,7 @@ TEST_F(EtwrtApi, FilterDataMemoryIsReusedAfterTheCallback) {
 }
 
 TEST_F(EtwrtApi, EventWriteDoesNotPretendToDeliver) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
@@ -595,7 +601,7 @@ TEST_F(EtwrtApi, EventWriteDoesNotPretendToDeliver) {
 }
 
 TEST_F(EtwrtApi, ProviderReattachesWhenTheBrokerComesBack) {
-  Recorder r;
+  Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   ASSERT_EQ(EventSetInformation(h, static_cast<EVENT_INFO_CLASS>(EventProviderSetTraits),
                                 std::vector<std::uint8_t>{4, 0, 'P', 0}.data(), 4),
