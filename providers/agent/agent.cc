@@ -1,0 +1,316 @@
+#include "agent.h"
+
+#include "platform.h"
+#include "request_fields.h"
+#include "win32_text.h"
+
+#include <array>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+namespace etwh::agent {
+namespace {
+
+using nlohmann::json;
+
+// PENABLECALLBACK gives a callback nothing but the CallbackContext, and that value belongs to
+// the driver (CB-CONTEXT checks it arrives unchanged). So each registration gets its own
+// callback function instead, one of kSlots instantiations, which finds its state here.
+constexpr int kSlots = 256;
+std::array<std::atomic<CallbackState*>, kSlots> g_slots{};
+
+json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
+  if (filter == nullptr) return nullptr;
+  json out = {{"type", filter->Type}, {"size", filter->Size}, {"data", nullptr}};
+  // FilterData is only valid during the callback: its bytes are copied now.
+  if (filter->Ptr != 0) {
+    out["data"] = bytes_to_hex(reinterpret_cast<const void*>(filter->Ptr), filter->Size);
+  }
+  return out;
+}
+
+void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
+                 ULONGLONG match_any, ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter,
+                 PVOID context) {
+  auto entered = std::chrono::steady_clock::now();
+  CallbackState* state = g_slots[static_cast<std::size_t>(slot)].load();
+  json event = {
+      {"event", state != nullptr ? "callback" : "stray_callback"},
+      {"provider", state != nullptr ? json(state->label) : json(nullptr)},
+      {"n", state != nullptr ? state->invocations.fetch_add(1) + 1 : 0},
+      {"source_id", source_id != nullptr ? json(format_guid(*source_id)) : json(nullptr)},
+      {"is_enabled", is_enabled},
+      {"level", level},
+      {"match_any", format_hex(match_any)},
+      {"match_all", format_hex(match_all)},
+      {"filter", filter_json(filter)},
+      {"context", format_hex(reinterpret_cast<std::uintptr_t>(context))},
+  };
+  if (state != nullptr && state->delay_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(state->delay_ms));
+  }
+  auto left = std::chrono::steady_clock::now();
+  event["t_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(entered.time_since_epoch()).count();
+  event["duration_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered).count();
+  if (state != nullptr) {
+    state->out->write(event);
+  } else {
+    // No registration owns this slot: the platform called back after EventUnregister returned.
+    std::fprintf(stderr, "etwh-agent: callback on slot %d with no live registration\n", slot);
+  }
+}
+
+template <int Slot>
+VOID NTAPI slot_callback(LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
+                         ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter, PVOID context) {
+  on_callback(Slot, source_id, is_enabled, level, match_any, match_all, filter, context);
+}
+
+template <int... Slots>
+constexpr std::array<PENABLECALLBACK, sizeof...(Slots)> make_callbacks(
+    std::integer_sequence<int, Slots...>) {
+  return {&slot_callback<Slots>...};
+}
+
+constexpr auto kCallbacks = make_callbacks(std::make_integer_sequence<int, kSlots>{});
+
+// Slots are handed out round-robin so that a slot freed by EventUnregister is the last one
+// reused: a stray late callback then finds no state rather than another registration's.
+int g_next_slot = 0;
+
+int take_slot(CallbackState* state) {
+  for (int i = 0; i < kSlots; ++i) {
+    int slot = (g_next_slot + i) % kSlots;
+    CallbackState* expected = nullptr;
+    if (g_slots[static_cast<std::size_t>(slot)].compare_exchange_strong(expected, state)) {
+      g_next_slot = (slot + 1) % kSlots;
+      return slot;
+    }
+  }
+  return -1;
+}
+
+void release_slot(int slot) {
+  if (slot >= 0) g_slots[static_cast<std::size_t>(slot)].store(nullptr);
+}
+
+EVENT_DESCRIPTOR read_descriptor(const json& object) {
+  RequestFields f(object, "descriptor.");
+  EVENT_DESCRIPTOR d{};
+  d.Id = static_cast<USHORT>(f.optional_unsigned_int("id", 0xFFFF).value_or(0));
+  d.Version = static_cast<UCHAR>(f.optional_unsigned_int("version", 0xFF).value_or(0));
+  d.Channel = static_cast<UCHAR>(f.optional_unsigned_int("channel", 0xFF).value_or(0));
+  d.Level = static_cast<UCHAR>(f.optional_unsigned_int("level", 0xFF).value_or(0));
+  d.Opcode = static_cast<UCHAR>(f.optional_unsigned_int("opcode", 0xFF).value_or(0));
+  d.Task = static_cast<USHORT>(f.optional_unsigned_int("task", 0xFFFF).value_or(0));
+  d.Keyword = f.optional_hex("keyword").value_or(0);
+  f.reject_unknown();
+  return d;
+}
+
+}  // namespace
+
+void LineWriter::write(const json& line) {
+  // Replacement keeps a line parseable even if a platform string is not valid UTF-8.
+  std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace);
+  text.push_back('\n');
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fwrite(text.data(), 1, text.size(), stream_);
+  std::fflush(stream_);
+}
+
+Agent::Next Agent::handle_line(const std::string& line, int& exit_code) {
+  json reply = {{"id", nullptr}};
+  Next next = Next::kContinue;
+  try {
+    json request = json::parse(line);
+    if (!request.is_object()) throw BadRequest("request: must be a JSON object");
+    auto id = request.find("id");
+    if (id == request.end()) throw BadRequest("id: missing");
+    if (!id->is_number_integer()) throw BadRequest("id: must be an integer");
+    reply["id"] = *id;
+    auto op = request.find("op");
+    if (op == request.end()) throw BadRequest("op: missing");
+    if (!op->is_string()) throw BadRequest("op: must be a string");
+    json body = request;
+    body.erase("id");
+    body.erase("op");
+    json fields = dispatch(op->get<std::string>(), body, next, exit_code);
+    if (next == Next::kCrash) return next;
+    reply["ok"] = true;
+    reply.update(fields);
+  } catch (const json::parse_error& e) {
+    reply["ok"] = false;
+    reply["error"] = std::string("request: not JSON: ") + e.what();
+  } catch (const BadRequest& e) {
+    reply["ok"] = false;
+    reply["error"] = e.what();
+    next = Next::kContinue;
+  } catch (const std::exception& e) {
+    reply["ok"] = false;
+    reply["error"] = std::string("agent: internal error: ") + e.what();
+    next = Next::kContinue;
+  }
+  out_.write(reply);
+  return next;
+}
+
+json Agent::dispatch(const std::string& op, const json& request, Next& next, int& exit_code) {
+  if (op == "ping") {
+    RequestFields(request).reject_unknown();
+    return {{"pid", current_pid()}};
+  }
+  if (op == "register") return do_register(request);
+  if (op == "unregister") return do_unregister(request);
+  if (op == "set_information") return do_set_information(request);
+  if (op == "query_enabled") return do_query_enabled(request);
+  if (op == "write") return do_write(request);
+  if (op == "start_session") return controller_.start_session(request);
+  if (op == "enable") return controller_.enable(request);
+  if (op == "control") return controller_.control(request);
+  if (op == "sleep") {
+    RequestFields f(request);
+    auto ms = f.unsigned_int("ms", 3'600'000);
+    f.reject_unknown();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return json::object();
+  }
+  if (op == "exit") {
+    RequestFields f(request);
+    exit_code = static_cast<int>(f.optional_unsigned_int("code", 255).value_or(0));
+    f.reject_unknown();
+    next = Next::kExit;
+    return json::object();
+  }
+  if (op == "crash") {
+    RequestFields(request).reject_unknown();
+    next = Next::kCrash;
+    return json::object();
+  }
+  throw BadRequest("op: unknown op \"" + op + "\"");
+}
+
+Agent::Registration& Agent::registration(const std::string& label) {
+  auto it = registrations_.find(label);
+  if (it == registrations_.end()) {
+    throw BadRequest("provider: no provider labelled \"" + label + "\" is registered");
+  }
+  return it->second;
+}
+
+json Agent::do_register(const json& request) {
+  RequestFields f(request);
+  std::string label = f.string("provider");
+  GUID guid = f.guid("guid");
+  std::uint64_t context = f.optional_hex("context").value_or(0);
+  std::string callback = f.optional_string("callback").value_or("record");
+  if (callback != "record" && callback != "none") {
+    f.fail("callback", "must be \"record\" or \"none\", got \"" + callback + "\"");
+  }
+  std::uint32_t delay_ms = 0;
+  if (const json* behavior = f.optional_object("behavior")) {
+    RequestFields b(*behavior, "behavior.");
+    delay_ms = static_cast<std::uint32_t>(b.optional_unsigned_int("delay_ms", 3'600'000).value_or(0));
+    b.reject_unknown();
+  }
+  f.reject_unknown();
+  if (registrations_.count(label) != 0) {
+    f.fail("provider", "label \"" + label + "\" is already registered in this agent");
+  }
+
+  Registration reg;
+  if (callback == "record") {
+    auto state = std::make_unique<CallbackState>();
+    state->label = label;
+    state->delay_ms = delay_ms;
+    state->out = &out_;
+    // The slot is filled before EventRegister: the platform may call back from inside it.
+    reg.slot = take_slot(state.get());
+    if (reg.slot < 0) {
+      f.fail("provider", "no callback slot left (" + std::to_string(kSlots) +
+                             " live registrations with callbacks at most)");
+    }
+    reg.state = state.get();
+    states_.push_back(std::move(state));
+  }
+  ULONG status = EventRegister(&guid, reg.slot >= 0 ? kCallbacks[static_cast<std::size_t>(reg.slot)] : nullptr,
+                               reinterpret_cast<PVOID>(static_cast<std::uintptr_t>(context)),
+                               &reg.handle);
+  json reply = {{"status", status}, {"handle", format_hex(reg.handle)}};
+  if (status == ERROR_SUCCESS) {
+    registrations_[label] = reg;
+  } else {
+    release_slot(reg.slot);
+  }
+  return reply;
+}
+
+json Agent::do_unregister(const json& request) {
+  RequestFields f(request);
+  std::string label = f.string("provider");
+  f.reject_unknown();
+  Registration& reg = registration(label);
+  ULONG status = EventUnregister(reg.handle);
+  if (status == ERROR_SUCCESS) {
+    // EventUnregister has waited for running callbacks, so the slot is free from now on.
+    release_slot(reg.slot);
+    registrations_.erase(label);
+  }
+  return {{"status", status}};
+}
+
+json Agent::do_set_information(const json& request) {
+  RequestFields f(request);
+  Registration& reg = registration(f.string("provider"));
+  auto info_class = static_cast<EVENT_INFO_CLASS>(f.unsigned_int("class", 0xFFFFFFFF));
+  std::vector<std::uint8_t> data = f.bytes("data");
+  // A length other than the data's own lets a case probe how the platform checks it; the
+  // buffer is padded with zeros so that the platform never reads past our allocation.
+  auto length = f.optional_unsigned_int("length", 0xFFFFFFFF).value_or(data.size());
+  f.reject_unknown();
+  if (data.size() < length) data.resize(static_cast<std::size_t>(length));
+  ULONG status = EventSetInformation(reg.handle, info_class, data.empty() ? nullptr : data.data(),
+                                     static_cast<ULONG>(length));
+  return {{"status", status}};
+}
+
+json Agent::do_query_enabled(const json& request) {
+  RequestFields f(request);
+  Registration& reg = registration(f.string("provider"));
+  auto level = static_cast<UCHAR>(f.unsigned_int("level", 255));
+  ULONGLONG keyword = f.hex("keyword");
+  const json* descriptor = f.optional_object("descriptor");
+  f.reject_unknown();
+  json reply = {{"provider_enabled", EventProviderEnabled(reg.handle, level, keyword) != 0}};
+  if (descriptor != nullptr) {
+    EVENT_DESCRIPTOR d = read_descriptor(*descriptor);
+    reply["event_enabled"] = EventEnabled(reg.handle, &d) != 0;
+  }
+  return reply;
+}
+
+json Agent::do_write(const json& request) {
+  RequestFields f(request);
+  Registration& reg = registration(f.string("provider"));
+  const json* descriptor = f.optional_object("descriptor");
+  if (descriptor == nullptr) f.fail("descriptor", "missing");
+  EVENT_DESCRIPTOR d = read_descriptor(*descriptor);
+  std::vector<std::uint8_t> payload = f.optional_bytes("payload").value_or(std::vector<std::uint8_t>{});
+  auto count = f.optional_unsigned_int("count", 1'000'000'000).value_or(1);
+  f.reject_unknown();
+  EVENT_DATA_DESCRIPTOR data{};
+  EventDataDescCreate(&data, payload.data(), static_cast<ULONG>(payload.size()));
+  ULONG first_error = ERROR_SUCCESS;
+  std::uint64_t failed = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    ULONG status = EventWrite(reg.handle, &d, payload.empty() ? 0 : 1, payload.empty() ? nullptr : &data);
+    if (status != ERROR_SUCCESS) {
+      if (failed == 0) first_error = status;
+      ++failed;
+    }
+  }
+  return {{"status", first_error}, {"failed", failed}};
+}
+
+}  // namespace etwh::agent

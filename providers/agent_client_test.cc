@@ -1,0 +1,274 @@
+// AgentProcess against real agent processes: etwh-agent-fake (the agent over the recording
+// fake, always built) and, when a runtime exists, etwh-agent itself. Each agent gets its own
+// fresh ETWRT_HOME, so tests may run in parallel.
+#include "agent_client.h"
+
+#include "win32_text.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace etwh {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+// Generous upper bounds, only to turn a hang into a failure.
+constexpr milliseconds kLong{20000};
+
+const char* kGuid = "{3c2ff8d4-9a59-4e2e-b9b0-4d8d11a4c0a1}";
+const char* kSource = "{00000000-0000-0000-0000-00000000beef}";
+
+class TempHome {
+ public:
+  TempHome() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("etwh-agent-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempHome() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::vector<std::string> agents() {
+  std::vector<std::string> out = {ETWH_FAKE_AGENT};
+#ifdef ETWH_REAL_AGENT
+  out.push_back(ETWH_REAL_AGENT);
+#endif
+  return out;
+}
+
+class AgentClient : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<AgentProcess> spawn(const std::string& name = "a") {
+    return AgentProcess::spawn(GetParam(), name, {}, {{"ETWRT_HOME", home_.str()}});
+  }
+
+  // A session name no other test (or earlier run) uses.
+  std::string session_name(const std::string& tag) {
+    return "etwh-client-test-" + std::to_string(::getpid()) + "-" + tag;
+  }
+
+  AgentError::Kind error_kind(const std::function<void()>& f, std::string* message = nullptr) {
+    try {
+      f();
+    } catch (const AgentError& e) {
+      if (message != nullptr) *message = e.what();
+      return e.kind();
+    }
+    ADD_FAILURE() << "no AgentError";
+    return AgentError::Kind::kSpawn;
+  }
+
+  TempHome home_;
+};
+
+TEST_P(AgentClient, SpawnsAndPings) {
+  auto agent = spawn();
+  auto events = agent->events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["event"], "ready");
+  EXPECT_EQ(events[0]["platform"], "etwrt");
+  EXPECT_EQ(events[0]["pid"], agent->pid());
+  json reply = agent->call({{"op", "ping"}}, kLong);
+  EXPECT_EQ(reply["ok"], true);
+  EXPECT_EQ(reply["pid"], agent->pid());
+  EXPECT_EQ(agent->name(), "a");
+}
+
+TEST_P(AgentClient, BadRequestIsAProtocolErrorAndChangesNothing) {
+  auto agent = spawn();
+  std::string message;
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "frobnicate"}}, kLong); }, &message),
+            AgentError::Kind::kProtocol);
+  EXPECT_NE(message.find("op: unknown op \\\"frobnicate\\\""), std::string::npos) << message;
+  EXPECT_EQ(error_kind([&] {
+              agent->call({{"op", "register"}, {"provider", "p"}, {"guid", "nope"}}, kLong);
+            }, &message),
+            AgentError::Kind::kProtocol);
+  EXPECT_NE(message.find("guid: malformed GUID"), std::string::npos) << message;
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong); }, &message),
+            AgentError::Kind::kProtocol);
+  EXPECT_NE(message.find("no provider labelled \\\"p\\\""), std::string::npos) << message;
+  EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
+}
+
+TEST_P(AgentClient, CrashIsReportedWithItsSignal) {
+  auto agent = spawn();
+  agent->send({{"op", "crash"}});
+  std::string message;
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, kLong); }, &message),
+            AgentError::Kind::kCrashed);
+  EXPECT_NE(message.find("killed by signal " + std::to_string(SIGABRT)), std::string::npos) << message;
+  auto exit = agent->wait_exit(kLong);
+  ASSERT_TRUE(exit);
+  EXPECT_TRUE(exit->signaled);
+  EXPECT_EQ(exit->signal, SIGABRT);
+}
+
+TEST_P(AgentClient, KillIsReportedAsSignalled) {
+  auto agent = spawn();
+  agent->kill();
+  auto exit = agent->wait_exit(kLong);
+  ASSERT_TRUE(exit);
+  EXPECT_TRUE(exit->signaled);
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, kLong); }), AgentError::Kind::kCrashed);
+}
+
+TEST_P(AgentClient, TimeoutDoesNotHangAndLateRepliesAreNotMistaken) {
+  auto agent = spawn();
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "sleep"}, {"ms", 300}}, milliseconds(20)); }),
+            AgentError::Kind::kTimeout);
+  // The sleep's reply arrives first, late; the ping must still get its own.
+  json reply = agent->call({{"op", "ping"}}, kLong);
+  EXPECT_TRUE(reply.contains("pid")) << reply.dump();
+}
+
+TEST_P(AgentClient, StoppedAgentTimesOut) {
+  auto agent = spawn();
+  ASSERT_EQ(::kill(agent->pid(), SIGSTOP), 0);
+  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, milliseconds(50)); }),
+            AgentError::Kind::kTimeout);
+  ASSERT_EQ(::kill(agent->pid(), SIGCONT), 0);
+  EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
+}
+
+TEST_P(AgentClient, ExitRepliesThenExitsWithItsCode) {
+  auto agent = spawn();
+  EXPECT_EQ(agent->call({{"op", "exit"}, {"code", 7}}, kLong)["ok"], true);
+  auto exit = agent->wait_exit(kLong);
+  ASSERT_TRUE(exit);
+  EXPECT_FALSE(exit->signaled);
+  EXPECT_EQ(exit->exit_code, 7);
+}
+
+TEST_P(AgentClient, DestructorEndsTheAgent) {
+  int pid;
+  {
+    auto agent = spawn();
+    pid = agent->pid();
+  }
+  // The child has been reaped: nothing by that pid is left for us to signal.
+  EXPECT_EQ(::kill(pid, 0), -1);
+}
+
+TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
+  auto agent = spawn();
+  json reg = agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
+                          {"context", "0xc0ffee"}, {"callback", "record"}},
+                         kLong);
+  EXPECT_EQ(reg["status"], 0);
+  EXPECT_EQ(agent->call({{"op", "register"}, {"provider", "q"}, {"guid", kGuid},
+                         {"callback", "none"}}, kLong)["status"], 0);
+  std::string name = session_name("cb");
+  json start = agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong);
+  ASSERT_EQ(start["status"], 0) << start.dump();
+  json enable = agent->call(
+      {{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1}, {"level", 4},
+       {"match_any", "0x30"}, {"match_all", "0x10"}, {"timeout_ms", 10000},
+       {"parameters", {{"source_id", kSource},
+                       {"filters", {{{"type", 7}, {"data", "0a0b0c"}}}}}}},
+      kLong);
+  ASSERT_EQ(enable["status"], 0);
+  ASSERT_TRUE(agent->wait_for_events("callback", 1, kLong));
+  auto events = agent->events();
+  std::vector<json> callbacks;
+  for (const auto& e : events) {
+    if (e["event"] == "callback") callbacks.push_back(e);
+  }
+  ASSERT_EQ(callbacks.size(), 1u);  // "q" has a NULL callback
+  const json& cb = callbacks[0];
+  EXPECT_EQ(cb["provider"], "p");
+  EXPECT_EQ(cb["n"], 1);
+  EXPECT_EQ(cb["source_id"], kSource);
+  EXPECT_EQ(cb["is_enabled"], 1);
+  EXPECT_EQ(cb["level"], 4);
+  EXPECT_EQ(cb["match_any"], "0x30");
+  EXPECT_EQ(cb["match_all"], "0x10");
+  EXPECT_EQ(cb["context"], "0xc0ffee");
+  EXPECT_GE(cb["duration_ns"].get<std::int64_t>(), 0);
+  EXPECT_GT(cb["t_ns"].get<std::int64_t>(), 0);
+  ASSERT_TRUE(cb["filter"].is_object()) << cb.dump();
+  EXPECT_EQ(cb["filter"]["type"], 7);
+  EXPECT_EQ(cb["filter"]["size"], 3);
+  EXPECT_EQ(cb["filter"]["data"], "0a0b0c");
+
+  EXPECT_EQ(agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong)["status"], 0);
+  EXPECT_EQ(agent->call({{"op", "unregister"}, {"provider", "q"}}, kLong)["status"], 0);
+  agent->call({{"op", "control"}, {"session", "s"}, {"code", 1}}, kLong);
+}
+
+TEST_P(AgentClient, DelayedCallbackReportsItsDuration) {
+  auto agent = spawn();
+  agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
+               {"behavior", {{"delay_ms", 30}}}}, kLong);
+  std::string name = session_name("delay");
+  ASSERT_EQ(agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
+  agent->call({{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1},
+               {"level", 1}, {"match_any", "0x1"}, {"timeout_ms", 10000}}, kLong);
+  ASSERT_TRUE(agent->wait_for_events("callback", 1, kLong));
+  json cb;
+  for (const auto& e : agent->events()) {
+    if (e["event"] == "callback") cb = e;
+  }
+  // A lower bound only: sleeping 30 ms takes at least 30 ms, however loaded the machine.
+  EXPECT_GE(cb["duration_ns"].get<std::int64_t>(), 30'000'000);
+  EXPECT_EQ(cb["filter"], nullptr);
+  agent->call({{"op", "control"}, {"session", "s"}, {"code", 1}}, kLong);
+}
+
+INSTANTIATE_TEST_SUITE_P(Agents, AgentClient, ::testing::ValuesIn(agents()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return std::filesystem::path(info.param).filename().string() ==
+                                          "etwh-agent-fake"
+                                      ? std::string("Fake")
+                                      : std::string("Real");
+                         });
+
+TEST(AgentClientSpawn, MissingExecutableIsASpawnError) {
+  try {
+    AgentProcess::spawn("/nonexistent/etwh-agent", "x", {}, {});
+    FAIL() << "spawned a missing executable";
+  } catch (const AgentError& e) {
+    EXPECT_EQ(e.kind(), AgentError::Kind::kSpawn);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/etwh-agent"), std::string::npos);
+  }
+}
+
+TEST(AgentClientSpawn, ProgramThatNeverGetsReadyIsASpawnError) {
+  try {
+    AgentProcess::spawn("/bin/sh", "sh", {"-c", "echo oops >&2; exit 3"}, {});
+    FAIL() << "a shell was taken for an agent";
+  } catch (const AgentError& e) {
+    EXPECT_EQ(e.kind(), AgentError::Kind::kSpawn);
+    EXPECT_NE(std::string(e.what()).find("exited with code 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("oops"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AgentClientSpawn, EnvironmentOverridesReachTheChild) {
+  // A shell stands in for the agent: it prints the variable as its ready event's platform.
+  auto agent = AgentProcess::spawn(
+      "/bin/sh", "sh",
+      {"-c", "printf '{\"event\":\"ready\",\"platform\":\"%s\"}\\n' \"$ETWH_TEST_VAR\"; read x"},
+      {{"ETWH_TEST_VAR", "from-driver"}});
+  EXPECT_EQ(agent->events().at(0)["platform"], "from-driver");
+}
+
+}  // namespace
+}  // namespace etwh
