@@ -1,0 +1,34 @@
+# Runs in script mode (cmake -P) from the etwrt_install_package test. Inputs: BUILD_DIR,
+# SAMPLE_DIR, WORK_DIR, GENERATOR, CXX_COMPILER. Every step must succeed.
+foreach(var BUILD_DIR SAMPLE_DIR WORK_DIR GENERATOR CXX_COMPILER)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_install_test.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+set(prefix "${WORK_DIR}/prefix")
+set(sample_build "${WORK_DIR}/sample-build")
+set(home "${WORK_DIR}/home")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+execute_process(
+  COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" --component etwrt
+  COMMAND_ERROR_IS_FATAL ANY)
+
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S "${SAMPLE_DIR}" -B "${sample_build}" -G "${GENERATOR}"
+          "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_PREFIX_PATH=${prefix}"
+          -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${sample_build}" COMMAND_ERROR_IS_FATAL ANY)
+
+# A fresh ETWRT_HOME, and no ETWRT_BROKER: the installed library must find the installed
+# broker by itself. A short idle time lets that broker exit soon after the sample.
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env --unset=ETWRT_BROKER "ETWRT_HOME=${home}"
+          ETWRT_BROKER_IDLE_MS=200 "${sample_build}/etwrt_sample"
+  RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "etwrt_sample failed (${result})")
+endif()
