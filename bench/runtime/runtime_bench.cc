@@ -1,0 +1,168 @@
+// etwrt control plane, measured through the Win32 API: EventProviderEnabled with no session
+// and with one enabling session (the cost every event site pays), and the round trip of
+// EnableTraceEx2 with a Timeout to the provider's callback having completed.
+// Runs against its own broker in a fresh ETWRT_HOME, stopped at the end.
+#include <windows.h>
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <benchmark/benchmark.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+const GUID kIdle = {0x6f1e2d3c, 0x4b5a, 0x4968, {0x87, 0x76, 0x65, 0x54, 0x43, 0x32, 0x21, 0x10}};
+const GUID kBusy = {0x7a2b3c4d, 0x5e6f, 0x4071, {0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9}};
+const GUID kRoundTrip = {0x8b3c4d5e, 0x6f70, 0x4182, {0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9, 0x0a}};
+
+std::atomic<std::uint64_t> g_callbacks{0};
+
+void NTAPI count_callback(LPCGUID, ULONG, UCHAR, ULONGLONG, ULONGLONG, PEVENT_FILTER_DESCRIPTOR,
+                          PVOID) {
+  g_callbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
+struct Properties {
+  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<char> bytes;
+};
+
+// What the benchmarks share; torn down by main after the run.
+struct World {
+  std::vector<REGHANDLE> providers;
+  std::vector<TRACEHANDLE> sessions;
+};
+World& world() {
+  static World w;
+  return w;
+}
+
+REGHANDLE register_provider(const GUID& guid) {
+  REGHANDLE h = 0;
+  if (EventRegister(&guid, count_callback, nullptr, &h) != ERROR_SUCCESS) return 0;
+  world().providers.push_back(h);
+  return h;
+}
+
+TRACEHANDLE start_session(const char* name) {
+  Properties p;
+  TRACEHANDLE h = 0;
+  if (StartTraceA(&h, name, p.get()) != ERROR_SUCCESS) return 0;
+  world().sessions.push_back(h);
+  return h;
+}
+
+void BM_EventProviderEnabled_NoSession(benchmark::State& state) {
+  static const REGHANDLE h = register_provider(kIdle);
+  if (h == 0) {
+    state.SkipWithError("EventRegister failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(EventProviderEnabled(h, 4, 0x10));
+}
+BENCHMARK(BM_EventProviderEnabled_NoSession);
+
+void BM_EventProviderEnabled_OneSession(benchmark::State& state) {
+  static const REGHANDLE h = [] {
+    const REGHANDLE r = register_provider(kBusy);
+    const TRACEHANDLE s = start_session("etwh-bench-enabled");
+    if (r == 0 || s == 0 ||
+        EnableTraceEx2(s, &kBusy, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0x30, 0x10, 10000,
+                       nullptr) != ERROR_SUCCESS) {
+      return REGHANDLE{0};
+    }
+    return r;
+  }();
+  if (h == 0) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(EventProviderEnabled(h, 4, 0x10));
+}
+BENCHMARK(BM_EventProviderEnabled_OneSession);
+
+// One iteration = one EnableTraceEx2 (enable, then disable on the next) that returns once the
+// same-process provider's callback has completed.
+void BM_EnableTraceEx2_RoundTrip(benchmark::State& state) {
+  static const TRACEHANDLE s = [] {
+    return register_provider(kRoundTrip) == 0 ? TRACEHANDLE{0}
+                                              : start_session("etwh-bench-roundtrip");
+  }();
+  if (s == 0) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  ULONG code = EVENT_CONTROL_CODE_ENABLE_PROVIDER;
+  const std::uint64_t before = g_callbacks.load();
+  for (auto _ : state) {
+    if (EnableTraceEx2(s, &kRoundTrip, code, 4, 0x1, 0, 10000, nullptr) != ERROR_SUCCESS) {
+      state.SkipWithError("EnableTraceEx2 failed");
+      break;
+    }
+    code = code == EVENT_CONTROL_CODE_ENABLE_PROVIDER ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
+                                                      : EVENT_CONTROL_CODE_ENABLE_PROVIDER;
+  }
+  if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+    EnableTraceEx2(s, &kRoundTrip, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000, nullptr);
+  }
+  state.counters["callbacks"] = static_cast<double>(g_callbacks.load() - before);
+}
+BENCHMARK(BM_EnableTraceEx2_RoundTrip)->UseRealTime();
+
+void stop_broker(const std::string& home) {
+  std::ifstream in(home + "/broker.pid");
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 500 && std::filesystem::exists(home + "/broker.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our own broker in a fresh ETWRT_HOME, unless the caller chose one.
+  std::string owned_dir;
+  if (std::getenv("ETWRT_HOME") == nullptr) {
+    char pattern[] = "/tmp/etwh-bench-runtime-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) {
+      std::perror("mkdtemp");
+      return 2;
+    }
+    owned_dir = pattern;
+    ::setenv("ETWRT_HOME", (owned_dir + "/home").c_str(), 1);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  for (TRACEHANDLE s : world().sessions) {
+    Properties p;
+    ControlTraceA(s, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+  }
+  for (REGHANDLE h : world().providers) EventUnregister(h);
+  if (!owned_dir.empty()) {
+    stop_broker(owned_dir + "/home");
+    std::error_code ignored;
+    std::filesystem::remove_all(owned_dir, ignored);
+  }
+  return 0;
+}
