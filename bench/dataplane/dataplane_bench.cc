@@ -1,6 +1,7 @@
 // Benchmarks of etwrt's data plane, side by side in one run:
 //  - raw_ring: a single-producer single-consumer ring of 32-byte items in shared memory, with
-//    the consumer in another process: the physical ceiling of this machine;
+//    the consumer in another process: the physical ceiling of this machine; the same with a
+//    TSC timestamp per item, and the pool clock alone (every record carries a timestamp);
 //  - write/threads:N: Writer::write of a record with a 32-byte payload into a realtime session
 //    pool drained by a reader process (the cost EventWrite will pay per enabled session);
 //  - end_to_end: batches of events from this process to a reader process, each batch timed
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <benchmark/benchmark.h>
 
@@ -155,6 +157,27 @@ struct Environment {
   }
 };
 
+// The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
+void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
+  uint64_t head = ring.head.load(std::memory_order_relaxed);
+  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
+  for (auto _ : state) {
+    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    Payload& slot = ring.slots[head % RawRing::kSlots];
+    slot.words[0] = head;
+    slot.words[1] = __rdtsc();
+    slot.words[2] = head * 5;
+    slot.words[3] = head * 7;
+    ring.head.store(++head, std::memory_order_release);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The pool clock alone (TSC scaled to ns, or clock_gettime): part of every write.
+void pool_clock(benchmark::State& state, Pool& pool) {
+  for (auto _ : state) benchmark::DoNotOptimize(pool.now_ns());
+}
+
 void raw_ring(benchmark::State& state, RawRing& ring) {
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
@@ -233,6 +256,12 @@ int main(int argc, char** argv) {
   Environment env;
   benchmark::RegisterBenchmark("raw_ring_32B/2proc",
                                [&](benchmark::State& s) { raw_ring(s, *env.ring); })
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("raw_ring_32B_timestamped/2proc",
+                               [&](benchmark::State& s) { raw_ring_timestamped(s, *env.ring); })
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("pool_clock",
+                               [&](benchmark::State& s) { pool_clock(s, env.write_pool); })
       ->UseRealTime();
   benchmark::RegisterBenchmark("write_32B",
                                [&](benchmark::State& s) { pool_write(s, env.write_pool); })

@@ -148,15 +148,23 @@ size_t Reader::poll(const Callback& callback, bool flush) {
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     Cursor& c = heap.back();
+    // Deliver a run from this buffer while it stays the oldest: one heap operation per run,
+    // not per record (writers usually fill long runs of consecutive timestamps).
+    const uint64_t run_limit =
+        heap.size() > 1 ? std::min(watermark, heap.front().view.timestamp_ns) : watermark;
     if (c.view.timestamp_ns > watermark) break;
-    if (c.view.timestamp_ns < last_timestamp_) ++inversions_;
-    last_timestamp_ = std::max(last_timestamp_, c.view.timestamp_ns);
-    callback(c.view);
-    ++delivered;
     Open& o = open_[c.open];
-    o.cursor += static_cast<uint32_t>(c.size);
-    ++o.events;
-    if (load(c)) {
+    bool more;
+    do {
+      if (c.view.timestamp_ns < last_timestamp_) ++inversions_;
+      last_timestamp_ = std::max(last_timestamp_, c.view.timestamp_ns);
+      callback(c.view);
+      ++delivered;
+      o.cursor += static_cast<uint32_t>(c.size);
+      ++o.events;
+      more = load(c);
+    } while (more && c.view.timestamp_ns <= run_limit);
+    if (more) {
       std::push_heap(heap.begin(), heap.end(), later);
     } else {
       heap.pop_back();

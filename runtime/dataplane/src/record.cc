@@ -1,5 +1,6 @@
 // Encoding and decoding of one event record in a session buffer.
 #include <cstring>
+#include <new>
 
 #include "evntcons.h"
 #include "dataplane_layout.h"
@@ -42,37 +43,43 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
                    uint32_t thread_id, std::byte* out) {
   const size_t ext = ext_bytes(in);
   const size_t user = user_data_bytes(in);
-  RecordHeader h;
-  h.size = static_cast<uint32_t>(align8(sizeof(RecordHeader) + ext + user));
-  h.flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
-  h.ext_count = 0;
-  if (in.related_activity_id != nullptr) ++h.ext_count;
-  if (!in.provider_traits.empty()) ++h.ext_count;
-  if (h.ext_count != 0) h.flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
-  h.timestamp_ns = timestamp_ns;
-  h.process_id = process_id;
-  h.thread_id = thread_id;
-  h.provider_id = *in.provider_id;
-  h.descriptor = *in.descriptor;
+  const size_t size = align8(sizeof(RecordHeader) + ext + user);
+  // Fields are stored straight into the buffer (8-aligned, trivially copyable header): this
+  // is the hottest code of EventWrite.
+  RecordHeader* h = new (out) RecordHeader;
+  h->size = static_cast<uint32_t>(size);
+  const uint16_t ext_count =
+      uint16_t{in.related_activity_id != nullptr} + uint16_t{!in.provider_traits.empty()};
+  h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
+             (ext_count != 0 ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
+  h->ext_count = ext_count;
+  h->timestamp_ns = timestamp_ns;
+  h->process_id = process_id;
+  h->thread_id = thread_id;
+  h->provider_id = *in.provider_id;
+  h->descriptor = *in.descriptor;
   if (in.activity_id != nullptr) {
-    h.activity_id = *in.activity_id;
+    h->activity_id = *in.activity_id;
   } else {
-    std::memset(&h.activity_id, 0, sizeof h.activity_id);
+    h->activity_id = GUID{};
   }
-  h.user_data_size = static_cast<uint32_t>(user);
-  h.ext_bytes = static_cast<uint32_t>(ext);
-  std::memcpy(out, &h, sizeof h);
-  std::byte* p = out + sizeof h;
-  if (in.related_activity_id != nullptr)
-    p = put_ext(p, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID, in.related_activity_id, sizeof(GUID));
-  if (!in.provider_traits.empty())
-    p = put_ext(p, EVENT_HEADER_EXT_TYPE_PROV_TRAITS, in.provider_traits.data(),
-                in.provider_traits.size());
+  h->user_data_size = static_cast<uint32_t>(user);
+  h->ext_bytes = static_cast<uint32_t>(ext);
+  std::byte* p = out + sizeof(RecordHeader);
+  if (ext != 0) {
+    if (in.related_activity_id != nullptr)
+      p = put_ext(p, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID, in.related_activity_id,
+                  sizeof(GUID));
+    if (!in.provider_traits.empty())
+      p = put_ext(p, EVENT_HEADER_EXT_TYPE_PROV_TRAITS, in.provider_traits.data(),
+                  in.provider_traits.size());
+  }
   for (const EVENT_DATA_DESCRIPTOR& d : in.user_data) {
     if (d.Size != 0) std::memcpy(p, reinterpret_cast<const void*>(d.Ptr), d.Size);
     p += d.Size;
   }
-  std::memset(p, 0, (out + h.size) - p);
+  // Padding is zeroed so that a buffer's bytes do not depend on what it held before.
+  for (std::byte* end = out + size; p != end; ++p) *p = std::byte{0};
 }
 
 bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size) {
