@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <string>
 
 #include "dataplane_layout.h"
@@ -67,34 +69,59 @@ bool Reader::flush_due(bool forced) {
   return due;
 }
 
-void Reader::claim(bool include_partial) {
+uint64_t Reader::claim(bool include_partial, bool unlimited) {
   Pool::Shared& s = *pool_.shared();
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
   const auto is_open = [&](uint32_t index) {
     return std::any_of(open_.begin(), open_.end(), [&](const Open& o) { return o.index == index; });
   };
+  const auto open = [&](uint32_t index) {
+    if (is_open(index)) return;
+    const uint64_t consumed = s.descs()[index].consumed.load(std::memory_order_relaxed);
+    open_.push_back(Open{index, bytes_of(consumed), events_of(consumed)});
+  };
+  full_.clear();
   for (uint32_t i = 0; i < allocated; ++i) {
     BufferDesc& d = s.descs()[i];
     uint64_t state = d.state.load(std::memory_order_acquire);
-    for (;;) {
-      const Phase phase = phase_of(state);
-      uint64_t next;
-      if (phase == kFull) {
-        next = make_state(kReading, 0);
-      } else if (phase == kWriting && !pinned(state) && include_partial) {
-        next = state | kPinned;
-      } else {
-        break;
-      }
-      if (d.state.compare_exchange_weak(state, next, std::memory_order_acquire)) {
-        if (!is_open(i)) {
-          const uint64_t consumed = d.consumed.load(std::memory_order_relaxed);
-          open_.push_back(Open{i, bytes_of(consumed), events_of(consumed)});
-        }
+    while (phase_of(state) == kWriting && !pinned(state) && include_partial) {
+      if (d.state.compare_exchange_weak(state, state | kPinned, std::memory_order_acquire)) {
+        open(i);
         break;
       }
     }
+    if (phase_of(state) == kFull)
+      full_.push_back({d.handoff_seq.load(std::memory_order_relaxed), i});
   }
+  // Delivered buffers are taken oldest first and only a few per poll: those left Full stay
+  // reclaimable, so a slow consumer loses whole old buffers (RealTimeBuffersLost) instead of
+  // holding every buffer and making writers drop new events.
+  std::sort(full_.begin(), full_.end());
+  size_t budget = (unlimited || options_.max_claim_per_poll == 0) ? full_.size()
+                                                                  : options_.max_claim_per_poll;
+  uint64_t cap = UINT64_MAX;
+  for (const auto& [seq, index] : full_) {
+    BufferDesc& d = s.descs()[index];
+    uint64_t state = make_state(kFull, 0);
+    if (budget > 0) {
+      if (d.state.compare_exchange_strong(state, make_state(kReading, 0),
+                                          std::memory_order_acquire)) {
+        open(index);
+        --budget;
+      }
+      continue;
+    }
+    // Not taken this poll: its first unread record may be older than records of the buffers
+    // taken, so nothing newer than it is delivered now. The buffer may be reclaimed while
+    // this is read; a stale value only delays or (counted) misorders delivery.
+    const uint32_t from = bytes_of(d.consumed.load(std::memory_order_relaxed));
+    if (bytes_of(d.commit.load(std::memory_order_acquire)) <= from) continue;
+    const std::byte* field = s.data(index) + from + offsetof(RecordHeader, timestamp_ns);
+    cap = std::min(cap, std::atomic_ref<const uint64_t>(
+                            *reinterpret_cast<const uint64_t*>(field))
+                            .load(std::memory_order_relaxed));
+  }
+  return cap;
 }
 
 size_t Reader::poll(const Callback& callback, bool flush) {
@@ -105,8 +132,8 @@ size_t Reader::poll(const Callback& callback, bool flush) {
   // buffer this reader holds (or was reclaimed and counted), so only those are delivered
   // now; later ones wait for the next poll. That keeps each writer's records in order.
   const uint64_t scan_start = pool_.now_ns();
-  claim(options_.eager_partial || flush_due(flush));
-  uint64_t watermark = scan_start;
+  uint64_t watermark =
+      std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
   if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
 
   struct Cursor {

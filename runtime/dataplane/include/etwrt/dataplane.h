@@ -18,6 +18,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evntprov.h"
@@ -181,6 +182,9 @@ struct ReaderOptions {
   // began then still sorts before what is delivered. 0 = no margin (such a late record is
   // delivered later and counted in order_inversions()). Ignored by poll(flush = true).
   uint64_t hold_back_ns = 0;
+  // Delivered buffers taken per poll, oldest first; the others stay reclaimable by writers
+  // when the pool runs out (RealTimeBuffersLost). 0 = all. Ignored by poll(flush = true).
+  uint32_t max_claim_per_poll = 4;
 };
 
 // The consumer side: takes delivered buffers (and, on flush, committed prefixes of buffers
@@ -209,10 +213,11 @@ class Reader {
     uint32_t events;  // records consumed
   };
   bool flush_due(bool forced);
-  void claim(bool include_partial);
+  uint64_t claim(bool include_partial, bool unlimited);
   Pool& pool_;
   ReaderOptions options_;
   std::vector<Open> open_;
+  std::vector<std::pair<uint64_t, uint32_t>> full_;  // scratch: (handoff_seq, index)
   uint64_t last_flush_request_ = 0;
   uint64_t last_flush_ns_ = 0;
   uint64_t last_timestamp_ = 0;
