@@ -1,4 +1,5 @@
 // Encoding and decoding of one event record in a session buffer.
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -53,7 +54,9 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
   h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
              (ext_count != 0 ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
   h->ext_count = ext_count;
-  h->timestamp_ns = timestamp_ns;
+  // Atomic (a plain store on x86): the reader may peek at the first timestamp of a buffer it
+  // has not taken, while a writer reclaims and rewrites it.
+  std::atomic_ref<uint64_t>(h->timestamp_ns).store(timestamp_ns, std::memory_order_relaxed);
   h->process_id = process_id;
   h->thread_id = thread_id;
   h->provider_id = *in.provider_id;
