@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -624,6 +625,53 @@ TEST_F(EtwrtApi, ProviderReattachesWhenTheBrokerComesBack) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].level, 4);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
+}
+
+// Several processes that find no broker start one each; one wins the lock, all reach it.
+TEST_F(EtwrtApi, ConcurrentStartersShareOneBroker) {
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 4; ++i) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      char c;
+      ::close(go[1]);
+      if (::read(go[0], &c, 1) != 0) ::_exit(4);  // Released by the parent closing the pipe.
+      REGHANDLE h = 0;
+      if (EventRegister(&kProvider, nullptr, nullptr, &h) != ERROR_SUCCESS) ::_exit(2);
+      Properties p;
+      TRACEHANDLE s = 0;
+      const std::string name = "starter-" + std::to_string(i);
+      if (StartTraceA(&s, name.c_str(), p.get()) != ERROR_SUCCESS) ::_exit(3);
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  // All four sessions live in the one broker that owns this home.
+  Properties q;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(QueryTraceA(0, ("starter-" + std::to_string(i)).c_str(), q.get()), ERROR_SUCCESS)
+        << i;
+  }
+  int brokers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (text.find("etwrt-broker") != std::string::npos && text.find(home_) != std::string::npos &&
+        alive(std::stoi(entry.path().filename().string()))) {
+      ++brokers;
+    }
+  }
+  EXPECT_EQ(brokers, 1);
 }
 
 }  // namespace
