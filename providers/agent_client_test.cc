@@ -4,6 +4,9 @@
 #include "agent_client.h"
 
 #include "win32_text.h"
+#ifdef ETWH_REAL_AGENT
+#include "win32_ops.h"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -42,6 +45,24 @@ class TempHome {
 
  private:
   std::filesystem::path path_;
+};
+
+// Stops a session when the test ends, passed or not: etwrt keeps a session (and its broker)
+// alive until someone stops it, as Windows does.
+class SessionGuard {
+ public:
+  SessionGuard(AgentProcess& agent, std::string label) : agent_(agent), label_(std::move(label)) {}
+  ~SessionGuard() {
+    try {
+      agent_.call({{"op", "control"}, {"session", label_}, {"code", 1}}, std::chrono::seconds(20));
+    } catch (const AgentError&) {
+      // Unknown label (the start failed) or a dead agent: nothing left to stop here.
+    }
+  }
+
+ private:
+  AgentProcess& agent_;
+  std::string label_;
 };
 
 std::vector<std::string> agents() {
@@ -157,6 +178,16 @@ TEST_P(AgentClient, ExitRepliesThenExitsWithItsCode) {
   EXPECT_EQ(exit->exit_code, 7);
 }
 
+TEST_P(AgentClient, EndOfInputEndsTheAgentWithCodeZero) {
+  // The driver dying closes the agent's stdin; a shell gives it an empty one instead.
+  auto agent = AgentProcess::spawn("/bin/sh", "eof", {"-c", "exec \"$0\" </dev/null", GetParam()},
+                                   {{"ETWRT_HOME", home_.str()}});
+  auto exit = agent->wait_exit(kLong);
+  ASSERT_TRUE(exit);
+  EXPECT_FALSE(exit->signaled);
+  EXPECT_EQ(exit->exit_code, 0);
+}
+
 TEST_P(AgentClient, DestructorEndsTheAgent) {
   int pid;
   {
@@ -177,6 +208,7 @@ TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
                          {"callback", "none"}}, kLong)["status"], 0);
   std::string name = session_name("cb");
   json start = agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong);
+  SessionGuard guard(*agent, "s");
   ASSERT_EQ(start["status"], 0) << start.dump();
   json enable = agent->call(
       {{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1}, {"level", 4},
@@ -210,7 +242,6 @@ TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
 
   EXPECT_EQ(agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong)["status"], 0);
   EXPECT_EQ(agent->call({{"op", "unregister"}, {"provider", "q"}}, kLong)["status"], 0);
-  agent->call({{"op", "control"}, {"session", "s"}, {"code", 1}}, kLong);
 }
 
 TEST_P(AgentClient, DelayedCallbackReportsItsDuration) {
@@ -218,6 +249,7 @@ TEST_P(AgentClient, DelayedCallbackReportsItsDuration) {
   agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
                {"behavior", {{"delay_ms", 30}}}}, kLong);
   std::string name = session_name("delay");
+  SessionGuard guard(*agent, "s");
   ASSERT_EQ(agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
   agent->call({{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1},
                {"level", 1}, {"match_any", "0x1"}, {"timeout_ms", 10000}}, kLong);
@@ -229,7 +261,6 @@ TEST_P(AgentClient, DelayedCallbackReportsItsDuration) {
   // A lower bound only: sleeping 30 ms takes at least 30 ms, however loaded the machine.
   EXPECT_GE(cb["duration_ns"].get<std::int64_t>(), 30'000'000);
   EXPECT_EQ(cb["filter"], nullptr);
-  agent->call({{"op", "control"}, {"session", "s"}, {"code", 1}}, kLong);
 }
 
 INSTANTIATE_TEST_SUITE_P(Agents, AgentClient, ::testing::ValuesIn(agents()),
@@ -239,6 +270,65 @@ INSTANTIATE_TEST_SUITE_P(Agents, AgentClient, ::testing::ValuesIn(agents()),
                                       ? std::string("Fake")
                                       : std::string("Real");
                          });
+
+#ifdef ETWH_REAL_AGENT
+// End to end through etwrt: behaviours the fake cannot show.
+class RealAgent : public ::testing::Test {
+ protected:
+  std::unique_ptr<AgentProcess> spawn() {
+    return AgentProcess::spawn(ETWH_REAL_AGENT, "real", {}, {{"ETWRT_HOME", home_.str()}});
+  }
+  TempHome home_;
+};
+
+TEST_F(RealAgent, PreEnabledProviderHearsInsideRegisterWithNullSourceId) {
+  auto agent = spawn();
+  std::string name = "etwh-client-test-" + std::to_string(::getpid()) + "-pre";
+  SessionGuard guard(*agent, "s");
+  ASSERT_EQ(agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
+  ASSERT_EQ(agent->call({{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1},
+                         {"level", 3}, {"match_any", "0x5"},
+                         {"parameters", {{"source_id", kSource}}}}, kLong)["status"], 0);
+  EXPECT_EQ(agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
+                         {"context", "0x77"}}, kLong)["status"], 0);
+  // Emitted before the register reply, so already here.
+  std::vector<json> callbacks;
+  for (const auto& e : agent->events()) {
+    if (e["event"] == "callback") callbacks.push_back(e);
+  }
+  ASSERT_EQ(callbacks.size(), 1u);
+  EXPECT_EQ(callbacks[0]["source_id"], format_guid(GUID_NULL));
+  EXPECT_EQ(callbacks[0]["filter"], nullptr);
+  EXPECT_EQ(callbacks[0]["level"], 3);
+  EXPECT_EQ(callbacks[0]["match_any"], "0x5");
+  EXPECT_EQ(callbacks[0]["context"], "0x77");
+  json enabled = agent->call({{"op", "query_enabled"}, {"provider", "p"}, {"level", 3},
+                              {"keyword", "0x1"}, {"descriptor", {{"level", 4}, {"keyword", "0x1"}}}},
+                             kLong);
+  EXPECT_EQ(enabled["provider_enabled"], true);
+  EXPECT_EQ(enabled["event_enabled"], false);  // level 4 > the session's 3
+  json written = agent->call({{"op", "write"}, {"provider", "p"},
+                              {"descriptor", {{"id", 1}, {"level", 2}, {"keyword", "0x1"}}},
+                              {"payload", "00ff"}, {"count", 3}}, kLong);
+  EXPECT_TRUE(written.contains("status") && written.contains("failed")) << written.dump();
+  json stop = agent->call({{"op", "control"}, {"session", "s"}, {"code", EVENT_TRACE_CONTROL_STOP}}, kLong);
+  EXPECT_EQ(stop["status"], 0);
+  EXPECT_EQ(stop["properties"]["logger_name"], name);
+}
+
+TEST_F(RealAgent, TraitsAreAcceptedOnceThroughTheAgent) {
+  auto agent = spawn();
+  agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid}}, kLong);
+  GUID group = parse_guid(kSource).value();
+  std::string blob = [&] {
+    auto bytes = build_traits_blob("EtwhTestProvider", {group_trait(group)});
+    return bytes_to_hex(bytes.data(), bytes.size());
+  }();
+  json set = {{"op", "set_information"}, {"provider", "p"}, {"class", 2}, {"data", blob}};
+  EXPECT_EQ(agent->call(set, kLong)["status"], 0);
+  EXPECT_NE(agent->call(set, kLong)["status"], 0);
+}
+#endif
 
 TEST(AgentClientSpawn, MissingExecutableIsASpawnError) {
   try {

@@ -313,7 +313,9 @@ std::vector<std::uint8_t> build_traits_blob(const std::string& provider_name,
 
 Trait group_trait(const GUID& group) {
   // The GUID's in-memory (little-endian) layout, as Windows stores it in the blob.
-  Trait t{static_cast<std::uint8_t>(EtwProviderTraitTypeGroup), {}};
+  // EtwProviderTraitTypeGroup; not every SDK's evntprov.h names it (mingw-w64's does not).
+  constexpr std::uint8_t kTraitTypeGroup = 1;
+  Trait t{kTraitTypeGroup, {}};
   for (int i = 0; i < 4; ++i) t.data.push_back(static_cast<std::uint8_t>(group.Data1 >> (8 * i)));
   for (int i = 0; i < 2; ++i) t.data.push_back(static_cast<std::uint8_t>(group.Data2 >> (8 * i)));
   for (int i = 0; i < 2; ++i) t.data.push_back(static_cast<std::uint8_t>(group.Data3 >> (8 * i)));

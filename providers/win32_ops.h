@@ -5,6 +5,7 @@
 #pragma once
 
 #include <windows.h>
+#include <evntprov.h>
 #include <evntrace.h>
 
 #include <nlohmann/json.hpp>

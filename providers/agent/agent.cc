@@ -20,6 +20,9 @@ using nlohmann::json;
 constexpr int kSlots = 256;
 std::array<std::atomic<CallbackState*>, kSlots> g_slots{};
 
+// Where a callback that no registration owns is reported (set by the Agent).
+std::atomic<LineWriter*> g_stray_out{nullptr};
+
 json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
   if (filter == nullptr) return nullptr;
   json out = {{"type", filter->Type}, {"size", filter->Size}, {"data", nullptr}};
@@ -55,9 +58,10 @@ void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
   event["duration_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered).count();
   if (state != nullptr) {
     state->out->write(event);
-  } else {
+  } else if (LineWriter* out = g_stray_out.load()) {
     // No registration owns this slot: the platform called back after EventUnregister returned.
-    std::fprintf(stderr, "etwh-agent: callback on slot %d with no live registration\n", slot);
+    event["slot"] = slot;
+    out->write(event);
   }
 }
 
@@ -110,6 +114,8 @@ EVENT_DESCRIPTOR read_descriptor(const json& object) {
 }
 
 }  // namespace
+
+Agent::Agent(LineWriter& out) : out_(out) { g_stray_out.store(&out); }
 
 void LineWriter::write(const json& line) {
   // Replacement keeps a line parseable even if a platform string is not valid UTF-8.

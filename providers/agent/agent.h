@@ -45,7 +45,8 @@ struct CallbackState {
 
 class Agent {
  public:
-  explicit Agent(LineWriter& out) : out_(out) {}
+  // `out` receives replies and events, and must outlive every callback (the process).
+  explicit Agent(LineWriter& out);
 
   // What the request loop should do after a request was handled.
   enum class Next { kContinue, kExit, kCrash };
