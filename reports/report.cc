@@ -84,14 +84,15 @@ void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& re
 
 void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
                        std::ostream& out) const {
-  nlohmann::json doc;
+  // Ordered, so that the file reads in the documented order.
+  nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
   doc["run_info"] = {{"platform", info.platform},     {"etwh_version", info.version},
                      {"start_time", info.start_time}, {"host", info.host},
                      {"duration", info.duration_s},   {"command_line", info.command_line}};
-  doc["results"] = nlohmann::json::array();
+  doc["results"] = nlohmann::ordered_json::array();
   for (const CaseResult& r : results) {
-    doc["results"].push_back({{"id", r.id},
+    doc["results"].push_back(nlohmann::ordered_json{{"id", r.id},
                               {"rules", r.rules},
                               {"status", status_name(r.status)},
                               {"as_expected", r.as_expected},

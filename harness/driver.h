@@ -1,0 +1,40 @@
+// The driver: runs one scenario case against the platform. Agents are child processes
+// (AgentProcess), the driver is the controller in-process (Controller) unless a step goes
+// "via" an agent. Observations are compared with the oracle's expectations; every failed
+// check names the rule, the expected and the observed value.
+#pragma once
+
+#include "report.h"
+#include "scenario.h"
+
+#include <filesystem>
+#include <string>
+
+namespace etwh {
+
+struct DriverOptions {
+  std::filesystem::path agent;
+  // Prefix of every real session name of this run, so that parallel runs never collide.
+  std::string session_prefix;
+};
+
+struct CaseOutcome {
+  Status status = Status::kPass;  // PASS, FAIL, TIMEOUT, CRASH or HARNESS_ERROR
+  std::string message;            // failed checks, or the fault; observed-only values too
+  double duration_s = 0;
+};
+
+class Driver {
+ public:
+  explicit Driver(DriverOptions options) : options_(std::move(options)) {}
+
+  // Runs `c` and cleans up after it (stops every session it started, ends its agents),
+  // whatever happened.
+  CaseOutcome run(const Case& c);
+
+ private:
+  DriverOptions options_;
+  unsigned case_counter_ = 0;
+};
+
+}  // namespace etwh

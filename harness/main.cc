@@ -1,0 +1,242 @@
+// etwh: the conformance harness's command line. `etwh list` prints the rule catalog, `etwh run`
+// runs conformance scenarios and reports a verdict per rule.
+#include "catalog.h"
+#include "driver.h"
+#include "expectations.h"
+#include "report.h"
+#include "scenario.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+
+#ifndef ETWH_DATA_DIR
+#error "ETWH_DATA_DIR must name the folder holding catalog/, scenarios/ and expectations/"
+#endif
+#ifndef ETWH_VERSION
+#define ETWH_VERSION "unknown"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitOk = 0;
+constexpr int kExitUnexpected = 1;
+constexpr int kExitBadInput = 2;
+
+const fs::path kDataDir = ETWH_DATA_DIR;
+
+#ifdef _WIN32
+constexpr const char* kDefaultPlatform = "windows";
+constexpr const char* kAgentName = "etwh-agent.exe";
+#else
+constexpr const char* kDefaultPlatform = "etwrt";
+constexpr const char* kAgentName = "etwh-agent";
+#endif
+
+fs::path self_dir(const char* argv0) {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) self = fs::absolute(argv0);
+  return self.parent_path();
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Gives the run a private etwrt broker unless the caller chose one, and removes it afterwards.
+class PrivateEtwrtHome {
+ public:
+  PrivateEtwrtHome() {
+#ifndef _WIN32
+    if (std::getenv("ETWRT_HOME") != nullptr) return;
+    std::string templ = (fs::temp_directory_path() / "etwh-home-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("cannot create ETWRT_HOME");
+    dir_ = templ;
+    setenv("ETWRT_HOME", dir_.c_str(), 1);
+#endif
+  }
+  ~PrivateEtwrtHome() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+ private:
+  fs::path dir_;
+};
+
+int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool as_json) {
+  const etwh::Catalog catalog = etwh::load_catalog(catalog_file);
+  const auto cases = etwh::load_scenarios({scenarios_dir}, catalog.ids());
+  std::map<std::string, int> count;
+  for (const auto& c : cases) {
+    for (const auto& r : c.rules) ++count[r];
+  }
+  if (as_json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : catalog.rules) {
+      out.push_back({{"id", r.id},
+                     {"kind", r.kinds},
+                     {"observed", r.observed},
+                     {"cases", count[r.id]},
+                     {"citation", r.citation},
+                     {"text", r.text}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("{:<28} {:<16} {:>5}  {}\n", "ID", "KIND", "CASES", "TEXT");
+  for (const auto& r : catalog.rules) {
+    std::string kind;
+    for (const auto& k : r.kinds) kind += (kind.empty() ? "" : "+") + k;
+    if (r.observed) kind += "(obs)";
+    std::cout << fmt::format("{:<28} {:<16} {:>5}  {}\n", r.id, kind, count[r.id], r.text);
+  }
+  return kExitOk;
+}
+
+struct RunArgs {
+  std::vector<std::string> paths;
+  std::string json_file, junit_file, agent, platform, expectations_file;
+};
+
+int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scenarios_dir,
+        const fs::path& exe_dir, const std::string& command_line) {
+  const etwh::Catalog catalog = etwh::load_catalog(catalog_file);
+  std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
+  if (paths.empty()) paths.push_back(scenarios_dir);
+  const auto cases = etwh::load_scenarios(paths, catalog.ids());
+  std::set<std::string> case_ids;
+  for (const auto& c : cases) case_ids.insert(c.id);
+
+  const std::string platform = args.platform.empty() ? kDefaultPlatform : args.platform;
+  etwh::Expectations expectations;
+  fs::path exp_file = args.expectations_file;
+  if (exp_file.empty()) {
+    exp_file = kDataDir / "expectations" / (platform + ".json");
+    if (!fs::exists(exp_file)) exp_file.clear();
+  }
+  // Entries for cases outside this run are fine when only some files were chosen.
+  if (!exp_file.empty()) {
+    expectations = etwh::load_expectations(exp_file, args.paths.empty() ? case_ids
+                                                                        : std::set<std::string>{});
+  }
+
+  const fs::path agent = args.agent.empty() ? exe_dir / kAgentName : fs::path(args.agent);
+  if (!fs::exists(agent)) {
+    std::cerr << "etwh: " << agent.string() << ": agent executable not found (use --agent)\n";
+    return kExitBadInput;
+  }
+
+  PrivateEtwrtHome home;
+  etwh::RunInfo info;
+  info.platform = platform;
+  info.version = ETWH_VERSION;
+  info.start_time = utc_now();
+  info.host = hostname();
+  info.command_line = command_line;
+  const auto start = std::chrono::steady_clock::now();
+
+  etwh::Driver driver({agent, fmt::format("etwh-{}-", getpid())});
+  std::vector<etwh::CaseResult> results;
+  for (const auto& c : cases) {
+    const etwh::CaseOutcome outcome = driver.run(c);
+    auto [status, ok] = etwh::classify(outcome.status, expectations, c.id);
+    std::string message = outcome.message;
+    if (auto it = expectations.find(c.id); it != expectations.end()) {
+      message += (message.empty() ? "" : " | ") + std::string("expected ") +
+                 etwh::status_name(it->second.status) + ": " + it->second.reason;
+    }
+    results.push_back({c.id, c.rules, status, ok, message, outcome.duration_s, c.file});
+  }
+  info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  etwh::ConsoleReport().write(info, results, std::cout);
+  auto write_file = [&](const std::string& file, const etwh::ReportWriter& writer) {
+    if (file.empty()) return;
+    std::ofstream out(file);
+    writer.write(info, results, out);
+    if (!out) throw std::runtime_error(file + ": cannot write the report");
+  };
+  write_file(args.json_file, etwh::JsonReport());
+  write_file(args.junit_file, etwh::JunitReport());
+
+  bool harness_fault = false, unexpected = false;
+  for (const auto& r : results) {
+    if (r.as_expected) continue;
+    unexpected = true;
+    if (r.status == etwh::Status::kHarnessError) harness_fault = true;
+  }
+  return harness_fault ? kExitBadInput : unexpected ? kExitUnexpected : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)"};
+  app.require_subcommand(1);
+  std::string catalog_file = (kDataDir / "catalog" / "rules.json").string();
+  std::string scenarios_dir = (kDataDir / "scenarios" / "conformance").string();
+  app.add_option("--catalog", catalog_file, "Rule catalog (JSON)");
+  app.add_option("--scenarios", scenarios_dir, "Folder of the shipped conformance scenarios");
+
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "Print the rule catalog");
+  list->add_flag("--json", list_json, "Print JSON instead of a table");
+
+  RunArgs run_args;
+  auto* run_cmd = app.add_subcommand("run", "Run conformance scenarios");
+  run_cmd->add_option("paths", run_args.paths, "Scenario files or folders (default: all shipped)");
+  run_cmd->add_option("--json", run_args.json_file, "Write the JSON report to FILE");
+  run_cmd->add_option("--junit", run_args.junit_file, "Write JUnit XML to FILE");
+  run_cmd->add_option("--agent", run_args.agent, "The provider agent executable");
+  run_cmd->add_option("--platform", run_args.platform,
+                      "Platform name (selects expectations/<NAME>.json)");
+  run_cmd->add_option("--expectations", run_args.expectations_file, "Expectations file");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  try {
+    if (*list) return list_rules(catalog_file, scenarios_dir, list_json);
+    return run(run_args, catalog_file, scenarios_dir, self_dir(argv[0]), command_line);
+  } catch (const etwh::ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const etwh::CatalogError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const etwh::ExpectationsError& e) {
+    std::cerr << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+  }
+  return kExitBadInput;
+}
