@@ -1,0 +1,45 @@
+# Runs EXPECTED (the native etw_layout) and ACTUAL (the mingw-w64 build, through the WINE
+# runner) and fails, naming every differing line, unless their tables are identical.
+foreach(var EXPECTED ACTUAL WINE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "compare_layouts.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${EXPECTED} OUTPUT_VARIABLE expected RESULT_VARIABLE expected_rc
+                TIMEOUT 60)
+if(NOT expected_rc EQUAL 0)
+  message(FATAL_ERROR "${EXPECTED} failed: ${expected_rc}")
+endif()
+execute_process(COMMAND ${WINE} ${ACTUAL} OUTPUT_VARIABLE actual RESULT_VARIABLE actual_rc
+                ERROR_VARIABLE wine_stderr TIMEOUT 280)
+if(NOT actual_rc EQUAL 0)
+  message(FATAL_ERROR "${ACTUAL} under Wine failed: ${actual_rc}\n${wine_stderr}")
+endif()
+
+# Wine's console writes CRLF.
+string(REPLACE "\r" "" actual "${actual}")
+string(REPLACE "\n" ";" expected_lines "${expected}")
+string(REPLACE "\n" ";" actual_lines "${actual}")
+list(LENGTH expected_lines expected_count)
+list(LENGTH actual_lines actual_count)
+if(expected_count LESS 100)
+  message(FATAL_ERROR "the native table has only ${expected_count} lines:\n${expected}")
+endif()
+if(NOT expected_count EQUAL actual_count)
+  message(FATAL_ERROR "native: ${expected_count} lines, mingw-w64: ${actual_count} lines")
+endif()
+
+set(differences "")
+math(EXPR last "${expected_count} - 1")
+foreach(i RANGE ${last})
+  list(GET expected_lines ${i} e)
+  list(GET actual_lines ${i} a)
+  if(NOT e STREQUAL a)
+    string(APPEND differences "  native \"${e}\" vs mingw-w64 \"${a}\"\n")
+  endif()
+endforeach()
+if(differences)
+  message(FATAL_ERROR "ETW structure layouts differ:\n${differences}")
+endif()
+message(STATUS "${expected_count} lines, identical")

@@ -1,0 +1,199 @@
+// Prints the size and the field offsets of the Win32 ETW structures, one per line, so that the
+// same source compiled against etwrt's headers (runtime/include) and against another SDK
+// (mingw-w64's, run under Wine) can be compared line by line: a program written against the
+// Win32 API must see the same memory layout whichever headers it was compiled with.
+//
+// Output: "<struct> size <n>" and "<struct>.<field> <offset> <size>", in this fixed order.
+#include <windows.h>
+#include <evntprov.h>
+#include <evntrace.h>
+#include <evntcons.h>
+
+#include <cstddef>
+#include <cstdio>
+
+namespace {
+
+void size_line(const char* type, std::size_t size) {
+  std::printf("%s size %zu\n", type, size);
+}
+
+void field_line(const char* type, const char* field, std::size_t offset, std::size_t size) {
+  std::printf("%s.%s %zu %zu\n", type, field, offset, size);
+}
+
+}  // namespace
+
+// offsetof on a member of a nested anonymous union or struct is what the headers are compared
+// on, so this must stay a macro: a function cannot take a member designator.
+#define ETWH_FIELD(type, field) \
+  field_line(#type, #field, offsetof(type, field), sizeof(static_cast<type*>(nullptr)->field))
+
+int main() {
+  size_line("EVENT_DESCRIPTOR", sizeof(EVENT_DESCRIPTOR));
+  ETWH_FIELD(EVENT_DESCRIPTOR, Id);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Version);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Channel);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Level);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Opcode);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Task);
+  ETWH_FIELD(EVENT_DESCRIPTOR, Keyword);
+
+  size_line("EVENT_DATA_DESCRIPTOR", sizeof(EVENT_DATA_DESCRIPTOR));
+  ETWH_FIELD(EVENT_DATA_DESCRIPTOR, Ptr);
+  ETWH_FIELD(EVENT_DATA_DESCRIPTOR, Size);
+
+  size_line("EVENT_FILTER_DESCRIPTOR", sizeof(EVENT_FILTER_DESCRIPTOR));
+  ETWH_FIELD(EVENT_FILTER_DESCRIPTOR, Ptr);
+  ETWH_FIELD(EVENT_FILTER_DESCRIPTOR, Size);
+  ETWH_FIELD(EVENT_FILTER_DESCRIPTOR, Type);
+
+  size_line("EVENT_FILTER_HEADER", sizeof(EVENT_FILTER_HEADER));
+  ETWH_FIELD(EVENT_FILTER_HEADER, Id);
+  ETWH_FIELD(EVENT_FILTER_HEADER, Version);
+  ETWH_FIELD(EVENT_FILTER_HEADER, Reserved);
+  ETWH_FIELD(EVENT_FILTER_HEADER, InstanceId);
+  ETWH_FIELD(EVENT_FILTER_HEADER, Size);
+  ETWH_FIELD(EVENT_FILTER_HEADER, NextOffset);
+
+  size_line("ENABLE_TRACE_PARAMETERS", sizeof(ENABLE_TRACE_PARAMETERS));
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, Version);
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, EnableProperty);
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, ControlFlags);
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, SourceId);
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, EnableFilterDesc);
+  ETWH_FIELD(ENABLE_TRACE_PARAMETERS, FilterDescCount);
+
+  size_line("WNODE_HEADER", sizeof(WNODE_HEADER));
+  ETWH_FIELD(WNODE_HEADER, BufferSize);
+  ETWH_FIELD(WNODE_HEADER, ProviderId);
+  ETWH_FIELD(WNODE_HEADER, HistoricalContext);
+  ETWH_FIELD(WNODE_HEADER, TimeStamp);
+  ETWH_FIELD(WNODE_HEADER, Guid);
+  ETWH_FIELD(WNODE_HEADER, ClientContext);
+  ETWH_FIELD(WNODE_HEADER, Flags);
+
+  size_line("EVENT_TRACE_PROPERTIES", sizeof(EVENT_TRACE_PROPERTIES));
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, Wnode);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, BufferSize);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, MinimumBuffers);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, MaximumBuffers);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, MaximumFileSize);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, LogFileMode);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, FlushTimer);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, EnableFlags);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, AgeLimit);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, NumberOfBuffers);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, FreeBuffers);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, EventsLost);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, BuffersWritten);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, LogBuffersLost);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, RealTimeBuffersLost);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, LoggerThreadId);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, LogFileNameOffset);
+  ETWH_FIELD(EVENT_TRACE_PROPERTIES, LoggerNameOffset);
+
+  size_line("EVENT_HEADER", sizeof(EVENT_HEADER));
+  ETWH_FIELD(EVENT_HEADER, Size);
+  ETWH_FIELD(EVENT_HEADER, HeaderType);
+  ETWH_FIELD(EVENT_HEADER, Flags);
+  ETWH_FIELD(EVENT_HEADER, EventProperty);
+  ETWH_FIELD(EVENT_HEADER, ThreadId);
+  ETWH_FIELD(EVENT_HEADER, ProcessId);
+  ETWH_FIELD(EVENT_HEADER, TimeStamp);
+  ETWH_FIELD(EVENT_HEADER, ProviderId);
+  ETWH_FIELD(EVENT_HEADER, EventDescriptor);
+  ETWH_FIELD(EVENT_HEADER, KernelTime);
+  ETWH_FIELD(EVENT_HEADER, UserTime);
+  ETWH_FIELD(EVENT_HEADER, ProcessorTime);
+  ETWH_FIELD(EVENT_HEADER, ActivityId);
+
+  size_line("ETW_BUFFER_CONTEXT", sizeof(ETW_BUFFER_CONTEXT));
+  ETWH_FIELD(ETW_BUFFER_CONTEXT, ProcessorNumber);
+  ETWH_FIELD(ETW_BUFFER_CONTEXT, Alignment);
+  ETWH_FIELD(ETW_BUFFER_CONTEXT, LoggerId);
+
+  size_line("EVENT_HEADER_EXTENDED_DATA_ITEM", sizeof(EVENT_HEADER_EXTENDED_DATA_ITEM));
+  ETWH_FIELD(EVENT_HEADER_EXTENDED_DATA_ITEM, Reserved1);
+  ETWH_FIELD(EVENT_HEADER_EXTENDED_DATA_ITEM, ExtType);
+  ETWH_FIELD(EVENT_HEADER_EXTENDED_DATA_ITEM, DataSize);
+  ETWH_FIELD(EVENT_HEADER_EXTENDED_DATA_ITEM, DataPtr);
+
+  size_line("EVENT_RECORD", sizeof(EVENT_RECORD));
+  ETWH_FIELD(EVENT_RECORD, EventHeader);
+  ETWH_FIELD(EVENT_RECORD, BufferContext);
+  ETWH_FIELD(EVENT_RECORD, ExtendedDataCount);
+  ETWH_FIELD(EVENT_RECORD, UserDataLength);
+  ETWH_FIELD(EVENT_RECORD, ExtendedData);
+  ETWH_FIELD(EVENT_RECORD, UserData);
+  ETWH_FIELD(EVENT_RECORD, UserContext);
+
+  size_line("EVENT_TRACE_HEADER", sizeof(EVENT_TRACE_HEADER));
+  ETWH_FIELD(EVENT_TRACE_HEADER, Size);
+  ETWH_FIELD(EVENT_TRACE_HEADER, HeaderType);
+  ETWH_FIELD(EVENT_TRACE_HEADER, MarkerFlags);
+  ETWH_FIELD(EVENT_TRACE_HEADER, Class.Type);
+  ETWH_FIELD(EVENT_TRACE_HEADER, Class.Level);
+  ETWH_FIELD(EVENT_TRACE_HEADER, Class.Version);
+  ETWH_FIELD(EVENT_TRACE_HEADER, ThreadId);
+  ETWH_FIELD(EVENT_TRACE_HEADER, ProcessId);
+  ETWH_FIELD(EVENT_TRACE_HEADER, TimeStamp);
+  ETWH_FIELD(EVENT_TRACE_HEADER, Guid);
+  ETWH_FIELD(EVENT_TRACE_HEADER, GuidPtr);
+  ETWH_FIELD(EVENT_TRACE_HEADER, KernelTime);
+  ETWH_FIELD(EVENT_TRACE_HEADER, UserTime);
+  ETWH_FIELD(EVENT_TRACE_HEADER, ProcessorTime);
+  ETWH_FIELD(EVENT_TRACE_HEADER, ClientContext);
+  ETWH_FIELD(EVENT_TRACE_HEADER, Flags);
+
+  size_line("EVENT_TRACE", sizeof(EVENT_TRACE));
+  ETWH_FIELD(EVENT_TRACE, Header);
+  ETWH_FIELD(EVENT_TRACE, InstanceId);
+  ETWH_FIELD(EVENT_TRACE, ParentInstanceId);
+  ETWH_FIELD(EVENT_TRACE, ParentGuid);
+  ETWH_FIELD(EVENT_TRACE, MofData);
+  ETWH_FIELD(EVENT_TRACE, MofLength);
+  ETWH_FIELD(EVENT_TRACE, ClientContext);
+
+  size_line("TRACE_LOGFILE_HEADER", sizeof(TRACE_LOGFILE_HEADER));
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, BufferSize);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, Version);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, ProviderVersion);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, NumberOfProcessors);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, EndTime);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, TimerResolution);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, MaximumFileSize);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, LogFileMode);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, BuffersWritten);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, StartBuffers);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, PointerSize);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, EventsLost);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, CpuSpeedInMHz);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, LoggerName);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, LogFileName);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, TimeZone);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, BootTime);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, PerfFreq);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, StartTime);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, ReservedFlags);
+  ETWH_FIELD(TRACE_LOGFILE_HEADER, BuffersLost);
+
+  size_line("EVENT_TRACE_LOGFILEA", sizeof(EVENT_TRACE_LOGFILEA));
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, LogFileName);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, LoggerName);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, CurrentTime);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, BuffersRead);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, LogFileMode);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, ProcessTraceMode);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, CurrentEvent);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, LogfileHeader);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, BufferCallback);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, BufferSize);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, Filled);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, EventsLost);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, EventCallback);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, EventRecordCallback);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, IsKernelTrace);
+  ETWH_FIELD(EVENT_TRACE_LOGFILEA, Context);
+  return 0;
+}
