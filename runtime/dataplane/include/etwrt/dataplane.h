@@ -149,7 +149,8 @@ enum class WriteResult {
 // A writer's handle on one pool: owns at most one buffer at a time, exclusively, so the
 // common path is a copy into that buffer and one release store, with no system call and no
 // shared lock. Not thread-safe: use one per thread (the wiring keeps one per thread and
-// session). Destruction (or release()) hands the current buffer to delivery.
+// session), and never one inherited through fork (the child makes its own). Destruction (or
+// release()) hands the current buffer to delivery.
 class Writer {
  public:
   explicit Writer(Pool& pool);
