@@ -392,16 +392,28 @@ TEST(DataplaneLoss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
   Pool pool = Pool::create(small_config(1, 2, 4), "slow");
   Reader reader(pool);
   Collector col;
+  LossReport reported;
+  uint64_t reports = 0;
+  const Reader::LossCallback on_loss = [&](const LossReport& r) {
+    EXPECT_TRUE(r.realtime_buffers_lost != 0 || r.realtime_events_lost != 0 || r.events_lost != 0)
+        << "a report without loss";
+    reported.realtime_buffers_lost += r.realtime_buffers_lost;
+    reported.realtime_events_lost += r.realtime_events_lost;
+    reported.events_lost += r.events_lost;
+    ++reports;
+  };
   constexpr uint64_t kEvents = 3000;
   {
     Writer w(pool);
     for (uint64_t i = 0; i < kEvents; ++i) {
       ASSERT_EQ(write_seq(w, 1, i), WriteResult::written) << "realtime reclaims, never drops";
       // The consumer takes one batch now and then: far slower than the writer.
-      if (i % 500 == 499) reader.poll(col.callback());
+      if (i % 500 == 499) reader.poll(col.callback(), false, on_loss);
     }
   }
-  drain(reader, col);
+  while (reader.poll(col.callback(), true, on_loss) != 0) {
+  }
+  reader.poll(col.callback(), true, on_loss);  // reports what the drain itself saw
   const Counters c = pool.query();
   EXPECT_GT(c.realtime_buffers_lost, 0u);
   EXPECT_GT(c.realtime_events_lost, 0u);
@@ -411,6 +423,11 @@ TEST(DataplaneLoss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
   // The newest events survive a reclaim: the last one written is delivered.
   EXPECT_EQ(col.seqs[1].back(), kEvents - 1);
   expect_balanced(pool, kEvents);
+  // Every loss was announced to the consumer, exactly.
+  EXPECT_GT(reports, 0u);
+  EXPECT_EQ(reported.realtime_buffers_lost, c.realtime_buffers_lost);
+  EXPECT_EQ(reported.realtime_events_lost, c.realtime_events_lost);
+  EXPECT_EQ(reported.events_lost, c.events_lost);
 }
 
 TEST(DataplaneLoss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {

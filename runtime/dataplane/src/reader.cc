@@ -25,6 +25,8 @@ Reader::Reader(Pool& pool, ReaderOptions options) : pool_(pool), options_(option
     throw Error("session pool already has a reader attached (pid " + std::to_string(expected) +
                 ")");
   }
+  // Losses before attaching are reported at the first poll: the buffered events a first
+  // consumer gets may already have a gap.
   last_flush_request_ = s.flush_requests.load(std::memory_order_acquire);
   last_flush_ns_ = pool_.now_ns();
 }
@@ -124,8 +126,20 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   return cap;
 }
 
-size_t Reader::poll(const Callback& callback, bool flush) {
+size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
   Pool::Shared& s = *pool_.shared();
+  const LossReport now{s.realtime_buffers_lost.load(std::memory_order_relaxed),
+                       s.realtime_events_lost.load(std::memory_order_relaxed),
+                       s.events_lost.load(std::memory_order_relaxed)};
+  if (now.realtime_buffers_lost != reported_.realtime_buffers_lost ||
+      now.realtime_events_lost != reported_.realtime_events_lost ||
+      now.events_lost != reported_.events_lost) {
+    if (on_loss)
+      on_loss(LossReport{now.realtime_buffers_lost - reported_.realtime_buffers_lost,
+                         now.realtime_events_lost - reported_.realtime_events_lost,
+                         now.events_lost - reported_.events_lost});
+    reported_ = now;
+  }
   // The scan below is not a snapshot: while it runs (or while this process is preempted in
   // it), a writer may hand off a buffer at an index already passed and go on in one not yet
   // reached. Every record stamped before the scan started is, by the time it ends, in a

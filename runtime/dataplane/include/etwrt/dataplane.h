@@ -191,9 +191,17 @@ struct ReaderOptions {
 // The consumer side: takes delivered buffers (and, on flush, committed prefixes of buffers
 // still being written), yields their records merged in timestamp order, and frees buffers
 // once read. Attaching fails (Error) when another live reader is attached.
+// Losses that happened since the previous report (what RT_LostEvent announces).
+struct LossReport {
+  uint64_t realtime_buffers_lost = 0;  // RTLostBuffer
+  uint64_t realtime_events_lost = 0;   // records those buffers held
+  uint64_t events_lost = 0;            // RTLostEvent: events dropped at write
+};
+
 class Reader {
  public:
   using Callback = std::function<void(const RecordView&)>;
+  using LossCallback = std::function<void(const LossReport&)>;
   Reader(Pool& pool, ReaderOptions options = {});
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -202,7 +210,11 @@ class Reader {
   // Delivers the records committed before the call; returns how many. `flush` forces
   // partial buffers in and ignores hold_back_ns (use it for the final drain, in a loop until
   // it returns 0).
-  size_t poll(const Callback& callback, bool flush = false);
+  // When losses were counted since the previous poll, `on_loss` is called once with them
+  // before this poll's records, so the consumer learns of a gap ahead of the data after it.
+  // Reports add up exactly to the pool's counters (since its creation: losses from before
+  // this reader attached come with its first poll).
+  size_t poll(const Callback& callback, bool flush = false, const LossCallback& on_loss = {});
 
   uint64_t order_inversions() const { return inversions_; }  // records older than one before
   uint64_t corrupt_buffers() const { return corrupt_; }
@@ -223,6 +235,7 @@ class Reader {
   uint64_t last_flush_ns_ = 0;
   uint64_t last_timestamp_ = 0;
   uint64_t inversions_ = 0;
+  LossReport reported_;  // pool counters as of the last report
   uint64_t corrupt_ = 0;
 };
 
