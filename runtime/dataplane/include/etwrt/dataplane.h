@@ -207,7 +207,8 @@ class Reader {
   Reader& operator=(const Reader&) = delete;
   ~Reader();  // detaches; unread records stay in the pool for the next reader
 
-  // Delivers the records committed before the call; returns how many. `flush` forces
+  // Delivers the records committed before the call; returns how many. Callbacks must not
+  // throw (the wiring calls user callbacks inside its own, which catches). `flush` forces
   // partial buffers in and ignores hold_back_ns (use it for the final drain, in a loop until
   // it returns 0).
   // When losses were counted since the previous poll, `on_loss` is called once with them
