@@ -95,6 +95,7 @@ struct AgentProcess::Impl {
   std::map<std::int64_t, json> replies;
   std::set<std::int64_t> abandoned;  // timed-out ids whose late replies are dropped
   std::vector<json> events;
+  std::map<std::string, std::size_t> event_counts;  // by "event" kind
   std::string stderr_text;
   std::size_t stderr_dropped = 0;
   std::string protocol_error;
@@ -185,6 +186,8 @@ void AgentProcess::Impl::take_line(const std::string& raw) {
   json message = json::parse(line, nullptr, false);
   std::lock_guard<std::mutex> lock(mutex);
   if (message.is_object() && message.contains("event")) {
+    const json& kind = message["event"];
+    ++event_counts[kind.is_string() ? kind.get<std::string>() : kind.dump()];
     events.push_back(std::move(message));
   } else if (message.is_object() && message.contains("id") && message["id"].is_number_integer()) {
     auto id = message["id"].get<std::int64_t>();
@@ -316,8 +319,10 @@ void AgentProcess::send(json request) {
     throw AgentError(AgentError::Kind::kProtocol, "agent '" + impl_->name + "': a request must be a JSON object");
   }
   if (!request.contains("id")) {
+    // Nobody waits for this reply (if the op has one): it is dropped when it arrives.
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    request["id"] = impl_->next_id++;
+    request["id"] = impl_->next_id;
+    impl_->abandoned.insert(impl_->next_id++);
   }
   std::string line = request.dump() + "\n";
   Impl* impl = impl_.get();
@@ -380,11 +385,8 @@ bool AgentProcess::wait_for_events(const std::string& kind, std::size_t count,
                                    std::chrono::milliseconds timeout) {
   Impl& i = *impl_;
   auto reached = [&] {
-    std::size_t n = 0;
-    for (const auto& e : i.events) {
-      if (e["event"] == kind) ++n;
-    }
-    return n >= count;
+    auto it = i.event_counts.find(kind);
+    return (it == i.event_counts.end() ? 0 : it->second) >= count;
   };
   std::unique_lock<std::mutex> lock(i.mutex);
   i.changed.wait_until(lock, std::chrono::steady_clock::now() + timeout,
