@@ -365,14 +365,13 @@ TEST(DataplaneLoss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
   Pool pool = Pool::create(small_config(1, 1, 3), "noconsumer");
   constexpr uint64_t kEvents = 200;
   uint64_t written = 0, lost = 0;
-  {
-    Writer w(pool);
-    for (uint64_t i = 0; i < kEvents; ++i) {
-      const WriteResult r = write_seq(w, 1, i);
-      written += r == WriteResult::written;
-      lost += r == WriteResult::lost;
-    }
+  Writer w(pool);
+  for (uint64_t i = 0; i < kEvents; ++i) {
+    const WriteResult r = write_seq(w, 1, i);
+    written += r == WriteResult::written;
+    lost += r == WriteResult::lost;
   }
+  w.release();
   ASSERT_GT(lost, 0u) << "a 3 KB pool must overflow";
   const Counters c = pool.query();
   EXPECT_EQ(c.events_lost, lost);
@@ -386,6 +385,8 @@ TEST(DataplaneLoss, NoConsumerKeepsEventsUntilFullThenLosesNewOnes) {
   ASSERT_EQ(col.count, written);
   for (uint64_t i = 0; i < written; ++i) ASSERT_EQ(col.seqs[1][i], i);
   expect_balanced(pool, kEvents);
+  // The writer that found no buffer notices the ones the reader freed.
+  EXPECT_EQ(write_seq(w, 1, kEvents), WriteResult::written);
 }
 
 TEST(DataplaneLoss, SlowConsumerLosesWholeBuffersAndTheCountBalances) {
@@ -436,14 +437,16 @@ TEST(DataplaneLoss, NonRealtimeSessionWithSlowConsumerLosesNewEvents) {
   Collector col;
   constexpr uint64_t kEvents = 1000;
   uint64_t lost = 0;
-  {
-    Writer w(pool);
-    for (uint64_t i = 0; i < kEvents; ++i) lost += write_seq(w, 1, i) == WriteResult::lost;
-  }
-  drain(reader, col);
+  Writer w(pool);
+  for (uint64_t i = 0; i < kEvents; ++i) lost += write_seq(w, 1, i) == WriteResult::lost;
   EXPECT_GT(lost, 0u);
+  // Only the reader freeing buffers can end the writer's drought (it attached before).
+  drain(reader, col);
+  EXPECT_EQ(write_seq(w, 1, kEvents), WriteResult::written);
+  w.release();
+  drain(reader, col);
   EXPECT_EQ(pool.query().realtime_buffers_lost, 0u);
-  expect_balanced(pool, kEvents);
+  expect_balanced(pool, kEvents + 1);
 }
 
 TEST(DataplaneReader, MergesWritersInTimestampOrder) {

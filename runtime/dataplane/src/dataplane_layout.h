@@ -83,6 +83,10 @@ struct Pool::Shared {
   alignas(kCacheLine) std::atomic<uint32_t> allocated;  // NumberOfBuffers
   std::atomic<uint32_t> alloc_hint;                     // where the next free scan starts
   std::atomic<uint64_t> next_seq;
+  // Bumped by every change that can give a writer a buffer (a buffer freed or delivered, a
+  // reader attached or gone): a writer that found none skips its scan until this moves, so a
+  // lost event stays cheap however many buffers the pool has.
+  std::atomic<uint64_t> supply_epoch;
 
   alignas(kCacheLine) std::atomic<uint64_t> events_lost;
   std::atomic<uint64_t> realtime_buffers_lost;

@@ -113,6 +113,7 @@ bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid) {
       break;
   }
   shared.buffers_written.fetch_add(1, std::memory_order_relaxed);
+  shared.supply_epoch.fetch_add(1, std::memory_order_release);
   return true;
 }
 
@@ -333,6 +334,7 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
     uint32_t expected = reader;
     s.reader_pid.compare_exchange_strong(expected, 0, std::memory_order_release);
   }
+  if (recovered != 0 || reader_dead) s.supply_epoch.fetch_add(1, std::memory_order_release);
   return recovered;
 }
 

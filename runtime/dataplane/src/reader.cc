@@ -25,6 +25,7 @@ Reader::Reader(Pool& pool, ReaderOptions options) : pool_(pool), options_(option
     throw Error("session pool already has a reader attached (pid " + std::to_string(expected) +
                 ")");
   }
+  s.supply_epoch.fetch_add(1, std::memory_order_release);  // reclaiming is possible now
   // Losses before attaching are reported at the first poll: the buffered events a first
   // consumer gets may already have a gap.
   last_flush_request_ = s.flush_requests.load(std::memory_order_acquire);
@@ -54,6 +55,7 @@ Reader::~Reader() {
     }
   }
   s.reader_pid.store(0, std::memory_order_release);
+  s.supply_epoch.fetch_add(1, std::memory_order_release);
 }
 
 bool Reader::flush_due(bool forced) {
@@ -223,6 +225,7 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
     d.commit.store(0, std::memory_order_relaxed);
     d.consumed.store(0, std::memory_order_relaxed);
     d.state.store(make_state(kFree, 0), std::memory_order_release);
+    s.supply_epoch.fetch_add(1, std::memory_order_release);
     return true;
   });
   return delivered;

@@ -171,6 +171,8 @@ class Writer {
   std::byte* data_ = nullptr;     // its data
   uint32_t offset_ = 0;           // committed bytes (the writer's own copy)
   uint32_t events_ = 0;           // committed records
+  static constexpr uint64_t kNoEpoch = UINT64_MAX;
+  uint64_t failed_epoch_ = kNoEpoch;  // pool supply epoch of the last fruitless search
 };
 
 struct ReaderOptions {
