@@ -179,13 +179,24 @@ bool Client::send(const json& message) {
 
 ClientReply Client::call(json request, std::chrono::milliseconds timeout,
                          std::function<void(const json&)> on_reply) {
+  // A broker that was just exiting on idle when we connected drops the request unanswered;
+  // one retry on a fresh connection (a fresh broker) covers that. A broker that died with
+  // state took the state with it, so repeating the request is what a new caller would do.
+  ClientReply reply = call_once(request, timeout, on_reply);
+  if (reply.status == kConnectionLost) reply = call_once(request, timeout, on_reply);
+  if (reply.status == kConnectionLost) reply.status = ERROR_NOT_SUPPORTED;
+  return reply;
+}
+
+ClientReply Client::call_once(json request, std::chrono::milliseconds timeout,
+                              const std::function<void(const json&)>& on_reply) {
   std::unique_lock lock(mu_);
   if (const ULONG status = ensure_connected_locked(lock); status != ERROR_SUCCESS) {
     return {status, {}};
   }
   const std::uint64_t id = next_id_++;
   auto pending = std::make_shared<Pending>();
-  pending->on_reply = std::move(on_reply);
+  pending->on_reply = on_reply;
   pending_[id] = pending;
   request["id"] = id;
   const int fd = fd_;
@@ -198,7 +209,9 @@ ClientReply Client::call(json request, std::chrono::milliseconds timeout,
   lock.lock();
   if (!sent) {
     pending_.erase(id);
-    return {ERROR_NOT_SUPPORTED, {}};
+    // The reader sees the broken socket too; let it do the bookkeeping before a retry.
+    replies_cv_.wait_for(lock, 2s, [&] { return fd_ != fd; });
+    return {kConnectionLost, {}};
   }
   if (!replies_cv_.wait_for(lock, timeout, [&] { return pending->done; })) {
     pending_.erase(id);
@@ -260,7 +273,7 @@ void Client::connection_lost(int fd, std::uint64_t generation) {
   fd_ = -1;
   // Requests in flight on this connection get no reply.
   for (auto& [id, pending] : pending_) {
-    pending->reply.status = ERROR_NOT_SUPPORTED;
+    pending->reply.status = kConnectionLost;
     pending->done = true;
   }
   pending_.clear();

@@ -79,7 +79,12 @@ class Client {
     nlohmann::json message;
   };
 
+  // Internal status of a request whose connection went away before its reply.
+  static constexpr ULONG kConnectionLost = 0xE7000001u;
+
   Client() = default;
+  ClientReply call_once(nlohmann::json request, std::chrono::milliseconds timeout,
+                        const std::function<void(const nlohmann::json&)>& on_reply);
   // Connects (starting the broker if needed) unless connected to the current ETWRT_HOME.
   ULONG ensure_connected_locked(std::unique_lock<std::mutex>& lock);
   void reader_loop(int fd, std::uint64_t generation);
