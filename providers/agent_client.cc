@@ -43,6 +43,9 @@ constexpr auto kDrainGrace = std::chrono::milliseconds(500);
 // must not exhaust the driver's memory.
 constexpr std::size_t kStderrCap = 4 << 20;
 
+// No protocol line comes near this; an agent writing that much without a newline is broken.
+constexpr std::size_t kLineCap = 64 << 20;
+
 std::string describe(const AgentExit& e) {
   if (!e.signaled) return "exited with code " + std::to_string(e.exit_code);
   std::string name;
@@ -150,6 +153,15 @@ void AgentProcess::Impl::read_stdout() {
       take_line(out_partial.substr(start, nl - start));
     }
     out_partial.erase(0, start);
+    if (out_partial.size() > kLineCap) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (protocol_error.empty()) {
+        protocol_error = "agent wrote more than " + std::to_string(kLineCap) +
+                         " bytes without a newline";
+      }
+      out_partial.clear();
+      changed.notify_all();
+    }
     if (!ec) {
       read_stdout();
       return;

@@ -63,7 +63,8 @@ class AgentProcess {
   // Sends a request without waiting for a reply (for "crash" and "exit").
   void send(nlohmann::json request);
 
-  // The asynchronous events received so far (objects with "event"), in arrival order.
+  // The asynchronous events received so far (objects with "event"), in arrival order; the
+  // first is the agent's "ready".
   std::vector<nlohmann::json> events() const;
 
   // Waits until at least `count` events whose "event" field equals `kind` have arrived, or the
