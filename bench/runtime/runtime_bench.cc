@@ -1,15 +1,18 @@
 // etwrt control plane, measured through the Win32 API: EventProviderEnabled with no session
 // and with one enabling session (the cost every event site pays), and the round trip of
 // EnableTraceEx2 with a Timeout to the provider's callback having completed.
-// Runs against its own broker in a fresh ETWRT_HOME, stopped at the end.
+// On etwrt it runs against its own broker in a fresh ETWRT_HOME, stopped at the end; on
+// Windows against the system's ETW (StartTrace needs an administrator or Performance Log Users).
 #include <windows.h>
 #include <evntprov.h>
 #include <evntrace.h>
 
 #include <benchmark/benchmark.h>
 
+#ifndef _WIN32
 #include <signal.h>
 #include <unistd.h>
+#endif
 
 #include <atomic>
 #include <cstdio>
@@ -125,6 +128,7 @@ void BM_EnableTraceEx2_RoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_EnableTraceEx2_RoundTrip)->UseRealTime();
 
+#ifndef _WIN32
 void stop_broker(const std::string& home) {
   std::ifstream in(home + "/broker.pid");
   pid_t pid = 0;
@@ -134,12 +138,14 @@ void stop_broker(const std::string& home) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // Our own broker in a fresh ETWRT_HOME, unless the caller chose one.
   std::string owned_dir;
+#ifndef _WIN32
   if (std::getenv("ETWRT_HOME") == nullptr) {
     char pattern[] = "/tmp/etwh-bench-runtime-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) {
@@ -149,6 +155,7 @@ int main(int argc, char** argv) {
     owned_dir = pattern;
     ::setenv("ETWRT_HOME", (owned_dir + "/home").c_str(), 1);
   }
+#endif
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
@@ -159,10 +166,12 @@ int main(int argc, char** argv) {
     ControlTraceA(s, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
   }
   for (REGHANDLE h : world().providers) EventUnregister(h);
+#ifndef _WIN32
   if (!owned_dir.empty()) {
     stop_broker(owned_dir + "/home");
     std::error_code ignored;
     std::filesystem::remove_all(owned_dir, ignored);
   }
+#endif
   return 0;
 }

@@ -33,8 +33,11 @@ void prepare_stdio() {
 #ifdef _WIN32
   _setmode(_fileno(stdin), _O_BINARY);
   _setmode(_fileno(stdout), _O_BINARY);
-  // abort() would otherwise ask Windows Error Reporting to show a dialog.
+  // abort() would otherwise ask Windows Error Reporting to show a dialog. The old msvcrt.dll
+  // that mingw-w64 links by default does not export _set_abort_behavior (only the UCRT does).
+#if defined(_MSC_VER) || defined(_UCRT)
   _set_abort_behavior(0, _WRITE_ABORT_MSG | _CALL_REPORTFAULT);
+#endif
   SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
 #endif
 }
