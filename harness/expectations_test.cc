@@ -3,13 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 
 namespace etwh {
 namespace {
 
 std::filesystem::path write_temp(const std::string& name, const std::string& text) {
   auto path = std::filesystem::temp_directory_path() /
-              ("etwh_exp_" + std::to_string(::getpid()) + "_" + name);
+              ("etwh_exp_" + std::to_string(std::random_device{}()) + "_" + name);
   std::ofstream(path) << text;
   return path;
 }

@@ -10,7 +10,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -44,16 +48,26 @@ constexpr const char* kAgentName = "etwh-agent";
 #endif
 
 fs::path self_dir(const char* argv0) {
+  fs::path self;
+#ifdef _WIN32
+  char buf[MAX_PATH] = {};
+  if (GetModuleFileNameA(nullptr, buf, MAX_PATH) > 0) self = buf;
+#else
   std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) self = fs::absolute(argv0);
+  self = fs::read_symlink("/proc/self/exe", ec);
+#endif
+  if (self.empty()) self = fs::absolute(argv0);
   return self.parent_path();
 }
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
+#ifdef _WIN32
+  gmtime_s(&tm, &t);
+#else
   gmtime_r(&t, &tm);
+#endif
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
@@ -61,8 +75,21 @@ std::string utc_now() {
 
 std::string hostname() {
   char buf[256] = {};
+#ifdef _WIN32
+  DWORD size = sizeof buf;
+  if (!GetComputerNameA(buf, &size)) return "";
+#else
   gethostname(buf, sizeof buf - 1);
+#endif
   return buf;
+}
+
+unsigned long process_id() {
+#ifdef _WIN32
+  return GetCurrentProcessId();
+#else
+  return static_cast<unsigned long>(getpid());
+#endif
 }
 
 // Gives the run a private etwrt broker unless the caller chose one, and removes it afterwards.
@@ -159,7 +186,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   info.command_line = command_line;
   const auto start = std::chrono::steady_clock::now();
 
-  etwh::Driver driver({agent, fmt::format("etwh-{}-", getpid())});
+  etwh::Driver driver({agent, fmt::format("etwh-{}-", process_id())});
   std::vector<etwh::CaseResult> results;
   for (const auto& c : cases) {
     const etwh::CaseOutcome outcome = driver.run(c);

@@ -26,7 +26,7 @@ Aggregate aggregate(std::span<const SessionEnable> sessions) {
 bool session_accepts(const SessionEnable& session, const EventLevelKeyword& event) {
   if (event.level != 0 && event.level > session.level) return false;
   if (event.keyword == 0) {
-    return (session.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0;
+    return (session.enable_property & kEnablePropertyIgnoreKeyword0) == 0;
   }
   // FLT-ANY-ZERO: no MatchAny means every event, and MatchAll is then not consulted.
   if (session.match_any == 0) return true;

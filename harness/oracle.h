@@ -16,6 +16,9 @@
 
 namespace etwh::oracle {
 
+// EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0 (evntrace.h); some mingw-w64 headers lack the name.
+inline constexpr std::uint32_t kEnablePropertyIgnoreKeyword0 = 0x10;
+
 // One session's enable of one provider.
 struct SessionEnable {
   std::uint8_t level = 0;

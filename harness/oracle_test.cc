@@ -36,7 +36,7 @@ TEST(SessionAccepts, KeywordAnyAllAndZeroBypass) {
 }
 
 TEST(SessionAccepts, IgnoreKeywordZero) {
-  const SessionEnable s{5, 0x6, 0, EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0};
+  const SessionEnable s{5, 0x6, 0, kEnablePropertyIgnoreKeyword0};
   EXPECT_FALSE(session_accepts(s, {1, 0x0}));
   EXPECT_TRUE(session_accepts(s, {1, 0x2}));
 }
@@ -111,7 +111,7 @@ bool brute_accepts(const SessionEnable& s, const EventLevelKeyword& e) {
   const std::bitset<64> k(e.keyword), any(s.match_any), all(s.match_all);
   bool keyword_ok;
   if (k.none()) {
-    keyword_ok = !(s.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0);
+    keyword_ok = !(s.enable_property & kEnablePropertyIgnoreKeyword0);
   } else if (any.none()) {
     keyword_ok = true;
   } else {
@@ -143,7 +143,7 @@ TEST(OracleRandomized, AgreesWithBruteForceModel) {
     std::vector<SessionEnable> sessions(rng() % 9);
     for (auto& s : sessions) {
       s = SessionEnable{level(), keyword(), keyword(),
-                        (rng() % 4 == 0) ? std::uint32_t{EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0}
+                        (rng() % 4 == 0) ? kEnablePropertyIgnoreKeyword0
                                          : 0u};
     }
     const Aggregate got = aggregate(sessions);
