@@ -1,5 +1,6 @@
 # Runs EXPECTED (the native etw_layout) and ACTUAL (the mingw-w64 build, through the WINE
 # runner) and fails, naming every differing line, unless their tables are identical.
+cmake_minimum_required(VERSION 3.25)
 foreach(var EXPECTED ACTUAL WINE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "compare_layouts.cmake: -D${var}=... is required")
