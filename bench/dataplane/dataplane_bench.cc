@@ -3,7 +3,8 @@
 //    the consumer in another process: the physical ceiling of this machine; the same with a
 //    TSC timestamp per item, and the pool clock alone (every record carries a timestamp);
 //  - write/threads:N: Writer::write of a record with a 32-byte payload into a realtime session
-//    pool drained by a reader process (the cost EventWrite will pay per enabled session);
+//    pool drained by a reader process (the cost EventWrite will pay per enabled session), and
+//    the same with the pool drained between timed batches (the writer alone);
 //  - end_to_end: batches of events from this process to a reader process, each batch timed
 //    until the reader has delivered all of it; any loss is reported in the `lost` counter.
 // Consumer processes are forked once, before any benchmark thread exists.
@@ -226,6 +227,36 @@ void pool_write(benchmark::State& state, Pool& pool) {
   state.counters["not_written"] = double(not_written);
 }
 
+// The writer alone: the pool is drained by this thread outside the timed region, so no
+// consumer competes for the cores or the cache lines while writes are timed.
+void pool_write_uncontended(benchmark::State& state) {
+  constexpr uint64_t kBatch = 100'000;
+  PoolConfig config = Environment::config(64, 256);  // 16 MB: a batch always fits
+  config.realtime = false;
+  Pool pool = Pool::create(config, "bench-write-alone");
+  Reader reader(pool);
+  Writer writer(pool);
+  Payload payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  const EventInput in = make_input(payload, data);
+  uint64_t not_written = 0, in_batch = 0;
+  const Reader::Callback ignore = [](const RecordView&) {};
+  for (auto _ : state) {
+    ++payload.words[0];
+    not_written += writer.write(in) != WriteResult::written;
+    if (++in_batch == kBatch) {
+      state.PauseTiming();
+      writer.release();
+      while (reader.poll(ignore, true) != 0) {
+      }
+      in_batch = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["not_written"] = double(not_written);
+}
+
 void end_to_end(benchmark::State& state, Pool& pool) {
   constexpr uint64_t kBatch = 100'000;
   Writer writer(pool);
@@ -268,6 +299,7 @@ int main(int argc, char** argv) {
       ->Threads(1)
       ->Threads(2)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("write_32B_no_consumer", pool_write_uncontended)->UseRealTime();
   benchmark::RegisterBenchmark("end_to_end_32B/2proc",
                                [&](benchmark::State& s) { end_to_end(s, env.e2e_pool); })
       ->UseRealTime()
