@@ -71,6 +71,16 @@ TRACEHANDLE start_session(const char* name) {
   return h;
 }
 
+// The floor on this machine: an out-of-line call that only returns FALSE, made the way a PLT
+// call to libetwrt is (indirect). EventProviderEnabled with no session should be close to it.
+BOOLEAN NTAPI return_false(REGHANDLE, UCHAR, ULONGLONG) { return FALSE; }
+BOOLEAN(NTAPI* volatile g_return_false)(REGHANDLE, UCHAR, ULONGLONG) = return_false;
+
+void BM_Baseline_IndirectCall(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(g_return_false(1, 4, 0x10));
+}
+BENCHMARK(BM_Baseline_IndirectCall);
+
 void BM_EventProviderEnabled_NoSession(benchmark::State& state) {
   static const REGHANDLE h = register_provider(kIdle);
   if (h == 0) {
