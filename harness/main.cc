@@ -37,7 +37,14 @@ constexpr int kExitOk = 0;
 constexpr int kExitUnexpected = 1;
 constexpr int kExitBadInput = 2;
 
-const fs::path kDataDir = ETWH_DATA_DIR;
+// The catalog, scenarios and expectations: installed beside the program (../share/etwh), or in
+// the source tree it was built from.
+fs::path data_dir(const fs::path& exe_dir) {
+  const fs::path installed = exe_dir.parent_path() / "share" / "etwh";
+  std::error_code ec;
+  if (fs::exists(installed / "catalog" / "rules.json", ec)) return installed;
+  return ETWH_DATA_DIR;
+}
 
 #ifdef _WIN32
 constexpr const char* kDefaultPlatform = "windows";
@@ -151,6 +158,7 @@ struct RunArgs {
 
 int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scenarios_dir,
         const fs::path& exe_dir, const std::string& command_line) {
+  const fs::path data = data_dir(exe_dir);
   const etwh::Catalog catalog = etwh::load_catalog(catalog_file);
   std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
   if (paths.empty()) paths.push_back(scenarios_dir);
@@ -162,7 +170,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   etwh::Expectations expectations;
   fs::path exp_file = args.expectations_file;
   if (exp_file.empty()) {
-    exp_file = kDataDir / "expectations" / (platform + ".json");
+    exp_file = data / "expectations" / (platform + ".json");
     if (!fs::exists(exp_file)) exp_file.clear();
   }
   // Entries for cases outside this run are fine when only some files were chosen.
@@ -224,8 +232,10 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
 int main(int argc, char** argv) {
   CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)"};
   app.require_subcommand(1);
-  std::string catalog_file = (kDataDir / "catalog" / "rules.json").string();
-  std::string scenarios_dir = (kDataDir / "scenarios" / "conformance").string();
+  const fs::path exe_dir = self_dir(argv[0]);
+  const fs::path data = data_dir(exe_dir);
+  std::string catalog_file = (data / "catalog" / "rules.json").string();
+  std::string scenarios_dir = (data / "scenarios" / "conformance").string();
   app.add_option("--catalog", catalog_file, "Rule catalog (JSON)");
   app.add_option("--scenarios", scenarios_dir, "Folder of the shipped conformance scenarios");
 
@@ -255,7 +265,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return list_rules(catalog_file, scenarios_dir, list_json);
-    return run(run_args, catalog_file, scenarios_dir, self_dir(argv[0]), command_line);
+    return run(run_args, catalog_file, scenarios_dir, exe_dir, command_line);
   } catch (const etwh::ScenarioError& e) {
     std::cerr << e.what() << "\n";
   } catch (const etwh::CatalogError& e) {
