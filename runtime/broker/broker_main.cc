@@ -293,15 +293,20 @@ json Broker::aggregate_json(const std::string& key, ULONG is_enabled) const {
           {"sessions", sessions_json(key)}};
 }
 
-// One SCHEMATIZED descriptor whose data chains each enabling session's EVENT_FILTER_HEADER
-// block, InstanceId = 1 << slot, NextOffset = distance to the next block (0 on the last).
-// etwrt choice: blocks start on 8-byte boundaries so providers can read headers in place.
+// One SCHEMATIZED descriptor whose data chains one EVENT_FILTER_HEADER block per enabling
+// session that gave a provider-bound filter (seed 000: one filter from each such session),
+// InstanceId = 1 << slot, NextOffset = distance to the next block (0 on the last). A
+// provider-defined filter (no high bit) gets a header etwrt synthesizes: Id 0, Version 0,
+// Size = header + data, its bytes after the header (etwrt choice: the documents name no other
+// way to carry several sessions' filters in one descriptor). Blocks start on 8-byte boundaries
+// so providers can read headers in place.
 json Broker::filter_chain(const std::string& key) const {
   std::vector<std::uint8_t> chain;
   std::size_t last_header = 0;
   bool any = false;
   for (const auto& [slot, e] : enables_of(key)) {
-    if (!e->provider_filter || e->provider_filter->type != EVENT_FILTER_TYPE_SCHEMATIZED) continue;
+    if (!e->provider_filter) continue;
+    const FilterBlob& blob = *e->provider_filter;
     while (chain.size() % 8 != 0) chain.push_back(0);
     const std::size_t at = chain.size();
     if (any) {
@@ -310,9 +315,15 @@ json Broker::filter_chain(const std::string& key) const {
       previous.NextOffset = static_cast<ULONG>(at - last_header);
       std::memcpy(chain.data() + last_header, &previous, sizeof previous);
     }
-    chain.insert(chain.end(), e->provider_filter->data.begin(), e->provider_filter->data.end());
-    EVENT_FILTER_HEADER header;
-    std::memcpy(&header, chain.data() + at, sizeof header);
+    EVENT_FILTER_HEADER header{};
+    if (blob.type == EVENT_FILTER_TYPE_SCHEMATIZED) {
+      chain.insert(chain.end(), blob.data.begin(), blob.data.end());
+      std::memcpy(&header, chain.data() + at, sizeof header);
+    } else {
+      header.Size = static_cast<ULONG>(sizeof header + blob.data.size());
+      chain.resize(at + sizeof header);
+      chain.insert(chain.end(), blob.data.begin(), blob.data.end());
+    }
     header.InstanceId = 1ull << slot;
     header.NextOffset = 0;
     std::memcpy(chain.data() + at, &header, sizeof header);
@@ -488,7 +499,8 @@ void Broker::stop_session(std::uint64_t handle) {
     s.enables.erase(key);
     const json agg = aggregate_json(key, 1);
     // A stopping session notifies with SourceId GUID_NULL.
-    notify(key, GUID_NULL, agg["is_enabled"], agg["level"], agg["any"], agg["all"], nullptr, 0);
+    const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
+    notify(key, GUID_NULL, agg["is_enabled"], agg["level"], agg["any"], agg["all"], filter, 0);
   }
   sessions_.erase(handle);
 }
@@ -568,15 +580,8 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
     for (const json& f : request.value("system_filters", json::array())) {
       e.system_filters.push_back(blob_from(f));
     }
-    json own_filter = nullptr;
-    if (e.provider_filter && e.provider_filter->type != EVENT_FILTER_TYPE_SCHEMATIZED) {
-      // Provider-defined filters reach the provider only with their own session's enable.
-      own_filter = {{"type", e.provider_filter->type},
-                    {"data", bytes_to_hex(e.provider_filter->data.data(),
-                                          e.provider_filter->data.size())}};
-    }
     session.enables[key] = std::move(e);
-    const json filter = own_filter.is_null() ? filter_chain(key) : own_filter;
+    const json filter = filter_chain(key);
     const json agg = aggregate_json(key, 1);
     const int sent = notify(key, source, 1, agg["level"], agg["any"], agg["all"], filter, wait_id);
     if (wait) waits_[wait_id].remaining += sent;
@@ -585,8 +590,10 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
       auto& slots = slots_[key];
       std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
       const json agg = aggregate_json(key, 1);
+      // Still enabled by others: their filters, as with any enable notification.
+      const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
       const int sent = notify(key, source, agg["is_enabled"], agg["level"], agg["any"],
-                              agg["all"], nullptr, wait_id);
+                              agg["all"], filter, wait_id);
       if (wait) waits_[wait_id].remaining += sent;
     }
   } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {

@@ -576,15 +576,125 @@ TEST_F(EtwrtApi, FilterDataMemoryIsReusedAfterTheCallback) {
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 1, 0, 0, 10000, &p), ERROR_SUCCESS);
   const auto calls = r.wait_for(1);
   ASSERT_TRUE(calls[0].has_filter);
-  EXPECT_EQ(calls[0].filter_type, 0x42u);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(calls[0].filter.data())), custom);
+  ASSERT_EQ(calls[0].filter.size(), sizeof(EVENT_FILTER_HEADER) + sizeof custom);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(calls[0].filter.data()) +
+                        sizeof(EVENT_FILTER_HEADER)),
+            custom);
   // A provider that kept the pointer now reads something else (rule CB-FILTER-COPY).
-  EXPECT_NE(std::memcmp(calls[0].filter_ptr, custom, sizeof custom), 0);
-  // The provider-defined filter only goes with its own session's enable.
-  ASSERT_EQ(EnableTraceEx2(start("poison-2"), &kProvider, 1, 1, 0, 0, 10000, nullptr),
-            ERROR_SUCCESS);
-  EXPECT_FALSE(r.wait_for(2)[1].has_filter);
+  EXPECT_NE(std::memcmp(calls[0].filter_ptr, calls[0].filter.data(), calls[0].filter.size()), 0);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
+}
+
+// The blocks of a FilterData chain, each as (InstanceId, Id, bytes after the header).
+struct Block {
+  ULONGLONG instance = 0;
+  USHORT id = 0;
+  std::vector<std::uint8_t> data;
+};
+
+std::vector<Block> blocks_of(const Call& c) {
+  std::vector<Block> out;
+  if (!c.has_filter) return out;
+  EXPECT_EQ(c.filter_type, ULONG{EVENT_FILTER_TYPE_SCHEMATIZED});
+  std::size_t at = 0;
+  for (;;) {
+    EVENT_FILTER_HEADER h;
+    if (at + sizeof h > c.filter.size()) {
+      ADD_FAILURE() << "block header at " << at << " past the end " << c.filter.size();
+      return out;
+    }
+    std::memcpy(&h, c.filter.data() + at, sizeof h);
+    if (h.Size < sizeof h || at + h.Size > c.filter.size()) {
+      ADD_FAILURE() << "block at " << at << " has Size " << h.Size;
+      return out;
+    }
+    Block b;
+    b.instance = h.InstanceId;
+    b.id = h.Id;
+    b.data.assign(c.filter.data() + at + sizeof h, c.filter.data() + at + h.Size);
+    out.push_back(std::move(b));
+    if (h.NextOffset == 0) return out;
+    at += h.NextOffset;
+  }
+}
+
+// Seed 000 (CB-FILTER-PER-SESSION): one filter from each session that gave filter data.
+TEST_F(EtwrtApi, FilterDataHoldsOneBlockPerFilteringSession) {
+  Recorder& r = new_recorder();
+  register_provider(r);
+  const TRACEHANDLE s1 = start("per-session-1");
+  const TRACEHANDLE s2 = start("per-session-2");
+  const std::vector<std::uint8_t> a = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5};
+  const std::vector<std::uint8_t> b = {0xb1, 0xb2};
+  auto enable = [&](TRACEHANDLE s, const std::vector<std::uint8_t>* bytes) {
+    EVENT_FILTER_DESCRIPTOR d{};
+    ENABLE_TRACE_PARAMETERS p{};
+    p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+    if (bytes != nullptr) {
+      d = {reinterpret_cast<ULONGLONG>(bytes->data()), static_cast<ULONG>(bytes->size()), 7};
+      p.EnableFilterDesc = &d;
+      p.FilterDescCount = 1;
+    }
+    return EnableTraceEx2(s, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0, 0, 10000, &p);
+  };
+  ASSERT_EQ(enable(s1, &a), ERROR_SUCCESS);
+  ASSERT_EQ(enable(s2, &b), ERROR_SUCCESS);
+  auto calls = r.wait_for(2);
+  ASSERT_EQ(calls.size(), 2u);
+  auto blocks = blocks_of(calls[1]);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].data, a);
+  EXPECT_EQ(blocks[1].data, b);
+  EXPECT_EQ(blocks[0].id, 0);
+  EXPECT_NE(blocks[0].instance, 0u);
+  EXPECT_NE(blocks[1].instance, 0u);
+  EXPECT_EQ(blocks[0].instance & blocks[1].instance, 0u);
+  const ULONGLONG second_instance = blocks[1].instance;
+  // s1 leaves: the provider stays enabled and sees only s2's filter.
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000,
+                           nullptr),
+            ERROR_SUCCESS);
+  calls = r.wait_for(3);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[2].is_enabled, 1u);
+  blocks = blocks_of(calls[2]);
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_EQ(blocks[0].data, b);
+  EXPECT_EQ(blocks[0].instance, second_instance);
+  // s2 enables again without filter data: no session gives any, FilterData is NULL.
+  ASSERT_EQ(enable(s2, nullptr), ERROR_SUCCESS);
+  calls = r.wait_for(4);
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_FALSE(calls[3].has_filter);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
+}
+
+TEST_F(EtwrtApi, CaptureStateCarriesOnlyTheCallersFilter) {
+  Recorder& r = new_recorder();
+  register_provider(r);
+  const TRACEHANDLE s1 = start("capture-1");
+  const TRACEHANDLE s2 = start("capture-2");
+  const std::vector<std::uint8_t> a = {1, 2, 3};
+  const std::vector<std::uint8_t> c = {9, 8};
+  EVENT_FILTER_DESCRIPTOR d{reinterpret_cast<ULONGLONG>(a.data()), 3, 7};
+  ENABLE_TRACE_PARAMETERS p{};
+  p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+  p.EnableFilterDesc = &d;
+  p.FilterDescCount = 1;
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0, 0, 10000, &p),
+            ERROR_SUCCESS);
+  d = {reinterpret_cast<ULONGLONG>(c.data()), 2, 7};
+  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_CAPTURE_STATE, 4, 0, 0, 10000, &p),
+            ERROR_SUCCESS);
+  const auto calls = r.wait_for(2);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].is_enabled, 2u);
+  ASSERT_TRUE(calls[1].has_filter);
+  EXPECT_EQ(calls[1].filter_type, 7u);
+  EXPECT_EQ(calls[1].filter, c);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
 }
 
 TEST_F(EtwrtApi, EventWriteDoesNotPretendToDeliver) {
