@@ -1,0 +1,71 @@
+#include "catalog.h"
+#include "scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+namespace etwh {
+namespace {
+
+TEST(ShippedCatalog, LoadsWithEveryRuleOfRulesMd) {
+  const Catalog c = load_catalog(ETWH_CATALOG_FILE);
+  // shared/RULES.md lists 62 rules; IDs never change once shipped.
+  EXPECT_EQ(c.rules.size(), 62u);
+  EXPECT_EQ(c.ids().size(), c.rules.size());
+  for (const char* id : {"CB-LEVEL-MAX", "TR-FORMAT", "HDR-CPU-TIME", "CON-WPP", "DESC-MOF-OPCODE",
+                         "GRP-PERMISSION", "SES-PERSIST"}) {
+    EXPECT_NE(c.find(id), nullptr) << id;
+  }
+  const Rule* observed = c.find("CB-SOURCEID-NULL-STOPPING");
+  ASSERT_NE(observed, nullptr);
+  EXPECT_TRUE(observed->observed);
+  EXPECT_EQ(c.find("TR-FORMAT")->kinds, (std::vector<std::string>{"lint", "runtime"}));
+}
+
+// The rules the first milestone must show PASS on etwrt each have at least one shipped case.
+TEST(ShippedScenarios, CoverTheMilestoneRules) {
+  const Catalog c = load_catalog(ETWH_CATALOG_FILE);
+  const auto cases = load_scenarios({ETWH_SCENARIOS_DIR}, c.ids());
+  std::set<std::string> named;
+  for (const Case& k : cases) named.insert(k.rules.begin(), k.rules.end());
+  for (const char* id :
+       {"CB-LEVEL-MAX", "CB-ANY-OR", "CB-ALL-AND", "CB-RECOMPUTE", "CB-ENABLED-STAYS",
+        "CB-DISABLE-LAST", "CB-CAPTURE-STATE", "CB-SOURCEID", "CB-SOURCEID-NULL-PREENABLED",
+        "CB-SOURCEID-NULL-LEGACY", "CB-CONTEXT", "CB-TIMEOUT", "TR-SET-ONCE", "TR-FORMAT",
+        "SES-MAX-8", "SES-PERSIST"}) {
+    EXPECT_TRUE(named.count(id)) << id << " has no shipped case";
+  }
+}
+
+std::string catalog_error(const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("etwh_catalog_" + std::to_string(std::random_device{}()) + ".json");
+  std::ofstream(path) << text;
+  std::string error = "(no error)";
+  try {
+    load_catalog(path);
+  } catch (const CatalogError& e) {
+    error = e.what();
+    error = error.substr(error.find(": ") + 2);  // drop the temporary file name
+  }
+  std::filesystem::remove(path);
+  return error;
+}
+
+TEST(LoadCatalog, RejectsBadEntries) {
+  const std::string rule = R"({"id": "A-B", "text": "t", "citation": "c", "kind": "runtime"})";
+  EXPECT_EQ(catalog_error(R"({"rules": [)" + rule + "]}"), "(no error)");
+  EXPECT_EQ(catalog_error(R"({"rules": [)" + rule + "," + rule + "]}"),
+            "/rules/1/id: duplicate rule ID \"A-B\"");
+  EXPECT_EQ(catalog_error(R"({"rules": [{"id": "X", "text": "t", "citation": "c",
+                                         "kind": "kernel"}]})"),
+            "/rules/0/kind: unknown kind \"kernel\"");
+  EXPECT_EQ(catalog_error(R"({"rules": [{"id": "X", "citation": "c", "kind": "lint"}]})"),
+            "/rules/0/text: missing or not a non-empty string");
+  EXPECT_EQ(catalog_error(R"({"rules": {}})"), "/rules: expected an array of rules");
+}
+
+}  // namespace
+}  // namespace etwh
