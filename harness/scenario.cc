@@ -115,8 +115,11 @@ class Reader {
     const std::string s = string(v, pointer);
     auto parsed = parse_hex(s);
     if (!parsed) {
-      fail(pointer, std::string(what) + " \"" + s +
-                        "\" is not a 64-bit \"0x\" hex value (keyword out of range or malformed)");
+      const bool hex_digits = s.size() > 2 && s.rfind("0x", 0) == 0 &&
+                              s.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+      fail(pointer, std::string(what) + " \"" + s + "\"" +
+                        (hex_digits ? " is out of range (more than 64 bits)"
+                                    : " is not a \"0x\"-prefixed hex value"));
     }
     return *parsed;
   }

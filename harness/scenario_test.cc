@@ -81,8 +81,12 @@ TEST(Loader, LevelAbove255) {
 TEST(Loader, KeywordOutOfRange) {
   EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
                                "match_any": "0x10000000000000000"})")),
-            "f.json: /cases/0/steps/2/match_any: keyword \"0x10000000000000000\" is not a "
-            "64-bit \"0x\" hex value (keyword out of range or malformed)");
+            "f.json: /cases/0/steps/2/match_any: keyword \"0x10000000000000000\" is out of "
+            "range (more than 64 bits)");
+  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+                               "match_all": "255"})")),
+            "f.json: /cases/0/steps/2/match_all: keyword \"255\" is not a \"0x\"-prefixed hex "
+            "value");
 }
 
 TEST(Loader, UnknownRuleId) {
