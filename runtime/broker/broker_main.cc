@@ -6,6 +6,8 @@
 #include "enable_table.h"
 #include "wire.h"
 
+#include <etwrt/dataplane.h>
+
 #include <windows.h>
 #include <evntrace.h>
 
@@ -26,7 +28,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <random>
 #include <string>
 #include <thread>
@@ -62,6 +66,10 @@ struct Session {
   ULONG flush_timer = 0;
   ULONG enable_flags = 0;
   std::map<std::string, Enable> enables;  // By provider GUID key.
+  // The event path: the session's buffers, shared by fd with providers and consumers, and
+  // the id peers know them by (never reused, unlike handles, across broker restarts).
+  std::unique_ptr<dataplane::Pool> pool;
+  std::uint64_t pool_id = 0;
 };
 
 struct Registration {
@@ -78,6 +86,7 @@ struct Connection {
   bool allowed = false;
   FrameReader reader;
   std::vector<std::uint64_t> pending_waits;  // Wait ids this peer still has to ack.
+  std::set<std::uint64_t> pools;  // Pool ids whose fd this peer got (it maps each once).
 };
 
 struct Wait {
@@ -106,6 +115,11 @@ class Broker {
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
   std::optional<json> on_enable(Connection& conn, const json& request);
   void on_ack(Connection& conn, const json& request);
+  // Replies itself: the reply carries the session's pool fd.
+  void on_open(Connection& conn, const json& request);
+  // Sends `fd` the pools of `key`'s enabling sessions it does not have yet; false on failure.
+  bool send_pools(int fd, const std::string& key);
+  void recover_pools();
 
   Session* find_session(std::uint64_t handle, const std::string& name);
   void stop_session(std::uint64_t handle);
@@ -136,6 +150,7 @@ class Broker {
 
 void Broker::run() {
   auto idle_since = Clock::now();
+  auto last_sweep = Clock::now();
   while (g_stop == 0) {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
@@ -147,6 +162,11 @@ void Broker::run() {
       for (std::size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents != 0) read_client(fds[i].fd);
       }
+    }
+    if (Clock::now() - last_sweep > std::chrono::seconds(1)) {
+      // Writers that died without their socket closing (forked children): hand their buffers on.
+      recover_pools();
+      last_sweep = Clock::now();
     }
     if (!sessions_.empty() || !conns_.empty()) {
       idle_since = Clock::now();
@@ -210,11 +230,63 @@ void Broker::drop_client(int fd) {
   for (auto& [id, wait] : waits_) {
     if (wait.controller_fd == fd) wait.controller_fd = -1;
   }
+  // A provider that died keeps what it committed; a consumer that died frees its claims.
+  recover_pools();
+}
+
+void Broker::recover_pools() {
+  for (auto& [handle, s] : sessions_) {
+    if (s.pool) s.pool->recover_dead_peers();
+  }
+}
+
+bool Broker::send_pools(int fd, const std::string& key) {
+  auto conn = conns_.find(fd);
+  if (conn == conns_.end()) return false;
+  auto slots = slots_.find(key);
+  if (slots == slots_.end()) return true;
+  for (std::uint64_t handle : slots->second) {
+    if (handle == 0) continue;
+    const Session& s = sessions_.at(handle);
+    if (!s.pool || conn->second.pools.contains(s.pool_id)) continue;
+    if (!send_frame(fd, {{"op", "pool"}, {"pool", s.pool_id}}, s.pool->fd())) return false;
+    conn->second.pools.insert(s.pool_id);
+  }
+  return true;
+}
+
+void Broker::on_open(Connection& conn, const json& request) {
+  json reply = {{"id", request.value("id", json())}};
+  Session* s = nullptr;
+  if (!conn.allowed) {
+    reply["status"] = ERROR_ACCESS_DENIED;
+  } else if ((s = find_session(0, request.value("name", ""))) == nullptr || !s->pool) {
+    reply["status"] = ERROR_WMI_INSTANCE_NOT_FOUND;
+  } else if ((s->log_file_mode & EVENT_TRACE_REAL_TIME_MODE) == 0) {
+    reply["status"] = ERROR_BAD_PATHNAME;  // etwrt choice: no realtime delivery to open.
+  } else {
+    reply["status"] = ERROR_SUCCESS;
+    reply["pool"] = s->pool_id;
+    reply["properties"] = properties_json(*s);
+    reply["fd"] = true;
+    if (send_frame(conn.fd, reply, s->pool->fd())) conn.pools.insert(s->pool_id);
+    return;
+  }
+  send_frame(conn.fd, reply);
 }
 
 void Broker::handle(Connection& conn, const json& request) {
   const std::string op = request.value("op", "");
   const int fd = conn.fd;
+  if (op == "open") {
+    try {
+      on_open(conn, request);
+    } catch (const json::exception& e) {
+      std::fprintf(stderr, "etwrt-broker: bad open: %s\n", e.what());
+      send_frame(fd, {{"id", request.value("id", json())}, {"status", ERROR_INVALID_PARAMETER}});
+    }
+    return;
+  }
   if (op == "ack") {
     try {
       on_ack(conn, request);
@@ -271,8 +343,9 @@ std::vector<std::pair<int, const Enable*>> Broker::enables_of(const std::string&
 json Broker::sessions_json(const std::string& key) const {
   json list = json::array();
   for (const auto& [slot, e] : enables_of(key)) {
+    const Session& s = sessions_.at(slots_.at(key)[slot]);
     list.push_back({e->filter.level, e->filter.match_any, e->filter.match_all,
-                    e->filter.enable_property});
+                    e->filter.enable_property, s.pool_id, slot});
   }
   return list;
 }
@@ -347,7 +420,7 @@ int Broker::notify(const std::string& key, const GUID& source, ULONG is_enabled,
   for (const Registration& r : registrations_) {
     if (guid_key(r.guid) != key) continue;
     message["token"] = r.token;
-    if (!send_frame(r.fd, message)) {
+    if (!send_pools(r.fd, key) || !send_frame(r.fd, message)) {
       failed.push_back(r.fd);
       continue;
     }
@@ -385,6 +458,7 @@ json Broker::on_register(Connection& conn, const json& request) {
   }
   const std::string key = guid_key(r.guid);
   registrations_.push_back(r);
+  send_pools(conn.fd, key);  // Before the reply that names them.
   json reply = aggregate_json(key, 1);
   reply["status"] = ERROR_SUCCESS;
   return reply;
@@ -428,6 +502,8 @@ GUID Broker::random_guid() {
 }
 
 json Broker::properties_json(const Session& s) {
+  dataplane::Counters c;
+  if (s.pool) c = s.pool->query();
   return {{"handle", s.handle},
           {"name", s.name},
           {"guid", guid_to_wire(s.guid)},
@@ -439,13 +515,14 @@ json Broker::properties_json(const Session& s) {
           {"log_file_mode", s.log_file_mode},
           {"flush_timer", s.flush_timer},
           {"enable_flags", s.enable_flags},
-          // The data plane (a later issue) owns no buffers yet: all are free, nothing lost.
-          {"number_of_buffers", s.minimum_buffers},
-          {"free_buffers", s.minimum_buffers},
-          {"events_lost", 0},
-          {"buffers_written", 0},
+          {"number_of_buffers", c.number_of_buffers},
+          {"free_buffers", c.free_buffers},
+          {"events_lost", c.events_lost},
+          {"buffers_written", c.buffers_written},
           {"log_buffers_lost", 0},
-          {"real_time_buffers_lost", 0}};
+          {"real_time_buffers_lost", c.realtime_buffers_lost},
+          {"real_time_events_lost", c.realtime_events_lost},
+          {"events_delivered", c.events_delivered}};
 }
 
 json Broker::on_start(const json& request) {
@@ -473,6 +550,19 @@ json Broker::on_start(const json& request) {
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
   s.minimum_buffers = std::max(request.at("minimum_buffers").get<ULONG>(), 2 * processors);
   s.maximum_buffers = std::max(request.at("maximum_buffers").get<ULONG>(), s.minimum_buffers + 20);
+  dataplane::PoolConfig config;
+  config.buffer_size_kb = s.buffer_size_kb;
+  config.minimum_buffers = s.minimum_buffers;
+  config.maximum_buffers = s.maximum_buffers;
+  config.flush_timer_s = s.flush_timer;
+  config.realtime = (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0;
+  try {
+    s.pool = std::make_unique<dataplane::Pool>(dataplane::Pool::create(config, "etwrt-" + name));
+  } catch (const dataplane::Error& e) {
+    std::fprintf(stderr, "etwrt-broker: session %s: %s\n", name.c_str(), e.what());
+    return {{"status", ERROR_INVALID_PARAMETER}};
+  }
+  s.pool_id = random_() | 1;  // 0 means "no pool" to clients.
   const auto handle = s.handle;
   sessions_.emplace(handle, std::move(s));
   return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
@@ -502,6 +592,13 @@ void Broker::stop_session(std::uint64_t handle) {
     const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
     notify(key, GUID_NULL, agg["is_enabled"], agg["level"], agg["any"], agg["all"], filter, 0);
   }
+  // Consumers drain what is left and return from ProcessTrace; peers keep their own mapping.
+  std::vector<int> failed;
+  for (auto& [fd, conn] : conns_) {
+    if (!conn.pools.contains(s.pool_id)) continue;
+    if (!send_frame(fd, {{"op", "stopped"}, {"pool", s.pool_id}})) failed.push_back(fd);
+  }
+  for (int fd : failed) drop_client(fd);
   sessions_.erase(handle);
 }
 
@@ -526,6 +623,7 @@ json Broker::on_control(const json& request) {
     }
   }
   json reply = {{"status", ERROR_SUCCESS}, {"properties", properties_json(*s)}};
+  if (code == EVENT_TRACE_CONTROL_FLUSH && s->pool) s->pool->request_flush();
   if (code == EVENT_TRACE_CONTROL_STOP) stop_session(s->handle);
   return reply;
 }

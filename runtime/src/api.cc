@@ -10,7 +10,11 @@
 #include <evntprov.h>
 #include <evntrace.h>
 
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
 
 namespace {
 
@@ -29,10 +33,97 @@ Registration* registration_of(REGHANDLE handle) {
 // The data path is the next issue: until then no event is delivered. An event that no session
 // accepts is rightly dropped (ERROR_SUCCESS); one that some session would accept must not be
 // reported as delivered, so it gets ERROR_NOT_SUPPORTED. This is the seam for the event path.
-ULONG write_seam(REGHANDLE handle, UCHAR level, ULONGLONG keyword) {
+// The calling thread's activity ID (EventActivityIdControl); events carry it by default.
+thread_local GUID t_activity_id = GUID_NULL;
+
+// One Writer per thread and session pool, made on the thread's first event for that session
+// and released (its buffer handed to delivery) when the thread exits. Writers inherited
+// through fork belong to the parent's buffers: the child drops them unused.
+class ThreadWriters {
+ public:
+  ~ThreadWriters() {
+    if (generation_ != etwrt::fork_generation()) {
+      for (auto& [pool, writer] : writers_) (void)writer.release();  // Leaked on purpose.
+    }
+  }
+
+  etwrt::dataplane::Writer& get(etwrt::SessionPool* pool) {
+    if (generation_ != etwrt::fork_generation()) {
+      for (auto& [p, writer] : writers_) (void)writer.release();
+      writers_.clear();
+      generation_ = etwrt::fork_generation();
+    }
+    for (auto& [p, writer] : writers_) {
+      if (p == pool) return *writer;
+    }
+    writers_.emplace_back(pool, std::make_unique<etwrt::dataplane::Writer>(pool->pool));
+    return *writers_.back().second;
+  }
+
+ private:
+  std::uint32_t generation_ = etwrt::fork_generation();
+  std::vector<std::pair<etwrt::SessionPool*, std::unique_ptr<etwrt::dataplane::Writer>>> writers_;
+};
+
+thread_local ThreadWriters t_writers;
+
+// EventWrite's common path: the sessions that accept the event, each its own filter (the
+// enable table), minus those the caller excludes by InstanceId; a copy into each one's
+// buffer. No system call, no shared lock.
+ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
+                  const GUID* related, ULONG64 exclude, ULONG count,
+                  const EVENT_DATA_DESCRIPTOR* data) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
-  return registration_of(handle)->table.accepts(level, keyword) ? ERROR_NOT_SUPPORTED
-                                                                : ERROR_SUCCESS;
+  Registration* registration = registration_of(handle);
+  std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
+  const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
+  if (n == 0) return ERROR_SUCCESS;
+  etwrt::dataplane::EventInput in;
+  in.provider_id = &registration->guid;
+  in.descriptor = &descriptor;
+  in.activity_id = activity != nullptr ? activity : &t_activity_id;
+  in.related_activity_id = related;
+  if (const auto* traits = registration->traits_blob.load(std::memory_order_acquire)) {
+    in.provider_traits = std::span<const std::byte>(traits->data(), traits->size());
+  }
+  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(data, count);
+  ULONG status = ERROR_SUCCESS;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
+    if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
+    switch (t_writers.get(pool).write(in)) {
+      case etwrt::dataplane::WriteResult::written:
+        break;
+      case etwrt::dataplane::WriteResult::lost:
+        if (status == ERROR_SUCCESS) status = ERROR_NOT_ENOUGH_MEMORY;
+        break;
+      case etwrt::dataplane::WriteResult::too_large:
+        if (status == ERROR_SUCCESS) status = ERROR_MORE_DATA;
+        break;
+    }
+  }
+  return status;
+}
+
+ULONG check_user_data(ULONG count, const EVENT_DATA_DESCRIPTOR* data) {
+  if (count > MAX_EVENT_DATA_DESCRIPTORS || (count > 0 && data == nullptr)) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  return ERROR_SUCCESS;
+}
+
+// Unique in this process by the counter, across processes by the random half.
+GUID new_activity_id() {
+  static const std::uint64_t base = [] {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32) ^ device();
+  }();
+  static std::atomic<std::uint64_t> counter{1};
+  const std::uint64_t serial = counter.fetch_add(1, std::memory_order_relaxed);
+  GUID g;
+  std::memcpy(&g, &serial, 8);
+  std::memcpy(reinterpret_cast<char*>(&g) + 8, &base, 8);
+  return g;
 }
 
 void fill_properties(EVENT_TRACE_PROPERTIES* p, const json& q) {
@@ -77,8 +168,8 @@ ULONG EVNTAPI EventRegister(LPCGUID ProviderId, PENABLECALLBACK EnableCallback,
   client.add_registration(registration);
   json request = {{"op", "register"}, {"token", token},
                   {"guid", etwrt::guid_to_wire(*ProviderId)}};
-  etwrt::ClientReply reply = client.call(request, kCallLimit, [registration](const json& body) {
-    Client::publish_sessions(*registration, body.value("sessions", json::array()));
+  etwrt::ClientReply reply = client.call(request, kCallLimit, [&client, registration](const json& body) {
+    client.publish_sessions(*registration, body.value("sessions", json::array()));
   });
   ULONG status = reply.status;
   if (status == ERROR_SUCCESS) status = reply.body.value("status", ERROR_NOT_SUPPORTED);
@@ -105,6 +196,7 @@ ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
   if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
   client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
   registration->table.publish(nullptr, 0);
+  delete registration->traits_blob.load();
   delete registration;
   return ERROR_SUCCESS;
 }
@@ -134,7 +226,12 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
   etwrt::ClientReply reply = client.call(request, kCallLimit);
   if (reply.status != ERROR_SUCCESS) return reply.status;
   const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status == ERROR_SUCCESS) registration->traits = request;
+  if (status == ERROR_SUCCESS) {
+    registration->traits = request;
+    const auto* bytes = static_cast<const std::byte*>(EventInformation);
+    registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
+                                    std::memory_order_release);
+  }
   return status;
 }
 
@@ -152,28 +249,63 @@ BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG
 ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
-  if (UserDataCount > MAX_EVENT_DATA_DESCRIPTORS || (UserDataCount > 0 && UserData == nullptr)) {
-    return ERROR_INVALID_PARAMETER;
-  }
-  return write_seam(RegHandle, EventDescriptor->Level, EventDescriptor->Keyword);
+  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
 }
 
 ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
-                                 LPCGUID, LPCGUID, ULONG UserDataCount,
-                                 PEVENT_DATA_DESCRIPTOR UserData) {
-  return EventWrite(RegHandle, EventDescriptor, UserDataCount, UserData);
+                                 LPCGUID ActivityId, LPCGUID RelatedActivityId,
+                                 ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
+  if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
+  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
+                     UserDataCount, UserData);
 }
 
-ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor, ULONG64,
-                           ULONG, LPCGUID, LPCGUID, ULONG UserDataCount,
+ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
+                           ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
+                           LPCGUID RelatedActivityId, ULONG UserDataCount,
                            PEVENT_DATA_DESCRIPTOR UserData) {
-  return EventWrite(RegHandle, EventDescriptor, UserDataCount, UserData);
+  if (EventDescriptor == nullptr || Flags != 0) return ERROR_INVALID_PARAMETER;
+  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
+                     UserDataCount, UserData);
 }
 
 ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword,
                                PCWSTR String) {
   if (String == nullptr) return ERROR_INVALID_PARAMETER;
-  return write_seam(RegHandle, Level, Keyword);
+  EVENT_DESCRIPTOR descriptor{};
+  descriptor.Level = Level;
+  descriptor.Keyword = Keyword;
+  std::size_t length = 0;
+  while (String[length] != 0) ++length;
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
+  return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data);
+}
+
+ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
+  if (ActivityId == nullptr) return ERROR_INVALID_PARAMETER;
+  switch (ControlCode) {
+    case EVENT_ACTIVITY_CTRL_GET_ID:
+      *ActivityId = t_activity_id;
+      return ERROR_SUCCESS;
+    case EVENT_ACTIVITY_CTRL_SET_ID:
+      t_activity_id = *ActivityId;
+      return ERROR_SUCCESS;
+    case EVENT_ACTIVITY_CTRL_CREATE_ID:
+      *ActivityId = new_activity_id();
+      return ERROR_SUCCESS;
+    case EVENT_ACTIVITY_CTRL_GET_SET_ID:
+      std::swap(*ActivityId, t_activity_id);
+      return ERROR_SUCCESS;
+    case EVENT_ACTIVITY_CTRL_CREATE_SET_ID:
+      *ActivityId = std::exchange(t_activity_id, new_activity_id());
+      return ERROR_SUCCESS;
+    default:
+      return ERROR_INVALID_PARAMETER;
+  }
 }
 
 ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,

@@ -4,6 +4,7 @@
 #include <windows.h>
 #include <evntprov.h>
 #include <evntrace.h>
+#include <evntcons.h>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include <memory>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -697,18 +699,455 @@ TEST_F(EtwrtApi, CaptureStateCarriesOnlyTheCallersFilter) {
   EXPECT_EQ(stop(s2), ERROR_SUCCESS);
 }
 
-TEST_F(EtwrtApi, EventWriteDoesNotPretendToDeliver) {
+// What a realtime consumer saw, in delivery order.
+struct Seen {
+  GUID provider{};
+  EVENT_DESCRIPTOR descriptor{};
+  ULONG pid = 0;
+  ULONG tid = 0;
+  LONGLONG time = 0;
+  USHORT flags = 0;
+  GUID activity{};
+  std::vector<std::uint8_t> data;
+  std::vector<std::pair<USHORT, std::vector<std::uint8_t>>> extended;
+  void* context = nullptr;
+};
+
+// OpenTraceA + ProcessTrace on a thread of its own, recording every EVENT_RECORD.
+class RealtimeConsumer {
+ public:
+  explicit RealtimeConsumer(const std::string& session, void* context = nullptr,
+                            std::chrono::milliseconds per_event_delay = 0ms)
+      : name_(session), delay_(per_event_delay) {
+    logfile_.LoggerName = name_.data();
+    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+    logfile_.EventRecordCallback = &RealtimeConsumer::on_event;
+    logfile_.Context = context;
+    // The context is the test's; the recorder finds itself through a side table.
+    {
+      std::lock_guard lock(registry_mu());
+      registry()[context == nullptr ? this : context] = this;
+    }
+    if (context == nullptr) logfile_.Context = this;
+    handle_ = OpenTraceA(&logfile_);
+  }
+  ~RealtimeConsumer() {
+    if (thread_.joinable()) thread_.join();
+    if (handle_ != INVALID_PROCESSTRACE_HANDLE && !closed_) CloseTrace(handle_);
+    std::lock_guard lock(registry_mu());
+    registry().erase(logfile_.Context);
+  }
+  bool opened() const { return handle_ != INVALID_PROCESSTRACE_HANDLE; }
+  void start() {
+    thread_ = std::thread([this] { status_ = ProcessTrace(&handle_, 1, nullptr, nullptr); });
+  }
+  // Waits (generous bound) until ProcessTrace returned; its status.
+  ULONG join() {
+    thread_.join();
+    return status_;
+  }
+  ULONG close() {
+    closed_ = true;
+    return CloseTrace(handle_);
+  }
+  std::vector<Seen> wait_for(std::size_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, 20s, [&] { return seen_.size() >= n; });
+    return seen_;
+  }
+  std::vector<Seen> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  static std::mutex& registry_mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static std::map<void*, RealtimeConsumer*>& registry() {
+    static std::map<void*, RealtimeConsumer*> r;
+    return r;
+  }
+  static void WINAPI on_event(PEVENT_RECORD r) {
+    RealtimeConsumer* self;
+    {
+      std::lock_guard lock(registry_mu());
+      self = registry().at(r->UserContext);
+    }
+    Seen s;
+    s.provider = r->EventHeader.ProviderId;
+    s.descriptor = r->EventHeader.EventDescriptor;
+    s.pid = r->EventHeader.ProcessId;
+    s.tid = r->EventHeader.ThreadId;
+    s.time = r->EventHeader.TimeStamp.QuadPart;
+    s.flags = r->EventHeader.Flags;
+    s.activity = r->EventHeader.ActivityId;
+    const auto* p = static_cast<const std::uint8_t*>(r->UserData);
+    s.data.assign(p, p + r->UserDataLength);
+    for (USHORT i = 0; i < r->ExtendedDataCount; ++i) {
+      const auto& item = r->ExtendedData[i];
+      const auto* q = reinterpret_cast<const std::uint8_t*>(item.DataPtr);
+      s.extended.emplace_back(item.ExtType, std::vector<std::uint8_t>(q, q + item.DataSize));
+    }
+    s.context = r->UserContext;
+    if (self->delay_ > 0ms) std::this_thread::sleep_for(self->delay_);
+    std::lock_guard lock(self->mu_);
+    self->seen_.push_back(std::move(s));
+    self->cv_.notify_all();
+  }
+
+  std::string name_;
+  std::chrono::milliseconds delay_;
+  EVENT_TRACE_LOGFILEA logfile_{};
+  TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
+  std::thread thread_;
+  ULONG status_ = 0xffffffffu;
+  bool closed_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Seen> seen_;
+};
+
+bool is_header(const Seen& s) { return s.provider == EventTraceGuid; }
+bool is_lost(const Seen& s) { return s.provider == RTLostEventGuid; }
+
+// The events of `kProvider` only, each as the index it carried.
+std::vector<std::uint32_t> indices(const std::vector<Seen>& seen) {
+  std::vector<std::uint32_t> out;
+  for (const Seen& s : seen) {
+    if (!(s.provider == kProvider)) continue;
+    std::uint32_t i = 0;
+    if (s.data.size() >= sizeof i) std::memcpy(&i, s.data.data(), sizeof i);
+    out.push_back(i);
+  }
+  return out;
+}
+
+ULONG write_indexed(REGHANDLE h, UCHAR level, ULONGLONG keyword, std::uint32_t index,
+                    std::size_t payload = 4) {
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, static_cast<USHORT>(100 + index % 7), 1, 0, level, 2, 0, keyword);
+  std::vector<std::uint8_t> bytes(payload, 0x5a);
+  std::memcpy(bytes.data(), &index, sizeof index);
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, bytes.data(), static_cast<ULONG>(bytes.size()));
+  return EventWrite(h, &d, 1, &data);
+}
+
+TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
   Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
   EXPECT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_SUCCESS);  // Nobody listens: dropped.
-  EXPECT_FALSE(EventEnabled(h, &d));
-  const TRACEHANDLE s = start("write");
+  const TRACEHANDLE s1 = start("path-1");
+  const TRACEHANDLE s2 = start("path-2");
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, 1, 3, 0x1, 0, 10000, nullptr), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, 1, 5, 0x6, 0x4, 10000, nullptr), ERROR_SUCCESS);
+  const struct {
+    UCHAR level;
+    ULONGLONG keyword;
+  } kinds[] = {{2, 0x1}, {4, 0x1}, {5, 0x4}, {5, 0x6}, {1, 0x0}, {3, 0x2}, {0, 0x5}, {6, 0x4}};
+  std::vector<std::uint32_t> want1, want2;
+  auto write_all = [&](std::uint32_t from, std::uint32_t to) {
+    for (std::uint32_t i = from; i < to; ++i) {
+      const auto& k = kinds[i % std::size(kinds)];
+      ASSERT_EQ(write_indexed(h, k.level, k.keyword, i), ERROR_SUCCESS) << i;
+      const bool a1 = (k.level == 0 || k.level <= 3) && (k.keyword == 0 || (k.keyword & 0x1) != 0);
+      const bool a2 = (k.level == 0 || k.level <= 5) &&
+                      (k.keyword == 0 || ((k.keyword & 0x6) != 0 && (k.keyword & 0x4) == 0x4));
+      if (a1) want1.push_back(i);
+      if (a2) want2.push_back(i);
+    }
+  };
+  // Written before any consumer attached: the first consumer still gets them (buffered).
+  write_all(0, 40);
+  int context1 = 0;
+  int context2 = 0;
+  RealtimeConsumer c1("path-1", &context1);
+  RealtimeConsumer c2("path-2", &context2);
+  ASSERT_TRUE(c1.opened());
+  ASSERT_TRUE(c2.opened());
+  c1.start();
+  c2.start();
+  write_all(40, 400);
+  c1.wait_for(want1.size() + 1);
+  c2.wait_for(want2.size() + 1);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
+  EXPECT_EQ(c1.join(), ERROR_SUCCESS);  // Returned because the session stopped.
+  EXPECT_EQ(c2.join(), ERROR_SUCCESS);
+  const auto seen1 = c1.seen();
+  const auto seen2 = c2.seen();
+  ASSERT_FALSE(seen1.empty());
+  ASSERT_FALSE(seen2.empty());
+  EXPECT_TRUE(is_header(seen1.front()));
+  EXPECT_TRUE(is_header(seen2.front()));
+  EXPECT_EQ(seen1.front().descriptor.Opcode, 0);
+  EXPECT_GE(seen1.front().data.size(), sizeof(TRACE_LOGFILE_HEADER));
+  EXPECT_EQ(indices(seen1), want1);
+  EXPECT_EQ(indices(seen2), want2);
+  LONGLONG previous = 0;
+  for (const Seen& s : seen1) {
+    EXPECT_EQ(s.context, &context1);
+    if (!(s.provider == kProvider)) continue;
+    EXPECT_EQ(s.pid, static_cast<ULONG>(::getpid()));
+    EXPECT_NE(s.tid, 0u);
+    EXPECT_GE(s.time, previous);
+    previous = s.time;
+    std::uint32_t i;
+    std::memcpy(&i, s.data.data(), sizeof i);
+    EXPECT_EQ(s.descriptor.Id, 100 + i % 7);
+    EXPECT_EQ(s.descriptor.Keyword, kinds[i % std::size(kinds)].keyword);
+  }
+  for (const Seen& s : seen2) EXPECT_EQ(s.context, &context2);
+}
+
+TEST_F(EtwrtApi, ActivityIdsTransferAndTraitsTravelWithEvents) {
+  GUID a{};
+  GUID b{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &a), ERROR_SUCCESS);
+  EXPECT_TRUE(a == GUID_NULL);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &a), ERROR_SUCCESS);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &b), ERROR_SUCCESS);
+  EXPECT_FALSE(a == GUID_NULL);
+  EXPECT_FALSE(a == b);
+  GUID current{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &current), ERROR_SUCCESS);
+  EXPECT_TRUE(current == GUID_NULL);  // CREATE leaves the thread's ID alone.
+  GUID swap = a;
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_SET_ID, &swap), ERROR_SUCCESS);
+  EXPECT_TRUE(swap == GUID_NULL);
+  GUID previous{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_SET_ID, &previous), ERROR_SUCCESS);
+  EXPECT_TRUE(previous == a);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &current), ERROR_SUCCESS);
+  EXPECT_FALSE(current == a);
+  EXPECT_FALSE(current == GUID_NULL);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_SET_ID, &a), ERROR_SUCCESS);
+  EXPECT_EQ(EventActivityIdControl(9, &a), ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, nullptr), ERROR_INVALID_PARAMETER);
+
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  std::vector<std::uint8_t> traits = {0, 0, 'P', 0};
+  traits[0] = static_cast<std::uint8_t>(traits.size());
+  ASSERT_EQ(EventSetInformation(h, EventProviderSetTraits, traits.data(),
+                                static_cast<ULONG>(traits.size())),
+            ERROR_SUCCESS);
+  const TRACEHANDLE s = start("activity");
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
-  EXPECT_TRUE(EventEnabled(h, &d));
-  EXPECT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_NOT_SUPPORTED);
+  RealtimeConsumer c("activity");
+  ASSERT_TRUE(c.opened());
+  c.start();
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 7, 0, 0, 4, 0, 0, 0);
+  ASSERT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_SUCCESS);  // The thread's activity: a.
+  ASSERT_EQ(EventWriteTransfer(h, &d, &b, &a, 0, nullptr), ERROR_SUCCESS);
+  c.wait_for(3);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  std::vector<Seen> events;
+  for (const Seen& e : c.seen()) {
+    if (e.provider == kProvider) events.push_back(e);
+  }
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].activity == a);
+  EXPECT_TRUE(events[1].activity == b);
+  auto find = [](const Seen& e, USHORT type) -> const std::vector<std::uint8_t>* {
+    for (const auto& [t, bytes] : e.extended) {
+      if (t == type) return &bytes;
+    }
+    return nullptr;
+  };
+  EXPECT_EQ(find(events[0], EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID), nullptr);
+  const auto* related = find(events[1], EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID);
+  ASSERT_NE(related, nullptr);
+  ASSERT_EQ(related->size(), sizeof(GUID));
+  EXPECT_EQ(std::memcmp(related->data(), &a, sizeof a), 0);
+  for (const Seen& e : events) {
+    EXPECT_NE(e.flags & EVENT_HEADER_FLAG_EXTENDED_INFO, 0);
+    const auto* t = find(e, EVENT_HEADER_EXT_TYPE_PROV_TRAITS);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(*t, traits);
+  }
+  GUID null_id = GUID_NULL;
+  EventActivityIdControl(EVENT_ACTIVITY_CTRL_SET_ID, &null_id);
+}
+
+TEST_F(EtwrtApi, EventWriteExFilterExcludesSessionsByInstanceId) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s1 = start("exclude-1");
+  const TRACEHANDLE s2 = start("exclude-2");
+  const std::vector<std::uint8_t> f = {1};
+  EVENT_FILTER_DESCRIPTOR desc{reinterpret_cast<ULONGLONG>(f.data()), 1, 7};
+  ENABLE_TRACE_PARAMETERS p{};
+  p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+  p.EnableFilterDesc = &desc;
+  p.FilterDescCount = 1;
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, 1, 5, 0, 0, 10000, &p), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, 1, 5, 0, 0, 10000, &p), ERROR_SUCCESS);
+  // The provider learns each session's InstanceId from its filter block.
+  const auto blocks = blocks_of(r.wait_for(2)[1]);
+  ASSERT_EQ(blocks.size(), 2u);
+  RealtimeConsumer c1("exclude-1");
+  RealtimeConsumer c2("exclude-2");
+  c1.start();
+  c2.start();
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0);
+  std::uint32_t index = 1;
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, &index, sizeof index);
+  ASSERT_EQ(EventWriteEx(h, &d, blocks[0].instance, 0, nullptr, nullptr, 1, &data),
+            ERROR_SUCCESS);
+  index = 2;
+  ASSERT_EQ(EventWriteEx(h, &d, blocks[1].instance, 0, nullptr, nullptr, 1, &data),
+            ERROR_SUCCESS);
+  index = 3;
+  ASSERT_EQ(EventWriteEx(h, &d, 0, 0, nullptr, nullptr, 1, &data), ERROR_SUCCESS);
+  c1.wait_for(3);
+  c2.wait_for(3);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
+  c1.join();
+  c2.join();
+  EXPECT_EQ(indices(c1.seen()), (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(indices(c2.seen()), (std::vector<std::uint32_t>{1, 3}));
+}
+
+TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  Properties props;
+  props.get()->BufferSize = 1;  // KB: a few events fill a buffer.
+  props.get()->MinimumBuffers = 1;
+  props.get()->MaximumBuffers = 1;
+  TRACEHANDLE s = 0;
+  ASSERT_EQ(StartTraceA(&s, "slow", props.get()), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  RealtimeConsumer c("slow", nullptr, 2ms);
+  ASSERT_TRUE(c.opened());
+  c.start();
+  c.wait_for(1);  // The header event: the consumer is attached.
+  std::uint64_t written = 0;
+  std::uint64_t refused = 0;
+  for (std::uint32_t i = 0; i < 3000; ++i) {
+    const ULONG status = write_indexed(h, 4, 0, i, 32);
+    if (status == ERROR_SUCCESS) {
+      ++written;
+    } else {
+      EXPECT_EQ(status, ULONG{ERROR_NOT_ENOUGH_MEMORY});
+      ++refused;
+    }
+  }
+  Properties q;
+  ASSERT_EQ(ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(q.get()->EventsLost, refused);
+  EXPECT_GT(q.get()->BuffersWritten, 0u);
+  EXPECT_GE(q.get()->NumberOfBuffers, q.get()->FreeBuffers);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  const auto seen = c.seen();
+  std::uint64_t delivered = 0;
+  std::uint64_t lost_in_buffers = 0;
+  std::uint64_t lost_buffers = 0;
+  std::uint64_t lost_at_write = 0;
+  bool gap_reported = false;
+  std::uint32_t last = 0;
+  bool any = false;
+  for (const Seen& e : seen) {
+    if (is_lost(e)) {
+      gap_reported = true;
+      if (e.descriptor.Opcode == 33) {
+        ASSERT_EQ(e.data.size(), 16u);
+        std::uint64_t counts[2];
+        std::memcpy(counts, e.data.data(), sizeof counts);
+        lost_buffers += counts[0];
+        lost_in_buffers += counts[1];
+      } else {
+        ASSERT_EQ(e.descriptor.Opcode, 32);
+        std::uint64_t count;
+        std::memcpy(&count, e.data.data(), sizeof count);
+        lost_at_write += count;
+      }
+      continue;
+    }
+    if (!(e.provider == kProvider)) continue;
+    ++delivered;
+    std::uint32_t i;
+    std::memcpy(&i, e.data.data(), sizeof i);
+    if (any && i != last + 1) {
+      EXPECT_TRUE(gap_reported) << "gap before " << i << " not announced";
+    }
+    gap_reported = false;
+    last = i;
+    any = true;
+  }
+  EXPECT_GT(lost_buffers + lost_at_write, 0u);  // The consumer was too slow for 3000 events.
+  EXPECT_EQ(written, delivered + lost_in_buffers);
+  EXPECT_EQ(refused, lost_at_write);
+  // Writers reclaim buffers: every reclaim happened before the query.
+  EXPECT_EQ(lost_buffers, q.get()->RealTimeBuffersLost);
+}
+
+TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
+  const TRACEHANDLE s = start("close");
+  RealtimeConsumer c("close");
+  ASSERT_TRUE(c.opened());
+  c.start();
+  c.wait_for(1);
+  EXPECT_EQ(c.close(), ULONG{ERROR_CTX_CLOSE_PENDING});
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  EVENT_TRACE_LOGFILEA bad{};
+  EXPECT_EQ(OpenTraceA(&bad), INVALID_PROCESSTRACE_HANDLE);
+  std::string missing = "no-such-session";
+  bad.LoggerName = missing.data();
+  bad.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  EXPECT_EQ(OpenTraceA(&bad), INVALID_PROCESSTRACE_HANDLE);
+  TRACEHANDLE unknown = 12345;
+  EXPECT_EQ(ProcessTrace(&unknown, 1, nullptr, nullptr), ULONG{ERROR_INVALID_HANDLE});
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+}
+
+TEST_F(EtwrtApi, ProviderThatDiesKeepsWhatItCommitted) {
+  const TRACEHANDLE s = start("dies");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    REGHANDLE h = 0;
+    if (EventRegister(&kProvider, nullptr, nullptr, &h) != ERROR_SUCCESS) ::_exit(2);
+    EVENT_DESCRIPTOR d;
+    EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0);
+    char ok = 'y';
+    for (std::uint32_t i = 0; i < 25; ++i) {
+      if (write_indexed(h, 4, 0, i) != ERROR_SUCCESS) ok = 'n';
+    }
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+    ::pause();  // Killed with its buffer still open.
+    ::_exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  RealtimeConsumer c("dies");
+  c.start();
+  c.wait_for(26);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  c.join();
+  std::vector<std::uint32_t> want(25);
+  for (std::uint32_t i = 0; i < 25; ++i) want[i] = i;
+  EXPECT_EQ(indices(c.seen()), want);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST_F(EtwrtApi, ProviderReattachesWhenTheBrokerComesBack) {

@@ -25,10 +25,14 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 std::atomic<Client*> g_client{nullptr};
+std::atomic<std::uint32_t> g_fork_generation{0};
 
 // A forked child must not touch the parent's threads or locks: it starts over with a new
 // client (the old one is leaked on purpose; its mutexes may be held by threads that are gone).
-void reset_after_fork() { g_client.store(nullptr, std::memory_order_relaxed); }
+void reset_after_fork() {
+  g_client.store(nullptr, std::memory_order_relaxed);
+  g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string broker_executable() {
   if (const char* path = std::getenv("ETWRT_BROKER"); path != nullptr && *path != '\0') {
@@ -100,6 +104,8 @@ int connect_to(const std::string& home) {
 }
 
 }  // namespace
+
+std::uint32_t fork_generation() { return g_fork_generation.load(std::memory_order_relaxed); }
 
 Client& Client::instance() {
   static const bool registered = [] {
@@ -222,24 +228,73 @@ ClientReply Client::call_once(json request, std::chrono::milliseconds timeout,
 
 void Client::reader_loop(int fd, std::uint64_t generation) {
   FrameReader reader;
+  std::deque<int> fds;  // Received with SCM_RIGHTS, claimed in order by the frames naming them.
   char buffer[65536];
   for (;;) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    const ssize_t n = receive(fd, buffer, sizeof buffer, fds);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     reader.append(buffer, static_cast<std::size_t>(n));
     bool corrupt = false;
-    while (auto message = reader.next(corrupt)) dispatch(*message);
+    while (auto message = reader.next(corrupt)) dispatch(std::move(*message), fds);
     if (corrupt) {
       std::fprintf(stderr, "etwrt: corrupt frame from the broker; reconnecting\n");
       break;
     }
   }
+  for (int leftover : fds) ::close(leftover);
   connection_lost(fd, generation);
 }
 
-void Client::dispatch(const json& message) {
-  if (message.value("op", "") == "notify") {
+SessionPool* Client::pool(std::uint64_t pool_id) {
+  std::lock_guard lock(pools_mu_);
+  auto it = pools_.find(pool_id);
+  return it == pools_.end() ? nullptr : it->second;
+}
+
+SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd) {
+  std::lock_guard lock(pools_mu_);
+  auto it = pools_.find(pool_id);
+  if (it != pools_.end()) {
+    ::close(fd);
+    return it->second;
+  }
+  SessionPool* mapped = nullptr;
+  try {
+    mapped = new SessionPool(pool_id, dataplane::Pool::attach(fd));
+  } catch (const dataplane::Error& e) {
+    std::fprintf(stderr, "etwrt: pool from the broker refused: %s\n", e.what());
+  }
+  ::close(fd);  // attach() dups it.
+  if (mapped != nullptr) pools_[pool_id] = mapped;
+  return mapped;
+}
+
+void Client::dispatch(json message, std::deque<int>& fds) {
+  const std::string op = message.value("op", "");
+  // A frame that carries a descriptor: it arrived with the frame's first bytes.
+  const bool carries_fd = op == "pool" || message.value("fd", false);
+  int passed = -1;
+  if (carries_fd) {
+    if (fds.empty()) {
+      std::fprintf(stderr, "etwrt: a %s frame without its descriptor\n", op.c_str());
+    } else {
+      passed = fds.front();
+      fds.pop_front();
+    }
+  }
+  if (op == "pool") {
+    if (passed >= 0) adopt_pool(message.value("pool", std::uint64_t{0}), passed);
+    return;
+  }
+  if (op == "stopped") {
+    if (SessionPool* p = pool(message.value("pool", std::uint64_t{0}))) {
+      p->stopped.store(true, std::memory_order_release);
+    }
+    return;
+  }
+  if (carries_fd) message["fd"] = passed;  // The caller owns it (or -1).
+  if (op == "notify") {
     const auto token = message.at("token").get<std::uint64_t>();
     std::lock_guard lock(mu_);
     auto it = registrations_.find(token);
@@ -254,7 +309,10 @@ void Client::dispatch(const json& message) {
   {
     std::lock_guard lock(mu_);
     auto it = pending_.find(message["id"].get<std::uint64_t>());
-    if (it == pending_.end()) return;  // A caller that gave up (timeout).
+    if (it == pending_.end()) {  // A caller that gave up (timeout).
+      if (carries_fd && passed >= 0) ::close(passed);
+      return;
+    }
     pending = it->second;
     pending_.erase(it);
   }
@@ -360,6 +418,10 @@ void Client::publish_sessions(Registration& registration, const json& sessions) 
     filters[count].match_any = s.at(1).get<std::uint64_t>();
     filters[count].match_all = s.at(2).get<std::uint64_t>();
     filters[count].enable_property = s.at(3).get<std::uint32_t>();
+    if (s.size() > 5) {
+      filters[count].sink = pool(s.at(4).get<std::uint64_t>());
+      filters[count].slot = s.at(5).get<std::uint8_t>();
+    }
     ++count;
   }
   registration.table.publish(filters.data(), count);

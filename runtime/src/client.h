@@ -7,11 +7,14 @@
 
 #include "enable_table.h"
 
+#include <etwrt/dataplane.h>
+
 #include <windows.h>
 #include <evntprov.h>
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -27,6 +30,19 @@
 
 namespace etwrt {
 
+// A session's pool as this process maps it (once per session, kept until the process exits:
+// lock-free writers may still hold a pointer to it, so it is never unmapped).
+struct SessionPool {
+  SessionPool(std::uint64_t pool_id, dataplane::Pool&& mapped)
+      : id(pool_id), pool(std::move(mapped)) {}
+  std::uint64_t id;
+  dataplane::Pool pool;
+  std::atomic<bool> stopped{false};  // The broker said the session stopped.
+};
+
+// Bumped in a forked child: thread-local writers made before the fork are not reused.
+std::uint32_t fork_generation();
+
 // A provider registration; REGHANDLE is its address.
 struct Registration {
   GUID guid{};
@@ -35,6 +51,8 @@ struct Registration {
   EnableTable table;
   // The traits request that succeeded, re-sent when the broker is reached again.
   std::optional<nlohmann::json> traits;
+  // The traits blob as given, travelling in every event (EVENT_HEADER_EXT_TYPE_PROV_TRAITS).
+  std::atomic<const std::vector<std::byte>*> traits_blob{nullptr};
 };
 
 struct ClientReply {
@@ -60,7 +78,12 @@ class Client {
   bool has_registration(const Registration* registration);
 
   // Publishes a registration's session filters from a "sessions" array of the broker.
-  static void publish_sessions(Registration& registration, const nlohmann::json& sessions);
+  void publish_sessions(Registration& registration, const nlohmann::json& sessions);
+
+  // The pool of `pool_id` if this process mapped it (nullptr otherwise).
+  SessionPool* pool(std::uint64_t pool_id);
+  // Maps a pool from `fd` (closing it) unless known already; nullptr when it is not a pool.
+  SessionPool* adopt_pool(std::uint64_t pool_id, int fd);
 
   // Invokes a registration's callback as a notification would (used by EventRegister for the
   // synchronous callback of an already enabled provider).
@@ -88,7 +111,7 @@ class Client {
   // Connects (starting the broker if needed) unless connected to the current ETWRT_HOME.
   ULONG ensure_connected_locked(std::unique_lock<std::mutex>& lock);
   void reader_loop(int fd, std::uint64_t generation);
-  void dispatch(const nlohmann::json& message);
+  void dispatch(nlohmann::json message, std::deque<int>& fds);
   void connection_lost(int fd, std::uint64_t generation);
   void reattach();
   void callback_loop();
@@ -112,6 +135,9 @@ class Client {
   std::thread::id callback_thread_id_;
   bool callback_thread_started_ = false;
   bool reattaching_ = false;
+
+  std::mutex pools_mu_;
+  std::map<std::uint64_t, SessionPool*> pools_;
 };
 
 }  // namespace etwrt

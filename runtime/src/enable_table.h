@@ -20,6 +20,16 @@ struct SessionFilter {
   std::uint64_t match_any = 0;
   std::uint64_t match_all = 0;
   std::uint32_t enable_property = 0;
+  // Where the event path sends what this session accepts (the client's pool of the session),
+  // and the session's slot among the provider's enabling sessions (InstanceId = 1 << slot).
+  void* sink = nullptr;
+  std::uint8_t slot = 0;
+};
+
+// One accepting session, as EventWrite needs it.
+struct Target {
+  void* sink = nullptr;
+  std::uint8_t slot = 0;
 };
 
 // Whether one session accepts an event of (level, keyword): level 0 events always pass the
@@ -44,6 +54,8 @@ class EnableTable {
       slots_[i].match_any.store(filters[i].match_any, std::memory_order_relaxed);
       slots_[i].match_all.store(filters[i].match_all, std::memory_order_relaxed);
       slots_[i].enable_property.store(filters[i].enable_property, std::memory_order_relaxed);
+      slots_[i].sink.store(filters[i].sink, std::memory_order_relaxed);
+      slots_[i].slot.store(filters[i].slot, std::memory_order_relaxed);
     }
     count_.store(static_cast<std::uint32_t>(count < kMaxSessionsPerProvider
                                                 ? count
@@ -74,6 +86,32 @@ class EnableTable {
     }
   }
 
+  // The sessions that accept (level, keyword), as one consistent snapshot; returns how many
+  // were stored in `out`. Same cost as accepts() when no session listens.
+  std::size_t collect(std::uint8_t level, std::uint64_t keyword,
+                      std::array<Target, kMaxSessionsPerProvider>& out) const {
+    if (count_.load(std::memory_order_relaxed) == 0) return 0;
+    for (;;) {
+      const std::uint32_t before = seq_.load(std::memory_order_acquire);
+      if ((before & 1u) != 0) continue;
+      const std::uint32_t n = count_.load(std::memory_order_relaxed);
+      std::size_t found = 0;
+      for (std::uint32_t i = 0; i < n && i < kMaxSessionsPerProvider; ++i) {
+        SessionFilter f;
+        f.level = slots_[i].level.load(std::memory_order_relaxed);
+        f.match_any = slots_[i].match_any.load(std::memory_order_relaxed);
+        f.match_all = slots_[i].match_all.load(std::memory_order_relaxed);
+        f.enable_property = slots_[i].enable_property.load(std::memory_order_relaxed);
+        if (!session_accepts(f, level, keyword)) continue;
+        out[found].sink = slots_[i].sink.load(std::memory_order_relaxed);
+        out[found].slot = slots_[i].slot.load(std::memory_order_relaxed);
+        ++found;
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (seq_.load(std::memory_order_relaxed) == before) return found;
+    }
+  }
+
   bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
 
  private:
@@ -82,6 +120,8 @@ class EnableTable {
     std::atomic<std::uint64_t> match_any{0};
     std::atomic<std::uint64_t> match_all{0};
     std::atomic<std::uint32_t> enable_property{0};
+    std::atomic<void*> sink{nullptr};
+    std::atomic<std::uint8_t> slot{0};
   };
   alignas(64) std::atomic<std::uint32_t> count_{0};
   std::atomic<std::uint32_t> seq_{0};

@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +29,11 @@ std::string lock_path(const std::string& home);
 std::string pid_path(const std::string& home);
 
 // Sends one frame, retrying on EINTR and partial writes. False when the peer is gone.
-bool send_frame(int fd, const nlohmann::json& message);
+// `pass_fd` >= 0 travels with the frame (SCM_RIGHTS); the receiver owns its copy.
+bool send_frame(int fd, const nlohmann::json& message, int pass_fd = -1);
+
+// recv() that also collects descriptors passed with SCM_RIGHTS (close-on-exec), in order.
+ssize_t receive(int fd, char* buffer, std::size_t size, std::deque<int>& fds);
 
 // Accumulates bytes read from a stream socket and yields whole frames.
 class FrameReader {
