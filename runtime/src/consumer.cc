@@ -1,7 +1,9 @@
 // etwrt: the realtime consumer API (OpenTraceA, ProcessTrace, CloseTrace). OpenTraceA maps the
-// session's pool (its fd comes from the broker); ProcessTrace attaches a dataplane Reader and
-// turns its records into EVENT_RECORDs (or classic EVENT_TRACEs), after the synthetic header
-// event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
+// session's pool (its fd comes from the broker). A pool has one dataplane Reader; in this
+// process a hub thread per pool owns it and fans its records out to every ProcessTrace
+// consuming that session (the first gets what was buffered, later ones only new events).
+// ProcessTrace turns them into EVENT_RECORDs (or classic EVENT_TRACEs), after the synthetic
+// header event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
 #include "client.h"
 #include "wire.h"
 
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -188,6 +192,220 @@ class Delivery {
   std::int64_t offset_ns_;
 };
 
+
+// A record copied out of the pool (the view is valid only inside the reader's callback).
+struct OwnedRecord {
+  GUID provider_id{};
+  EVENT_DESCRIPTOR descriptor{};
+  std::uint64_t timestamp_ns = 0;
+  std::uint32_t process_id = 0;
+  std::uint32_t thread_id = 0;
+  std::uint16_t flags = 0;
+  GUID activity_id{};
+  bool has_related_activity_id = false;
+  GUID related_activity_id{};
+  std::vector<std::byte> traits;
+  std::vector<std::byte> user_data;
+
+  explicit OwnedRecord(const dataplane::RecordView& v)
+      : provider_id(v.provider_id), descriptor(v.descriptor), timestamp_ns(v.timestamp_ns),
+        process_id(v.process_id), thread_id(v.thread_id), flags(v.flags),
+        activity_id(v.activity_id), has_related_activity_id(v.has_related_activity_id),
+        related_activity_id(v.related_activity_id),
+        traits(v.provider_traits.begin(), v.provider_traits.end()),
+        user_data(v.user_data.begin(), v.user_data.end()) {}
+
+  dataplane::RecordView view() const {
+    dataplane::RecordView v;
+    v.provider_id = provider_id;
+    v.descriptor = descriptor;
+    v.timestamp_ns = timestamp_ns;
+    v.process_id = process_id;
+    v.thread_id = thread_id;
+    v.flags = flags;
+    v.activity_id = activity_id;
+    v.has_related_activity_id = has_related_activity_id;
+    v.related_activity_id = related_activity_id;
+    v.provider_traits = traits;
+    v.user_data = user_data;
+    return v;
+  }
+};
+
+struct Item {
+  std::optional<OwnedRecord> record;  // Else a loss report.
+  dataplane::LossReport loss;
+};
+
+// One ProcessTrace handle's place at its pool's hub. Guarded by the hub's mutex.
+struct Subscriber {
+  std::deque<Item> queue;
+  std::uint64_t since_ns = 0;  // Records stamped before it joined are not its own.
+  bool ended = false;          // The session stopped and everything was queued.
+  ULONG error = ERROR_SUCCESS; // The pool could not be read (another process reads it).
+};
+
+// Bounds what a slow consumer holds in memory: the hub waits, the pool fills, and the loss
+// is the pool's (counted and reported), as with ETW's own buffers.
+constexpr std::size_t kQueueLimit = 256;
+
+class Hub {
+ public:
+  explicit Hub(SessionPool* pool) : pool_(pool) {
+    thread_ = std::thread([this] { run(); });
+    thread_.detach();  // Lives as long as the process maps the pool.
+  }
+
+  void join(Subscriber* s) {
+    std::lock_guard lock(mu_);
+    // The subscriber that makes the hub attach gets what the session buffered; later ones
+    // only what is written from now on (CON-RT-SECOND).
+    s->since_ns = reader_attached_ ? pool_->pool.now_ns() : 0;
+    if (finished_) s->ended = true;
+    subs_.push_back(s);
+    cv_.notify_all();
+  }
+
+  void leave(Subscriber* s) {
+    std::lock_guard lock(mu_);
+    std::erase(subs_, s);
+    cv_.notify_all();
+  }
+
+  // Takes what is queued for `s` (waiting a little when nothing is); false once it ended.
+  bool take(Subscriber* s, std::deque<Item>& out) {
+    std::unique_lock lock(mu_);
+    if (s->queue.empty() && !s->ended && s->error == ERROR_SUCCESS) {
+      cv_.wait_for(lock, 5ms);
+    }
+    out.swap(s->queue);
+    s->queue.clear();
+    cv_.notify_all();  // Room again for the hub.
+    return !(s->ended && out.empty()) && s->error == ERROR_SUCCESS;
+  }
+
+ private:
+  void run() {
+    std::unique_ptr<dataplane::Reader> reader;
+    std::vector<Item> batch;
+    std::vector<Item> held;
+    for (;;) {
+      bool stopped = pool_->stopped.load(std::memory_order_acquire);
+      {
+        std::unique_lock lock(mu_);
+        // Nobody listens: detach so unread records wait for the next consumer.
+        while (subs_.empty() && !stopped) {
+          if (reader) {
+            // Held records were read while their consumers listened; they left first.
+            held.clear();
+            lock.unlock();
+            reader.reset();
+            lock.lock();
+            reader_attached_ = false;
+            continue;
+          }
+          cv_.wait_for(lock, 50ms);
+          stopped = pool_->stopped.load(std::memory_order_acquire);
+        }
+        if (subs_.empty() && stopped) {
+          finished_ = true;
+          return;
+        }
+        // A slow consumer holds the hub back (bounded memory; the pool takes the loss).
+        while (!subs_.empty() && full_locked()) cv_.wait_for(lock, 5ms);
+      }
+      if (!reader) {
+        try {
+          dataplane::ReaderOptions options;
+          options.eager_partial = true;  // Realtime: deliver as soon as committed.
+          reader = std::make_unique<dataplane::Reader>(pool_->pool, options);
+        } catch (const dataplane::Error& e) {
+          // etwrt limit: one consuming process per session at a time.
+          std::fprintf(stderr, "etwrt: ProcessTrace: %s\n", e.what());
+          std::lock_guard lock(mu_);
+          for (Subscriber* s : subs_) s->error = ERROR_BUSY;
+          subs_.clear();
+          cv_.notify_all();
+          continue;
+        }
+        std::lock_guard lock(mu_);
+        reader_attached_ = true;
+      }
+      batch.clear();
+      const auto on_record = [&batch](const dataplane::RecordView& v) {
+        batch.push_back(Item{OwnedRecord(v), {}});
+      };
+      const auto on_loss = [&batch](const dataplane::LossReport& loss) {
+        batch.push_back(Item{std::nullopt, loss});
+      };
+      std::size_t n = reader->poll(on_record, stopped, on_loss);
+      if (stopped) {
+        // The session is gone: everything committed, then the end.
+        while (n > 0) n = reader->poll(on_record, true, on_loss);
+      }
+      // A poll's records wait for the next poll's loss report: a writer may reclaim a buffer
+      // (and count it) while a poll runs, after that poll took its report, so the report of
+      // a gap can come one poll after the records that follow the gap. Held one poll, those
+      // records still come after the report (RT_LostEvent ahead of the data after a gap).
+      std::vector<Item> out;
+      std::vector<Item> records;
+      for (Item& item : batch) (item.record ? records : out).push_back(std::move(item));
+      const bool idle = batch.empty();
+      for (Item& item : held) out.push_back(std::move(item));
+      held.clear();
+      if (stopped) {
+        for (Item& item : records) out.push_back(std::move(item));
+      } else {
+        held = std::move(records);
+      }
+      batch.swap(out);
+      {
+        std::lock_guard lock(mu_);
+        for (Subscriber* s : subs_) {
+          for (const Item& item : batch) {
+            if (item.record && item.record->timestamp_ns < s->since_ns) continue;
+            s->queue.push_back(item);
+          }
+          if (stopped) s->ended = true;
+        }
+        if (stopped) {
+          finished_ = true;
+          subs_.clear();
+          cv_.notify_all();
+          return;  // The reader detaches; nothing more will come.
+        }
+        if (!batch.empty()) cv_.notify_all();
+      }
+      if (idle) std::this_thread::sleep_for(1ms);
+    }
+  }
+
+  bool full_locked() const {
+    for (const Subscriber* s : subs_) {
+      if (s->queue.size() >= kQueueLimit) return true;
+    }
+    return false;
+  }
+
+  SessionPool* pool_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Subscriber*> subs_;
+  bool reader_attached_ = false;
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+std::mutex g_hubs_mu;
+std::map<SessionPool*, Hub*> g_hubs;  // Never freed, like the pools they read.
+
+Hub& hub_of(SessionPool* pool) {
+  std::lock_guard lock(g_hubs_mu);
+  Hub*& hub = g_hubs[pool];
+  if (hub == nullptr) hub = new Hub(pool);
+  return *hub;
+}
+
 void fill_header(Consumer& c, const json& p) {
   TRACE_LOGFILE_HEADER& h = c.header;
   h.BufferSize = p.at("buffer_size").get<ULONG>() * 1024;
@@ -262,70 +480,61 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
   }
   struct Active {
     Consumer* consumer;
-    std::unique_ptr<dataplane::Reader> reader;
+    Hub* hub;
+    std::unique_ptr<Subscriber> sub;
     std::unique_ptr<Delivery> delivery;
     bool done = false;
   };
   std::vector<Active> active;
-  ULONG status = ERROR_SUCCESS;
   for (Consumer* c : consumers) {
-    Active a{c, nullptr, std::make_unique<Delivery>(*c)};
-    dataplane::ReaderOptions options;
-    options.eager_partial = true;  // Realtime: deliver as soon as committed.
-    try {
-      a.reader = std::make_unique<dataplane::Reader>(c->pool->pool, options);
-    } catch (const dataplane::Error& e) {
-      // etwrt limit: one realtime consumer per session at a time (the pool has one reader).
-      std::fprintf(stderr, "etwrt: ProcessTrace: %s\n", e.what());
-      status = ERROR_BUSY;
-      break;
-    }
-    active.push_back(std::move(a));
+    active.push_back({c, &hub_of(c->pool), std::make_unique<Subscriber>(),
+                      std::make_unique<Delivery>(*c)});
   }
-  if (status == ERROR_SUCCESS) {
-    for (Active& a : active) a.delivery->header_event();
-    std::size_t remaining = active.size();
-    while (remaining > 0 && status == ERROR_SUCCESS) {
-      std::size_t delivered = 0;
-      for (Active& a : active) {
-        if (a.done) continue;
-        Delivery& d = *a.delivery;
-        const auto on_record = [&d](const dataplane::RecordView& v) { d.record(v); };
-        const auto on_loss = [&d, &a](const dataplane::LossReport& loss) {
+  // Joined before the header event is delivered (so a consumer that saw it is attached);
+  // records queue meanwhile and reach the callback after it, on this thread.
+  for (Active& a : active) a.hub->join(a.sub.get());
+  for (Active& a : active) a.delivery->header_event();
+  ULONG status = ERROR_SUCCESS;
+  std::size_t remaining = active.size();
+  std::deque<Item> items;
+  while (remaining > 0 && status == ERROR_SUCCESS) {
+    for (Active& a : active) {
+      if (a.done) continue;
+      if (a.consumer->close_requested.load(std::memory_order_acquire)) {
+        a.done = true;
+        --remaining;
+        continue;
+      }
+      items.clear();
+      const bool more = a.hub->take(a.sub.get(), items);
+      Delivery& d = *a.delivery;
+      for (const Item& item : items) {
+        if (item.record) {
+          d.record(item.record->view());
+        } else {
           a.consumer->logfile->EventsLost +=
-              static_cast<ULONG>(loss.events_lost + loss.realtime_events_lost);
-          d.losses(loss);
-        };
-        const bool stopped = a.consumer->pool->stopped.load(std::memory_order_acquire);
-        const bool closing = a.consumer->close_requested.load(std::memory_order_acquire);
-        if (closing) {
-          a.done = true;
-          --remaining;
-          continue;
-        }
-        std::size_t n = a.reader->poll(on_record, stopped, on_loss);
-        if (stopped) {
-          // The session is gone: deliver everything committed, then this handle is done.
-          while (n > 0) n = a.reader->poll(on_record, true, on_loss);
-          a.done = true;
-          --remaining;
-          continue;
-        }
-        if (n > 0) {
-          delivered += n;
-          EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
-          ++l->BuffersRead;
-          l->Filled = static_cast<ULONG>(n);
-          if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) {
-            status = ERROR_CANCELLED;
-            break;
-          }
+              static_cast<ULONG>(item.loss.events_lost + item.loss.realtime_events_lost);
+          d.losses(item.loss);
         }
       }
-      if (delivered == 0 && remaining > 0) std::this_thread::sleep_for(1ms);
+      if (!items.empty()) {
+        EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
+        ++l->BuffersRead;
+        l->Filled = static_cast<ULONG>(items.size());
+        if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) {
+          status = ERROR_CANCELLED;
+          break;
+        }
+      }
+      if (!more) {
+        if (a.sub->error != ERROR_SUCCESS) status = a.sub->error;
+        a.done = true;
+        --remaining;
+      }
     }
   }
-  active.clear();  // Readers detach before their consumers may be freed.
+  for (Active& a : active) a.hub->leave(a.sub.get());
+  active.clear();
   std::lock_guard lock(g_mu);
   for (Consumer* c : consumers) {
     c->processing = false;
