@@ -1115,6 +1115,104 @@ TEST_F(EtwrtApi, SecondConsumerGetsOnlyNewEvents) {
   EXPECT_TRUE(is_header(second.seen().front()));
 }
 
+TEST_F(EtwrtApi, ConsumerThatDiesBlocksNobody) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s = start("dead-consumer");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RealtimeConsumer c("dead-consumer");
+    if (!c.opened()) ::_exit(2);
+    c.start();
+    c.wait_for(1);  // Attached.
+    const char ok = 'y';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+    ::pause();
+    ::_exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  // Writers never wait for a consumer, dead or alive: these all return.
+  for (std::uint32_t i = 0; i < 2000; ++i) {
+    const ULONG st = write_indexed(h, 4, 0, i, 32);
+    ASSERT_TRUE(st == ERROR_SUCCESS || st == ERROR_NOT_ENOUGH_MEMORY) << st;
+  }
+  // The dead reader is recovered: a new consumer attaches and gets new events.
+  RealtimeConsumer c("dead-consumer");
+  c.start();
+  c.wait_for(1);
+  ASSERT_EQ(write_indexed(h, 4, 0, 5000), ERROR_SUCCESS);
+  bool got = false;
+  for (int i = 0; i < 2000 && !got; ++i) {
+    for (const Seen& e : c.seen()) {
+      std::uint32_t index = 0;
+      if (e.provider == kProvider && e.data.size() >= 4) std::memcpy(&index, e.data.data(), 4);
+      got = got || index == 5000;
+    }
+    if (!got) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(got);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+std::mutex g_classic_mu;
+std::vector<EVENT_TRACE_HEADER> g_classic;
+std::vector<std::vector<std::uint8_t>> g_classic_data;
+
+TEST_F(EtwrtApi, ClassicCallbackAndBufferCallbackCancel) {
+  {
+    std::lock_guard lock(g_classic_mu);
+    g_classic.clear();
+    g_classic_data.clear();
+  }
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s = start("classic");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  ASSERT_EQ(write_indexed(h, 4, 0, 77), ERROR_SUCCESS);
+  std::string name = "classic";
+  EVENT_TRACE_LOGFILEA l{};
+  l.LoggerName = name.data();
+  l.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME;  // No EVENT_RECORD: the EVENT_TRACE form.
+  l.EventCallback = [](PEVENT_TRACE e) {
+    std::lock_guard lock(g_classic_mu);
+    g_classic.push_back(e->Header);
+    const auto* p = static_cast<const std::uint8_t*>(e->MofData);
+    g_classic_data.emplace_back(p, p + e->MofLength);
+  };
+  // Ends processing at the first batch of events.
+  l.BufferCallback = [](PEVENT_TRACE_LOGFILEA) -> ULONG { return FALSE; };
+  TRACEHANDLE t = OpenTraceA(&l);
+  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(l.LogfileHeader.BufferSize, 64u * 1024);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), ULONG{ERROR_CANCELLED});
+  EXPECT_EQ(CloseTrace(t), ERROR_SUCCESS);
+  EXPECT_EQ(CloseTrace(t), ULONG{ERROR_INVALID_HANDLE});
+  std::lock_guard lock(g_classic_mu);
+  ASSERT_EQ(g_classic.size(), 2u);
+  EXPECT_TRUE(g_classic[0].Guid == EventTraceGuid);
+  EXPECT_EQ(g_classic_data[0].size(), sizeof(TRACE_LOGFILE_HEADER));
+  EXPECT_TRUE(g_classic[1].Guid == kProvider);
+  EXPECT_EQ(g_classic[1].Class.Level, 4);
+  EXPECT_EQ(g_classic[1].ProcessId, static_cast<ULONG>(::getpid()));
+  ASSERT_EQ(g_classic_data[1].size(), 4u);
+  std::uint32_t index;
+  std::memcpy(&index, g_classic_data[1].data(), 4);
+  EXPECT_EQ(index, 77u);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+}
+
 TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
   const TRACEHANDLE s = start("close");
   RealtimeConsumer c("close");
