@@ -75,6 +75,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
                   const EVENT_DATA_DESCRIPTOR* data) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
+  if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
   if (n == 0) return ERROR_SUCCESS;
