@@ -193,53 +193,52 @@ class Delivery {
 };
 
 
-// A record copied out of the pool (the view is valid only inside the reader's callback).
-struct OwnedRecord {
-  GUID provider_id{};
-  EVENT_DESCRIPTOR descriptor{};
-  std::uint64_t timestamp_ns = 0;
-  std::uint32_t process_id = 0;
-  std::uint32_t thread_id = 0;
-  std::uint16_t flags = 0;
-  GUID activity_id{};
-  bool has_related_activity_id = false;
-  GUID related_activity_id{};
-  std::vector<std::byte> traits;
-  std::vector<std::byte> user_data;
+// Records copied out of the pool (a view is valid only inside the reader's callback), in
+// one arena per poll, shared read-only by every subscriber: no allocation per record.
+struct Batch {
+  struct Entry {
+    bool is_loss = false;
+    dataplane::LossReport loss;
+    dataplane::RecordView head;  // Spans empty here; rebuilt from the offsets below.
+    std::size_t traits_at = 0, traits_size = 0, data_at = 0, data_size = 0;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::byte> arena;
+  std::size_t records = 0;
 
-  explicit OwnedRecord(const dataplane::RecordView& v)
-      : provider_id(v.provider_id), descriptor(v.descriptor), timestamp_ns(v.timestamp_ns),
-        process_id(v.process_id), thread_id(v.thread_id), flags(v.flags),
-        activity_id(v.activity_id), has_related_activity_id(v.has_related_activity_id),
-        related_activity_id(v.related_activity_id),
-        traits(v.provider_traits.begin(), v.provider_traits.end()),
-        user_data(v.user_data.begin(), v.user_data.end()) {}
-
-  dataplane::RecordView view() const {
-    dataplane::RecordView v;
-    v.provider_id = provider_id;
-    v.descriptor = descriptor;
-    v.timestamp_ns = timestamp_ns;
-    v.process_id = process_id;
-    v.thread_id = thread_id;
-    v.flags = flags;
-    v.activity_id = activity_id;
-    v.has_related_activity_id = has_related_activity_id;
-    v.related_activity_id = related_activity_id;
-    v.provider_traits = traits;
-    v.user_data = user_data;
+  void add(const dataplane::RecordView& v) {
+    Entry e;
+    e.head = v;
+    e.head.provider_traits = {};
+    e.head.user_data = {};
+    e.traits_at = arena.size();
+    e.traits_size = v.provider_traits.size();
+    arena.insert(arena.end(), v.provider_traits.begin(), v.provider_traits.end());
+    e.data_at = arena.size();
+    e.data_size = v.user_data.size();
+    arena.insert(arena.end(), v.user_data.begin(), v.user_data.end());
+    entries.push_back(e);
+    ++records;
+  }
+  void add(const dataplane::LossReport& loss) {
+    Entry e;
+    e.is_loss = true;
+    e.loss = loss;
+    entries.push_back(e);
+  }
+  dataplane::RecordView view(const Entry& e) const {
+    dataplane::RecordView v = e.head;
+    v.provider_traits = std::span<const std::byte>(arena.data() + e.traits_at, e.traits_size);
+    v.user_data = std::span<const std::byte>(arena.data() + e.data_at, e.data_size);
     return v;
   }
 };
-
-struct Item {
-  std::optional<OwnedRecord> record;  // Else a loss report.
-  dataplane::LossReport loss;
-};
+using BatchPtr = std::shared_ptr<const Batch>;
 
 // One ProcessTrace handle's place at its pool's hub. Guarded by the hub's mutex.
 struct Subscriber {
-  std::deque<Item> queue;
+  std::deque<BatchPtr> queue;
+  std::size_t queued_records = 0;
   std::uint64_t since_ns = 0;  // Records stamped before it joined are not its own.
   bool ended = false;          // The session stopped and everything was queued.
   ULONG error = ERROR_SUCCESS; // The pool could not be read (another process reads it).
@@ -273,13 +272,14 @@ class Hub {
   }
 
   // Takes what is queued for `s` (waiting a little when nothing is); false once it ended.
-  bool take(Subscriber* s, std::deque<Item>& out) {
+  bool take(Subscriber* s, std::deque<BatchPtr>& out) {
     std::unique_lock lock(mu_);
     if (s->queue.empty() && !s->ended && s->error == ERROR_SUCCESS) {
       cv_.wait_for(lock, 5ms);
     }
     out.swap(s->queue);
     s->queue.clear();
+    s->queued_records = 0;
     cv_.notify_all();  // Room again for the hub.
     return !(s->ended && out.empty()) && s->error == ERROR_SUCCESS;
   }
@@ -287,8 +287,7 @@ class Hub {
  private:
   void run() {
     std::unique_ptr<dataplane::Reader> reader;
-    std::vector<Item> batch;
-    std::vector<Item> held;
+    std::shared_ptr<Batch> held;  // Last poll's records, waiting for this poll's losses.
     for (;;) {
       bool stopped = pool_->stopped.load(std::memory_order_acquire);
       {
@@ -297,7 +296,7 @@ class Hub {
         while (subs_.empty() && !stopped) {
           if (reader) {
             // Held records were read while their consumers listened; they left first.
-            held.clear();
+            held.reset();
             lock.unlock();
             reader.reset();
             lock.lock();
@@ -331,13 +330,10 @@ class Hub {
         std::lock_guard lock(mu_);
         reader_attached_ = true;
       }
-      batch.clear();
-      const auto on_record = [&batch](const dataplane::RecordView& v) {
-        batch.push_back(Item{OwnedRecord(v), {}});
-      };
-      const auto on_loss = [&batch](const dataplane::LossReport& loss) {
-        batch.push_back(Item{std::nullopt, loss});
-      };
+      auto records = std::make_shared<Batch>();
+      auto losses = std::make_shared<Batch>();
+      const auto on_record = [&records](const dataplane::RecordView& v) { records->add(v); };
+      const auto on_loss = [&losses](const dataplane::LossReport& loss) { losses->add(loss); };
       std::size_t n = reader->poll(on_record, stopped, on_loss);
       if (stopped) {
         // The session is gone: everything committed, then the end.
@@ -347,24 +343,22 @@ class Hub {
       // (and count it) while a poll runs, after that poll took its report, so the report of
       // a gap can come one poll after the records that follow the gap. Held one poll, those
       // records still come after the report (RT_LostEvent ahead of the data after a gap).
-      std::vector<Item> out;
-      std::vector<Item> records;
-      for (Item& item : batch) (item.record ? records : out).push_back(std::move(item));
-      const bool idle = batch.empty();
-      for (Item& item : held) out.push_back(std::move(item));
-      held.clear();
+      const bool idle = records->entries.empty() && losses->entries.empty();
+      std::vector<BatchPtr> out;
+      if (!losses->entries.empty()) out.push_back(losses);
+      if (held && !held->entries.empty()) out.push_back(held);
+      held.reset();
       if (stopped) {
-        for (Item& item : records) out.push_back(std::move(item));
+        if (!records->entries.empty()) out.push_back(records);
       } else {
-        held = std::move(records);
+        held = records;
       }
-      batch.swap(out);
       {
         std::lock_guard lock(mu_);
         for (Subscriber* s : subs_) {
-          for (const Item& item : batch) {
-            if (item.record && item.record->timestamp_ns < s->since_ns) continue;
-            s->queue.push_back(item);
+          for (const BatchPtr& b : out) {
+            s->queue.push_back(b);
+            s->queued_records += b->records;
           }
           if (stopped) s->ended = true;
         }
@@ -374,7 +368,7 @@ class Hub {
           cv_.notify_all();
           return;  // The reader detaches; nothing more will come.
         }
-        if (!batch.empty()) cv_.notify_all();
+        if (!out.empty()) cv_.notify_all();
       }
       if (idle) std::this_thread::sleep_for(1ms);
     }
@@ -382,7 +376,7 @@ class Hub {
 
   bool full_locked() const {
     for (const Subscriber* s : subs_) {
-      if (s->queue.size() >= kQueueLimit) return true;
+      if (s->queued_records >= kQueueLimit) return true;
     }
     return false;
   }
@@ -496,7 +490,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
   for (Active& a : active) a.delivery->header_event();
   ULONG status = ERROR_SUCCESS;
   std::size_t remaining = active.size();
-  std::deque<Item> items;
+  std::deque<BatchPtr> batches;
   while (remaining > 0 && status == ERROR_SUCCESS) {
     for (Active& a : active) {
       if (a.done) continue;
@@ -505,22 +499,28 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
         --remaining;
         continue;
       }
-      items.clear();
-      const bool more = a.hub->take(a.sub.get(), items);
+      batches.clear();
+      const bool more = a.hub->take(a.sub.get(), batches);
       Delivery& d = *a.delivery;
-      for (const Item& item : items) {
-        if (item.record) {
-          d.record(item.record->view());
-        } else {
-          a.consumer->logfile->EventsLost +=
-              static_cast<ULONG>(item.loss.events_lost + item.loss.realtime_events_lost);
-          d.losses(item.loss);
+      std::size_t items = 0;
+      for (const BatchPtr& b : batches) {
+        for (const Batch::Entry& e : b->entries) {
+          if (e.is_loss) {
+            a.consumer->logfile->EventsLost +=
+                static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
+            d.losses(e.loss);
+          } else if (e.head.timestamp_ns >= a.sub->since_ns) {
+            d.record(b->view(e));
+          } else {
+            continue;
+          }
+          ++items;
         }
       }
-      if (!items.empty()) {
+      if (items > 0) {
         EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
         ++l->BuffersRead;
-        l->Filled = static_cast<ULONG>(items.size());
+        l->Filled = static_cast<ULONG>(items);
         if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) {
           status = ERROR_CANCELLED;
           break;
