@@ -273,7 +273,8 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd) {
 void Client::dispatch(json message, std::deque<int>& fds) {
   const std::string op = message.value("op", "");
   // A frame that carries a descriptor: it arrived with the frame's first bytes.
-  const bool carries_fd = op == "pool" || message.value("fd", false);
+  const bool carries_fd =
+      op == "pool" || (message.contains("fd") && message["fd"].is_boolean() && message["fd"]);
   int passed = -1;
   if (carries_fd) {
     if (fds.empty()) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <thread>
 
@@ -78,6 +79,27 @@ TEST(EnableTable, ConcurrentReadersNeverSeeATornTable) {
   stop = true;
   reader.join();
   EXPECT_EQ(torn.load(), 0);
+}
+
+TEST(EnableTable, CollectGivesEachAcceptingSessionsSinkAndSlot) {
+  EnableTable t;
+  int a = 0, b = 0, c = 0;
+  SessionFilter f[3];
+  f[0] = {3, 0x1, 0, 0, &a, 0};
+  f[1] = {5, 0x2, 0, 0, &b, 4};
+  f[2] = {5, 0, 0, 0, &c, 7};
+  std::array<Target, kMaxSessionsPerProvider> out;
+  EXPECT_EQ(t.collect(1, 0x1, out), 0u);  // Nothing published.
+  t.publish(f, 3);
+  ASSERT_EQ(t.collect(4, 0x2, out), 2u);
+  EXPECT_EQ(out[0].sink, &b);
+  EXPECT_EQ(out[0].slot, 4);
+  EXPECT_EQ(out[1].sink, &c);
+  EXPECT_EQ(out[1].slot, 7);
+  ASSERT_EQ(t.collect(2, 0x1, out), 2u);
+  EXPECT_EQ(out[0].sink, &a);
+  EXPECT_EQ(out[1].sink, &c);
+  EXPECT_EQ(t.collect(6, 0x1, out), 0u);
 }
 
 }  // namespace
