@@ -8,6 +8,7 @@
 #include <evntrace.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@ using std::chrono::milliseconds;
 // Generous upper bounds, never verdicts: they only keep a broken platform from hanging us.
 constexpr milliseconds kReplySlack{10000};
 constexpr milliseconds kCallbackWait{5000};
+constexpr milliseconds kCollectWait{15000};
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -238,6 +240,7 @@ class CaseRun {
           }
           blob = build_traits_blob(step.traits_name, traits);
         }
+        traits_[step.provider] = bytes_to_hex(blob.data(), blob.size());
         reply = agent(case_.providers.at(step.provider).agent)
                     .call({{"op", "set_information"},
                            {"provider", step.provider},
@@ -268,6 +271,40 @@ class CaseRun {
         a.wait_exit(kReplySlack);
         return;
       }
+      case StepOp::kConsume: {
+        require_session(step.session);
+        reply = agent(step.agent).call({{"op", "consume_start"},
+                                        {"consumer", step.consumer},
+                                        {"name", sessions_.at(step.session).name},
+                                        {"mode", step.event_record_mode ? "event_record" : "event_trace"},
+                                        {"context", format_hex(step.context)},
+                                        {"delay_us", step.delay_us},
+                                        {"wait_ms", kCallbackWait.count()}},
+                                       kReplySlack + kCallbackWait);
+        if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
+          notes_.push_back(fmt::format("consumer {}: no header event before ProcessTrace {}",
+                                       step.consumer,
+                                       reply.contains("process_status")
+                                           ? "returned " + reply["process_status"].dump()
+                                           : std::string("went on")));
+        }
+        break;
+      }
+      case StepOp::kWrite:
+        reply = write_events(step, e);
+        break;
+      case StepOp::kFlush: {
+        require_session(step.session);
+        json req = session_request("control", step.session, "");
+        req.erase("handle");
+        req["code"] = EVENT_TRACE_CONTROL_FLUSH;
+        reply = controller_call("", req, reply_timeout);
+        break;
+      }
+      case StepOp::kCollect:
+        collect(e);
+        check_callbacks(e);
+        return;
     }
     if (step.op != StepOp::kQueryEnabled) check_status(e, reply);
     if (e.provider_enabled) {
@@ -283,6 +320,285 @@ class CaseRun {
     }
     check_callbacks(e);
     check_timing(e, returned_ns);
+  }
+
+  // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
+  // first, for that entry's descriptor, where the oracle can tell what they must say.
+  json write_events(const Step& step, const oracle::StepExpectation& e) {
+    AgentProcess& a = agent(case_.providers.at(step.provider).agent);
+    std::uint32_t first_status = 0;
+    std::uint64_t failed = 0;
+    for (std::size_t i = 0; i < step.events.size(); ++i) {
+      const EventDef& d = step.events[i];
+      const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
+                               {"level", d.level},   {"opcode", d.opcode},   {"task", d.task},
+                               {"keyword", format_hex(d.keyword)}};
+      if (i < e.event_enabled.size() && e.event_enabled[i]) {
+        const json q = a.call({{"op", "query_enabled"},
+                               {"provider", step.provider},
+                               {"level", d.level},
+                               {"keyword", format_hex(d.keyword)},
+                               {"descriptor", descriptor}},
+                              kReplySlack);
+        const bool want = *e.event_enabled[i];
+        for (const char* field : {"event_enabled", "provider_enabled"}) {
+          if (!q.contains(field) || !q[field].is_boolean()) {
+            throw HarnessFault(std::string("query_enabled reply without a boolean ") + field);
+          }
+          if (q[field].get<bool>() != want) {
+            fail(e.event_enabled_rule,
+                 fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
+                             field == std::string("event_enabled") ? "EventEnabled"
+                                                                   : "EventProviderEnabled",
+                             i, d.level, format_hex(d.keyword), want, !want));
+          }
+        }
+      }
+      json req = {{"op", "write"},       {"provider", step.provider}, {"descriptor", descriptor},
+                  {"count", d.count},    {"sequence", e.first_seq.at(i)},
+                  {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
+      const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
+      const auto status = r.value("status", 0u);
+      if (first_status == 0) first_status = status;
+      failed += r.value("failed", std::uint64_t{0});
+    }
+    written_failed_[step.provider] += failed;
+    return {{"status", first_status}, {"failed", failed}};
+  }
+
+  // Ends every consumer: stops their sessions (ProcessTrace then returns with all that was
+  // committed), takes each consumer's records and judges them against the oracle's.
+  void collect(const oracle::StepExpectation& e) {
+    std::map<std::string, json> properties;
+    for (const std::string& session : e.collect_sessions) {
+      require_session(session);
+      json req = session_request("control", session, "");
+      req.erase("handle");
+      req["code"] = EVENT_TRACE_CONTROL_STOP;
+      const json r = controller_call("", req, kReplySlack);
+      if (r.value("status", 1) != 0) {
+        throw HarnessFault(fmt::format("collect: stopping session {} returned {}", session,
+                                       r.value("status", 1)));
+      }
+      sessions_[session].running = false;
+      properties[session] = r.value("properties", json::object());
+    }
+    for (const oracle::ConsumerExpectation& c : e.consumers) {
+      const json r = agent(c.agent).call(
+          {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
+          kReplySlack + kCollectWait);
+      judge_consumer(c, r, properties[c.session]);
+    }
+  }
+
+  std::string first_rule(std::initializer_list<const char*> rules) const {
+    for (const char* r : rules) {
+      if (std::find(case_.rules.begin(), case_.rules.end(), r) != case_.rules.end()) return r;
+    }
+    return *rules.begin();
+  }
+
+  // At most a few examples per kind of mismatch, with the total.
+  struct Findings {
+    std::map<std::string, std::vector<std::string>> by_key;  // "rule\nkind" -> messages
+    void add(const std::string& rule, const std::string& kind, std::string what) {
+      by_key[rule + "\n" + kind].push_back(std::move(what));
+    }
+  };
+
+  void judge_consumer(const oracle::ConsumerExpectation& c, const json& reply,
+                      const json& properties) {
+    const std::string who = "consumer " + c.consumer + " of session " + c.session;
+    Findings f;
+    const auto process_status = reply.value("process_status", 0xFFFFFFFFu);
+    if (process_status != 0) {
+      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
+            fmt::format("ProcessTrace returned {}", process_status));
+    }
+    if (!reply.value("returned_by_itself", false)) {
+      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
+            "ProcessTrace did not return when the session stopped (CloseTrace ended it)");
+    }
+    const json records = reply.value("records", json::array());
+    std::map<std::uint64_t, const oracle::ExpectedEvent*> want;
+    for (const auto& ev : c.events) want[ev.seq] = &ev;
+    std::set<std::uint64_t> seen;
+    std::uint64_t last_seq = 0;
+    std::int64_t last_ts = 0;
+    std::uint64_t inversions = 0;
+    std::uint64_t lost_events = 0, lost_buffers = 0, refused = 0;
+    bool header_first = !records.empty() && records[0].value("kind", "") == "header";
+    if (!header_first && process_status == 0) {
+      f.add("CON-HEADER-EVENT", "header",
+            records.empty() ? "no record at all, not even the header event"
+                            : "the first record is not the EventTraceGuid header event: " +
+                                  records[0].dump());
+    }
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const json& r = records[i];
+      const std::string kind = r.value("kind", "");
+      if (c.event_record_mode) {
+        const auto ctx = parse_hex(r.value("context", ""));
+        if (ctx != c.context) {
+          f.add("CON-USER-CONTEXT", "context",
+                fmt::format("record #{} ({}): UserContext expected {}, observed {}", i, kind,
+                            format_hex(c.context), r.value("context", "?")));
+        }
+      }
+      if (kind == "header") continue;
+      const std::int64_t ts = r.value("ts", std::int64_t{0});
+      // RT_LostEvent is stamped when the gap is announced, ahead of older data: not ordered.
+      if (kind != "lost") {
+      if (ts < last_ts) {
+        ++inversions;
+        f.add("CON-ORDER", "timestamp",
+              fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind,
+                          ts, last_ts));
+      }
+      last_ts = std::max(last_ts, ts);
+      }
+      if (kind == "lost") {
+        const auto bytes = hex_to_bytes(r.value("payload", "")).value_or(std::vector<std::uint8_t>{});
+        auto u64 = [&](std::size_t at) {
+          std::uint64_t v = 0;
+          for (int b = 7; b >= 0; --b) v = (v << 8) | bytes[at + static_cast<std::size_t>(b)];
+          return v;
+        };
+        const unsigned type = r.value("opcode", 0u);
+        if (type == EVENT_TRACE_TYPE_RT_LOST_BUFFER && bytes.size() >= 16) {
+          lost_buffers += u64(0);
+          lost_events += u64(8);
+        } else if (type == EVENT_TRACE_TYPE_RT_LOST_EVENT && bytes.size() >= 8) {
+          refused += u64(0);
+          lost_events += u64(0);
+        } else {
+          notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
+                                       who, type, r.value("payload", "")));
+        }
+        continue;
+      }
+      if (!r.contains("seq") || !r["seq"].is_number_unsigned()) {
+        f.add(first_rule({"FLT-PER-SESSION"}), "extra",
+              fmt::format("unexpected record #{} without a sequence number: {}", i, r.dump()));
+        continue;
+      }
+      const auto seq = r["seq"].get<std::uint64_t>();
+      auto it = want.find(seq);
+      if (it == want.end()) {
+        auto ex = c.excluded.find(seq);
+        if (ex != c.excluded.end()) {
+          f.add(ex->second.rule, "extra",
+                fmt::format("event #{} delivered but must not be: {}", seq, ex->second.reason));
+        } else {
+          f.add(first_rule({"FLT-PER-SESSION"}), "extra",
+                fmt::format("event #{} was never written for this consumer", seq));
+        }
+        continue;
+      }
+      if (!seen.insert(seq).second) {
+        f.add(first_rule({"CON-ORDER"}), "duplicate", fmt::format("event #{} delivered twice", seq));
+        continue;
+      }
+      if (seq < last_seq) {
+        f.add("CON-ORDER", "order",
+              fmt::format("event #{} arrived after event #{}", seq, last_seq));
+      }
+      last_seq = std::max(last_seq, seq);
+      check_record(c, *it->second, r, f);
+    }
+    std::uint64_t missing_lossy = 0;
+    for (const auto& ev : c.events) {
+      if (seen.count(ev.seq)) continue;
+      if (ev.lossy) {
+        ++missing_lossy;
+        continue;
+      }
+      f.add(ev.rule.empty() ? first_rule({"FLT-PER-SESSION"}) : ev.rule, "missing",
+            fmt::format("event #{} ({} id {} level {} keyword {}) never arrived", ev.seq,
+                        ev.provider, ev.def.id, ev.def.level, format_hex(ev.def.keyword)));
+    }
+    if (c.lossy) {
+      const std::uint64_t written = c.events.size();
+      const std::uint64_t delivered = seen.size();
+      notes_.push_back(fmt::format(
+          "{}: written {} delivered {} reported lost {} (RT_LostEvent: {} buffers, {} refused "
+          "at write); session EventsLost {} RealTimeBuffersLost {}",
+          who, written, delivered, lost_events, lost_buffers, refused,
+          properties.value("events_lost", 0), properties.value("real_time_buffers_lost", 0)));
+      if (delivered + lost_events != written) {
+        f.add("CON-SLOW", "accounting",
+              fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})",
+                          written, delivered, lost_events,
+                          static_cast<std::int64_t>(written - delivered) -
+                              static_cast<std::int64_t>(lost_events)));
+      }
+      if (c.delay_us > 0 && missing_lossy == 0) {
+        f.add("CON-SLOW", "no loss",
+              fmt::format("a consumer slowed by {} us per event lost nothing of {} events",
+                          c.delay_us, written));
+      }
+    } else if (lost_events != 0) {
+      f.add(first_rule({"CON-SLOW"}), "lost",
+            fmt::format("{} events reported lost where none may be", lost_events));
+    }
+    if (inversions > 0) {
+      notes_.push_back(fmt::format("{}: {} timestamp inversions", who, inversions));
+    }
+    for (const auto& [key, list] : f.by_key) {
+      const std::string rule = key.substr(0, key.find('\n'));
+      std::string text = who + ": ";
+      for (std::size_t k = 0; k < list.size() && k < 3; ++k) text += (k ? "; " : "") + list[k];
+      if (list.size() > 3) text += fmt::format(" (and {} more)", list.size() - 3);
+      fail(rule, text);
+    }
+  }
+
+  // The fields of a delivered event against what was written (CON-RECORD-MODE, TR-IN-EVENTS).
+  void check_record(const oracle::ConsumerExpectation& c, const oracle::ExpectedEvent& ev,
+                    const json& r, Findings& f) {
+    const ProviderDef& p = case_.providers.at(ev.provider);
+    std::vector<std::string> wrong;
+    auto expect = [&](const char* field, const json& value) {
+      if (!r.contains(field) || r[field] != value) {
+        wrong.push_back(fmt::format("{} expected {}, observed {}", field, value.dump(),
+                                    r.contains(field) ? r[field].dump() : "none"));
+      }
+    };
+    expect("provider", format_guid(p.guid));
+    expect("opcode", ev.def.opcode);
+    expect("level", ev.def.level);
+    expect("version", ev.def.version);
+    if (c.event_record_mode) {
+      expect("id", ev.def.id);
+      expect("channel", ev.def.channel);
+      expect("task", ev.def.task);
+      expect("keyword", format_hex(ev.def.keyword));
+    }
+    std::vector<std::uint8_t> payload(8);
+    for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ev.seq >> (8 * b));
+    payload.insert(payload.end(), ev.def.payload.begin(), ev.def.payload.end());
+    expect("payload", bytes_to_hex(payload.data(), payload.size()));
+    if (agents_.count(p.agent) && !gone_.count(p.agent)) {
+      expect("pid", agents_.at(p.agent)->pid());
+    }
+    if (!wrong.empty()) {
+      f.add(first_rule({"CON-RECORD-MODE"}), "fields",
+            fmt::format("event #{}: {}", ev.seq, join(wrong)));
+    }
+    if (c.event_record_mode) {
+      auto blob = traits_.find(ev.provider);
+      if (ev.traits && blob != traits_.end()) {
+        if (r.value("traits", "") != blob->second) {
+          f.add("TR-IN-EVENTS", "traits",
+                fmt::format("event #{}: traits extended data expected {}, observed {}", ev.seq,
+                            blob->second, r.contains("traits") ? r["traits"].dump() : "none"));
+        }
+      } else if (!ev.traits && r.contains("traits")) {
+        f.add(first_rule({"TR-IN-EVENTS"}), "traits",
+              fmt::format("event #{}: traits extended data from a provider that set none: {}",
+                          ev.seq, r["traits"].dump()));
+      }
+    }
   }
 
   void require_session(const std::string& label) {
@@ -462,6 +778,8 @@ class CaseRun {
   std::set<std::string> started_names_;
   std::map<std::string, std::size_t> consumed_;      // provider label -> callbacks matched
   std::map<std::string, std::size_t> seen_by_agent_;  // agent -> callbacks seen
+  std::map<std::string, std::string> traits_;         // provider -> the blob it set (hex)
+  std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
   std::vector<std::string> failures_;
   std::vector<std::string> notes_;
   const Step* current_ = nullptr;

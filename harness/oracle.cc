@@ -99,6 +99,12 @@ class Model {
       case StepOp::kQueryEnabled: query_enabled(step, e); break;
       case StepOp::kExitAgent:
       case StepOp::kKillAgent: agent_gone(step); break;
+      case StepOp::kConsume: consume(step, e); break;
+      case StepOp::kWrite: write(step, e); break;
+      case StepOp::kFlush:
+        if (started_.count(step.session)) e.status = ERROR_SUCCESS;
+        break;
+      case StepOp::kCollect: collect(step, e); break;
     }
     if (step.expect_status) {
       e.status_nonzero = step.expect_status->nonzero;
@@ -200,6 +206,7 @@ class Model {
   void stop(const Step& step, StepExpectation& e) {
     if (!started_.count(step.session)) return;
     started_.erase(step.session);
+    data_.erase(step.session);
     stopped_.insert(step.session);
     e.status = ERROR_SUCCESS;
     for (auto& [guid_key, m] : enables_) {
@@ -255,6 +262,7 @@ class Model {
       e.status_rule = "SES-MAX-8";
       return;
     }
+    if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
     Enable& en = m[step.session];
     en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
     en.has_filter = !step.filters.empty();
@@ -334,6 +342,149 @@ class Model {
     }
   }
 
+  // --- Data path -------------------------------------------------------------------------
+
+  struct SessionData {
+    bool consumer_attached = false;            // a consumer has attached since the start
+    std::vector<ExpectedEvent> buffered;        // for the first consumer (CON-RT-BUFFERED)
+    std::map<std::uint64_t, Exclusion> buffered_excluded;
+    std::vector<std::string> consumers;         // active consumer labels
+  };
+
+  // The rule a delivery decision checks, preferring one the case names.
+  std::string pick(const std::string& rule) const {
+    if (case_has(rule) || case_.rules.empty()) return rule;
+    for (const char* r : {"FLT-REPLACE", "FLT-PER-SESSION", "RT-WRITE-DISABLED"}) {
+      if (case_has(r)) return r;
+    }
+    return case_.rules.front();
+  }
+
+  // Which filter rule decides whether `s` takes `ev`.
+  static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev) {
+    if (ev.level != 0 && ev.level > s.level) return "FLT-LEVEL";
+    if (ev.keyword == 0) {
+      return (s.enable_property & kEnablePropertyIgnoreKeyword0) ? "FLT-IGNORE-KEYWORD0"
+                                                                 : "FLT-KEYWORD0-BYPASS";
+    }
+    if (s.match_any == 0) return "FLT-ANY-ZERO";
+    if (ev.level == 0) return "FLT-LEVEL";
+    return "FLT-KEYWORD";
+  }
+
+  void consume(const Step& step, StepExpectation& e) {
+    if (!started_.count(step.session)) return;
+    e.status = ERROR_SUCCESS;
+    e.status_rule = pick("CON-RECORD-MODE");
+    SessionData& sd = data_[step.session];
+    ConsumerExpectation c;
+    c.consumer = step.consumer;
+    c.agent = step.agent;
+    c.session = step.session;
+    c.event_record_mode = step.event_record_mode;
+    c.context = step.context;
+    c.delay_us = step.delay_us;
+    if (!sd.consumer_attached) {
+      // The first consumer gets what the session kept while nobody read it.
+      c.events = sd.buffered;
+      c.excluded = sd.buffered_excluded;
+      for (ExpectedEvent& ev : c.events) {
+        if (case_has("CON-RT-BUFFERED")) ev.rule = "CON-RT-BUFFERED";
+        c.lossy = c.lossy || ev.lossy;
+      }
+      sd.consumer_attached = true;
+    } else {
+      for (std::uint64_t seq = 1; seq < next_seq_; ++seq) {
+        c.excluded[seq] = {pick("CON-RT-SECOND"),
+                           "written before this consumer attached (a later consumer gets only "
+                           "new events)"};
+      }
+    }
+    sd.consumers.push_back(step.consumer);
+    consumers_[step.consumer] = std::move(c);
+  }
+
+  void write(const Step& step, StepExpectation& e) {
+    if (!registered_.count(step.provider)) return;
+    const std::string guid_key = key(step.provider);
+    const SessionMap& m = enables_[guid_key];
+    const std::vector<SessionEnable> all = settings_of(m);
+    const bool any_zero = std::any_of(all.begin(), all.end(),
+                                      [](const SessionEnable& x) { return x.match_any == 0; });
+    bool any_taken = false;
+    for (const EventDef& def : step.events) {
+      const EventLevelKeyword lk{def.level, def.keyword};
+      e.first_seq.push_back(next_seq_);
+      // MatchAny 0 on the enabling side is where runtimes differ in EventEnabled: not judged.
+      if (any_zero) {
+        e.event_enabled.push_back(std::nullopt);
+      } else {
+        e.event_enabled.push_back(any_session_accepts(all, lk));
+      }
+      for (std::uint32_t k = 0; k < def.count; ++k) {
+        const std::uint64_t seq = next_seq_++;
+        for (const std::string& session : started_) {
+          SessionData& sd = data_[session];
+          ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
+                           step.lossy, ""};
+          Exclusion why;
+          bool taken = false;
+          auto it = m.find(session);
+          if (it == m.end()) {
+            why = {pick("FLT-PER-SESSION"), "session " + session + " does not enable the provider"};
+          } else {
+            const std::string rule = pick(replaced_.count(session + "\n" + guid_key)
+                                              ? "FLT-REPLACE"
+                                              : filter_rule(it->second.settings, lk));
+            taken = session_accepts(it->second.settings, lk);
+            ev.rule = rule;
+            why = {rule, "session " + session + " filters it out (level " +
+                             std::to_string(it->second.settings.level) + ", MatchAny " +
+                             format_hex(it->second.settings.match_any) + ", MatchAll " +
+                             format_hex(it->second.settings.match_all) + ")"};
+          }
+          if (ev.traits && case_has("TR-IN-EVENTS")) ev.rule = "TR-IN-EVENTS";
+          any_taken = any_taken || taken;
+          if (!sd.consumer_attached) {
+            if (taken) sd.buffered.push_back(ev);
+            else sd.buffered_excluded[seq] = why;
+            continue;
+          }
+          for (const std::string& label : sd.consumers) {
+            ConsumerExpectation& c = consumers_.at(label);
+            if (taken) {
+              c.events.push_back(ev);
+              c.lossy = c.lossy || ev.lossy;
+            } else {
+              c.excluded[seq] = why;
+            }
+          }
+        }
+      }
+    }
+    e.event_enabled_rule = pick("RT-WRITE-DISABLED");
+    if (!step.lossy) {
+      e.status = ERROR_SUCCESS;
+      // RT-WRITE-DISABLED: a write no session wants still returns ERROR_SUCCESS.
+      if (!any_taken) e.status_rule = pick("RT-WRITE-DISABLED");
+    }
+  }
+
+  void collect(const Step& step, StepExpectation& e) {
+    for (const auto& [session, sd] : data_) {
+      if (sd.consumers.empty() || !started_.count(session)) continue;
+      e.collect_sessions.push_back(session);
+      for (const std::string& label : sd.consumers) e.consumers.push_back(consumers_.at(label));
+    }
+    for (const std::string& session : e.collect_sessions) {
+      Step stop_step = step;
+      stop_step.session = session;
+      stop(stop_step, e);
+      data_.erase(session);
+    }
+    e.status.reset();
+  }
+
   bool case_has(const std::string& rule) const {
     return std::find(case_.rules.begin(), case_.rules.end(), rule) != case_.rules.end();
   }
@@ -345,6 +496,10 @@ class Model {
   std::set<std::string> traits_attempted_;
   std::set<std::string> traits_set_;
   std::map<std::string, SessionMap> enables_;  // provider GUID text -> sessions enabling it
+  std::map<std::string, SessionData> data_;     // session label -> its data path state
+  std::map<std::string, ConsumerExpectation> consumers_;
+  std::set<std::string> replaced_;              // "<session>\n<guid>" enabled again (FLT-REPLACE)
+  std::uint64_t next_seq_ = 1;
 };
 
 }  // namespace

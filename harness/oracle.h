@@ -9,6 +9,7 @@
 #include <windows.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,6 +85,35 @@ enum class TimingExpect {
   kReturnsAfterCallbackEnds,   // Timeout > 0 with a fast callback
 };
 
+// One event a consumer must receive. The driver numbers events in the order the oracle gives.
+struct ExpectedEvent {
+  std::uint64_t seq = 0;
+  std::string provider;      // label
+  EventDef def;
+  bool traits = false;       // carries the provider's traits blob (TR-IN-EVENTS)
+  bool lossy = false;        // may be lost, if the loss is reported (CON-SLOW)
+  std::string rule;          // the rule its delivery checks
+};
+
+// Why an event written while the consumer existed (or before) is not its own.
+struct Exclusion {
+  std::string rule;
+  std::string reason;
+};
+
+// What one consumer must have received when `collect` ends it.
+struct ConsumerExpectation {
+  std::string consumer;
+  std::string agent;
+  std::string session;
+  bool event_record_mode = true;
+  std::uint64_t context = 0;
+  std::uint32_t delay_us = 0;
+  std::vector<ExpectedEvent> events;          // in this order (seq order)
+  std::map<std::uint64_t, Exclusion> excluded;  // seq -> why it must not arrive
+  bool lossy = false;                         // some events may be lost, with exact accounting
+};
+
 struct StepExpectation {
   std::optional<std::uint32_t> status;  // exact status to expect
   bool status_nonzero = false;          // any failure status
@@ -92,6 +122,14 @@ struct StepExpectation {
   std::optional<bool> provider_enabled;     // query_enabled: EventProviderEnabled
   std::string provider_enabled_rule;
   TimingExpect timing = TimingExpect::kNone;
+  // write: the first sequence number of each entry, and whether EventEnabled must say the
+  // entry's descriptor is enabled (nullopt: not judged).
+  std::vector<std::uint64_t> first_seq;
+  std::vector<std::optional<bool>> event_enabled;
+  std::string event_enabled_rule;
+  // collect: the sessions to stop (in this order) and the consumers to judge.
+  std::vector<std::string> collect_sessions;
+  std::vector<ConsumerExpectation> consumers;
 };
 
 // Replays the steps of `c` and returns one expectation per step. Pure: no I/O.

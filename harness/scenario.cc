@@ -23,6 +23,10 @@ const char* step_op_name(StepOp op) {
     case StepOp::kQueryEnabled: return "query_enabled";
     case StepOp::kExitAgent: return "exit_agent";
     case StepOp::kKillAgent: return "kill_agent";
+    case StepOp::kConsume: return "consume";
+    case StepOp::kWrite: return "write";
+    case StepOp::kFlush: return "flush";
+    case StepOp::kCollect: return "collect";
   }
   return "?";
 }
@@ -371,6 +375,58 @@ class CaseParser {
     }
   }
 
+  void parse_consume(const json& v, const std::string& p, Step& s, const Case& c) {
+    r_.object(v, p, {"op", "consumer", "session", "agent", "mode", "context", "delay_us"});
+    s.consumer = r_.label(r_.field(v, p, "consumer"), p + "/consumer");
+    if (!consumers_.insert(c.id + "\n" + s.consumer).second) {
+      r_.fail(p + "/consumer", "consumer label \"" + s.consumer + "\" is used twice in the case");
+    }
+    s.session = ref(v, p, "session", c);
+    s.agent = ref(v, p, "agent", c);
+    if (v.contains("mode")) {
+      const std::string mode = r_.string(v["mode"], p + "/mode");
+      if (mode != "event_record" && mode != "event_trace") {
+        r_.fail(p + "/mode", "mode \"" + mode + "\" is neither \"event_record\" nor \"event_trace\"");
+      }
+      s.event_record_mode = mode == "event_record";
+    }
+    if (v.contains("context")) s.context = r_.hex64(v["context"], p + "/context", "context");
+    if (v.contains("delay_us")) {
+      s.delay_us = static_cast<std::uint32_t>(
+          r_.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
+    }
+  }
+
+  void parse_events(const json& v, const std::string& p, Step& s) {
+    if (!v.is_array()) r_.fail(p, std::string("expected an array, got ") + type_name(v));
+    if (v.empty()) r_.fail(p, "a write step needs at least one event");
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string pi = p + "/" + std::to_string(i);
+      r_.object(v[i], pi, {"id", "version", "channel", "level", "opcode", "task", "keyword",
+                           "count", "payload"});
+      EventDef e;
+      auto num = [&](const char* k, std::uint64_t max) -> std::uint64_t {
+        return v[i].contains(k) ? r_.integer(v[i][k], pi + "/" + k, max, k) : 0;
+      };
+      e.id = static_cast<std::uint16_t>(num("id", 0xFFFF));
+      e.version = static_cast<std::uint8_t>(num("version", 255));
+      e.channel = static_cast<std::uint8_t>(num("channel", 255));
+      e.level = static_cast<std::uint8_t>(num("level", 255));
+      e.opcode = static_cast<std::uint8_t>(num("opcode", 255));
+      e.task = static_cast<std::uint16_t>(num("task", 0xFFFF));
+      if (v[i].contains("keyword")) e.keyword = r_.hex64(v[i]["keyword"], pi + "/keyword", "keyword");
+      if (v[i].contains("count")) {
+        e.count = static_cast<std::uint32_t>(r_.integer(v[i]["count"], pi + "/count", 1000000, "count"));
+        if (e.count == 0) r_.fail(pi + "/count", "count must be at least 1");
+      }
+      if (v[i].contains("payload")) e.payload = r_.bytes(v[i]["payload"], pi + "/payload");
+      total += e.count;
+      s.events.push_back(std::move(e));
+    }
+    if (total > 1000000) r_.fail(p, "more than 1000000 events in one write step");
+  }
+
   Step parse_step(const json& v, const std::string& p, const Case& c) {
     if (!v.is_object()) r_.fail(p, std::string("expected an object, got ") + type_name(v));
     Step s;
@@ -382,7 +438,9 @@ class CaseParser {
         {"enable", StepOp::kEnable},         {"disable", StepOp::kDisable},
         {"capture_state", StepOp::kCaptureState}, {"set_traits", StepOp::kSetTraits},
         {"query_enabled", StepOp::kQueryEnabled}, {"exit_agent", StepOp::kExitAgent},
-        {"kill_agent", StepOp::kKillAgent}};
+        {"kill_agent", StepOp::kKillAgent}, {"consume", StepOp::kConsume},
+        {"write", StepOp::kWrite},           {"flush", StepOp::kFlush},
+        {"collect", StepOp::kCollect}};
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == op; });
     if (it == ops.end()) r_.fail(p + "/op", "unknown op \"" + op + "\"");
     s.op = it->second;
@@ -444,6 +502,27 @@ class CaseParser {
         r_.object(v, p, {"op", "agent"});
         s.agent = ref(v, p, "agent", c);
         break;
+      case StepOp::kConsume:
+        parse_consume(v, p, s, c);
+        break;
+      case StepOp::kWrite:
+        r_.object(v, p, {"op", "provider", "events", "lossy", "expect"});
+        s.provider = ref(v, p, "provider", c);
+        parse_events(r_.field(v, p, "events"), p + "/events", s);
+        if (v.contains("lossy")) {
+          if (!v["lossy"].is_boolean()) {
+            r_.fail(p + "/lossy", std::string("expected a boolean, got ") + type_name(v["lossy"]));
+          }
+          s.lossy = v["lossy"].get<bool>();
+        }
+        break;
+      case StepOp::kFlush:
+        r_.object(v, p, {"op", "session", "expect"});
+        s.session = ref(v, p, "session", c);
+        break;
+      case StepOp::kCollect:
+        r_.object(v, p, {"op"});
+        break;
     }
     if (v.contains("via")) s.via = ref(v, p, "via", c);
     if (v.contains("expect")) parse_expect(v["expect"], p + "/expect", s);
@@ -453,6 +532,7 @@ class CaseParser {
   const Reader& r_;
   const std::set<std::string>& known_rules_;
   std::string file_;
+  std::set<std::string> consumers_;  // "<case id>\n<consumer label>"
 };
 
 }  // namespace

@@ -56,6 +56,10 @@ enum class StepOp {
   kQueryEnabled,
   kExitAgent,
   kKillAgent,
+  kConsume,
+  kWrite,
+  kFlush,
+  kCollect,
 };
 
 // The name used in scenario files ("start", "enable", ...).
@@ -65,6 +69,19 @@ const char* step_op_name(StepOp op);
 struct ExplicitStatus {
   bool nonzero = false;      // any failure status
   std::uint32_t value = 0;   // the exact status, when !nonzero
+};
+
+// One entry of a write step's event set: a descriptor, written `count` times in a row.
+struct EventDef {
+  std::uint16_t id = 0;
+  std::uint8_t version = 0;
+  std::uint8_t channel = 0;
+  std::uint8_t level = 0;
+  std::uint8_t opcode = 0;
+  std::uint16_t task = 0;
+  std::uint64_t keyword = 0;
+  std::uint32_t count = 1;
+  std::vector<std::uint8_t> payload;  // after the 8-byte sequence number the driver prepends
 };
 
 struct Step {
@@ -92,6 +109,14 @@ struct Step {
   std::vector<FilterDef> traits_custom;   // {type, data} of each custom trait
   // query_enabled
   std::uint64_t keyword = 0;
+  // consume: a realtime consumer `consumer` of `session` in `agent`
+  std::string consumer;
+  bool event_record_mode = true;     // "event_record" (EVENT_RECORD) or "event_trace" (classic)
+  std::uint64_t context = 0;         // EVENT_TRACE_LOGFILE.Context
+  std::uint32_t delay_us = 0;        // the consumer's callback spins this long per record
+  // write: the event set of `provider`
+  std::vector<EventDef> events;
+  bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
 };
 

@@ -172,6 +172,8 @@ json Agent::dispatch(const std::string& op, const json& request, Next& next, int
   if (op == "set_information") return do_set_information(request);
   if (op == "query_enabled") return do_query_enabled(request);
   if (op == "write") return do_write(request);
+  if (op == "consume_start") return do_consume_start(request);
+  if (op == "consume_stop") return do_consume_stop(request);
   if (op == "start_session") return controller_.start_session(request);
   if (op == "enable") return controller_.enable(request);
   if (op == "control") return controller_.control(request);
@@ -304,12 +306,20 @@ json Agent::do_write(const json& request) {
   EVENT_DESCRIPTOR d = read_descriptor(*descriptor);
   std::vector<std::uint8_t> payload = f.optional_bytes("payload").value_or(std::vector<std::uint8_t>{});
   auto count = f.optional_unsigned_int("count", 1'000'000'000).value_or(1);
+  // A sequence number in the first 8 payload bytes (little-endian) lets the driver judge order,
+  // loss and duplicates exactly.
+  auto sequence = f.optional_unsigned_int("sequence", 0xFFFFFFFFFFFFull);
   f.reject_unknown();
+  if (sequence) payload.insert(payload.begin(), 8, 0);
   EVENT_DATA_DESCRIPTOR data{};
   EventDataDescCreate(&data, payload.data(), static_cast<ULONG>(payload.size()));
   ULONG first_error = ERROR_SUCCESS;
   std::uint64_t failed = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
+    if (sequence) {
+      std::uint64_t v = *sequence + i;
+      for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(v >> (8 * b));
+    }
     ULONG status = EventWrite(reg.handle, &d, payload.empty() ? 0 : 1, payload.empty() ? nullptr : &data);
     if (status != ERROR_SUCCESS) {
       if (failed == 0) first_error = status;
@@ -317,6 +327,39 @@ json Agent::do_write(const json& request) {
     }
   }
   return {{"status", first_error}, {"failed", failed}};
+}
+
+json Agent::do_consume_start(const json& request) {
+  RequestFields f(request);
+  std::string label = f.string("consumer");
+  std::string name = f.string("name");
+  std::string mode = f.optional_string("mode").value_or("event_record");
+  if (mode != "event_record" && mode != "event_trace") {
+    f.fail("mode", "must be \"event_record\" or \"event_trace\", got \"" + mode + "\"");
+  }
+  std::uint64_t context = f.optional_hex("context").value_or(0);
+  auto delay_us = static_cast<std::uint32_t>(f.optional_unsigned_int("delay_us", 1'000'000).value_or(0));
+  auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
+  f.reject_unknown();
+  if (consumers_.count(label) != 0) f.fail("consumer", "label \"" + label + "\" is already in use");
+  auto c = std::make_unique<Consumer>(
+      name, mode == "event_record" ? Consumer::Mode::kEventRecord : Consumer::Mode::kEventTrace,
+      context, delay_us);
+  json reply = c->start(std::chrono::milliseconds(wait_ms));
+  consumers_[label] = std::move(c);
+  return reply;
+}
+
+json Agent::do_consume_stop(const json& request) {
+  RequestFields f(request);
+  std::string label = f.string("consumer");
+  auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
+  f.reject_unknown();
+  auto it = consumers_.find(label);
+  if (it == consumers_.end()) f.fail("consumer", "no consumer labelled \"" + label + "\"");
+  json reply = it->second->stop(std::chrono::milliseconds(wait_ms));
+  consumers_.erase(it);
+  return reply;
 }
 
 }  // namespace etwh::agent

@@ -4,6 +4,7 @@
 // Requests come from one thread; callbacks come from whatever threads the platform uses.
 #pragma once
 
+#include "consumer.h"
 #include "win32_ops.h"
 
 #include <windows.h>
@@ -69,12 +70,15 @@ class Agent {
   nlohmann::json do_set_information(const nlohmann::json& request);
   nlohmann::json do_query_enabled(const nlohmann::json& request);
   nlohmann::json do_write(const nlohmann::json& request);
+  nlohmann::json do_consume_start(const nlohmann::json& request);
+  nlohmann::json do_consume_stop(const nlohmann::json& request);
   Registration& registration(const std::string& label);
 
   LineWriter& out_;
   Controller controller_;
   std::map<std::string, Registration> registrations_;
   std::vector<std::unique_ptr<CallbackState>> states_;
+  std::map<std::string, std::unique_ptr<Consumer>> consumers_;  // by label
 };
 
 }  // namespace etwh::agent

@@ -1,0 +1,65 @@
+// A realtime consumer inside the agent (PROTOCOL.md, consume_start / consume_stop): OpenTraceA
+// on a session by name, ProcessTrace on a thread of its own, and a copy of every record the
+// platform delivers (header event, events, RT_LostEvent pseudo-events) in arrival order, so the
+// driver can judge exactly what one consumer received.
+#pragma once
+
+#include <windows.h>
+#include <evntrace.h>
+#include <evntcons.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etwh::agent {
+
+class Consumer {
+ public:
+  enum class Mode { kEventRecord, kEventTrace };
+
+  Consumer(std::string session_name, Mode mode, std::uint64_t context, std::uint32_t delay_us);
+  ~Consumer();
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  // OpenTraceA, then ProcessTrace on a new thread; returns once the header event arrived or
+  // ProcessTrace returned (or `wait` passed), so that events written afterwards are this
+  // consumer's. The reply fields: status (0, or why OpenTraceA failed), attached.
+  nlohmann::json start(std::chrono::milliseconds wait);
+
+  // Waits up to `wait` for ProcessTrace to return by itself (the session stopped), else
+  // CloseTrace; then the records and ProcessTrace's status.
+  nlohmann::json stop(std::chrono::milliseconds wait);
+
+  // Called on the ProcessTrace thread.
+  void on_record(const EVENT_RECORD& r);
+  void on_trace(const EVENT_TRACE& t);
+
+ private:
+  void run();
+  void slow_down() const;
+
+  std::string name_;
+  Mode mode_;
+  std::uint64_t context_;
+  std::uint32_t delay_us_;
+  // Lives as long as the trace: a platform may keep using what OpenTraceA was given.
+  EVENT_TRACE_LOGFILEA logfile_{};
+  TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool header_seen_ = false;
+  bool returned_ = false;
+  ULONG process_status_ = 0;
+  std::vector<nlohmann::json> records_;
+};
+
+}  // namespace etwh::agent
