@@ -5,6 +5,9 @@
 #include "expectations.h"
 #include "report.h"
 #include "scenario.h"
+#ifdef ETWH_HAVE_STRESS
+#include "stress_command.h"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -253,6 +256,17 @@ int main(int argc, char** argv) {
                       "Platform name (selects expectations/<NAME>.json)");
   run_cmd->add_option("--expectations", run_args.expectations_file, "Expectations file");
 
+#ifdef ETWH_HAVE_STRESS
+  etwh::stress::StressArgs stress_args;
+  std::string stress_writer;
+  auto* stress_cmd = app.add_subcommand("stress", "Run stress profiles (scenarios/stress/)");
+  stress_cmd->add_option("profiles", stress_args.profiles, "Stress profile files")->required();
+  stress_cmd->add_option("--json", stress_args.json_file, "Write the JSON results to FILE");
+  stress_cmd->add_option("--sweep", stress_args.sweep,
+                         "Run each profile once per value: DIMENSION=V1,V2,...");
+  stress_cmd->add_option("--writer", stress_writer, "The etwh-stress-writer executable");
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -265,6 +279,19 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return list_rules(catalog_file, scenarios_dir, list_json);
+#ifdef ETWH_HAVE_STRESS
+    if (*stress_cmd) {
+      PrivateEtwrtHome home;
+      stress_args.writer =
+          stress_writer.empty() ? exe_dir / "etwh-stress-writer" : fs::path(stress_writer);
+      stress_args.platform = kDefaultPlatform;
+      stress_args.version = ETWH_VERSION;
+      stress_args.command_line = command_line;
+      stress_args.host = hostname();
+      stress_args.start_time = utc_now();
+      return etwh::stress::run_stress_command(stress_args);
+    }
+#endif
     return run(run_args, catalog_file, scenarios_dir, exe_dir, command_line);
   } catch (const etwh::ScenarioError& e) {
     std::cerr << e.what() << "\n";

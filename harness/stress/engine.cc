@@ -1,0 +1,606 @@
+#include "engine.h"
+
+#include "stress_payload.h"
+#include "win32_text.h"
+
+#include <evntcons.h>
+#include <evntrace.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+
+extern char** environ;
+
+namespace etwh::stress {
+namespace {
+
+constexpr int kReadyTimeoutMs = 15000;
+// Beyond the profile's duration, how long writers may take to finish before the run is a fault.
+constexpr std::uint64_t kWriterGraceMs = 30000;
+
+GUID random_guid() {
+  std::random_device rd;
+  GUID g{};
+  g.Data1 = rd();
+  g.Data2 = static_cast<unsigned short>(rd());
+  g.Data3 = static_cast<unsigned short>((rd() & 0x0fff) | 0x4000);
+  for (auto& b : g.Data4) b = static_cast<unsigned char>(rd());
+  g.Data4[0] = static_cast<unsigned char>((g.Data4[0] & 0x3f) | 0x80);
+  return g;
+}
+
+bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Peak RSS of this process since the last reset (Linux: VmHWM; writing 5 to clear_refs resets
+// it, so each run measures its own peak).
+void reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+std::uint64_t peak_rss_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+// One session's realtime consumer: ProcessTrace on its own thread, accounting in the callback.
+// Everything but the atomics is touched only by that thread until it is joined.
+class SessionConsumer {
+ public:
+  SessionConsumer(std::string name, const GUID& provider, std::uint32_t threads_per_process,
+                  std::uint32_t writers, std::uint64_t delay_us)
+      : name_(std::move(name)),
+        provider_(provider),
+        threads_per_process_(threads_per_process),
+        delay_ns_(delay_us * 1000),
+        trackers_(writers) {
+    result_.name = name_;
+  }
+  SessionConsumer(const SessionConsumer&) = delete;
+  SessionConsumer& operator=(const SessionConsumer&) = delete;
+
+  ~SessionConsumer() { join(); }
+
+  void open() {
+    logfile_.LoggerName = name_.data();
+    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+    logfile_.EventRecordCallback = &SessionConsumer::on_record;
+    logfile_.Context = this;
+    trace_ = OpenTraceA(&logfile_);
+    if (trace_ == INVALID_PROCESSTRACE_HANDLE) {
+      throw StressHarnessError("OpenTraceA(\"" + name_ + "\") failed");
+    }
+    thread_ = std::thread([this] {
+      TRACEHANDLE t = trace_;
+      process_status_ = ProcessTrace(&t, 1, nullptr, nullptr);
+      finished_.store(true);
+    });
+  }
+
+  bool attached() const { return header_seen_.load(); }
+  bool finished() const { return finished_.load(); }
+  std::uint64_t delivered_so_far() const { return delivered_live_.load(std::memory_order_relaxed); }
+
+  // Returns once ProcessTrace has returned (the session stopped and everything was drained).
+  void join() {
+    if (thread_.joinable()) thread_.join();
+    if (trace_ != INVALID_PROCESSTRACE_HANDLE) {
+      CloseTrace(trace_);
+      trace_ = INVALID_PROCESSTRACE_HANDLE;
+    }
+  }
+  ULONG process_status() const { return process_status_; }
+
+  // After join(): the sequence bookkeeping closed with what each writer wrote.
+  SessionResult& finish(const std::vector<std::uint64_t>& written_per_writer) {
+    for (std::size_t w = 0; w < trackers_.size(); ++w) {
+      SequenceTracker& t = trackers_[w];
+      t.finish(w < written_per_writer.size() ? written_per_writer[w] : 0);
+      result_.duplicates += t.duplicates();
+      result_.gaps += t.gaps();
+      result_.missing += t.missing();
+      result_.beyond_written += t.beyond_written();
+    }
+    return result_;
+  }
+
+ private:
+  static void WINAPI on_record(PEVENT_RECORD record) {
+    static_cast<SessionConsumer*>(record->UserContext)->record(*record);
+  }
+
+  void record(const EVENT_RECORD& r) {
+    const std::uint64_t now = monotonic_ns();
+    const GUID& from = r.EventHeader.ProviderId;
+    if (same_guid(from, provider_)) {
+      data(r, now);
+      if (delay_ns_ > 0) {
+        // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
+        while (monotonic_ns() - now < delay_ns_) {
+        }
+      }
+      return;
+    }
+    if (same_guid(from, EventTraceGuid)) {
+      header_seen_.store(true);
+      return;
+    }
+    if (same_guid(from, RTLostEventGuid)) {
+      lost_notice(r);
+      return;
+    }
+    ++result_.foreign_records;
+  }
+
+  void data(const EVENT_RECORD& r, std::uint64_t now) {
+    EventStamp stamp{};
+    if (r.UserDataLength < sizeof stamp || r.UserData == nullptr) {
+      ++result_.foreign_records;
+      return;
+    }
+    std::memcpy(&stamp, r.UserData, sizeof stamp);
+    const std::uint64_t writer =
+        std::uint64_t{stamp.process_index} * threads_per_process_ + stamp.thread_index;
+    if (stamp.thread_index >= threads_per_process_ || writer >= trackers_.size()) {
+      ++result_.foreign_records;
+      return;
+    }
+    trackers_[writer].observe(stamp.sequence);
+    ++result_.delivered;
+    result_.delivered_bytes += r.UserDataLength;
+    if (now >= stamp.write_time_ns) {
+      result_.latency.record(now - stamp.write_time_ns);
+    } else {
+      ++result_.clock_inversions;
+      result_.latency.record(0);
+    }
+    if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
+    result_.last_delivery_ns = now;
+    delivered_live_.store(result_.delivered, std::memory_order_relaxed);
+  }
+
+  // RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},
+  // RTLostEvent (32) = {events refused at write}, each a ULONG64.
+  void lost_notice(const EVENT_RECORD& r) {
+    std::uint64_t counts[2] = {};
+    const std::size_t need = r.EventHeader.EventDescriptor.Opcode == 33 ? 16 : 8;
+    const UCHAR op = r.EventHeader.EventDescriptor.Opcode;
+    if ((op != 32 && op != 33) || r.UserDataLength < need || r.UserData == nullptr) {
+      ++result_.foreign_records;
+      return;
+    }
+    std::memcpy(counts, r.UserData, need);
+    if (op == 33) {
+      ++result_.lost_buffer_notices;
+      result_.lost_buffers_announced += counts[0];
+      result_.lost_buffer_events_announced += counts[1];
+    } else {
+      result_.lost_events_announced += counts[0];
+    }
+  }
+
+  std::string name_;
+  GUID provider_;
+  std::uint32_t threads_per_process_;
+  std::uint64_t delay_ns_;
+  std::vector<SequenceTracker> trackers_;
+  SessionResult result_;
+  EVENT_TRACE_LOGFILEA logfile_{};
+  TRACEHANDLE trace_ = INVALID_PROCESSTRACE_HANDLE;
+  std::thread thread_;
+  ULONG process_status_ = ERROR_SUCCESS;
+  std::atomic<bool> header_seen_{false}, finished_{false};
+  std::atomic<std::uint64_t> delivered_live_{0};
+};
+
+// EVENT_TRACE_PROPERTIES followed by room for the logger name.
+class Properties {
+ public:
+  Properties() : bytes_(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes_.size());
+    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes_.data()); }
+
+ private:
+  std::vector<unsigned char> bytes_;  // vector<unsigned char> from new: aligned for the struct
+};
+
+struct StartedSession {
+  std::string name;
+  TRACEHANDLE handle = 0;
+  bool running = false;
+};
+
+// A writer process with a pipe to its stdin and one from its stdout.
+class WriterProcess {
+ public:
+  WriterProcess(const std::filesystem::path& exe, const std::vector<std::string>& args) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0) throw StressHarnessError("pipe2 failed");
+    if (pipe2(out, O_CLOEXEC) != 0) {
+      close(in[0]);
+      close(in[1]);
+      throw StressHarnessError("pipe2 failed");
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    std::vector<std::string> argv_text = {exe.string()};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    to_child_ = in[1];
+    from_child_ = out[0];
+    if (rc != 0) {
+      pid_ = -1;
+      throw StressHarnessError(exe.string() + ": cannot start: " + std::strerror(rc));
+    }
+  }
+  WriterProcess(const WriterProcess&) = delete;
+  WriterProcess& operator=(const WriterProcess&) = delete;
+  ~WriterProcess() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (to_child_ >= 0) close(to_child_);
+    if (from_child_ >= 0) close(from_child_);
+  }
+
+  // The next line of output, or nullopt at end of file or after timeout_ms.
+  std::optional<std::string> read_line(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return std::nullopt;
+      pollfd p{from_child_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char chunk[4096];
+      const ssize_t n = read(from_child_, chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  void send(const std::string& line) {
+    const std::string text = line + "\n";
+    if (write(to_child_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      throw StressHarnessError("cannot talk to writer process " + std::to_string(pid_));
+    }
+  }
+
+  // True once the process has exited; `status` is its wait status.
+  bool poll_exit() {
+    if (exited_) return true;
+    if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+    return exited_;
+  }
+  int status() const { return status_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string buffer_;
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("signal ") + strsignal(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+std::string thousands(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+// Everything a run starts, torn down in the safe order whatever happens: writers killed,
+// sessions stopped (which ends ProcessTrace), consumers joined.
+struct RunResources {
+  std::vector<std::unique_ptr<WriterProcess>> writers;
+  std::vector<StartedSession> sessions;
+  std::vector<std::unique_ptr<SessionConsumer>> consumers;
+
+  ~RunResources() {
+    writers.clear();
+    for (auto& s : sessions) {
+      if (!s.running) continue;
+      Properties p;
+      ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    }
+    consumers.clear();
+  }
+};
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void draw(const std::string& text, double elapsed_s) {
+    // Short runs print nothing: the line would only flicker.
+    if (!enabled_ || elapsed_s < 1.0) return;
+    std::cerr << "\r\033[K" << text << std::flush;
+    drawn_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+void judge(RunResult& run, const std::vector<std::uint64_t>& written_per_writer) {
+  const Profile& p = run.profile;
+  std::uint64_t max_events_lost = 0, sum_events_lost = 0, total_lost = 0;
+  for (SessionResult& s : run.sessions) {
+    s.written = run.attempts;  // every session's filter accepts every stress event
+    s.reported_lost = s.events_lost + s.lost_buffer_events_announced;
+    s.balanced = s.written == s.delivered + s.reported_lost;
+    max_events_lost = std::max(max_events_lost, s.events_lost);
+    sum_events_lost += s.events_lost;
+    total_lost += s.reported_lost;
+    const std::string who = fmt::format("{} session {}", p.name, s.name);
+    if (!s.balanced) {
+      const auto right = s.delivered + s.reported_lost;
+      run.failures.push_back(fmt::format(
+          "{}: written {} != delivered {} + reported lost {} (EventsLost {} + {} events in {} "
+          "realtime buffers lost): {} events {}",
+          who, s.written, s.delivered, s.reported_lost, s.events_lost,
+          s.lost_buffer_events_announced, s.lost_buffers_announced,
+          right > s.written ? right - s.written : s.written - right,
+          right > s.written ? "too many" : "unaccounted for"));
+    }
+    if (s.lost_events_announced != s.events_lost) {
+      run.failures.push_back(fmt::format(
+          "{}: RTLostEvent pseudo-events announced {} events refused, ControlTrace says "
+          "EventsLost {}", who, s.lost_events_announced, s.events_lost));
+    }
+    if (s.lost_buffers_announced != s.realtime_buffers_lost) {
+      run.failures.push_back(fmt::format(
+          "{}: RTLostBuffer pseudo-events announced {} buffers, ControlTrace says "
+          "RealTimeBuffersLost {}", who, s.lost_buffers_announced, s.realtime_buffers_lost));
+    }
+    if (s.duplicates > 0) {
+      run.failures.push_back(fmt::format("{}: {} duplicate events delivered", who, s.duplicates));
+    }
+    if (s.beyond_written > 0 || s.foreign_records > 0) {
+      run.failures.push_back(fmt::format(
+          "{}: {} sequence numbers beyond what the writers wrote, {} records of no writer",
+          who, s.beyond_written, s.foreign_records));
+    }
+    if (s.duplicates == 0 && s.missing != s.reported_lost) {
+      run.failures.push_back(fmt::format(
+          "{}: sequence numbers show {} events missing in {} gaps, {} reported lost", who,
+          s.missing, s.gaps, s.reported_lost));
+    }
+    const double span_s =
+        s.last_delivery_ns > run.first_write_ns
+            ? static_cast<double>(s.last_delivery_ns - run.first_write_ns) / 1e9 : 0.0;
+    if (span_s > 0) {
+      s.events_per_s = static_cast<double>(s.delivered) / span_s;
+      s.mb_per_s = static_cast<double>(s.delivered_bytes) / span_s / 1e6;
+    }
+    s.lag_ms = s.last_delivery_ns > run.last_write_ns
+                   ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6 : 0.0;
+  }
+  // What EventWrite returned must agree with the sessions' EventsLost: a refused call lost the
+  // event in at least one session, and a session's loss was a refused call.
+  const std::uint64_t refused = run.refused_no_buffer + run.refused_too_large + run.refused_other;
+  if (refused < max_events_lost || refused > sum_events_lost) {
+    run.failures.push_back(fmt::format(
+        "{}: EventWrite refused {} calls, but the sessions' EventsLost are {} at most and {} "
+        "in all (expected refused within [{}, {}])",
+        p.name, refused, max_events_lost, sum_events_lost, max_events_lost, sum_events_lost));
+  }
+  if (p.expect_loss == LossExpectation::kNone && total_lost > 0) {
+    run.failures.push_back(fmt::format("{}: the profile expects no loss, {} events were lost",
+                                       p.name, total_lost));
+  }
+  if (p.expect_loss == LossExpectation::kSome && total_lost == 0) {
+    run.failures.push_back(fmt::format(
+        "{}: the profile expects loss (a consumer slower than the writers), none happened",
+        p.name));
+  }
+  (void)written_per_writer;
+}
+
+}  // namespace
+
+RunResult run_profile(const Profile& profile, const EngineOptions& options) {
+  static std::atomic<unsigned> run_counter{0};
+  const auto started = std::chrono::steady_clock::now();
+  RunResult run;
+  run.profile = profile;
+  const GUID provider = random_guid();
+  const unsigned run_number = run_counter.fetch_add(1);
+  const std::uint32_t writers_total = profile.processes * profile.threads;
+  reset_peak_rss();
+
+  RunResources res;
+  for (std::uint32_t i = 0; i < profile.sessions; ++i) {
+    StartedSession s;
+    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
+    Properties p;
+    EVENT_TRACE_PROPERTIES* props = p.get();
+    props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    props->BufferSize = profile.buffers.buffer_size_kb;
+    props->MinimumBuffers = profile.buffers.minimum_buffers;
+    props->MaximumBuffers = profile.buffers.maximum_buffers;
+    props->FlushTimer = profile.buffers.flush_timer_s;
+    if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
+    }
+    s.running = true;
+    res.sessions.push_back(s);
+    if (ULONG st = EnableTraceEx2(s.handle, &provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                                  TRACE_LEVEL_VERBOSE, 0, 0, 0, nullptr);
+        st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
+    }
+    res.consumers.push_back(std::make_unique<SessionConsumer>(
+        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
+    res.consumers.back()->open();
+  }
+  // The consumers must be attached before anything is written, or early events would be
+  // buffered (or lost with no reader to reclaim for) outside the regime being measured.
+  for (auto& c : res.consumers) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!c->attached()) {
+      if (c->finished() || std::chrono::steady_clock::now() > deadline) {
+        throw StressHarnessError("a consumer never received its session's header event");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  const std::string provider_text = format_guid(provider);
+  for (std::uint32_t i = 0; i < profile.processes; ++i) {
+    std::vector<std::string> args = {
+        "--provider", provider_text, "--process-index", std::to_string(i), "--threads",
+        std::to_string(profile.threads), "--payload-bytes", std::to_string(profile.payload_bytes),
+        "--rate", std::to_string(profile.rate), "--duration-ms",
+        std::to_string(profile.duration_ms)};
+    if (profile.burst_events > 0) {
+      args.insert(args.end(), {"--burst-events", std::to_string(profile.burst_events),
+                               "--burst-period-ms", std::to_string(profile.burst_period_ms)});
+    }
+    res.writers.push_back(std::make_unique<WriterProcess>(options.writer, args));
+  }
+  for (auto& w : res.writers) {
+    auto line = w->read_line(kReadyTimeoutMs);
+    if (!line) throw StressHarnessError(fmt::format("writer {} never said ready", w->pid()));
+    const auto msg = nlohmann::json::parse(*line, nullptr, false);
+    if (msg.is_discarded() || !msg.value("ready", false)) {
+      throw StressHarnessError(fmt::format("writer {}: unexpected line: {}", w->pid(), *line));
+    }
+    if (!msg.value("enabled", false)) {
+      throw StressHarnessError(fmt::format("writer {}: its provider is not enabled", w->pid()));
+    }
+  }
+  for (auto& w : res.writers) w->send("go");
+
+  // Wait for the writers, drawing progress.
+  ProgressLine progress(options.progress);
+  const auto go = std::chrono::steady_clock::now();
+  const auto writer_deadline =
+      go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
+  for (;;) {
+    bool all = true;
+    for (auto& w : res.writers) all = w->poll_exit() && all;
+    if (all) break;
+    if (std::chrono::steady_clock::now() > writer_deadline) {
+      throw StressHarnessError("writers still running 30 s after the profile's duration");
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - go).count();
+    std::string text = fmt::format("{}: {:.1f}/{:.1f} s, delivered", profile.name, elapsed,
+                                   static_cast<double>(profile.duration_ms) / 1000);
+    for (std::size_t i = 0; i < res.consumers.size(); ++i) {
+      text += fmt::format(" s{} {}", i, thousands(res.consumers[i]->delivered_so_far()));
+    }
+    progress.draw(text, elapsed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+  std::vector<std::uint64_t> written_per_writer(writers_total, 0);
+  for (auto& w : res.writers) {
+    if (!WIFEXITED(w->status()) || WEXITSTATUS(w->status()) != 0) {
+      throw StressHarnessError(
+          fmt::format("writer {} ended with {}", w->pid(), describe_exit(w->status())));
+    }
+    auto line = w->read_line(5000);
+    const auto msg = line ? nlohmann::json::parse(*line, nullptr, false) : nlohmann::json();
+    if (!line || msg.is_discarded() || !msg.contains("threads")) {
+      throw StressHarnessError(fmt::format("writer {} reported no counts", w->pid()));
+    }
+    const auto process_index = msg.at("process_index").get<std::uint32_t>();
+    run.writer_peak_rss_kb = std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
+    const auto& threads = msg.at("threads");
+    for (std::size_t t = 0; t < threads.size() && t < profile.threads; ++t) {
+      const auto& c = threads[t];
+      const auto attempts = c.at("attempts").get<std::uint64_t>();
+      written_per_writer[std::size_t{process_index} * profile.threads + t] = attempts;
+      run.attempts += attempts;
+      run.accepted += c.at("accepted").get<std::uint64_t>();
+      run.refused_no_buffer += c.at("refused_no_buffer").get<std::uint64_t>();
+      run.refused_too_large += c.at("refused_too_large").get<std::uint64_t>();
+      run.refused_other += c.at("refused_other").get<std::uint64_t>();
+      const auto first = c.at("first_write_ns").get<std::uint64_t>();
+      const auto last = c.at("last_write_ns").get<std::uint64_t>();
+      if (first != 0 && (run.first_write_ns == 0 || first < run.first_write_ns)) run.first_write_ns = first;
+      run.last_write_ns = std::max(run.last_write_ns, last);
+    }
+  }
+  if (run.last_write_ns > run.first_write_ns) {
+    run.write_events_per_s = static_cast<double>(run.attempts) /
+                             (static_cast<double>(run.last_write_ns - run.first_write_ns) / 1e9);
+  }
+
+  // Writers are gone, so the counters are final: STOP reports them, and ProcessTrace returns
+  // once the consumer has drained what the session still held.
+  for (std::size_t i = 0; i < res.sessions.size(); ++i) {
+    StartedSession& s = res.sessions[i];
+    Properties p;
+    const ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    if (st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
+    }
+    s.running = false;
+    res.consumers[i]->join();
+    if (res.consumers[i]->process_status() != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("ProcessTrace on \"{}\" returned {}", s.name,
+                                           res.consumers[i]->process_status()));
+    }
+    SessionResult& r = res.consumers[i]->finish(written_per_writer);
+    r.events_lost = p.get()->EventsLost;
+    r.realtime_buffers_lost = p.get()->RealTimeBuffersLost;
+    r.buffers_written = p.get()->BuffersWritten;
+    r.number_of_buffers = p.get()->NumberOfBuffers;
+    r.free_buffers = p.get()->FreeBuffers;
+    run.sessions.push_back(r);
+  }
+  run.consumer_peak_rss_kb = peak_rss_kb();
+  judge(run, written_per_writer);
+  run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return run;
+}
+
+}  // namespace etwh::stress

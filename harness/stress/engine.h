@@ -1,0 +1,74 @@
+// The stress engine: runs one profile against the ETW API (sessions, realtime consumers in this
+// process, etwh-stress-writer processes) and accounts for every event per session. How the loss
+// counters are read and why they are not double-counted: harness/stress/README.md.
+#pragma once
+
+#include "profile.h"
+#include "stats.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace etwh::stress {
+
+// A fault of the harness or its environment (a session that cannot start, a writer that dies),
+// never a verdict on the platform.
+class StressHarnessError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SessionResult {
+  std::string name;
+  std::uint64_t written = 0;    // EventWrite calls for this session's events, counted by writers
+  std::uint64_t delivered = 0;  // the run's events that reached the consumer callback
+  std::uint64_t delivered_bytes = 0;  // their UserData bytes
+  // ControlTraceA(STOP) counters, taken once the writers have exited.
+  std::uint64_t events_lost = 0;
+  std::uint64_t realtime_buffers_lost = 0;
+  std::uint64_t buffers_written = 0;
+  std::uint64_t number_of_buffers = 0;
+  std::uint64_t free_buffers = 0;
+  // What the RT_LostEvent pseudo-events announced.
+  std::uint64_t lost_buffer_notices = 0;   // RTLostBuffer records
+  std::uint64_t lost_buffers_announced = 0;
+  std::uint64_t lost_buffer_events_announced = 0;  // events held by those buffers
+  std::uint64_t lost_events_announced = 0;         // RTLostEvent: refused at write
+  std::uint64_t reported_lost = 0;  // events_lost + lost_buffer_events_announced
+  // From sequence numbers.
+  std::uint64_t duplicates = 0, gaps = 0, missing = 0, beyond_written = 0;
+  std::uint64_t foreign_records = 0;  // records of no known writer, or too short to carry a stamp
+  std::uint64_t clock_inversions = 0;  // callback time earlier than write time
+  LatencyHistogram latency;
+  std::uint64_t first_delivery_ns = 0, last_delivery_ns = 0;
+  double events_per_s = 0, mb_per_s = 0;
+  double lag_ms = 0;  // last delivery after the last write
+  bool balanced = false;
+};
+
+struct RunResult {
+  Profile profile;
+  std::vector<SessionResult> sessions;
+  std::uint64_t attempts = 0, accepted = 0;
+  std::uint64_t refused_no_buffer = 0, refused_too_large = 0, refused_other = 0;
+  std::uint64_t first_write_ns = 0, last_write_ns = 0;
+  double write_events_per_s = 0;
+  std::uint64_t writer_peak_rss_kb = 0;    // the largest writer process
+  std::uint64_t consumer_peak_rss_kb = 0;  // this process (VmHWM, reset at the run's start)
+  double duration_s = 0;
+  std::vector<std::string> failures;  // one line each; empty: the run passed
+};
+
+struct EngineOptions {
+  std::filesystem::path writer;  // the etwh-stress-writer executable
+  bool progress = false;         // draw progress on stderr (the caller checked it is a TTY)
+};
+
+// Runs the profile once. Throws StressHarnessError when the run could not be carried out; the
+// platform's misbehaviour (imbalance, duplicates, ...) lands in RunResult::failures instead.
+RunResult run_profile(const Profile& profile, const EngineOptions& options);
+
+}  // namespace etwh::stress

@@ -1,0 +1,107 @@
+#include "profile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace etwh::stress {
+namespace {
+
+std::string error_of(const std::string& text, const std::optional<Sweep>& sweep = std::nullopt) {
+  try {
+    load_profile_text(text, "p.json", sweep);
+  } catch (const StressProfileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(StressProfile, ShippedProfilesLoad) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ETWH_STRESS_PROFILES_DIR)) {
+    if (entry.path().extension() != ".json") continue;
+    const auto profiles = load_profile_file(entry.path());
+    ASSERT_EQ(profiles.size(), 1u) << entry.path();
+    EXPECT_FALSE(profiles[0].description.empty()) << entry.path();
+    ++count;
+  }
+  EXPECT_GE(count, 4);
+}
+
+TEST(StressProfile, FieldsAndDefaults) {
+  const auto p = load_profile_text(
+      R"({"rate": "max", "duration_ms": 500, "threads": 3, "burst": {"events": 10, "period_ms": 5},
+          "consumer": {"delay_us": 7}, "buffers": {"buffer_size_kb": 8, "maximum": 40},
+          "expect_loss": "some"})",
+      "dir/x.json")[0];
+  EXPECT_EQ(p.name, "x");
+  EXPECT_EQ(p.rate, 0u);
+  EXPECT_EQ(p.threads, 3u);
+  EXPECT_EQ(p.processes, 1u);
+  EXPECT_EQ(p.burst_events, 10u);
+  EXPECT_EQ(p.burst_period_ms, 5u);
+  EXPECT_EQ(p.consumer_delay_us, 7u);
+  EXPECT_EQ(p.buffers.buffer_size_kb, 8u);
+  EXPECT_EQ(p.buffers.minimum_buffers, 4u);
+  EXPECT_EQ(p.buffers.maximum_buffers, 40u);
+  EXPECT_EQ(p.expect_loss, LossExpectation::kSome);
+}
+
+TEST(StressProfile, ErrorsNameFilePointerAndReason) {
+  EXPECT_EQ(error_of("{\n  \"rate\": 5,\n  \"duration_ms\": }"),
+            "p.json: 3:18: JSON syntax error: syntax error while parsing value - unexpected '}'; "
+            "expected '[', '{', or a literal");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "thread": 2})"),
+            "p.json: /thread: unknown field \"thread\"");
+  EXPECT_EQ(error_of(R"({"rate": 5})"), "p.json: /: missing field \"duration_ms\"");
+  EXPECT_EQ(error_of(R"({"rate": "fast", "duration_ms": 1})"),
+            "p.json: /rate: expected a number of events/s or \"max\", got \"fast\"");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "sessions": 9})"),
+            "p.json: /sessions: 9 > 8");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "threads": -1})"),
+            "p.json: /threads: -1 is negative");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1.5})"),
+            "p.json: /duration_ms: expected an integer, got a fractional number");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "burst": {"events": 1, "period_ms": 1}})"),
+            "p.json: /rate: a bursty profile sets its pace with \"burst\": rate must be \"max\"");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "buffers": {"minimum": 9, "maximum": 8}})"),
+            "p.json: /buffers/maximum: 8 < minimum 9");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "payload_bytes": 4000,
+                        "buffers": {"buffer_size_kb": 4}})"),
+            "p.json: /payload_bytes: 4000 bytes do not fit in a 4 KB buffer");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "expect_loss": "maybe"})"),
+            "p.json: /expect_loss: expected \"none\" or \"some\", got \"maybe\"");
+}
+
+TEST(StressProfile, SweepMakesOneProfilePerValue) {
+  const auto profiles = load_profile_text(R"({"rate": 5, "duration_ms": 1})", "s.json",
+                                          parse_sweep("buffers.maximum=10,20"));
+  ASSERT_EQ(profiles.size(), 2u);
+  EXPECT_EQ(profiles[0].name, "s[buffers.maximum=10]");
+  EXPECT_EQ(profiles[0].buffers.maximum_buffers, 10u);
+  EXPECT_EQ(profiles[1].buffers.maximum_buffers, 20u);
+  const auto rates = load_profile_text(R"({"rate": 5, "duration_ms": 1})", "s.json",
+                                       parse_sweep("rate=max,1000"));
+  EXPECT_EQ(rates[0].rate, 0u);
+  EXPECT_EQ(rates[1].rate, 1000u);
+}
+
+TEST(StressProfile, BadSweepsAreRejectedPrecisely) {
+  auto sweep_error = [](const std::string& text) {
+    try {
+      parse_sweep(text);
+    } catch (const StressProfileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(sweep_error("threads"), "--sweep: expected DIMENSION=V1,V2,..., got \"threads\"");
+  EXPECT_NE(sweep_error("speed=1").find("--sweep: unknown dimension \"speed\""), std::string::npos);
+  EXPECT_EQ(sweep_error("threads=1,,2"), "--sweep threads=1,,2: empty value");
+  EXPECT_EQ(sweep_error("threads=1,"), "--sweep threads=1,: give at least one value, none empty");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1})", parse_sweep("threads=2,0")),
+            "p.json [--sweep threads=0]: /threads: 0 < 1");
+}
+
+}  // namespace
+}  // namespace etwh::stress

@@ -1,0 +1,209 @@
+// etwh-stress-writer: one provider process of an `etwh stress` run. It registers the run's
+// provider, says "ready", waits for "go" on stdin, then writes from N threads at the profile's
+// pace for the profile's duration, each event stamped (stress_payload.h), and prints one JSON
+// line with what every thread's EventWrite accepted and refused. The driver trusts these counts
+// as "written", so they are counted here, at the call, never inferred.
+#include "stress_payload.h"
+#include "win32_text.h"
+
+#include <evntprov.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using etwh::stress::EventStamp;
+using etwh::stress::monotonic_ns;
+
+struct Pace {
+  std::uint64_t rate = 0;  // events/s per thread; 0 = as fast as possible
+  std::uint64_t burst_events = 0;  // 0 = steady
+  std::uint64_t burst_period_ms = 0;
+  std::uint64_t duration_ms = 0;
+};
+
+struct ThreadCounts {
+  std::uint64_t attempts = 0;
+  std::uint64_t accepted = 0;
+  std::uint64_t refused_no_buffer = 0;  // ERROR_NOT_ENOUGH_MEMORY
+  std::uint64_t refused_too_large = 0;  // ERROR_MORE_DATA
+  std::uint64_t refused_other = 0;
+  std::uint64_t first_write_ns = 0;
+  std::uint64_t last_write_ns = 0;
+};
+
+void sleep_until(std::uint64_t deadline_ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000ull);
+  ts.tv_nsec = static_cast<long>(deadline_ns % 1000000000ull);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+class ThreadWriter {
+ public:
+  ThreadWriter(REGHANDLE handle, std::uint32_t process_index, std::uint32_t thread_index,
+               std::size_t payload_bytes)
+      : handle_(handle), payload_(payload_bytes, 0) {
+    EventDescCreate(&descriptor_, etwh::stress::kStressEventId, 0, 0,
+                    etwh::stress::kStressEventLevel, 0, 0, 0);
+    stamp_.process_index = process_index;
+    stamp_.thread_index = thread_index;
+    EventDataDescCreate(&data_, payload_.data(), static_cast<ULONG>(payload_.size()));
+  }
+
+  // Writes one event; returns the time it was stamped with.
+  std::uint64_t write_one() {
+    stamp_.sequence = counts_.attempts;
+    stamp_.write_time_ns = monotonic_ns();
+    std::memcpy(payload_.data(), &stamp_, sizeof stamp_);
+    const ULONG status = EventWrite(handle_, &descriptor_, 1, &data_);
+    ++counts_.attempts;
+    if (status == ERROR_SUCCESS) ++counts_.accepted;
+    else if (status == ERROR_NOT_ENOUGH_MEMORY) ++counts_.refused_no_buffer;
+    else if (status == ERROR_MORE_DATA) ++counts_.refused_too_large;
+    else ++counts_.refused_other;
+    if (counts_.first_write_ns == 0) counts_.first_write_ns = stamp_.write_time_ns;
+    counts_.last_write_ns = stamp_.write_time_ns;
+    return stamp_.write_time_ns;
+  }
+
+  void run(const Pace& pace, std::uint64_t start_ns) {
+    const std::uint64_t end_ns = start_ns + pace.duration_ms * 1000000ull;
+    if (pace.burst_events > 0) {
+      const std::uint64_t period_ns = pace.burst_period_ms * 1000000ull;
+      for (std::uint64_t burst_start = start_ns; burst_start < end_ns; burst_start += period_ns) {
+        sleep_until(burst_start);
+        for (std::uint64_t i = 0; i < pace.burst_events; ++i) {
+          if (write_one() >= end_ns) return;
+        }
+      }
+      return;
+    }
+    if (pace.rate == 0) {
+      while (write_one() < end_ns) {
+      }
+      return;
+    }
+    // Steady: event i is due at start + i / rate; catch up in a batch after each sleep.
+    for (;;) {
+      const std::uint64_t now = monotonic_ns();
+      if (now >= end_ns) return;
+      const std::uint64_t due =
+          static_cast<std::uint64_t>((static_cast<unsigned __int128>(now - start_ns) * pace.rate) /
+                                     1000000000ull) + 1;
+      while (counts_.attempts < due) {
+        if (write_one() >= end_ns) return;
+      }
+      const std::uint64_t next_due_ns =
+          start_ns + static_cast<std::uint64_t>(
+                         (static_cast<unsigned __int128>(counts_.attempts) * 1000000000ull) /
+                         pace.rate);
+      sleep_until(std::min(next_due_ns, end_ns));
+    }
+  }
+
+  const ThreadCounts& counts() const { return counts_; }
+
+ private:
+  REGHANDLE handle_;
+  EVENT_DESCRIPTOR descriptor_{};
+  EventStamp stamp_{};
+  std::vector<unsigned char> payload_;
+  EVENT_DATA_DESCRIPTOR data_{};
+  ThreadCounts counts_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"etwh-stress-writer: a provider process of an etwh stress run"};
+  std::string provider_text;
+  std::uint32_t process_index = 0, threads = 1;
+  std::size_t payload_bytes = sizeof(EventStamp);
+  Pace pace;
+  app.add_option("--provider", provider_text, "Provider GUID")->required();
+  app.add_option("--process-index", process_index, "This process's index in the run");
+  app.add_option("--threads", threads, "Writer threads")->check(CLI::Range(1u, 1024u));
+  app.add_option("--payload-bytes", payload_bytes, "UserData size")
+      ->check(CLI::Range(sizeof(EventStamp), std::size_t{65536}));
+  app.add_option("--rate", pace.rate, "Events/s per thread (0: as fast as possible)");
+  app.add_option("--burst-events", pace.burst_events, "Events per burst (0: steady)");
+  app.add_option("--burst-period-ms", pace.burst_period_ms, "Time between burst starts");
+  app.add_option("--duration-ms", pace.duration_ms, "How long to write")->required();
+  CLI11_PARSE(app, argc, argv);
+  const auto provider = etwh::parse_guid(provider_text);
+  if (!provider) {
+    std::cerr << "etwh-stress-writer: --provider: not a GUID: " << provider_text << "\n";
+    return 2;
+  }
+  if (pace.burst_events > 0 && pace.burst_period_ms == 0) {
+    std::cerr << "etwh-stress-writer: --burst-events needs --burst-period-ms > 0\n";
+    return 2;
+  }
+
+  REGHANDLE handle = 0;
+  const ULONG status = EventRegister(&*provider, nullptr, nullptr, &handle);
+  if (status != ERROR_SUCCESS) {
+    std::cerr << "etwh-stress-writer: EventRegister failed with " << status << "\n";
+    return 1;
+  }
+  std::cout << nlohmann::json{{"ready", true}, {"enabled", EventProviderEnabled(handle, 0, 0) != 0}}
+            << std::endl;
+  std::string go;
+  if (!std::getline(std::cin, go) || go != "go") {
+    EventUnregister(handle);
+    return 1;  // The driver gave up on this run.
+  }
+
+  std::vector<ThreadWriter> writers;
+  writers.reserve(threads);
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    writers.emplace_back(handle, process_index, t, payload_bytes);
+  }
+  const std::uint64_t start_ns = monotonic_ns();
+  {
+    // Joined before the counts are read: each thread's etwrt writers hand over their last
+    // buffer at thread exit, so everything accepted is on its way to the consumer.
+    std::vector<std::jthread> pool;
+    for (auto& w : writers) pool.emplace_back([&w, &pace, start_ns] { w.run(pace, start_ns); });
+  }
+  EventUnregister(handle);
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  nlohmann::json out = {{"process_index", process_index},
+                        {"peak_rss_kb", usage.ru_maxrss},
+                        {"threads", nlohmann::json::array()}};
+  for (const auto& w : writers) {
+    const ThreadCounts& c = w.counts();
+    out["threads"].push_back({{"attempts", c.attempts},
+                              {"accepted", c.accepted},
+                              {"refused_no_buffer", c.refused_no_buffer},
+                              {"refused_too_large", c.refused_too_large},
+                              {"refused_other", c.refused_other},
+                              {"first_write_ns", c.first_write_ns},
+                              {"last_write_ns", c.last_write_ns}});
+  }
+  // A deliberate defect for the harness's own tests: one event fewer reported than written,
+  // which the run must catch as an imbalance.
+  if (const char* mutant = std::getenv("ETWH_STRESS_WRITER_MUTANT");
+      mutant != nullptr && std::string(mutant) == "undercount" &&
+      out["threads"][0]["attempts"].get<std::uint64_t>() > 0) {
+    out["threads"][0]["attempts"] = out["threads"][0]["attempts"].get<std::uint64_t>() - 1;
+  }
+  std::cout << out << std::endl;
+  return 0;
+}
