@@ -28,6 +28,7 @@
 
 #include "dataplane_layout.h"  // the attached-reader field, to start only once readers are up
 #include "etwrt/dataplane.h"
+#include "raw_ring.h"
 
 namespace {
 
@@ -39,73 +40,17 @@ using etwrt::dataplane::ReaderOptions;
 using etwrt::dataplane::RecordView;
 using etwrt::dataplane::Writer;
 using etwrt::dataplane::WriteResult;
+using etwh_bench::Consumer;
+using etwh_bench::idle_pause;
+using etwh_bench::Payload;
+using etwh_bench::RawRing;
+using etwh_bench::raw_ring;
+using etwh_bench::raw_ring_timestamped;
+using etwh_bench::run_ring_consumer;
+using etwh_bench::shared_object;
 
 constexpr GUID kProvider{0x5f0e3c2a, 0x77aa, 0x4bcd, {1, 2, 3, 4, 5, 6, 7, 8}};
 constexpr EVENT_DESCRIPTOR kDescriptor{1, 0, 0, 4, 0, 0, 0x1};
-
-struct Payload {
-  uint64_t words[4];
-};
-static_assert(sizeof(Payload) == 32);
-
-void idle_pause() {
-  timespec ts{0, 50'000};
-  nanosleep(&ts, nullptr);
-}
-
-template <typename T>
-T* shared_object() {
-  void* p = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::runtime_error("mmap of a shared benchmark object failed");
-  return new (p) T{};
-}
-
-// A consumer process running `body` until `stop` is set; joined by the destructor.
-class Consumer {
- public:
-  Consumer(std::atomic<uint32_t>* stop, const std::function<void()>& body) : stop_(stop) {
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      body();
-      _exit(0);
-    }
-  }
-  ~Consumer() {
-    stop_->store(1);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
-
- private:
-  std::atomic<uint32_t>* stop_;
-  pid_t pid_;
-};
-
-// The raw ring: the least an inter-process hand-off of 32-byte items can cost here.
-struct RawRing {
-  static constexpr uint64_t kSlots = 1 << 16;
-  alignas(64) std::atomic<uint64_t> head{0};
-  alignas(64) std::atomic<uint64_t> tail{0};
-  alignas(64) std::atomic<uint32_t> stop{0};
-  std::atomic<uint64_t> checksum{0};
-  alignas(64) Payload slots[kSlots];
-};
-
-void run_ring_consumer(RawRing& ring) {
-  uint64_t tail = ring.tail.load(std::memory_order_relaxed);
-  uint64_t sum = 0;
-  while (ring.stop.load(std::memory_order_relaxed) == 0) {
-    const uint64_t head = ring.head.load(std::memory_order_acquire);
-    if (head == tail) {
-      idle_pause();
-      continue;
-    }
-    for (; tail != head; ++tail) sum += ring.slots[tail % RawRing::kSlots].words[0];
-    ring.tail.store(tail, std::memory_order_release);
-  }
-  ring.checksum.store(sum);
-}
 
 struct ReaderControl {
   std::atomic<uint32_t> stop{0};
@@ -158,41 +103,9 @@ struct Environment {
   }
 };
 
-// The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
-void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
-  uint64_t head = ring.head.load(std::memory_order_relaxed);
-  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
-  for (auto _ : state) {
-    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
-    Payload& slot = ring.slots[head % RawRing::kSlots];
-    slot.words[0] = head;
-    slot.words[1] = __rdtsc();
-    slot.words[2] = head * 5;
-    slot.words[3] = head * 7;
-    ring.head.store(++head, std::memory_order_release);
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-
 // The pool clock alone (TSC scaled to ns, or clock_gettime): part of every write.
 void pool_clock(benchmark::State& state, Pool& pool) {
   for (auto _ : state) benchmark::DoNotOptimize(pool.now_ns());
-}
-
-void raw_ring(benchmark::State& state, RawRing& ring) {
-  uint64_t head = ring.head.load(std::memory_order_relaxed);
-  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
-  for (auto _ : state) {
-    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
-    Payload& slot = ring.slots[head % RawRing::kSlots];
-    slot.words[0] = head;
-    slot.words[1] = head * 3;
-    slot.words[2] = head * 5;
-    slot.words[3] = head * 7;
-    ring.head.store(++head, std::memory_order_release);
-  }
-  state.SetItemsProcessed(state.iterations());
-  state.SetBytesProcessed(state.iterations() * sizeof(Payload));
 }
 
 EventInput make_input(const Payload& payload, EVENT_DATA_DESCRIPTOR& data) {

@@ -12,6 +12,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "runtime_world.h"
+
 #ifndef _WIN32
 #include <signal.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -244,25 +247,23 @@ void stop_broker(const std::string& home) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace etwh_bench {
+
+std::string runtime_begin() {
   // Our own broker in a fresh ETWRT_HOME, unless the caller chose one.
   std::string owned_dir;
 #ifndef _WIN32
   if (std::getenv("ETWRT_HOME") == nullptr) {
     char pattern[] = "/tmp/etwh-bench-runtime-XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) {
-      std::perror("mkdtemp");
-      return 2;
-    }
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
     owned_dir = pattern;
     ::setenv("ETWRT_HOME", (owned_dir + "/home").c_str(), 1);
   }
 #endif
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  return owned_dir;
+}
 
+void runtime_end(const std::string& owned_dir) {
   for (TRACEHANDLE s : world().sessions) {
     Properties p;
     ControlTraceA(s, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
@@ -275,6 +276,9 @@ int main(int argc, char** argv) {
     std::error_code ignored;
     std::filesystem::remove_all(owned_dir, ignored);
   }
+#else
+  (void)owned_dir;
 #endif
-  return 0;
 }
+
+}  // namespace etwh_bench

@@ -1,0 +1,118 @@
+// The raw ring: a single-producer single-consumer ring of 32-byte items in shared memory with
+// its consumer in another (forked) process, the physical ceiling of an inter-process hand-off on
+// this machine. Shared by etwrt_dataplane_bench and etwh_bench_event_path (Linux only).
+#pragma once
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <stdexcept>
+
+namespace etwh_bench {
+
+struct Payload {
+  uint64_t words[4];
+};
+static_assert(sizeof(Payload) == 32);
+
+inline void idle_pause() {
+  timespec ts{0, 50'000};
+  nanosleep(&ts, nullptr);
+}
+
+template <typename T>
+T* shared_object() {
+  void* p = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("mmap of a shared benchmark object failed");
+  return new (p) T{};
+}
+
+// A consumer process running `body` until `stop` is set; joined by the destructor.
+class Consumer {
+ public:
+  Consumer(std::atomic<uint32_t>* stop, const std::function<void()>& body) : stop_(stop) {
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      body();
+      _exit(0);
+    }
+  }
+  ~Consumer() {
+    stop_->store(1);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+
+ private:
+  std::atomic<uint32_t>* stop_;
+  pid_t pid_;
+};
+
+// The raw ring: the least an inter-process hand-off of 32-byte items can cost here.
+struct RawRing {
+  static constexpr uint64_t kSlots = 1 << 16;
+  alignas(64) std::atomic<uint64_t> head{0};
+  alignas(64) std::atomic<uint64_t> tail{0};
+  alignas(64) std::atomic<uint32_t> stop{0};
+  std::atomic<uint64_t> checksum{0};
+  alignas(64) Payload slots[kSlots];
+};
+
+inline void run_ring_consumer(RawRing& ring) {
+  uint64_t tail = ring.tail.load(std::memory_order_relaxed);
+  uint64_t sum = 0;
+  while (ring.stop.load(std::memory_order_relaxed) == 0) {
+    const uint64_t head = ring.head.load(std::memory_order_acquire);
+    if (head == tail) {
+      idle_pause();
+      continue;
+    }
+    for (; tail != head; ++tail) sum += ring.slots[tail % RawRing::kSlots].words[0];
+    ring.tail.store(tail, std::memory_order_release);
+  }
+  ring.checksum.store(sum);
+}
+
+// The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
+inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
+  uint64_t head = ring.head.load(std::memory_order_relaxed);
+  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
+  for (auto _ : state) {
+    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    Payload& slot = ring.slots[head % RawRing::kSlots];
+    slot.words[0] = head;
+    slot.words[1] = __rdtsc();
+    slot.words[2] = head * 5;
+    slot.words[3] = head * 7;
+    ring.head.store(++head, std::memory_order_release);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+inline void raw_ring(benchmark::State& state, RawRing& ring) {
+  uint64_t head = ring.head.load(std::memory_order_relaxed);
+  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
+  for (auto _ : state) {
+    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    Payload& slot = ring.slots[head % RawRing::kSlots];
+    slot.words[0] = head;
+    slot.words[1] = head * 3;
+    slot.words[2] = head * 5;
+    slot.words[3] = head * 7;
+    ring.head.store(++head, std::memory_order_release);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * sizeof(Payload));
+}
+
+}  // namespace etwh_bench

@@ -1,0 +1,436 @@
+// etwh_bench_event_path: issue 3's side-by-side run, in one binary and one run:
+//  - EventWrite of 32 bytes with no session, one and four realtime sessions (runtime_bench.cc,
+//    linked in, with the rest of the etwrt control-plane benchmarks);
+//  - an LTTng-UST tracepoint with the same 32-byte payload, enabled in a snapshot session of a
+//    private session daemon (lttng_session.sh) that this program starts and stops;
+//  - the raw single-producer single-consumer shared-memory ring between two processes;
+//  - end to end through the Win32 API: this process writes, a realtime consumer in another
+//    process (this program re-executed) counts what ProcessTrace delivers; each batch is timed
+//    until all of it was delivered, so the figure holds only with zero loss (`lost` counter).
+// Ratios between them: bench/event_path/ratios.py over --benchmark_out JSON.
+#include <windows.h>
+#include <evntprov.h>
+#include <evntrace.h>
+#include <evntcons.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "raw_ring.h"
+#include "runtime_world.h"
+
+#ifdef ETWH_BENCH_HAVE_LTTNG
+#define TRACEPOINT_DEFINE
+#define TRACEPOINT_PROBE_DYNAMIC_LINKAGE
+#include "lttng_tp.h"
+#endif
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------- LTTng-UST
+
+// The private daemon and session: lttng_session.sh in its own mount namespace, fed by a pipe
+// whose closing ends it. `error` says why the LTTng benchmark cannot run, if it cannot.
+struct Lttng {
+  std::string dir;
+  pid_t script = -1;
+  int to_script = -1;
+  void* probe = nullptr;
+  std::string error;
+  // liblttng-ust's wait objects (global and per-user) that loading it created, removed at the
+  // end so that the run leaves nothing behind.
+  std::vector<std::string> created_shm;
+
+  std::string log_tail() const {
+    std::ifstream in(dir + "/lttng.log");
+    std::string line, last;
+    while (std::getline(in, line)) {
+      if (!line.empty()) last = line;
+    }
+    return last.empty() ? "no output" : last;
+  }
+  void start();
+  void stop();
+  // Last thing before exit: liblttng-ust's listener threads re-create them until then.
+  void remove_shm() const {
+    for (const std::string& name : created_shm) ::shm_unlink(name.c_str());
+  }
+};
+
+Lttng& lttng() {
+  static Lttng l;
+  return l;
+}
+
+void Lttng::start() {
+#ifndef ETWH_BENCH_HAVE_LTTNG
+  error = "built without liblttng-ust-dev";
+#else
+  char pattern[] = "/tmp/etwh-bench-lttng-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) {
+    error = std::string("mkdtemp: ") + std::strerror(errno);
+    return;
+  }
+  dir = pattern;
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  std::string script_path = ETWH_BENCH_LTTNG_SCRIPT;
+  std::string event = "etwh_bench:event32";
+  std::vector<char*> argv = {const_cast<char*>("unshare"), const_cast<char*>("--mount"),
+                             const_cast<char*>("--propagation"), const_cast<char*>("private"),
+                             const_cast<char*>("/bin/sh"), script_path.data(), dir.data(),
+                             event.data(), nullptr};
+  const int rc = posix_spawnp(&script, "unshare", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  to_script = in[1];
+  if (rc != 0) {
+    ::close(out[0]);
+    script = -1;
+    error = std::string("cannot run unshare: ") + std::strerror(rc);
+    return;
+  }
+  // "ready", or end of file when the script failed (set -e).
+  char buf[16] = {};
+  ssize_t n = 0, got = 0;
+  while (got < 5 && (n = ::read(out[0], buf + got, sizeof buf - 1 - got)) > 0) got += n;
+  ::close(out[0]);
+  if (std::strncmp(buf, "ready", 5) != 0) {
+    error = "lttng-sessiond or the session could not be started: " + log_tail() + " (" + dir +
+            "/lttng.log)";
+    return;
+  }
+  // liblttng-ust finds the daemon through LTTNG_HOME when the probe module loads it.
+  ::setenv("LTTNG_HOME", (dir + "/home").c_str(), 1);
+  for (std::string name : {std::string("/lttng-ust-wait-8"),
+                           "/lttng-ust-wait-8-" + std::to_string(::getuid())}) {
+    if (!std::filesystem::exists("/dev/shm" + name)) created_shm.push_back(name);
+  }
+  probe = ::dlopen(ETWH_BENCH_LTTNG_PROBE, RTLD_NOW);
+  if (probe == nullptr) {
+    error = std::string("dlopen of the tracepoint probe: ") + ::dlerror();
+    return;
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (!tracepoint_enabled(etwh_bench, event32) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!tracepoint_enabled(etwh_bench, event32)) {
+    error = "the session daemon never enabled etwh_bench:event32 in this process";
+  }
+#endif
+}
+
+void Lttng::stop() {
+  if (to_script >= 0) ::close(to_script);
+  if (script > 0) {
+    int status = 0;
+    ::waitpid(script, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "etwh_bench_event_path: lttng_session.sh ended badly: %s (kept %s)\n",
+                   log_tail().c_str(), dir.c_str());
+      return;
+    }
+  }
+  if (!dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+}
+
+void BM_LTTngUST_Tracepoint_32B(benchmark::State& state) {
+  static const bool started = [] {
+    lttng().start();
+    return true;
+  }();
+  (void)started;
+  if (!lttng().error.empty()) {
+    state.SkipWithError(lttng().error.c_str());
+    return;
+  }
+#ifdef ETWH_BENCH_HAVE_LTTNG
+  etwh_bench::Payload payload{};
+  for (auto _ : state) {
+    ++payload.words[0];
+    tracepoint(etwh_bench, event32, payload.words);
+  }
+  state.counters["writes"] = static_cast<double>(state.iterations());
+#endif
+}
+
+// ---------------------------------------------------------------- end to end (Win32 API)
+
+const GUID kEndToEnd = {0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
+constexpr const char* kEndToEndSession = "etwh-bench-e2e";
+constexpr const char* kConsumerFlag = "--etwh-e2e-consumer";
+
+// Shared by the writer and the consumer process (a file both map).
+struct EndToEndShared {
+  std::atomic<std::uint64_t> delivered{0};  // our provider's records seen by the callback
+  std::atomic<std::uint64_t> lost_announced{0};  // RT_LostEvent records
+  std::atomic<std::uint32_t> attached{0};  // 1 once OpenTraceA succeeded, 2 if it failed
+  std::atomic<std::uint32_t> done{0};      // ProcessTrace returned
+};
+
+EndToEndShared* map_shared(const std::string& path, bool create) {
+  const int fd = ::open(path.c_str(), create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
+  if (fd < 0) return nullptr;
+  if (create && ::ftruncate(fd, sizeof(EndToEndShared)) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, sizeof(EndToEndShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  return create ? new (p) EndToEndShared{} : static_cast<EndToEndShared*>(p);
+}
+
+void WINAPI e2e_record(PEVENT_RECORD r) {
+  auto* shared = static_cast<EndToEndShared*>(r->UserContext);
+  if (IsEqualGUID(r->EventHeader.ProviderId, kEndToEnd)) {
+    // Only this thread writes it: a plain increment, published for the writer's wait.
+    shared->delivered.store(shared->delivered.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_release);
+  } else if (IsEqualGUID(r->EventHeader.ProviderId, RTLostEventGuid)) {
+    shared->lost_announced.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// The consumer process: argv = program --etwh-e2e-consumer SHARED_FILE.
+int consumer_main(const char* shared_path) {
+  EndToEndShared* shared = map_shared(shared_path, false);
+  if (shared == nullptr) return 3;
+  EVENT_TRACE_LOGFILEA logfile{};
+  logfile.LoggerName = const_cast<LPSTR>(kEndToEndSession);
+  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  logfile.EventRecordCallback = e2e_record;
+  logfile.Context = shared;
+  TRACEHANDLE t = OpenTraceA(&logfile);
+  if (t == INVALID_PROCESSTRACE_HANDLE) {
+    shared->attached.store(2);
+    return 4;
+  }
+  shared->attached.store(1);
+  const ULONG status = ProcessTrace(&t, 1, nullptr, nullptr);
+  CloseTrace(t);
+  shared->done.store(1);
+  return status == ERROR_SUCCESS ? 0 : 5;
+}
+
+struct EndToEnd {
+  std::string dir;
+  EndToEndShared* shared = nullptr;
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+  pid_t consumer = -1;
+  std::string error;
+
+  void start();
+  void stop();
+};
+
+EndToEnd& e2e() {
+  static EndToEnd e;
+  return e;
+}
+
+struct Properties {
+  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<char> bytes;
+};
+
+void EndToEnd::start() {
+  char pattern[] = "/tmp/etwh-bench-e2e-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) {
+    error = std::string("mkdtemp: ") + std::strerror(errno);
+    return;
+  }
+  dir = pattern;
+  std::string shared_path = dir + "/shared";
+  shared = map_shared(shared_path, true);
+  if (shared == nullptr) {
+    error = "cannot map " + shared_path;
+    return;
+  }
+  if (EventRegister(&kEndToEnd, nullptr, nullptr, &provider) != ERROR_SUCCESS) {
+    error = "EventRegister failed";
+    return;
+  }
+  // 64 KB x 512 buffers (32 MB): a whole batch fits even if the consumer falls behind.
+  Properties p;
+  p.get()->BufferSize = 64;
+  p.get()->MinimumBuffers = 512;
+  p.get()->MaximumBuffers = 512;
+  p.get()->FlushTimer = 1;
+  ULONG status = StartTraceA(&session, kEndToEndSession, p.get());
+  if (status != ERROR_SUCCESS) {
+    error = "StartTraceA failed: " + std::to_string(status);
+    return;
+  }
+  status = EnableTraceEx2(session, &kEndToEnd, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
+                          10000, nullptr);
+  if (status != ERROR_SUCCESS) {
+    error = "EnableTraceEx2 failed: " + std::to_string(status);
+    return;
+  }
+  std::vector<char*> argv = {const_cast<char*>("/proc/self/exe"), const_cast<char*>(kConsumerFlag),
+                             shared_path.data(), nullptr};
+  const int rc = posix_spawn(&consumer, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) {
+    consumer = -1;
+    error = std::string("cannot start the consumer process: ") + std::strerror(rc);
+    return;
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (shared->attached.load() == 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (shared->attached.load() != 1) error = "the consumer process could not open the session";
+}
+
+void EndToEnd::stop() {
+  if (session != 0) {
+    Properties p;
+    ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+  }
+  if (consumer > 0) {
+    int status = 0;
+    ::waitpid(consumer, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "etwh_bench_event_path: the end-to-end consumer ended with status %d\n",
+                   status);
+    }
+  }
+  if (provider != 0) EventUnregister(provider);
+  if (!dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+}
+
+// One iteration: a batch written, flushed and waited for until the consumer has all of it.
+void BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B(benchmark::State& state) {
+  constexpr std::uint64_t kBatch = 100'000;
+  static const bool started = [] {
+    e2e().start();
+    return true;
+  }();
+  (void)started;
+  EndToEnd& e = e2e();
+  if (!e.error.empty()) {
+    state.SkipWithError(e.error.c_str());
+    return;
+  }
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
+  etwh_bench::Payload payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, &payload, sizeof payload);
+  std::uint64_t refused = 0;
+  const std::uint64_t announced_before = e.shared->lost_announced.load();
+  const std::uint64_t delivered_before = e.shared->delivered.load();
+  std::uint64_t target = delivered_before;
+  for (auto _ : state) {
+    for (std::uint64_t i = 0; i < kBatch; ++i) {
+      ++payload.words[0];
+      if (EventWrite(e.provider, &d, 1, &data) != ERROR_SUCCESS) ++refused;
+    }
+    target += kBatch;
+    Properties p;
+    ControlTraceA(e.session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
+    // Generous bound: only a loss or a dead consumer keeps the count from arriving.
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (e.shared->delivered.load(std::memory_order_acquire) + refused < target) {
+      if (Clock::now() > deadline || e.shared->done.load() != 0) {
+        state.SkipWithError("the consumer stopped short of the written events (loss)");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  Properties q;
+  ControlTraceA(e.session, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+  state.counters["delivered"] = static_cast<double>(e.shared->delivered.load() - delivered_before);
+  state.counters["lost"] =
+      static_cast<double>(refused + e.shared->lost_announced.load() - announced_before);
+  state.counters["session_events_lost"] = static_cast<double>(q.get()->EventsLost);
+  state.counters["session_rt_buffers_lost"] = static_cast<double>(q.get()->RealTimeBuffersLost);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], kConsumerFlag) == 0) return consumer_main(argv[2]);
+
+  // The ring's consumer is forked before any thread or etwrt connection exists.
+  etwh_bench::RawRing* ring = nullptr;
+  std::unique_ptr<etwh_bench::Consumer> ring_consumer;
+  std::string owned_dir;
+  try {
+    ring = etwh_bench::shared_object<etwh_bench::RawRing>();
+    ring_consumer = std::make_unique<etwh_bench::Consumer>(
+        &ring->stop, [ring] { etwh_bench::run_ring_consumer(*ring); });
+    owned_dir = etwh_bench::runtime_begin();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "etwh_bench_event_path: %s\n", e.what());
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B", BM_LTTngUST_Tracepoint_32B);
+  benchmark::RegisterBenchmark("RawRing_32B/2proc",
+                               [ring](benchmark::State& s) { etwh_bench::raw_ring(s, *ring); })
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
+                               BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  e2e().stop();
+  lttng().stop();
+  ring_consumer.reset();
+  etwh_bench::runtime_end(owned_dir);
+  lttng().remove_shm();
+  return 0;
+}

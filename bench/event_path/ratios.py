@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Ratios between the benchmarks of one etwh_bench_event_path run.
+
+Usage: etwh_bench_event_path --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+           --benchmark_out=run.json && bench/event_path/ratios.py run.json
+
+Reads the medians (and cv) of Google Benchmark's JSON output and prints the issue 3 goals:
+EventWrite with one session against the LTTng-UST tracepoint (<= 0.7) and the raw ring (<= 3),
+and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's rate.
+"""
+import json
+import sys
+
+NAMES = {
+    "none": "BM_EventWrite_NoSession",
+    "one": "BM_EventWrite_OneSession_32B",
+    "four": "BM_EventWrite_FourSessions_32B",
+    "lttng": "LTTngUST_Tracepoint_32B",
+    "ring": "RawRing_32B/2proc/real_time",
+    "e2e": "EndToEnd_Win32_32B/1provider_1consumer/2proc/real_time",
+}
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def main(path):
+    with open(path) as f:
+        run = json.load(f)
+    median, cv, rate = {}, {}, {}
+    for b in run["benchmarks"]:
+        name, agg = b.get("run_name", b["name"]), b.get("aggregate_name")
+        if b.get("error_occurred"):
+            print(f"{name}: skipped: {b.get('error_message')}")
+            continue
+        if agg == "median":
+            median[name] = b["real_time"] * UNIT_NS[b.get("time_unit", "ns")]
+            if "items_per_second" in b:
+                rate[name] = b["items_per_second"]
+        elif agg == "cv":
+            cv[name] = b["real_time"]
+    ctx = run.get("context", {})
+    print(f"load average during the run: {ctx.get('load_avg')}")
+    for key, name in NAMES.items():
+        if name in median:
+            extra = f", {rate[name] / 1e6:.2f} M items/s" if name in rate else ""
+            print(f"{name}: median {median[name]:.2f} ns, cv {cv.get(name, 0) * 100:.1f}%{extra}")
+        else:
+            print(f"{name}: no median in this run")
+
+    def ratio(a, b, goal, label):
+        if NAMES[a] in median and NAMES[b] in median:
+            r = median[NAMES[a]] / median[NAMES[b]]
+            print(f"{label}: {r:.2f} (goal <= {goal}: {'met' if r <= goal else 'MISSED'})")
+
+    ratio("one", "lttng", 0.7, "EventWrite 1 session / LTTng-UST tracepoint")
+    ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
+    e2e, ring = rate.get(NAMES["e2e"]), rate.get(NAMES["ring"])
+    if e2e:
+        print(f"end to end: {e2e / 1e6:.2f} M events/s (goal >= 5: {'met' if e2e >= 5e6 else 'MISSED'})")
+        if ring:
+            print(f"end to end / raw ring rate: {e2e / ring:.3f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
