@@ -1,4 +1,5 @@
-# Runs in script mode (cmake -P) from the etwrt_install_package test. Inputs: BUILD_DIR,
+# Runs in script mode (cmake -P) from the etwrt_install_package test: installs etwrt, builds
+# sample/ against it and runs each sample program. Inputs: BUILD_DIR,
 # SAMPLE_DIR, WORK_DIR, GENERATOR, CXX_COMPILER. Every step must succeed.
 foreach(var BUILD_DIR SAMPLE_DIR WORK_DIR GENERATOR CXX_COMPILER)
   if(NOT DEFINED ${var})
@@ -24,11 +25,13 @@ execute_process(
 execute_process(COMMAND ${CMAKE_COMMAND} --build "${sample_build}" COMMAND_ERROR_IS_FATAL ANY)
 
 # A fresh ETWRT_HOME, and no ETWRT_BROKER: the installed library must find the installed
-# broker by itself. A short idle time lets that broker exit soon after the sample.
-execute_process(
-  COMMAND ${CMAKE_COMMAND} -E env --unset=ETWRT_BROKER "ETWRT_HOME=${home}"
-          ETWRT_BROKER_IDLE_MS=200 "${sample_build}/etwrt_sample"
-  RESULT_VARIABLE result)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR "etwrt_sample failed (${result})")
-endif()
+# broker by itself. A short idle time lets that broker exit soon after each sample.
+foreach(sample etwrt_sample etwrt_sample_consumers)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env --unset=ETWRT_BROKER "ETWRT_HOME=${home}"
+            ETWRT_BROKER_IDLE_MS=200 "${sample_build}/${sample}"
+    RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${sample} failed (${result})")
+  endif()
+endforeach()
