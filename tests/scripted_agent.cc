@@ -2,8 +2,16 @@
 // call: on "register" it reports a scripted enable callback, or misbehaves as
 // ETWH_SCRIPTED_AGENT_MODE says. It lets the tests prove that the driver turns each kind of
 // platform or agent fault into the right verdict (FAIL, CRASH, TIMEOUT, HARNESS_ERROR).
+// The "data_*" modes play a consumer for tests/data/driver_selftest_data.json: they remember
+// the writes and, at consume_stop, report what a conforming platform delivers, or that with
+// one fault (a missing, extra or reordered event, a wrong UserContext).
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include <cstdlib>
 #include <iostream>
@@ -24,19 +32,86 @@ json good_callback(int n) {
           {"filter", nullptr}, {"context", "0x5"}, {"t_ns", 0}, {"duration_ns", 0}};
 }
 
+// A session enabled at level 3 takes, of the writes seen, those of level 3 or less.
+json delivered_records(const std::string& mode, const std::vector<json>& writes,
+                       const std::string& context) {
+  json records = json::array();
+  records.push_back({{"kind", "header"}, {"provider", "{68fdd900-4a3e-11d1-84f4-0000f80464e3}"},
+                     {"id", 0}, {"version", 0}, {"channel", 0}, {"level", 0}, {"opcode", 0},
+                     {"task", 0}, {"keyword", "0x0"}, {"ts", 1}, {"pid", getpid()},
+                     {"tid", 1}, {"context", context}, {"payload", ""}, {"seq", nullptr}});
+  std::int64_t ts = 10;
+  for (const json& w : writes) {
+    const json& d = w["descriptor"];
+    const bool wanted = d.value("level", 0) <= 3;
+    if (!wanted && mode != "data_extra") continue;
+    for (std::uint64_t i = 0; i < w.value("count", 1u); ++i) {
+      const std::uint64_t seq = w.value("sequence", std::uint64_t{0}) + i;
+      std::string payload;
+      for (int b = 0; b < 8; ++b) {
+        static const char* hex = "0123456789abcdef";
+        const unsigned byte = (seq >> (8 * b)) & 0xFF;
+        payload += hex[byte >> 4];
+        payload += hex[byte & 0xF];
+      }
+      payload += w.value("payload", "");
+      records.push_back({{"kind", "event"}, {"provider", "{e7c0fe01-0000-4000-8000-000000000001}"},
+                         {"id", d.value("id", 0)}, {"version", d.value("version", 0)},
+                         {"channel", d.value("channel", 0)}, {"level", d.value("level", 0)},
+                         {"opcode", d.value("opcode", 0)}, {"task", d.value("task", 0)},
+                         {"keyword", d.value("keyword", "0x0")}, {"ts", ts++},
+                         {"pid", getpid()}, {"tid", 1},
+                         {"context", mode == "data_context" ? "0x99" : context},
+                         {"payload", payload}, {"seq", seq}});
+    }
+  }
+  if (mode == "data_missing") records.erase(records.begin() + 2);
+  if (mode == "data_order") std::swap(records[1], records[2]);
+  return records;
+}
+
 }  // namespace
 
 int main() {
   const char* env = std::getenv("ETWH_SCRIPTED_AGENT_MODE");
   const std::string mode = env ? env : "good";
   emit({{"event", "ready"}, {"pid", 0}, {"platform", "scripted"}});
+  const bool data_mode = mode.rfind("data_", 0) == 0;
+  std::vector<json> writes;
+  std::string consumer_context = "0x0";
   std::string line;
   while (std::getline(std::cin, line)) {
     const json req = json::parse(line, nullptr, false);
     if (req.is_discarded()) return 3;
     const std::string op = req.value("op", "");
     json reply = {{"id", req.value("id", 0)}, {"ok", true}, {"status", 0}, {"handle", "0x1"}};
-    if (op == "register") {
+    if (op == "write") {
+      writes.push_back(req);
+      reply["failed"] = 0;
+    }
+    if (op == "query_enabled") {
+      const bool on = req.value("level", 0) <= 3;
+      reply = {{"id", req.value("id", 0)}, {"ok", true}, {"provider_enabled", on},
+               {"event_enabled", on}};
+    }
+    if (op == "consume_start") {
+      consumer_context = req.value("context", "0x0");
+      reply["attached"] = true;
+    }
+    if (op == "consume_stop") {
+      // The session was stopped: the provider's callback says so, as a platform's would.
+      json cb = good_callback(2);
+      cb["is_enabled"] = 0;
+      cb["level"] = 0;
+      cb["match_any"] = "0x0";
+      emit(cb);
+      reply = {{"id", req.value("id", 0)}, {"ok", true}, {"process_status", 0},
+               {"returned_by_itself", true},
+               {"records", delivered_records(mode, writes, consumer_context)}};
+    }
+    if (op == "register" && data_mode) {
+      emit(good_callback(1));
+    } else if (op == "register") {
       if (mode == "crash") std::abort();
       if (mode == "hang") continue;
       if (mode == "protocol") {
