@@ -27,6 +27,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kReplySlack{10000};
 constexpr milliseconds kCallbackWait{5000};
 constexpr milliseconds kCollectWait{15000};
+// RT_LostEvent's event types (EVENT_TRACE_TYPE_RT_LOST_*; not every SDK header names them).
+constexpr unsigned kRtLostEvent = 32;
+constexpr unsigned kRtLostBuffer = 33;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -465,10 +468,10 @@ class CaseRun {
           return v;
         };
         const unsigned type = r.value("opcode", 0u);
-        if (type == EVENT_TRACE_TYPE_RT_LOST_BUFFER && bytes.size() >= 16) {
+        if (type == kRtLostBuffer && bytes.size() >= 16) {
           lost_buffers += u64(0);
           lost_events += u64(8);
-        } else if (type == EVENT_TRACE_TYPE_RT_LOST_EVENT && bytes.size() >= 8) {
+        } else if (type == kRtLostEvent && bytes.size() >= 8) {
           refused += u64(0);
           lost_events += u64(0);
         } else {

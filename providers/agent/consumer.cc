@@ -32,9 +32,16 @@ json sequence_of(const void* data, std::size_t size) {
   return v;
 }
 
+// EVENT_HEADER_EXT_TYPE_PROV_TRAITS (evntcons.h); older mingw-w64 headers lack the name.
+constexpr USHORT kExtTypeProvTraits = 0x000C;
+
+// Spelled out here: not every SDK's evntrace.h defines both names.
+constexpr GUID kEventTraceGuid = {0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+constexpr GUID kRtLostEventGuid = {0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
+
 const char* kind_of(const GUID& provider) {
-  if (IsEqualGUID(provider, EventTraceGuid)) return "header";
-  if (IsEqualGUID(provider, RTLostEventGuid)) return "lost";
+  if (IsEqualGUID(provider, kEventTraceGuid)) return "header";
+  if (IsEqualGUID(provider, kRtLostEventGuid)) return "lost";
   return "event";
 }
 
@@ -135,7 +142,7 @@ void Consumer::on_record(const EVENT_RECORD& r) {
       GUID related;
       std::memcpy(&related, data, sizeof related);
       rec["related"] = format_guid(related);
-    } else if (x.ExtType == EVENT_HEADER_EXT_TYPE_PROV_TRAITS) {
+    } else if (x.ExtType == kExtTypeProvTraits) {
       rec["traits"] = bytes_to_hex(data, x.DataSize);
     }
   }
