@@ -1,8 +1,9 @@
 // etwh_bench_event_path: issue 3's side-by-side run, in one binary and one run:
 //  - EventWrite of 32 bytes with no session, one and four realtime sessions (runtime_bench.cc,
 //    linked in, with the rest of the etwrt control-plane benchmarks);
-//  - an LTTng-UST tracepoint with the same 32-byte payload, enabled in a snapshot session of a
-//    private session daemon (lttng_session.sh) that this program starts and stops;
+//  - an LTTng-UST tracepoint with the same 32-byte payload, recorded by a snapshot session (no
+//    consumer), then by a file session drained by lttng-consumerd, of a private session daemon
+//    (lttng_session.sh) that this program starts and stops;
 //  - the raw single-producer single-consumer shared-memory ring between two processes;
 //  - end to end through the Win32 API: this process writes, a realtime consumer in another
 //    process (this program re-executed) counts what ProcessTrace delivers; each batch is timed
@@ -59,6 +60,8 @@ struct Lttng {
   std::string dir;
   pid_t script = -1;
   int to_script = -1;
+  int from_script = -1;
+  bool started = false;
   void* probe = nullptr;
   std::string error;
   // liblttng-ust's wait objects (global and per-user) that loading it created, removed at the
@@ -75,6 +78,17 @@ struct Lttng {
   }
   void start();
   void stop();
+  // One command line to lttng_session.sh and its one-line answer ("" when it has ended).
+  std::string command(const std::string& line) {
+    const std::string text = line + "\n";
+    if (::write(to_script, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      return "";
+    }
+    std::string answer;
+    char c = 0;
+    while (::read(from_script, &c, 1) == 1 && c != '\n') answer += c;
+    return answer;
+  }
   // Last thing before exit: liblttng-ust's listener threads re-create them until then.
   void remove_shm() const {
     for (const std::string& name : created_shm) ::shm_unlink(name.c_str());
@@ -87,6 +101,8 @@ Lttng& lttng() {
 }
 
 void Lttng::start() {
+  if (started) return;
+  started = true;
 #ifndef ETWH_BENCH_HAVE_LTTNG
   error = "built without liblttng-ust-dev";
 #else
@@ -123,11 +139,11 @@ void Lttng::start() {
     return;
   }
   // "ready", or end of file when the script failed (set -e).
-  char buf[16] = {};
-  ssize_t n = 0, got = 0;
-  while (got < 5 && (n = ::read(out[0], buf + got, sizeof buf - 1 - got)) > 0) got += n;
-  ::close(out[0]);
-  if (std::strncmp(buf, "ready", 5) != 0) {
+  from_script = out[0];
+  std::string answer;
+  char c = 0;
+  while (::read(from_script, &c, 1) == 1 && c != '\n') answer += c;
+  if (answer != "ready") {
     error = "lttng-sessiond or the session could not be started: " + log_tail() + " (" + dir +
             "/lttng.log)";
     return;
@@ -155,6 +171,7 @@ void Lttng::start() {
 
 void Lttng::stop() {
   if (to_script >= 0) ::close(to_script);
+  if (from_script >= 0) ::close(from_script);
   if (script > 0) {
     int status = 0;
     ::waitpid(script, &status, 0);
@@ -187,6 +204,45 @@ void BM_LTTngUST_Tracepoint_32B(benchmark::State& state) {
     tracepoint(etwh_bench, event32, payload.words);
   }
   state.counters["writes"] = static_cast<double>(state.iterations());
+#endif
+}
+
+// The same tracepoint recorded by the file session, whose consumer daemon drains it meanwhile
+// (discard mode: `discarded` counts the events the full buffers refused, `recorded` the rest).
+void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
+  static const bool started = [] {
+    lttng().start();
+    if (lttng().error.empty() && lttng().command("file") != "ok") {
+      lttng().error = "switching to the file session failed: " + lttng().log_tail();
+    }
+    return true;
+  }();
+  (void)started;
+  if (!lttng().error.empty()) {
+    state.SkipWithError(lttng().error.c_str());
+    return;
+  }
+#ifdef ETWH_BENCH_HAVE_LTTNG
+  const auto discarded = [] {
+    const std::string n = lttng().command("discarded");
+    return n.empty() || n.find_first_not_of("0123456789") != std::string::npos
+               ? -1.0
+               : std::stod(n);
+  };
+  const double before = discarded();
+  etwh_bench::Payload payload{};
+  for (auto _ : state) {
+    ++payload.words[0];
+    tracepoint(etwh_bench, event32, payload.words);
+  }
+  const double after = discarded();
+  if (before < 0 || after < 0) {
+    state.SkipWithError("no discarded-event count from lttng list");
+    return;
+  }
+  state.counters["writes"] = static_cast<double>(state.iterations());
+  state.counters["discarded"] = after - before;
+  state.counters["recorded"] = static_cast<double>(state.iterations()) - (after - before);
 #endif
 }
 
@@ -417,6 +473,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B", BM_LTTngUST_Tracepoint_32B);
+  benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B/file_session",
+                               BM_LTTngUST_Tracepoint_32B_FileSession);
   benchmark::RegisterBenchmark("RawRing_32B/2proc",
                                [ring](benchmark::State& s) { etwh_bench::raw_ring(s, *ring); })
       ->UseRealTime();

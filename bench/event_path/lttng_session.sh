@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs a private LTTng session daemon and one snapshot-mode session for etwh_bench_event_path,
+# Runs a private LTTng session daemon and two sessions for etwh_bench_event_path,
 # inside a mount namespace of its own (started with `unshare --mount --propagation private`).
 # As root, lttng-sessiond and lttng use the fixed rundir /var/run/lttng and the global wait
 # object /dev/shm/lttng-ust-wait-8; a tmpfs over /run and one over /dev/shm in this namespace
@@ -7,8 +7,9 @@
 # application as file descriptors, whatever /dev/shm it sees). The daemon's
 # application socket is put where liblttng-ust looks for a per-user daemon, under LTTNG_HOME,
 # which the benchmark process (outside the namespace) shares.
-# Usage: lttng_session.sh DIR EVENT. Prints "ready" once the session is started, then waits
-# for its standard input to close, and stops, destroys and kills everything it started.
+# Usage: lttng_session.sh DIR EVENT. Prints "ready" once the first session is started, then
+# answers commands on its standard input (below) until it closes, and then stops, destroys
+# and kills everything it started.
 # Progress and errors go to DIR/lttng.log.
 set -eu
 dir=$1
@@ -29,13 +30,35 @@ stop_daemon() {
 }
 trap stop_daemon EXIT
 
-# Snapshot mode: overwrite-mode ring buffers that no consumer drains while the benchmark runs,
-# so the timed cost is the tracepoint's full write path, never a discarded event.
-lttng create etwh-bench --snapshot --output="$dir/snapshot"
-lttng enable-event --userspace "$event"
-lttng start
+# Two sessions enable the event; one runs at a time. etwh-bench-snapshot (started first):
+# overwrite-mode ring buffers that no consumer drains while the benchmark runs, so the timed
+# cost is the tracepoint's full write path, never a discarded event. etwh-bench-file: the
+# default discard mode, drained by lttng-consumerd into DIR/trace, the counterpart of a
+# realtime session drained by its consumer (it competes for the same two cores).
+lttng create etwh-bench-snapshot --snapshot --output="$dir/snapshot"
+lttng enable-event --userspace --session=etwh-bench-snapshot "$event"
+lttng create etwh-bench-file --output="$dir/trace"
+lttng enable-event --userspace --session=etwh-bench-file "$event"
+lttng start etwh-bench-snapshot
 echo ready >&3
 
-cat >/dev/null <&0 || true
-lttng stop
-lttng destroy
+# Commands, one per line: "file" switches to the file session; "discarded" stops it (which
+# makes its statistics final), prints its discarded-event count and starts it again.
+while read -r command; do
+  case $command in
+    file)
+      lttng stop etwh-bench-snapshot
+      lttng start etwh-bench-file
+      echo ok >&3 ;;
+    discarded)
+      lttng stop etwh-bench-file
+      n=$(lttng list etwh-bench-file | sed -n 's/^ *Discarded events: *\([0-9]*\).*/\1/p' | head -n 1)
+      lttng start etwh-bench-file
+      echo "${n:-unknown}" >&3 ;;
+    *)
+      echo "unknown command" >&3 ;;
+  esac
+done
+lttng stop etwh-bench-snapshot || true
+lttng stop etwh-bench-file || true
+lttng destroy --all

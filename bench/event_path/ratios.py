@@ -5,7 +5,8 @@ Usage: etwh_bench_event_path --benchmark_repetitions=5 --benchmark_report_aggreg
            --benchmark_out=run.json && bench/event_path/ratios.py run.json
 
 Reads the medians (wall and the benchmark thread's cpu time) and cv of Google Benchmark's JSON output and prints the issue 3 goals:
-EventWrite with one session against the LTTng-UST tracepoint (<= 0.7) and the raw ring (<= 3),
+EventWrite with one session against the LTTng-UST tracepoint (<= 0.7; snapshot session and
+file session drained by lttng-consumerd) and the raw ring (<= 3),
 and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's rate.
 """
 import json
@@ -16,6 +17,7 @@ NAMES = {
     "one": "BM_EventWrite_OneSession_32B",
     "four": "BM_EventWrite_FourSessions_32B",
     "lttng": "LTTngUST_Tracepoint_32B",
+    "lttng_file": "LTTngUST_Tracepoint_32B/file_session",
     "ring": "RawRing_32B/2proc/real_time",
     "e2e": "EndToEnd_Win32_32B/1provider_1consumer/2proc/real_time",
 }
@@ -56,6 +58,7 @@ def main(path):
                   f"by the writing thread's cpu time {c:.2f}")
 
     ratio("one", "lttng", 0.7, "EventWrite 1 session / LTTng-UST tracepoint")
+    ratio("one", "lttng_file", 0.7, "EventWrite 1 session / LTTng-UST tracepoint, file session")
     ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
     e2e, ring = rate.get(NAMES["e2e"]), rate.get(NAMES["ring"])
     if e2e:
