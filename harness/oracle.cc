@@ -368,8 +368,8 @@ class Model {
                                                                  : "FLT-KEYWORD0-BYPASS";
     }
     if (s.match_any == 0) return "FLT-ANY-ZERO";
-    if (ev.level == 0) return "FLT-LEVEL";
-    return "FLT-KEYWORD";
+    if (!session_accepts(s, ev)) return "FLT-KEYWORD";
+    return ev.level == 0 ? "FLT-LEVEL" : "FLT-KEYWORD";  // level 0 passed the level test
   }
 
   void consume(const Step& step, StepExpectation& e) {

@@ -353,3 +353,118 @@ TEST(ExpectCase, AgentExitEndsRegistrationsButNotSessions) {
 
 }  // namespace
 }  // namespace etwh::oracle
+
+// --- The data path. ---
+
+namespace etwh::oracle {
+namespace {
+
+Step consume(std::string consumer, std::string session, std::uint64_t context = 0) {
+  Step s = step(StepOp::kConsume, std::move(session));
+  s.consumer = std::move(consumer);
+  s.agent = "b";
+  s.context = context;
+  return s;
+}
+
+Step write(std::vector<EventDef> events, bool lossy = false) {
+  Step s = step(StepOp::kWrite, "", "p");
+  s.events = std::move(events);
+  s.lossy = lossy;
+  return s;
+}
+
+EventDef ev(std::uint16_t id, std::uint8_t level, std::uint64_t keyword, std::uint32_t count = 1) {
+  EventDef e;
+  e.id = id;
+  e.level = level;
+  e.keyword = keyword;
+  e.count = count;
+  return e;
+}
+
+std::vector<std::uint64_t> seqs(const ConsumerExpectation& c) {
+  std::vector<std::uint64_t> out;
+  for (const ExpectedEvent& e : c.events) out.push_back(e.seq);
+  return out;
+}
+
+TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
+  Case c = base_case();
+  c.rules = {"FLT-LEVEL", "FLT-KEYWORD", "FLT-PER-SESSION"};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
+             step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"),
+             enable("s1", 2, 0x1, 0), enable("s2", 5, 0x6, 0x2),
+             consume("c1", "s1", 0x11), consume("c2", "s2"), consume("c3", "s3"),
+             // seq 1-2: level 1 kw 1; 3: level 4 kw 2; 4: level 0 kw 4; 5: level 3 kw 0
+             write({ev(1, 1, 0x1, 2), ev(2, 4, 0x2), ev(3, 0, 0x4), ev(4, 3, 0x0)}),
+             step(StepOp::kCollect)};
+  const auto e = expect_case(c);
+  EXPECT_EQ(e[9].first_seq, (std::vector<std::uint64_t>{1, 3, 4, 5}));
+  EXPECT_EQ(e[9].status, 0u);
+  ASSERT_EQ(e[10].consumers.size(), 3u);
+  EXPECT_EQ(e[10].collect_sessions, (std::vector<std::string>{"s1", "s2", "s3"}));
+  const ConsumerExpectation& c1 = e[10].consumers[0];
+  EXPECT_EQ(c1.consumer, "c1");
+  EXPECT_EQ(c1.context, 0x11u);
+  EXPECT_EQ(seqs(c1), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(c1.excluded.at(3).rule, "FLT-LEVEL");
+  EXPECT_EQ(c1.excluded.at(4).rule, "FLT-KEYWORD");  // level 0 passes, keyword 0x4 does not
+  EXPECT_EQ(c1.excluded.at(5).rule, "FLT-LEVEL");    // keyword 0 passes, level 3 > 2 does not
+  EXPECT_EQ(seqs(e[10].consumers[1]), (std::vector<std::uint64_t>{3, 5}));
+  EXPECT_TRUE(e[10].consumers[2].events.empty());
+  EXPECT_EQ(e[10].consumers[2].excluded.at(1).rule, "FLT-PER-SESSION");
+  // Stopping the sessions disables the provider: its callback is expected too.
+  ASSERT_FALSE(e[10].callbacks.empty());
+  EXPECT_EQ(e[10].callbacks.back().is_enabled, 0u);
+}
+
+TEST(ExpectData, BufferedForTheFirstConsumerOnlyNewForTheSecond) {
+  Case c = base_case();
+  c.rules = {"CON-RT-BUFFERED", "CON-RT-SECOND"};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
+             enable("s1", 4, 0x1, 0), write({ev(1, 1, 0x1, 3)}), consume("first", "s1"),
+             write({ev(2, 1, 0x1)}), consume("second", "s1"), write({ev(3, 1, 0x1, 2)}),
+             step(StepOp::kCollect)};
+  const auto e = expect_case(c);
+  ASSERT_EQ(e[8].consumers.size(), 2u);
+  EXPECT_EQ(seqs(e[8].consumers[0]), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(e[8].consumers[0].events[0].rule, "CON-RT-BUFFERED");
+  EXPECT_EQ(seqs(e[8].consumers[1]), (std::vector<std::uint64_t>{5, 6}));
+  EXPECT_EQ(e[8].consumers[1].excluded.at(4).rule, "CON-RT-SECOND");
+}
+
+TEST(ExpectData, ReenableReplacesAndUnwantedWritesSucceed) {
+  Case c = base_case();
+  c.rules = {"FLT-REPLACE", "RT-WRITE-DISABLED"};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
+             enable("s1", 5, 0x1, 0), consume("c", "s1"), write({ev(1, 5, 0x1)}),
+             enable("s1", 2, 0x2, 0), write({ev(1, 5, 0x1), ev(2, 2, 0x2)}),
+             step(StepOp::kCollect)};
+  const auto e = expect_case(c);
+  EXPECT_EQ(e[6].event_enabled, (std::vector<std::optional<bool>>{false, true}));
+  EXPECT_EQ(e[6].status, 0u);
+  EXPECT_EQ(seqs(e[7].consumers[0]), (std::vector<std::uint64_t>{1, 3}));
+  EXPECT_EQ(e[7].consumers[0].excluded.at(2).rule, "FLT-REPLACE");
+}
+
+TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
+  Case c = base_case();
+  c.rules = {"CON-SLOW", "TR-IN-EVENTS"};
+  Step traits = step(StepOp::kSetTraits, "", "p");
+  traits.traits_name = "x";
+  c.steps = {step(StepOp::kRegister, "", "p"), traits, step(StepOp::kStart, "s1"),
+             enable("s1", 4, 0x1, 0), consume("c", "s1"), write({ev(1, 1, 0x1, 2)}, true),
+             step(StepOp::kCollect)};
+  const auto e = expect_case(c);
+  EXPECT_FALSE(e[5].status.has_value());  // EventWrite may fail when buffers run out
+  const ConsumerExpectation& ce = e[6].consumers[0];
+  EXPECT_TRUE(ce.lossy);
+  ASSERT_EQ(ce.events.size(), 2u);
+  EXPECT_TRUE(ce.events[0].lossy);
+  EXPECT_TRUE(ce.events[0].traits);
+  EXPECT_EQ(ce.events[0].rule, "TR-IN-EVENTS");
+}
+
+}  // namespace
+}  // namespace etwh::oracle

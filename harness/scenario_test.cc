@@ -172,5 +172,56 @@ TEST(Loader, TopLevelShape) {
   EXPECT_EQ(error_of("{\"cases\": [], \"x\": 1}"), "f.json: /x: unknown field \"x\"");
 }
 
+TEST(Loader, DataPathSteps) {
+  const std::string steps =
+      R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a", "mode": "event_trace",
+          "context": "0x7", "delay_us": 20},
+         {"op": "write", "provider": "p", "lossy": true, "events": [
+           {"id": 5, "version": 1, "channel": 16, "level": 4, "opcode": 2, "task": 9,
+            "keyword": "0x8000000000000001", "count": 3, "payload": "0a0b"}]},
+         {"op": "flush", "session": "s1"}, {"op": "collect"})";
+  const auto cases = load_scenario_text(valid(steps), "f.json", kRules);
+  const auto& st = cases[0].steps;
+  ASSERT_EQ(st.size(), 6u);
+  EXPECT_EQ(st[2].op, StepOp::kConsume);
+  EXPECT_EQ(st[2].consumer, "c");
+  EXPECT_FALSE(st[2].event_record_mode);
+  EXPECT_EQ(st[2].context, 7u);
+  EXPECT_EQ(st[2].delay_us, 20u);
+  EXPECT_EQ(st[3].op, StepOp::kWrite);
+  EXPECT_TRUE(st[3].lossy);
+  ASSERT_EQ(st[3].events.size(), 1u);
+  const EventDef& e = st[3].events[0];
+  EXPECT_EQ(e.id, 5);
+  EXPECT_EQ(e.channel, 16);
+  EXPECT_EQ(e.task, 9);
+  EXPECT_EQ(e.keyword, 0x8000000000000001ull);
+  EXPECT_EQ(e.count, 3u);
+  EXPECT_EQ(e.payload, (std::vector<std::uint8_t>{0x0a, 0x0b}));
+  EXPECT_EQ(st[4].op, StepOp::kFlush);
+  EXPECT_EQ(st[5].op, StepOp::kCollect);
+}
+
+TEST(Loader, DataPathErrors) {
+  EXPECT_EQ(error_of(valid(R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a"},
+      {"op": "consume", "consumer": "c", "session": "s1", "agent": "a"})")),
+            "f.json: /cases/0/steps/3/consumer: consumer label \"c\" is used twice in the case");
+  EXPECT_EQ(error_of(valid(R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a",
+      "mode": "file"})")),
+            "f.json: /cases/0/steps/2/mode: mode \"file\" is neither \"event_record\" nor \"event_trace\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "consume", "consumer": "c", "session": "s9", "agent": "a"})")),
+            "f.json: /cases/0/steps/2/session: undefined session \"s9\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": [{"count": 0}]})")),
+            "f.json: /cases/0/steps/2/events/0/count: count must be at least 1");
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": [{"level": 256}]})")),
+            "f.json: /cases/0/steps/2/events/0/level: level 256 > 255");
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": []})")),
+            "f.json: /cases/0/steps/2/events: a write step needs at least one event");
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": [{"prio": 1}]})")),
+            "f.json: /cases/0/steps/2/events/0/prio: unknown field \"prio\"");
+  EXPECT_EQ(error_of(valid(R"({"op": "collect", "session": "s1"})")),
+            "f.json: /cases/0/steps/2/session: unknown field \"session\"");
+}
+
 }  // namespace
 }  // namespace etwh
