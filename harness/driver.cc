@@ -547,6 +547,10 @@ class CaseRun {
     if (inversions > 0) {
       notes_.push_back(fmt::format("{}: {} timestamp inversions", who, inversions));
     }
+    if (!c.lossy) {
+      notes_.push_back(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
+                                   who, seen.size(), c.events.size(), c.excluded.size()));
+    }
     for (const auto& [key, list] : f.by_key) {
       const std::string rule = key.substr(0, key.find('\n'));
       std::string text = who + ": ";
