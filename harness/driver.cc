@@ -431,6 +431,14 @@ class CaseRun {
     std::uint64_t inversions = 0;
     std::uint64_t lost_events = 0, lost_buffers = 0, refused = 0;
     bool header_first = !records.empty() && records[0].value("kind", "") == "header";
+    if (header_first && (records[0].value("opcode", 1u) != 0 ||
+                         records[0].value("payload", "").size() < 2 * sizeof(TRACE_LOGFILE_HEADER))) {
+      f.add("CON-HEADER-EVENT", "header",
+            fmt::format("the header event has Opcode {} and {} payload bytes (expected Opcode 0 "
+                        "and a TRACE_LOGFILE_HEADER, {} bytes)",
+                        records[0].value("opcode", 1u), records[0].value("payload", "").size() / 2,
+                        sizeof(TRACE_LOGFILE_HEADER)));
+    }
     if (!header_first && process_status == 0) {
       f.add("CON-HEADER-EVENT", "header",
             records.empty() ? "no record at all, not even the header event"

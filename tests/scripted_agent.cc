@@ -39,7 +39,9 @@ json delivered_records(const std::string& mode, const std::vector<json>& writes,
   records.push_back({{"kind", "header"}, {"provider", "{68fdd900-4a3e-11d1-84f4-0000f80464e3}"},
                      {"id", 0}, {"version", 0}, {"channel", 0}, {"level", 0}, {"opcode", 0},
                      {"task", 0}, {"keyword", "0x0"}, {"ts", 1}, {"pid", getpid()},
-                     {"tid", 1}, {"context", context}, {"payload", ""}, {"seq", nullptr}});
+                     {"tid", 1}, {"context", context},
+                     // Room for a TRACE_LOGFILE_HEADER (272 bytes on 64-bit), zeroed.
+                     {"payload", std::string(2 * 300, '0')}, {"seq", nullptr}});
   std::int64_t ts = 10;
   for (const json& w : writes) {
     const json& d = w["descriptor"];
