@@ -1213,6 +1213,38 @@ TEST_F(EtwrtApi, ClassicCallbackAndBufferCallbackCancel) {
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
 }
 
+// etwrt limit (runtime/README.md): one consuming process per session at a time.
+TEST_F(EtwrtApi, ConsumerInASecondProcessIsRefusedWhileOneReads) {
+  const TRACEHANDLE s = start("two-processes");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RealtimeConsumer c("two-processes");
+    if (!c.opened()) ::_exit(2);
+    c.start();
+    c.wait_for(1);
+    const char ok = 'y';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+    ::pause();
+    ::_exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+  RealtimeConsumer c("two-processes");
+  ASSERT_TRUE(c.opened());
+  c.start();
+  EXPECT_EQ(c.join(), ULONG{ERROR_BUSY});
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
 TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
   const TRACEHANDLE s = start("close");
   RealtimeConsumer c("close");
