@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -368,7 +369,7 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-void judge(RunResult& run, const std::vector<std::uint64_t>& written_per_writer) {
+void judge(RunResult& run) {
   const Profile& p = run.profile;
   std::uint64_t max_events_lost = 0, sum_events_lost = 0, total_lost = 0;
   for (SessionResult& s : run.sessions) {
@@ -440,7 +441,6 @@ void judge(RunResult& run, const std::vector<std::uint64_t>& written_per_writer)
         "{}: the profile expects loss (a consumer slower than the writers), none happened",
         p.name));
   }
-  (void)written_per_writer;
 }
 
 }  // namespace
@@ -554,7 +554,11 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
     const auto process_index = msg.at("process_index").get<std::uint32_t>();
     run.writer_peak_rss_kb = std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
     const auto& threads = msg.at("threads");
-    for (std::size_t t = 0; t < threads.size() && t < profile.threads; ++t) {
+    if (process_index >= profile.processes || threads.size() != profile.threads) {
+      throw StressHarnessError(fmt::format("writer {} reported process {} with {} threads",
+                                           w->pid(), process_index, threads.size()));
+    }
+    for (std::size_t t = 0; t < threads.size(); ++t) {
       const auto& c = threads[t];
       const auto attempts = c.at("attempts").get<std::uint64_t>();
       written_per_writer[std::size_t{process_index} * profile.threads + t] = attempts;
@@ -598,7 +602,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
     run.sessions.push_back(r);
   }
   run.consumer_peak_rss_kb = peak_rss_kb();
-  judge(run, written_per_writer);
+  judge(run);
   run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }
