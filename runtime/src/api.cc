@@ -30,11 +30,24 @@ Registration* registration_of(REGHANDLE handle) {
   return reinterpret_cast<Registration*>(static_cast<std::uintptr_t>(handle));
 }
 
-// The data path is the next issue: until then no event is delivered. An event that no session
-// accepts is rightly dropped (ERROR_SUCCESS); one that some session would accept must not be
-// reported as delivered, so it gets ERROR_NOT_SUPPORTED. This is the seam for the event path.
+// Thread-locals of this library use the initial-exec model: one %fs-relative access instead
+// of a __tls_get_addr call (general-dynamic), which showed in EventWrite profiles. They are
+// small; a process that dlopens libetwrt needs that much static TLS surplus (glibc keeps some).
+#define ETWRT_FAST_TLS __attribute__((tls_model("initial-exec"))) thread_local
+
 // The calling thread's activity ID (EventActivityIdControl); events carry it by default.
-thread_local GUID t_activity_id = GUID_NULL;
+ETWRT_FAST_TLS GUID t_activity_id = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
+
+// The common case without the owner's guarded access: the last writers this thread used, by
+// pool (trivial, so no initialization guard). Filled from t_writers, which owns them.
+struct WriterCacheEntry {
+  etwrt::SessionPool* pool;
+  etwrt::dataplane::Writer* writer;
+  std::uint32_t generation;
+};
+constexpr std::size_t kWriterCache = 4;
+ETWRT_FAST_TLS WriterCacheEntry t_writer_cache[kWriterCache];
+ETWRT_FAST_TLS std::uint32_t t_writer_cache_next;
 
 // One Writer per thread and session pool, made on the thread's first event for that session
 // and released (its buffer handed to delivery) when the thread exits. Writers inherited
@@ -42,6 +55,7 @@ thread_local GUID t_activity_id = GUID_NULL;
 class ThreadWriters {
  public:
   ~ThreadWriters() {
+    for (WriterCacheEntry& e : t_writer_cache) e = {};
     if (generation_ != etwrt::fork_generation()) {
       for (auto& [pool, writer] : writers_) (void)writer.release();  // Leaked on purpose.
     }
@@ -66,6 +80,16 @@ class ThreadWriters {
 };
 
 thread_local ThreadWriters t_writers;
+
+etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
+  const std::uint32_t generation = etwrt::fork_generation();
+  for (const WriterCacheEntry& e : t_writer_cache) {
+    if (e.pool == pool && e.generation == generation) return *e.writer;
+  }
+  etwrt::dataplane::Writer& w = t_writers.get(pool);
+  t_writer_cache[t_writer_cache_next++ % kWriterCache] = {pool, &w, generation};
+  return w;
+}
 
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
@@ -92,7 +116,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
-    switch (t_writers.get(pool).write(in)) {
+    switch (writer_for(pool).write(in)) {
       case etwrt::dataplane::WriteResult::written:
         break;
       case etwrt::dataplane::WriteResult::lost:

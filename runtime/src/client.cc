@@ -25,7 +25,6 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 std::atomic<Client*> g_client{nullptr};
-std::atomic<std::uint32_t> g_fork_generation{0};
 
 // A forked child must not touch the parent's threads or locks: it starts over with a new
 // client (the old one is leaked on purpose; its mutexes may be held by threads that are gone).
@@ -104,8 +103,6 @@ int connect_to(const std::string& home) {
 }
 
 }  // namespace
-
-std::uint32_t fork_generation() { return g_fork_generation.load(std::memory_order_relaxed); }
 
 Client& Client::instance() {
   static const bool registered = [] {
@@ -437,9 +434,11 @@ void Client::invoke(const Registration& registration, const GUID& source, ULONG 
 
 void Client::callback_loop() {
   // FilterData points here during a callback; afterwards the bytes are poisoned, so a provider
-  // that kept the pointer sees garbage (rule CB-FILTER-COPY).
-  alignas(16) static thread_local std::array<std::uint8_t, 16 * 1024> filter_bytes;
-  static thread_local EVENT_FILTER_DESCRIPTOR filter_descriptor;
+  // that kept the pointer sees garbage (rule CB-FILTER-COPY). On the heap, not thread-local:
+  // the library's thread-locals are initial-exec, so they must stay small.
+  auto filter_storage = std::make_unique<std::array<std::uint8_t, 16 * 1024>>();
+  std::array<std::uint8_t, 16 * 1024>& filter_bytes = *filter_storage;
+  EVENT_FILTER_DESCRIPTOR filter_descriptor{};
   std::unique_lock lock(mu_);
   callback_thread_id_ = std::this_thread::get_id();
   for (;;) {

@@ -41,7 +41,8 @@ struct SessionPool {
 };
 
 // Bumped in a forked child: thread-local writers made before the fork are not reused.
-std::uint32_t fork_generation();
+inline std::atomic<std::uint32_t> g_fork_generation{0};
+inline std::uint32_t fork_generation() { return g_fork_generation.load(std::memory_order_relaxed); }
 
 // A provider registration; REGHANDLE is its address.
 struct Registration {
