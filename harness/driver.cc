@@ -430,6 +430,7 @@ class CaseRun {
     std::int64_t last_ts = 0;
     std::uint64_t inversions = 0;
     std::uint64_t lost_events = 0, lost_buffers = 0, refused = 0;
+    bool unreadable_lost = false;
     bool header_first = !records.empty() && records[0].value("kind", "") == "header";
     if (header_first && (records[0].value("opcode", 1u) != 0 ||
                          records[0].value("payload", "").size() < 2 * sizeof(TRACE_LOGFILE_HEADER))) {
@@ -483,6 +484,7 @@ class CaseRun {
           refused += u64(0);
           lost_events += u64(0);
         } else {
+          unreadable_lost = true;
           notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
                                        who, type, r.value("payload", "")));
         }
@@ -542,6 +544,17 @@ class CaseRun {
                           written, delivered, lost_events,
                           static_cast<std::int64_t>(written - delivered) -
                               static_cast<std::int64_t>(lost_events)));
+      }
+      // The announcements and the session's counters tell the same loss (when every
+      // RT_LostEvent could be read): events refused at write and buffers lost in delivery.
+      if (!unreadable_lost && properties.contains("events_lost") &&
+          (refused != properties.value("events_lost", std::uint64_t{0}) ||
+           lost_buffers != properties.value("real_time_buffers_lost", std::uint64_t{0}))) {
+        f.add("CON-SLOW", "counters",
+              fmt::format("RT_LostEvent reports {} events refused and {} buffers lost; "
+                          "ControlTrace says EventsLost {} and RealTimeBuffersLost {}",
+                          refused, lost_buffers, properties.value("events_lost", 0),
+                          properties.value("real_time_buffers_lost", 0)));
       }
       if (c.delay_us > 0 && missing_lossy == 0) {
         f.add("CON-SLOW", "no loss",
