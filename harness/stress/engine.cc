@@ -369,7 +369,9 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-void judge(RunResult& run) {
+}  // namespace
+
+void judge_run(RunResult& run) {
   const Profile& p = run.profile;
   std::uint64_t max_events_lost = 0, sum_events_lost = 0, total_lost = 0;
   for (SessionResult& s : run.sessions) {
@@ -442,8 +444,6 @@ void judge(RunResult& run) {
         p.name));
   }
 }
-
-}  // namespace
 
 RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   static std::atomic<unsigned> run_counter{0};
@@ -602,7 +602,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
     run.sessions.push_back(r);
   }
   run.consumer_peak_rss_kb = peak_rss_kb();
-  judge(run);
+  judge_run(run);
   run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }

@@ -67,6 +67,12 @@ struct EngineOptions {
   bool progress = false;         // draw progress on stderr (the caller checked it is a TTY)
 };
 
+// Fills each session's derived figures (written, reported lost, balance, throughput, lag) from
+// the counters already in `run` and appends a line to run.failures for every check that does
+// not hold (harness/stress/README.md, "Accounting"). Separate from run_profile so that each
+// check can be tested on made-up numbers.
+void judge_run(RunResult& run);
+
 // Runs the profile once. Throws StressHarnessError when the run could not be carried out; the
 // platform's misbehaviour (imbalance, duplicates, ...) lands in RunResult::failures instead.
 RunResult run_profile(const Profile& profile, const EngineOptions& options);

@@ -1,0 +1,128 @@
+#include "engine.h"
+
+#include <gtest/gtest.h>
+
+namespace etwh::stress {
+namespace {
+
+// A single-session run where 1000 events were written and 600 delivered; 400 were lost by
+// reclaim (10 buffers), announced by RTLostBuffer notices.
+RunResult balanced_slow_run() {
+  RunResult run;
+  run.profile.name = "p";
+  run.attempts = 1000;
+  run.accepted = 1000;
+  run.first_write_ns = 1'000'000'000;
+  run.last_write_ns = 2'000'000'000;
+  SessionResult s;
+  s.name = "s0";
+  s.delivered = 600;
+  s.realtime_buffers_lost = 10;
+  s.lost_buffers_announced = 10;
+  s.lost_buffer_events_announced = 400;
+  s.missing = 400;
+  s.gaps = 3;
+  s.last_delivery_ns = 2'500'000'000;
+  run.sessions.push_back(s);
+  return run;
+}
+
+bool mentions(const RunResult& run, const std::string& text) {
+  for (const auto& f : run.failures) {
+    if (f.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(StressJudge, BalancedRunPassesWithDerivedFigures) {
+  RunResult run = balanced_slow_run();
+  run.profile.expect_loss = LossExpectation::kSome;
+  judge_run(run);
+  EXPECT_TRUE(run.failures.empty()) << run.failures.front();
+  const SessionResult& s = run.sessions[0];
+  EXPECT_TRUE(s.balanced);
+  EXPECT_EQ(s.written, 1000u);
+  EXPECT_EQ(s.reported_lost, 400u);
+  EXPECT_DOUBLE_EQ(s.events_per_s, 600 / 1.5);
+  EXPECT_DOUBLE_EQ(s.lag_ms, 500.0);
+}
+
+TEST(StressJudge, ImbalanceNamesSessionAndNumbers) {
+  RunResult run = balanced_slow_run();
+  run.sessions[0].delivered = 599;
+  run.sessions[0].missing = 401;
+  judge_run(run);
+  EXPECT_FALSE(run.sessions[0].balanced);
+  EXPECT_TRUE(mentions(run, "p session s0: written 1000 != delivered 599 + reported lost 400 "
+                            "(EventsLost 0 + 400 events in 10 realtime buffers lost): 1 events "
+                            "unaccounted for"))
+      << run.failures.front();
+}
+
+TEST(StressJudge, PseudoEventsMustMatchTheCounters) {
+  RunResult run = balanced_slow_run();
+  run.sessions[0].lost_buffers_announced = 9;
+  judge_run(run);
+  EXPECT_TRUE(mentions(run, "RTLostBuffer pseudo-events announced 9 buffers, ControlTrace says "
+                            "RealTimeBuffersLost 10"));
+  RunResult refused = balanced_slow_run();
+  refused.sessions[0].events_lost = 5;  // no RTLostEvent announced them, no call was refused
+  refused.sessions[0].delivered = 595;
+  judge_run(refused);
+  EXPECT_TRUE(refused.sessions[0].balanced);
+  EXPECT_TRUE(mentions(refused, "RTLostEvent pseudo-events announced 0 events refused, "
+                                "ControlTrace says EventsLost 5"));
+  EXPECT_TRUE(mentions(refused, "EventWrite refused 0 calls"));
+}
+
+TEST(StressJudge, RefusalsMustLieBetweenMaxAndSumOfEventsLost) {
+  RunResult run = balanced_slow_run();
+  for (auto& s : run.sessions) {
+    s.events_lost = s.lost_events_announced = 4;
+    s.delivered = 596;
+    s.missing = 404;
+  }
+  SessionResult second = run.sessions[0];
+  second.name = "s1";
+  second.events_lost = second.lost_events_announced = 2;
+  second.delivered = 598;
+  second.missing = 402;
+  run.sessions.push_back(second);
+  run.refused_no_buffer = 5;  // within [4, 6]
+  RunResult ok = run;
+  judge_run(ok);
+  EXPECT_TRUE(ok.failures.empty()) << ok.failures.front();
+  run.refused_no_buffer = 3;  // below session s0's 4
+  judge_run(run);
+  EXPECT_TRUE(mentions(run, "expected refused within [4, 6]"));
+}
+
+TEST(StressJudge, SequenceFindingsFail) {
+  RunResult dup = balanced_slow_run();
+  dup.sessions[0].duplicates = 2;
+  judge_run(dup);
+  EXPECT_TRUE(mentions(dup, "2 duplicate events delivered"));
+  RunResult gap = balanced_slow_run();
+  gap.sessions[0].missing = 399;
+  judge_run(gap);
+  EXPECT_TRUE(mentions(gap, "sequence numbers show 399 events missing in 3 gaps, 400 reported lost"));
+}
+
+TEST(StressJudge, LossExpectationIsPartOfTheVerdict) {
+  RunResult none = balanced_slow_run();
+  none.profile.expect_loss = LossExpectation::kNone;
+  judge_run(none);
+  EXPECT_TRUE(mentions(none, "the profile expects no loss, 400 events were lost"));
+  RunResult some;
+  some.profile.name = "q";
+  some.profile.expect_loss = LossExpectation::kSome;
+  some.attempts = 10;
+  SessionResult s;
+  s.delivered = 10;
+  some.sessions.push_back(s);
+  judge_run(some);
+  EXPECT_TRUE(mentions(some, "the profile expects loss"));
+}
+
+}  // namespace
+}  // namespace etwh::stress
