@@ -195,6 +195,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   info.start_time = utc_now();
   info.host = hostname();
   info.command_line = command_line;
+  for (const etwh::Rule& r : catalog.rules) info.catalog_rules.push_back(r.id);
   const auto start = std::chrono::steady_clock::now();
 
   etwh::Driver driver({agent, fmt::format("etwh-{}-", process_id())});

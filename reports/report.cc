@@ -53,23 +53,36 @@ std::optional<Status> parse_status(const std::string& s) {
   return std::nullopt;
 }
 
-void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
-                          std::ostream& out) const {
-  struct RuleRow {
-    Status status = Status::kPass;
-    int cases = 0;
-  };
-  std::map<std::string, RuleRow> rows;
+std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
+                                       const std::vector<CaseResult>& results) {
+  std::map<std::string, RuleVerdict> named;
   for (const CaseResult& r : results) {
     for (const std::string& rule : r.rules) {
-      RuleRow& row = rows[rule];
-      if (row.cases == 0 || severity(r.status) > severity(row.status)) row.status = r.status;
-      ++row.cases;
+      RuleVerdict& v = named[rule];
+      if (v.cases == 0 || severity(r.status) > severity(v.status)) v.status = r.status;
+      ++v.cases;
     }
   }
+  std::vector<RuleVerdict> out;
+  for (const std::string& id : info.catalog_rules) {
+    auto it = named.find(id);
+    out.push_back(it == named.end() ? RuleVerdict{id, Status::kUnsupported, 0} : it->second);
+    out.back().id = id;
+    if (it != named.end()) named.erase(it);
+  }
+  for (auto& [id, v] : named) {
+    out.push_back(v);
+    out.back().id = id;
+  }
+  return out;
+}
+
+void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
+                          std::ostream& out) const {
   out << fmt::format("{:<30} {:<14} {}\n", "RULE", "STATUS", "CASES");
-  for (const auto& [rule, row] : rows) {
-    out << fmt::format("{:<30} {:<14} {}\n", rule, status_name(row.status), row.cases);
+  for (const RuleVerdict& v : rule_verdicts(info, results)) {
+    out << fmt::format("{:<30} {:<14} {}{}\n", v.id, status_name(v.status), v.cases,
+                       v.cases == 0 ? " (no case)" : "");
   }
   int unexpected = 0;
   for (const CaseResult& r : results) {
@@ -98,6 +111,11 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
                               {"as_expected", r.as_expected},
                               {"message", r.message},
                               {"duration", r.duration_s}});
+  }
+  doc["rules"] = nlohmann::ordered_json::array();
+  for (const RuleVerdict& v : rule_verdicts(info, results)) {
+    doc["rules"].push_back(nlohmann::ordered_json{
+        {"id", v.id}, {"status", status_name(v.status)}, {"cases", v.cases}});
   }
   out << doc.dump(2) << "\n";
 }

@@ -32,7 +32,21 @@ struct RunInfo {
   std::string host;
   double duration_s = 0;
   std::string command_line;
+  // Every rule of the catalog, in catalog order, so that each gets a verdict: a rule that no
+  // case of the run names is UNSUPPORTED ("no case"). Empty: only the rules the cases name.
+  std::vector<std::string> catalog_rules;
 };
+
+// One rule's verdict over a run: the worst status among the cases naming it, or UNSUPPORTED
+// with no case.
+struct RuleVerdict {
+  std::string id;
+  Status status = Status::kUnsupported;
+  int cases = 0;
+};
+
+// The catalog's rules first (in order), then any other rule the cases name (sorted).
+std::vector<RuleVerdict> rule_verdicts(const RunInfo& info, const std::vector<CaseResult>& results);
 
 class ReportWriter {
  public:
@@ -41,15 +55,16 @@ class ReportWriter {
                      std::ostream& out) const = 0;
 };
 
-// Per-rule table (rule, status, cases), then one line per case that did not PASS.
-// A rule's status is the worst over the cases naming it.
+// Per-rule table (rule_verdicts: rule, status, cases), then one line per case that did not
+// PASS.
 class ConsoleReport : public ReportWriter {
  public:
   void write(const RunInfo& info, const std::vector<CaseResult>& results,
              std::ostream& out) const override;
 };
 
-// {schema_version: 1, run_info: {...}, results: [{id, rules, status, message, duration}]}.
+// {schema_version: 1, run_info: {...}, results: [{id, rules, status, message, duration}],
+//  rules: [{id, status, cases}]}.
 class JsonReport : public ReportWriter {
  public:
   void write(const RunInfo& info, const std::vector<CaseResult>& results,

@@ -71,6 +71,35 @@ TEST(JsonReport, SchemaFields) {
   EXPECT_DOUBLE_EQ(doc["results"][1]["duration"].get<double>(), 0.2);
 }
 
+TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
+  RunInfo i = info();
+  i.catalog_rules = {"TR-SET-ONCE", "GRP-ENABLE", "CB-LEVEL-MAX"};
+  const auto verdicts = rule_verdicts(i, sample());
+  // Catalog order first, then the other rules the cases name, sorted.
+  ASSERT_EQ(verdicts.size(), 5u);
+  EXPECT_EQ(verdicts[0].id, "TR-SET-ONCE");
+  EXPECT_EQ(verdicts[0].status, Status::kXFail);
+  EXPECT_EQ(verdicts[1].id, "GRP-ENABLE");
+  EXPECT_EQ(verdicts[1].status, Status::kUnsupported);
+  EXPECT_EQ(verdicts[1].cases, 0);
+  EXPECT_EQ(verdicts[2].id, "CB-LEVEL-MAX");
+  EXPECT_EQ(verdicts[2].status, Status::kFail);
+  EXPECT_EQ(verdicts[3].id, "CB-ANY-OR");
+  EXPECT_EQ(verdicts[4].id, "SES-MAX-8");
+
+  std::ostringstream text;
+  ConsoleReport().write(i, sample(), text);
+  EXPECT_NE(text.str().find("GRP-ENABLE                     UNSUPPORTED    0 (no case)"),
+            std::string::npos)
+      << text.str();
+  std::ostringstream json;
+  JsonReport().write(i, sample(), json);
+  auto doc = nlohmann::json::parse(json.str());
+  ASSERT_EQ(doc["rules"].size(), 5u);
+  EXPECT_EQ(doc["rules"][1], (nlohmann::json{{"id", "GRP-ENABLE"}, {"status", "UNSUPPORTED"},
+                                             {"cases", 0}}));
+}
+
 TEST(JunitReport, ParsesBackWithCountsAndEscapedMessages) {
   std::ostringstream out;
   JunitReport().write(info(), sample(), out);
