@@ -1,5 +1,7 @@
 #include "scenario.h"
 
+#include "json_text.h"
+
 #include "win32_text.h"
 
 #include <evntrace.h>
@@ -35,17 +37,6 @@ namespace {
 
 using nlohmann::json;
 
-const char* type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a fractional number";
-    default: return "a number";
-  }
-}
 
 // Escapes a key for use in a JSON pointer (RFC 6901).
 std::string pointer_token(const std::string& key) {
@@ -69,7 +60,7 @@ class Reader {
 
   const json& object(const json& v, const std::string& pointer,
                      std::initializer_list<const char*> allowed) const {
-    if (!v.is_object()) fail(pointer, std::string("expected an object, got ") + type_name(v));
+    if (!v.is_object()) fail(pointer, "expected an object, got " + json_type_name(v));
     for (const auto& [k, ignored] : v.items()) {
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; })) {
         fail(pointer + "/" + pointer_token(k), "unknown field \"" + k + "\"");
@@ -85,7 +76,7 @@ class Reader {
   }
 
   std::string string(const json& v, const std::string& pointer) const {
-    if (!v.is_string()) fail(pointer, std::string("expected a string, got ") + type_name(v));
+    if (!v.is_string()) fail(pointer, "expected a string, got " + json_type_name(v));
     return v.get<std::string>();
   }
 
@@ -98,7 +89,7 @@ class Reader {
   std::uint64_t integer(const json& v, const std::string& pointer, std::uint64_t max,
                         const char* what) const {
     if (!v.is_number_integer()) {
-      fail(pointer, std::string("expected an integer, got ") + type_name(v));
+      fail(pointer, "expected an integer, got " + json_type_name(v));
     }
     if (v.is_number_unsigned()) {
       const std::uint64_t u = v.get<std::uint64_t>();
@@ -146,19 +137,6 @@ class Reader {
   std::string file_;
 };
 
-// "line L:col C" for a byte offset of `text` (1-based, as editors count).
-std::string line_col(const std::string& text, std::size_t byte) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
 
 class CaseParser {
  public:
@@ -180,7 +158,7 @@ class CaseParser {
     if (v.contains("sessions")) parse_sessions(v["sessions"], p + "/sessions", c);
     const json& steps = r_.field(v, p, "steps");
     if (!steps.is_array()) {
-      r_.fail(p + "/steps", std::string("expected an array, got ") + type_name(steps));
+      r_.fail(p + "/steps", "expected an array, got " + json_type_name(steps));
     }
     if (steps.empty()) r_.fail(p + "/steps", "a case needs at least one step");
     for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -191,7 +169,7 @@ class CaseParser {
 
  private:
   void parse_rules(const json& v, const std::string& p, Case& c) {
-    if (!v.is_array()) r_.fail(p, std::string("expected an array, got ") + type_name(v));
+    if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
     if (v.empty()) r_.fail(p, "a case must name at least one rule");
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string pi = p + "/" + std::to_string(i);
@@ -202,7 +180,7 @@ class CaseParser {
   }
 
   void parse_agents(const json& v, const std::string& p, Case& c) {
-    if (!v.is_object()) r_.fail(p, std::string("expected an object, got ") + type_name(v));
+    if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     // An agent takes no settings yet; the object form leaves room for them.
     for (const auto& [label, def] : v.items()) {
       r_.object(def, p + "/" + pointer_token(label), {});
@@ -216,7 +194,7 @@ class CaseParser {
   }
 
   void parse_providers(const json& v, const std::string& p, Case& c) {
-    if (!v.is_object()) r_.fail(p, std::string("expected an object, got ") + type_name(v));
+    if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     for (const auto& [label, def] : v.items()) {
       const std::string pp = p + "/" + pointer_token(label);
       r_.object(def, pp, {"agent", "guid", "context", "callback", "delay_ms"});
@@ -242,7 +220,7 @@ class CaseParser {
   }
 
   void parse_sessions(const json& v, const std::string& p, Case& c) {
-    if (!v.is_object()) r_.fail(p, std::string("expected an object, got ") + type_name(v));
+    if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     for (const auto& [label, def] : v.items()) {
       const std::string ps = p + "/" + pointer_token(label);
       r_.object(def, ps, {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer",
@@ -299,7 +277,7 @@ class CaseParser {
     if (v.contains("custom")) {
       const json& list = v["custom"];
       if (!list.is_array()) {
-        r_.fail(p + "/custom", std::string("expected an array, got ") + type_name(list));
+        r_.fail(p + "/custom", "expected an array, got " + json_type_name(list));
       }
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string pi = p + "/custom/" + std::to_string(i);
@@ -318,7 +296,7 @@ class CaseParser {
   }
 
   void parse_filters(const json& v, const std::string& p, Step& s) {
-    if (!v.is_array()) r_.fail(p, std::string("expected an array, got ") + type_name(v));
+    if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string pi = p + "/" + std::to_string(i);
       r_.object(v[i], pi, {"type", "data"});
@@ -398,7 +376,7 @@ class CaseParser {
   }
 
   void parse_events(const json& v, const std::string& p, Step& s) {
-    if (!v.is_array()) r_.fail(p, std::string("expected an array, got ") + type_name(v));
+    if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
     if (v.empty()) r_.fail(p, "a write step needs at least one event");
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -428,7 +406,7 @@ class CaseParser {
   }
 
   Step parse_step(const json& v, const std::string& p, const Case& c) {
-    if (!v.is_object()) r_.fail(p, std::string("expected an object, got ") + type_name(v));
+    if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     Step s;
     s.pointer = p;
     const std::string op = r_.string(r_.field(v, p, "op"), p + "/op");
@@ -511,7 +489,7 @@ class CaseParser {
         parse_events(r_.field(v, p, "events"), p + "/events", s);
         if (v.contains("lossy")) {
           if (!v["lossy"].is_boolean()) {
-            r_.fail(p + "/lossy", std::string("expected a boolean, got ") + type_name(v["lossy"]));
+            r_.fail(p + "/lossy", "expected a boolean, got " + json_type_name(v["lossy"]));
           }
           s.lossy = v["lossy"].get<bool>();
         }
@@ -554,7 +532,7 @@ std::vector<Case> load_scenario_text(const std::string& text, const std::string&
   r.object(doc, "", {"description", "cases"});
   if (doc.contains("description")) r.string(doc["description"], "/description");
   const json& cases = r.field(doc, "", "cases");
-  if (!cases.is_array()) r.fail("/cases", std::string("expected an array, got ") + type_name(cases));
+  if (!cases.is_array()) r.fail("/cases", "expected an array, got " + json_type_name(cases));
   std::vector<Case> out;
   CaseParser parser(r, known_rules, file);
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "profile.h"
 
+#include "json_text.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -19,30 +21,6 @@ const char* const kDimensions[] = {
 // rounded up so that a payload the loader accepts always fits.
 constexpr std::uint64_t kRecordOverhead = 128;
 
-std::string kind_of(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a fractional number";
-    default: return "a number";
-  }
-}
-
-std::string line_col(const std::string& text, std::size_t offset) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
 
 class Checker {
  public:
@@ -54,7 +32,7 @@ class Checker {
 
   void only(const json& obj, const std::string& pointer,
             std::initializer_list<const char*> allowed) const {
-    if (!obj.is_object()) fail(pointer, "expected an object, got " + kind_of(obj));
+    if (!obj.is_object()) fail(pointer, "expected an object, got " + json_type_name(obj));
     for (const auto& [key, ignored] : obj.items()) {
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
         fail(pointer + "/" + key, "unknown field \"" + key + "\"");
@@ -72,7 +50,7 @@ class Checker {
       if (!fallback) fail(pointer, std::string("missing field \"") + name + "\"");
       return *fallback;
     }
-    if (!it->is_number_integer()) fail(at, "expected an integer, got " + kind_of(*it));
+    if (!it->is_number_integer()) fail(at, "expected an integer, got " + json_type_name(*it));
     if (it->is_number_integer() && !it->is_number_unsigned() && it->get<std::int64_t>() < 0) {
       fail(at, std::to_string(it->get<std::int64_t>()) + " is negative");
     }
@@ -96,7 +74,7 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
   p.file = file;
   p.source = doc;
   if (auto it = doc.find("description"); it != doc.end()) {
-    if (!it->is_string()) c.fail("/description", "expected a string, got " + kind_of(*it));
+    if (!it->is_string()) c.fail("/description", "expected a string, got " + json_type_name(*it));
     p.description = it->get<std::string>();
   }
   p.processes = static_cast<std::uint32_t>(c.count(doc, "", "processes", 1, 64, 1));
@@ -204,7 +182,7 @@ std::vector<Profile> load_profile_text(const std::string& text, const std::strin
   }
   const std::string stem = std::filesystem::path(file).stem().string();
   if (!sweep) return {check_profile(doc, file, stem, file)};
-  if (!doc.is_object()) Checker(file).fail("", "expected an object, got " + kind_of(doc));
+  if (!doc.is_object()) Checker(file).fail("", "expected an object, got " + json_type_name(doc));
   std::vector<Profile> out;
   for (const json& v : sweep->values) {
     json swept = doc;
