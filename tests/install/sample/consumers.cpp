@@ -9,6 +9,8 @@
 #include <evntrace.h>
 #include <evntcons.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -53,12 +55,15 @@ struct Received {
   std::vector<USHORT> ids;  // EventDescriptor.Id of our provider's events, in arrival order
   int lost = 0;             // RT_LostEvent records (none may come: the buffers are ample)
   int payload_bad = 0;      // records of ours without the 8-byte payload naming their id
+  std::atomic<bool> header_seen{false};  // ProcessTrace delivered the session's header event
 };
 
 void WINAPI on_record(PEVENT_RECORD r) {
   auto* received = static_cast<Received*>(r->UserContext);
   std::lock_guard<std::mutex> lock(received->mutex);
-  if (IsEqualGUID(r->EventHeader.ProviderId, RTLostEventGuid)) {
+  if (IsEqualGUID(r->EventHeader.ProviderId, EventTraceGuid)) {
+    received->header_seen = true;
+  } else if (IsEqualGUID(r->EventHeader.ProviderId, RTLostEventGuid)) {
     ++received->lost;
   } else if (IsEqualGUID(r->EventHeader.ProviderId, kProvider)) {
     const USHORT id = r->EventHeader.EventDescriptor.Id;
@@ -141,6 +146,18 @@ int main() {
     consumers.emplace_back([&traces, &process_status, i] {
       process_status[i] = ProcessTrace(&traces[i], 1, nullptr, nullptr);
     });
+  }
+
+  // Write only once each ProcessTrace is running (its header event came): a consumer thread
+  // that a busy machine starts late must not find its session already stopped.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0; i < 2; ++i) {
+    if (traces[i] == INVALID_PROCESSTRACE_HANDLE) continue;
+    while (!received[i].header_seen && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    check(received[i].header_seen, std::string("header event reached the consumer of ") +
+                                       sessions[i].name);
   }
 
   ULONGLONG payload = 0;
