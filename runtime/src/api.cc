@@ -171,6 +171,17 @@ void fill_properties(EVENT_TRACE_PROPERTIES* p, const json& q) {
   etwrt::write_logger_name(p, q.at("name").get<std::string>());
 }
 
+// A session request whose reply carries the session's properties: on success they are copied
+// into the caller's EVENT_TRACE_PROPERTIES, as StartTrace and ControlTrace return them.
+ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* properties) {
+  etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
+  if (reply.status != ERROR_SUCCESS) return reply.status;
+  const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
+  if (status != ERROR_SUCCESS) return status;
+  fill_properties(properties, reply.body.at("properties"));
+  return ERROR_SUCCESS;
+}
+
 json filter_json(const etwrt::FilterBlob& blob) {
   return {{"type", blob.type}, {"data", etwrt::bytes_to_hex(blob.data.data(), blob.data.size())}};
 }
@@ -349,11 +360,9 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                   {"log_file_mode", Properties->LogFileMode},
                   {"flush_timer", Properties->FlushTimer},
                   {"enable_flags", Properties->EnableFlags}};
-  etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status != ERROR_SUCCESS) return status;
-  fill_properties(Properties, reply.body.at("properties"));
+  if (const ULONG status = call_for_properties(request, Properties); status != ERROR_SUCCESS) {
+    return status;
+  }
   *TraceHandle = Properties->Wnode.HistoricalContext;
   return ERROR_SUCCESS;
 }
@@ -373,11 +382,9 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
     request["enable_flags"] = Properties->EnableFlags;
     request["log_file_mode"] = Properties->LogFileMode;
   }
-  etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status != ERROR_SUCCESS) return status;
-  fill_properties(Properties, reply.body.at("properties"));
+  if (const ULONG status = call_for_properties(request, Properties); status != ERROR_SUCCESS) {
+    return status;
+  }
   return ERROR_SUCCESS;
 }
 
