@@ -322,16 +322,6 @@ EndToEnd& e2e() {
   return e;
 }
 
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
-
 void EndToEnd::start() {
   char pattern[] = "/tmp/etwh-bench-e2e-XXXXXX";
   if (::mkdtemp(pattern) == nullptr) {
@@ -350,7 +340,7 @@ void EndToEnd::start() {
     return;
   }
   // 64 KB x 512 buffers (32 MB): a whole batch fits even if the consumer falls behind.
-  Properties p;
+  etwh_bench::SessionProperties p;
   p.get()->BufferSize = 64;
   p.get()->MinimumBuffers = 512;
   p.get()->MaximumBuffers = 512;
@@ -383,7 +373,7 @@ void EndToEnd::start() {
 
 void EndToEnd::stop() {
   if (session != 0) {
-    Properties p;
+    etwh_bench::SessionProperties p;
     ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
   }
   if (consumer > 0) {
@@ -429,7 +419,7 @@ void BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B(benchmark::State& state) 
       if (EventWrite(e.provider, &d, 1, &data) != ERROR_SUCCESS) ++refused;
     }
     target += kBatch;
-    Properties p;
+    etwh_bench::SessionProperties p;
     ControlTraceA(e.session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
     // Generous bound: only a loss or a dead consumer keeps the count from arriving.
     const auto deadline = Clock::now() + std::chrono::seconds(30);
@@ -441,7 +431,7 @@ void BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B(benchmark::State& state) 
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
-  Properties q;
+  etwh_bench::SessionProperties q;
   ControlTraceA(e.session, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
   state.counters["delivered"] = static_cast<double>(e.shared->delivered.load() - delivered_before);

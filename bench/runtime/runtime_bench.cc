@@ -42,16 +42,6 @@ void NTAPI count_callback(LPCGUID, ULONG, UCHAR, ULONGLONG, ULONGLONG, PEVENT_FI
   g_callbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
-
 // What the benchmarks share; torn down by main after the run.
 struct World {
   std::vector<REGHANDLE> providers;
@@ -71,7 +61,7 @@ REGHANDLE register_provider(const GUID& guid) {
 }
 
 TRACEHANDLE start_session(const char* name) {
-  Properties p;
+  etwh_bench::SessionProperties p;
   TRACEHANDLE h = 0;
   if (StartTraceA(&h, name, p.get()) != ERROR_SUCCESS) return 0;
   world().sessions.push_back(h);
@@ -265,7 +255,7 @@ std::string runtime_begin() {
 
 void runtime_end(const std::string& owned_dir) {
   for (TRACEHANDLE s : world().sessions) {
-    Properties p;
+    etwh_bench::SessionProperties p;
     ControlTraceA(s, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
   }
   for (std::thread& t : world().consumers) t.join();

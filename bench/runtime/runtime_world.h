@@ -3,9 +3,25 @@
 // etwh_bench_event_path beside LTTng-UST and the raw ring.
 #pragma once
 
+#include <windows.h>
+#include <evntrace.h>
+
 #include <string>
+#include <vector>
 
 namespace etwh_bench {
+
+// A realtime session's EVENT_TRACE_PROPERTIES with room for its name, for StartTraceA and
+// ControlTraceA.
+struct SessionProperties {
+  SessionProperties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<char> bytes;
+};
 
 // Points ETWRT_HOME at a fresh directory (our own broker) unless the caller set one; returns
 // that directory, or "" when the caller's is used. Call before any Win32 ETW function.
