@@ -619,6 +619,52 @@ TEST(DataplaneRecovery, WriterKilledMidStreamLosesNothingCommitted) {
   munmap(attempts, sizeof(std::atomic<uint64_t>));
 }
 
+// A writer killed at any point of a reclaim: recovery finishes it, so the buffer's records
+// are counted lost exactly once and never delivered late (older than what came since).
+TEST(DataplaneRecovery, WriterKilledMidReclaimIsCountedOnceAndNeverDelivered) {
+  constexpr uint32_t kDead = 0x7ffffff0;
+  const auto is_alive = [](uint32_t pid) { return pid != kDead; };
+  // How far the dead writer got: 0 = only took the state, 1 = recorded its targets,
+  // 2 = stored the totals too, 3 = also cleared commit, 4 = finished (pending cleared).
+  for (int reached = 0; reached <= 4; ++reached) {
+    SCOPED_TRACE("reached " + std::to_string(reached));
+    Pool pool = Pool::create(small_config(4, 2, 2), "midsteal");
+    Writer w(pool);
+    uint64_t seq = 0;
+    Pool::Shared& s = *pool.shared();
+    while (phase_of(s.descs()[0].state.load()) != kFull)
+      ASSERT_EQ(write_seq(w, 1, seq++), WriteResult::written);
+    BufferDesc& d = s.descs()[0];
+    const uint32_t held = events_of(d.commit.load());
+    ASSERT_GT(held, 0u);
+    d.state.store(make_state(kStealing, kDead));
+    if (reached >= 1) {
+      d.steal_target_buffers.store(1);
+      d.steal_target_events.store(held);
+      d.steal_pending.store(1);
+    }
+    if (reached >= 2) {
+      d.lost_buffers.store(1);
+      d.lost_events.store(held);
+    }
+    if (reached >= 3) d.commit.store(0);
+    if (reached >= 4) d.steal_pending.store(0);
+    EXPECT_EQ(pool.recover_dead_peers(is_alive), 1u);
+    EXPECT_EQ(phase_of(d.state.load()), kFree);
+    EXPECT_EQ(pool.recover_dead_peers(is_alive), 0u);  // a second recoverer finds nothing
+    w.release();
+    Reader reader(pool);
+    Collector col;
+    drain(reader, col);
+    const Counters c = pool.query();
+    EXPECT_EQ(c.realtime_buffers_lost, 1u);
+    EXPECT_EQ(c.realtime_events_lost, held);
+    ASSERT_FALSE(col.seqs[1].empty());
+    EXPECT_EQ(col.seqs[1].front(), held);  // the reclaimed records never arrive
+    expect_balanced(pool, seq);
+  }
+}
+
 TEST(DataplaneRecovery, DeadConsumerDoesNotBlockWritersAndNextReaderResumes) {
   Pool pool = Pool::create(small_config(1, 2, 4), "deadreader");
   constexpr uint64_t kEvents = 2000;

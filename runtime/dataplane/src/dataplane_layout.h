@@ -18,7 +18,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kNoBuffer = UINT32_MAX;
 
@@ -54,6 +54,15 @@ struct BufferDesc {
   // Read by everyone scanning, written at transitions only.
   alignas(kCacheLine) std::atomic<uint64_t> state;
   std::atomic<uint64_t> handoff_seq;  // delivery order among Full buffers
+  // Realtime loss by reclaim, counted per buffer (the pool's totals are sums), written only
+  // by the holder of the Stealing state. A reclaim first records its target totals and sets
+  // steal_pending, so a holder killed at any instruction leaves a reclaim that the recoverer
+  // can finish with the same stores: nothing counted twice, nothing uncounted.
+  std::atomic<uint64_t> lost_buffers;
+  std::atomic<uint64_t> lost_events;
+  std::atomic<uint64_t> steal_target_buffers;
+  std::atomic<uint64_t> steal_target_events;
+  std::atomic<uint64_t> steal_pending;
   // Written by the owning writer after every record (release), read by the reader.
   alignas(kCacheLine) std::atomic<uint64_t> commit;
   // Written by the reader; lets a later reader (or a reclaiming writer) know what was read.
@@ -137,6 +146,18 @@ uint64_t pool_now_ns(const Pool::Shared& shared);
 // the reader had pinned it (it already tracks it). Returns false when the buffer was not in
 // Writing by that owner (nothing changed).
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid);
+
+// Finishes reclaiming a buffer the caller holds in Stealing: its unread records are counted
+// lost (once, even if an earlier holder died half-way) and commit/consumed are cleared.
+void count_reclaimed(BufferDesc& desc);
+
+// RealTimeBuffersLost and the events those buffers held: the reader's own count (corrupt
+// records) plus every buffer's reclaims.
+struct RealtimeLoss {
+  uint64_t buffers = 0;
+  uint64_t events = 0;
+};
+RealtimeLoss realtime_loss(Pool::Shared& shared);
 
 }  // namespace etwrt::dataplane
 

@@ -117,6 +117,38 @@ bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid) {
   return true;
 }
 
+void count_reclaimed(BufferDesc& d) {
+  if (d.steal_pending.load(std::memory_order_acquire) == 0) {
+    const uint64_t commit = d.commit.load(std::memory_order_acquire);
+    if (commit == 0) return;  // nothing in it, or an earlier holder finished
+    const uint32_t unread = events_of(commit) - events_of(d.consumed.load(std::memory_order_relaxed));
+    d.steal_target_buffers.store(d.lost_buffers.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+    d.steal_target_events.store(d.lost_events.load(std::memory_order_relaxed) + unread,
+                                std::memory_order_relaxed);
+    d.steal_pending.store(1, std::memory_order_release);
+  }
+  // Idempotent from here: a recoverer repeating these stores changes nothing.
+  d.lost_buffers.store(d.steal_target_buffers.load(std::memory_order_relaxed),
+                       std::memory_order_relaxed);
+  d.lost_events.store(d.steal_target_events.load(std::memory_order_relaxed),
+                      std::memory_order_relaxed);
+  d.commit.store(0, std::memory_order_relaxed);
+  d.consumed.store(0, std::memory_order_relaxed);
+  d.steal_pending.store(0, std::memory_order_release);
+}
+
+RealtimeLoss realtime_loss(Pool::Shared& s) {
+  RealtimeLoss loss{s.realtime_buffers_lost.load(std::memory_order_relaxed),
+                    s.realtime_events_lost.load(std::memory_order_relaxed)};
+  const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < allocated; ++i) {
+    loss.buffers += s.descs()[i].lost_buffers.load(std::memory_order_relaxed);
+    loss.events += s.descs()[i].lost_events.load(std::memory_order_relaxed);
+  }
+  return loss;
+}
+
 Pool::Pool(int fd, Shared* shared, size_t length) : fd_(fd), shared_(shared), length_(length) {}
 
 Pool::Pool(Pool&& other) noexcept
@@ -247,8 +279,9 @@ Counters Pool::query() const {
   Shared& s = *shared_;
   Counters c;
   c.events_lost = s.events_lost.load(std::memory_order_relaxed);
-  c.realtime_buffers_lost = s.realtime_buffers_lost.load(std::memory_order_relaxed);
-  c.realtime_events_lost = s.realtime_events_lost.load(std::memory_order_relaxed);
+  const RealtimeLoss loss = realtime_loss(s);
+  c.realtime_buffers_lost = loss.buffers;
+  c.realtime_events_lost = loss.events;
   c.buffers_written = s.buffers_written.load(std::memory_order_relaxed);
   c.events_delivered = s.events_delivered.load(std::memory_order_relaxed);
   c.writer_recoveries = s.writer_recoveries.load(std::memory_order_relaxed);
@@ -295,13 +328,16 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
       }
       state = d.state.load(std::memory_order_acquire);
     } else if (phase == kStealing && !is_alive(owner)) {
-      // Killed while reclaiming: commit is reset only after its records were taken into
-      // account, so a non-zero commit means nothing was counted and the records can still be
-      // delivered.
-      const uint64_t commit = d.commit.load(std::memory_order_acquire);
-      const uint64_t next = commit != 0 ? make_state(kFull, 0) : make_state(kFree, 0);
-      if (commit == 0) d.consumed.store(0, std::memory_order_relaxed);
-      if (d.state.compare_exchange_strong(state, next, std::memory_order_release)) ++recovered;
+      // Killed while reclaiming: finish the reclaim (its records count as lost, as the dead
+      // writer intended) rather than deliver them now, older than what was delivered since.
+      // Taking the state first keeps two recoverers from finishing it twice.
+      const uint32_t me = static_cast<uint32_t>(getpid());
+      if (d.state.compare_exchange_strong(state, make_state(kStealing, me),
+                                          std::memory_order_acquire)) {
+        count_reclaimed(d);
+        d.state.store(make_state(kFree, 0), std::memory_order_release);
+        ++recovered;
+      }
       continue;
     }
     if (!reader_dead) continue;

@@ -130,8 +130,8 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
 
 size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
   Pool::Shared& s = *pool_.shared();
-  const LossReport now{s.realtime_buffers_lost.load(std::memory_order_relaxed),
-                       s.realtime_events_lost.load(std::memory_order_relaxed),
+  const RealtimeLoss realtime = realtime_loss(s);
+  const LossReport now{realtime.buffers, realtime.events,
                        s.events_lost.load(std::memory_order_relaxed)};
   if (now.realtime_buffers_lost != reported_.realtime_buffers_lost ||
       now.realtime_events_lost != reported_.realtime_events_lost ||

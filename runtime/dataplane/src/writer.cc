@@ -89,13 +89,7 @@ bool Writer::acquire_buffer() {
     if (!d.state.compare_exchange_strong(oldest_state, make_state(kStealing, pid_),
                                          std::memory_order_acquire))
       continue;
-    // Order matters for recovery of a writer killed here (see Pool::recover_dead_peers):
-    // commit is cleared first, the counters follow.
-    const uint32_t consumed = events_of(d.consumed.load(std::memory_order_relaxed));
-    const uint32_t committed = events_of(d.commit.exchange(0, std::memory_order_acq_rel));
-    d.consumed.store(0, std::memory_order_relaxed);
-    s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
-    s.realtime_events_lost.fetch_add(committed - consumed, std::memory_order_relaxed);
+    count_reclaimed(d);
     d.state.store(make_state(kWriting, pid_), std::memory_order_release);
     return take(oldest);
   }
