@@ -79,6 +79,7 @@ struct Registration {
   bool traits_set = false;
   std::string traits_name;
   std::optional<GUID> group;  // Provider groups come in a later issue.
+  bool classic = false;       // RegisterTraceGuids: one enabling session at a time.
 };
 
 struct Connection {
@@ -132,6 +133,9 @@ class Broker {
   int notify(const std::string& key, const GUID& source, ULONG is_enabled, UCHAR level,
              std::uint64_t any, std::uint64_t all, const json& filter, std::uint64_t wait_id);
   void finish_wait(std::uint64_t wait_id);
+  // A classic provider (RegisterTraceGuids) has one enabling session at a time: a new one
+  // takes it over, the others silently lose it (EnableTraceEx2 doc; SES-CLASSIC-ONE).
+  void take_over_classic(const std::string& key);
   static json properties_json(const Session& s);
   GUID random_guid();
 
@@ -441,6 +445,19 @@ void Broker::finish_wait(std::uint64_t wait_id) {
   waits_.erase(it);
 }
 
+void Broker::take_over_classic(const std::string& key) {
+  const bool classic = std::any_of(registrations_.begin(), registrations_.end(),
+                                   [&](const Registration& r) {
+                                     return r.classic && guid_key(r.guid) == key;
+                                   });
+  if (!classic) return;
+  for (std::uint64_t& handle : slots_[key]) {
+    if (handle == 0) continue;
+    sessions_.at(handle).enables.erase(key);
+    handle = 0;
+  }
+}
+
 void Broker::on_ack(Connection& conn, const json& request) {
   const std::uint64_t wait_id = request.at("wait").get<std::uint64_t>();
   auto pos = std::find(conn.pending_waits.begin(), conn.pending_waits.end(), wait_id);
@@ -456,6 +473,7 @@ json Broker::on_register(Connection& conn, const json& request) {
   if (!guid_from_wire(request.at("guid").get<std::string>(), r.guid)) {
     return {{"status", ERROR_INVALID_PARAMETER}};
   }
+  r.classic = request.value("classic", false);
   const std::string key = guid_key(r.guid);
   registrations_.push_back(r);
   send_pools(conn.fd, key);  // Before the reply that names them.
@@ -658,6 +676,7 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
 
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
     auto& slots = slots_[key];
+    if (!session.enables.contains(key)) take_over_classic(key);
     if (!session.enables.contains(key)) {
       auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
       if (free == slots.end()) {

@@ -9,6 +9,8 @@
 #include "etwrt/win32_base.h"
 #include "evntprov.h"
 
+#include <stdarg.h>
+
 typedef ULONG64 TRACEHANDLE, *PTRACEHANDLE;
 
 #define INVALID_PROCESSTRACE_HANDLE ((TRACEHANDLE)INVALID_HANDLE_VALUE)
@@ -76,6 +78,18 @@ DEFINE_GUID(RTLostEventGuid, 0x6a399ae0, 0x4bc6, 0x4de9, 0x87, 0x0b, 0x36, 0x57,
 #define EVENT_TRACE_TYPE_RT_LOST_FILE 34
 
 #define MAX_MOF_FIELDS 16
+
+/* TraceMessage's MessageFlags: which items precede the message arguments. */
+#define TRACE_MESSAGE_SEQUENCE 1
+#define TRACE_MESSAGE_GUID 2
+#define TRACE_MESSAGE_COMPONENTID 4
+#define TRACE_MESSAGE_TIMESTAMP 8
+#define TRACE_MESSAGE_PERFORMANCE_TIMESTAMP 16
+#define TRACE_MESSAGE_SYSTEMINFO 32
+#define TRACE_MESSAGE_POINTER32 0x0040
+#define TRACE_MESSAGE_POINTER64 0x0080
+#define TRACE_MESSAGE_FLAG_MASK 0xffff
+#define TRACE_MESSAGE_MAXIMUM_SIZE (64 * 1024)
 
 /* Classic event types (EVENT_TRACE_HEADER.Class.Type). Custom types start at 10. */
 #define EVENT_TRACE_TYPE_INFO 0x00
@@ -397,6 +411,11 @@ TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID Buffer);
 UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE TraceHandle);
 ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE TraceHandle);
 ULONG WMIAPI TraceEvent(TRACEHANDLE TraceHandle, PEVENT_TRACE_HEADER EventTrace);
+/* WPP-style message: (PVOID, size_t) argument pairs, ended by a NULL pointer. */
+ULONG TraceMessage(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID MessageGuid,
+                   USHORT MessageNumber, ...);
+ULONG TraceMessageVa(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID MessageGuid,
+                     USHORT MessageNumber, va_list MessageArgList);
 
 #ifdef __cplusplus
 }

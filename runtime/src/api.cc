@@ -188,6 +188,24 @@ json filter_json(const etwrt::FilterBlob& blob) {
 
 }  // namespace
 
+namespace etwrt {
+
+// TraceEvent's and TraceMessage's way into one session (classic.cc): the same per-thread
+// writers as EventWrite, so classic and manifest events of a thread share its buffer.
+ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
+  switch (writer_for(pool).write(in)) {
+    case dataplane::WriteResult::written:
+      return ERROR_SUCCESS;
+    case dataplane::WriteResult::lost:
+      return ERROR_NOT_ENOUGH_MEMORY;
+    case dataplane::WriteResult::too_large:
+      return ERROR_MORE_DATA;
+  }
+  return ERROR_NOT_ENOUGH_MEMORY;
+}
+
+}  // namespace etwrt
+
 extern "C" {
 
 ULONG EVNTAPI EventRegister(LPCGUID ProviderId, PENABLECALLBACK EnableCallback,

@@ -51,7 +51,7 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
   h->size = static_cast<uint32_t>(size);
   const uint16_t ext_count =
       uint16_t{in.related_activity_id != nullptr} + uint16_t{!in.provider_traits.empty()};
-  h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
+  h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER | in.extra_flags |
              (ext_count != 0 ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
   h->ext_count = ext_count;
   // Atomic (a plain store on x86): the reader may peek at the first timestamp of a buffer it

@@ -85,6 +85,9 @@ struct EventInput {
   std::span<const std::byte> provider_traits;  // empty = none (no extended item)
   std::span<const EVENT_DATA_DESCRIPTOR> user_data;
   uint32_t thread_id = 0;  // 0 = the calling thread's id (gettid, cached per Writer)
+  // EVENT_HEADER_FLAG_* the record carries besides those the encoder derives (TraceEvent's
+  // CLASSIC_HEADER, TraceMessage's TRACE_MESSAGE).
+  uint16_t extra_flags = 0;
 };
 
 // Encoding and decoding of one record, exposed for the layout round-trip test and for tools.
