@@ -4,6 +4,7 @@
 // Requests come from one thread; callbacks come from whatever threads the platform uses.
 #pragma once
 
+#include "classic_agent.h"
 #include "consumer.h"
 #include "win32_ops.h"
 
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,17 @@ struct CallbackState {
   LineWriter* out = nullptr;
 };
 
+// Extra ops that a program built on the agent adds (providers/adapter/: a provider under
+// test). Consulted before the built-in ops, on the request thread.
+class AgentExtension {
+ public:
+  virtual ~AgentExtension() = default;
+  // The reply fields of `op`, or nullopt when `op` is not one of the extension's. Throws
+  // BadRequest for a malformed request, as the built-in ops do.
+  virtual std::optional<nlohmann::json> handle(const std::string& op,
+                                               const nlohmann::json& request) = 0;
+};
+
 class Agent {
  public:
   // `out` receives replies and events, and must outlive every callback (the process).
@@ -55,6 +68,9 @@ class Agent {
   // Handles one request line: writes its reply (if the op has one) and says what comes next.
   // `exit_code` receives the code of an "exit" request.
   Next handle_line(const std::string& line, int& exit_code);
+
+  // Adds `extension`'s ops; it must outlive the agent.
+  void set_extension(AgentExtension* extension) { extension_ = extension; }
 
  private:
   struct Registration {
@@ -79,6 +95,12 @@ class Agent {
   std::map<std::string, Registration> registrations_;
   std::vector<std::unique_ptr<CallbackState>> states_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;  // by label
+  ClassicProviders classic_{out_};  // register_classic, trace_event, ...
+  AgentExtension* extension_ = nullptr;
 };
+
+// Prints "ready", then handles request lines from stdin until "exit", "crash" or the end of
+// input (the driver is gone: do not linger). Never returns.
+[[noreturn]] void run_agent_loop(Agent& agent, LineWriter& out);
 
 }  // namespace etwh::agent

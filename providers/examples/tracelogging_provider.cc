@@ -1,0 +1,139 @@
+// A TraceLogging-style provider under test: self-describing events (channel 11, event ID 0,
+// told apart by level and keyword), provider traits with its name and a provider group set
+// through EventSetInformation right after registration, and the filter tracking TraceLogging
+// does in its own callback (level and keywords, no FilterData). EXAMPLE_MUTANT_* definitions
+// compile one realistic defect in (mutants/mutants.json); the clean target defines none.
+#include "etwh/provider_under_test.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+// {0b9f7a64-3d2e-4f15-8c6a-91e2d4b7a3f0}
+constexpr GUID kProviderId = {0x0b9f7a64, 0x3d2e, 0x4f15, {0x8c, 0x6a, 0x91, 0xe2, 0xd4, 0xb7, 0xa3, 0xf0}};
+// {4d8a1c7e-2b6f-4e93-a5d0-7c3f9e1b2a64}: the provider group it joins.
+constexpr GUID kGroupId = {0x4d8a1c7e, 0x2b6f, 0x4e93, {0xa5, 0xd0, 0x7c, 0x3f, 0x9e, 0x1b, 0x2a, 0x64}};
+constexpr char kProviderName[] = "Etwh.Example.TraceLogging";
+
+// EventProviderSetTraits and EtwProviderTraitTypeGroup by value: not every SDK header names them.
+constexpr ULONG kSetTraits = 2;
+constexpr std::uint8_t kTraitGroup = 1;
+constexpr UCHAR kTraceLoggingChannel = 11;
+
+struct TlEvent {
+  const char* name;
+  EVENT_DESCRIPTOR descriptor;
+};
+
+constexpr TlEvent tl(const char* name, UCHAR level, ULONGLONG keyword) {
+  return TlEvent{name, EVENT_DESCRIPTOR{0, 0, kTraceLoggingChannel, level, 0, 0, keyword}};
+}
+
+constexpr std::array<TlEvent, 7> kTestEvents = {
+    tl("Critical", 1, 0x1), tl("Error", 2, 0x2),      tl("Warning", 3, 0x6),
+    tl("Info", 4, 0x0),     tl("Verbose", 5, 0x10),   tl("InfoBoth", 4, 0x9),
+    tl("Always", 0, 0x20)};
+constexpr std::array<TlEvent, 2> kStateEvents = {tl("StateConfig", 0, 0), tl("StateCounters", 1, 0)};
+
+std::atomic<bool> g_enabled{false};
+std::atomic<UCHAR> g_level{0};
+std::atomic<ULONGLONG> g_any{0};
+std::atomic<ULONGLONG> g_all{0};
+std::atomic<REGHANDLE> g_handle{0};
+
+// The event's name as its payload: what a TraceLogging event's metadata would tell a decoder.
+void write(const TlEvent& e) {
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, e.name, static_cast<ULONG>(std::strlen(e.name) + 1));
+  EventWrite(g_handle.load(), &e.descriptor, 1, &data);
+}
+
+// TraceLoggingProviderEnabled's test.
+bool enabled(const EVENT_DESCRIPTOR& d) {
+  const ULONGLONG any = g_any.load();
+  const ULONGLONG all = g_all.load();
+  return g_enabled.load() && d.Level <= g_level.load() &&
+         (d.Keyword == 0 || ((d.Keyword & any) != 0 && (d.Keyword & all) == all));
+}
+
+void write_state() {
+#if !defined(EXAMPLE_MUTANT_NO_CAPTURE_STATE)  // Mutant: capture state writes nothing.
+  for (const TlEvent& e : kStateEvents) write(e);
+#endif
+}
+
+VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
+                           ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR, PVOID) {
+  if (is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+    g_level.store(level);
+    g_any.store(match_any);
+    g_all.store(match_all);
+    g_enabled.store(true);
+  } else if (is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+    g_enabled.store(false);
+  } else if (is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+    write_state();
+  }
+}
+
+// The traits blob (seed 001): UINT16 TraitsSize, the NUL-terminated name, then each trait as
+// UINT16 size, UINT8 type, data.
+std::vector<std::uint8_t> traits_blob() {
+  std::vector<std::uint8_t> blob(2);
+  blob.insert(blob.end(), kProviderName, kProviderName + sizeof kProviderName);
+  const std::size_t trait_size = 3 + sizeof(GUID);
+  blob.push_back(static_cast<std::uint8_t>(trait_size));
+  blob.push_back(static_cast<std::uint8_t>(trait_size >> 8));
+  blob.push_back(kTraitGroup);
+  const auto* g = reinterpret_cast<const std::uint8_t*>(&kGroupId);
+  blob.insert(blob.end(), g, g + sizeof(GUID));
+  blob[0] = static_cast<std::uint8_t>(blob.size());
+  blob[1] = static_cast<std::uint8_t>(blob.size() >> 8);
+  return blob;
+}
+
+class TraceLoggingProvider final : public etwh::ProviderUnderTest {
+ public:
+  etwh::SubjectDescription describe() const override {
+    etwh::SubjectDescription d;
+    for (const TlEvent& e : kTestEvents) d.test_events.push_back(e.descriptor);
+    for (const TlEvent& e : kStateEvents) d.state_events.push_back(e.descriptor);
+    return d;
+  }
+
+  ULONG register_providers(etwh::Registrar& registrar) override {
+    REGHANDLE handle = 0;
+    ULONG status = registrar.event_register(&kProviderId, &enable_callback, nullptr, &handle);
+    if (status != ERROR_SUCCESS) return status;
+    g_handle.store(handle);
+    std::vector<std::uint8_t> blob = traits_blob();
+    status = EventSetInformation(handle, static_cast<EVENT_INFO_CLASS>(kSetTraits), blob.data(),
+                                 static_cast<ULONG>(blob.size()));
+    if (status != ERROR_SUCCESS) registrar.event_unregister(handle);
+    return status;
+  }
+
+  ULONG unregister_providers(etwh::Registrar& registrar) override {
+    const ULONG status = registrar.event_unregister(g_handle.load());
+    g_enabled.store(false);
+    return status;
+  }
+
+  void write_test_events() override {
+    for (const TlEvent& e : kTestEvents) {
+      if (enabled(e.descriptor)) write(e);
+    }
+  }
+
+  void write_state_events() override { write_state(); }
+};
+
+}  // namespace
+
+std::unique_ptr<etwh::ProviderUnderTest> etwh::make_provider_under_test() {
+  return std::make_unique<TraceLoggingProvider>();
+}
