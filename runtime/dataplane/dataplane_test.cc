@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
+#include <string>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -538,6 +541,189 @@ TEST(DataplaneReader, SecondLiveReaderIsRefused) {
   Pool pool = Pool::create(small_config(4, 2, 4), "tworeaders");
   Reader first(pool);
   EXPECT_THROW(Reader second(pool), Error);
+}
+
+// The idle reader sleeps on the pool's futex; the writer that commits next wakes it (not
+// the timeout, which is far longer than the test may take), and its record is delivered.
+TEST(DataplaneIdleWait, CommitWakesTheSleepingReader) {
+  Pool pool = Pool::create(PoolConfig{}, "etwrt-test");
+  std::atomic<bool> woken{false};
+  Collector got;
+  std::thread consumer([&] {
+    ReaderOptions options;
+    options.eager_partial = true;
+    Reader reader(pool, options);
+    const uint32_t token = reader.prepare_wait();
+    if (reader.poll(got.callback()) != 0) return;  // Nothing written yet: never taken.
+    woken = reader.wait(token, 60'000'000'000ull);
+    while (got.count == 0) reader.poll(got.callback(), true);
+  });
+  // Writes once the reader announced its sleep, so the commit must be the wake-up.
+  while (pool.shared()->reader_sleeping.load() == 0) std::this_thread::yield();
+  Writer writer(pool);
+  ASSERT_EQ(write_seq(writer, 1, 42), WriteResult::written);
+  consumer.join();
+  EXPECT_TRUE(woken.load());
+  ASSERT_EQ(got.count, 1u);
+  EXPECT_EQ(got.seqs[1].front(), 42u);
+  EXPECT_EQ(pool.shared()->reader_sleeping.load(), 0u);  // The writer cleared it.
+}
+
+TEST(DataplaneIdleWait, WakeReaderEndsTheWaitWithoutData) {
+  Pool pool = Pool::create(PoolConfig{}, "etwrt-test");
+  std::atomic<bool> woken{false};
+  std::atomic<bool> armed{false};
+  std::thread consumer([&] {
+    Reader reader(pool);
+    const uint32_t token = reader.prepare_wait();
+    armed = true;
+    woken = reader.wait(token, 60'000'000'000ull);
+  });
+  while (!armed.load()) std::this_thread::yield();
+  pool.wake_reader();
+  consumer.join();
+  EXPECT_TRUE(woken.load());
+}
+
+// Without a sleeping reader a commit makes no wake-up: the token does not move.
+TEST(DataplaneIdleWait, AwakeReaderCostsWritersNoWakeUp) {
+  Pool pool = Pool::create(PoolConfig{}, "etwrt-test");
+  Reader reader(pool);
+  const uint32_t before = pool.shared()->wake_seq.load();
+  Writer writer(pool);
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(write_seq(writer, 1, i), WriteResult::written);
+  EXPECT_EQ(pool.shared()->wake_seq.load(), before);
+  const uint32_t token = reader.prepare_wait();
+  ASSERT_EQ(write_seq(writer, 1, 100), WriteResult::written);
+  EXPECT_NE(pool.shared()->wake_seq.load(), token);
+  EXPECT_TRUE(reader.wait(token, 60'000'000'000ull));
+}
+
+// A second consuming process is fed through a relay slot by the reader's holder: it gets
+// every record the reader delivers after the slot's activation, fields intact.
+TEST(DataplaneRelay, FeedsEveryRecordAfterActivationWithItsFields) {
+  Pool pool = Pool::create(small_config(4, 2, 8), "relay");
+  Reader reader(pool, ReaderOptions{true, 0, 4});
+  RelayFeeder feeder(pool);
+  Writer w(pool);
+  ASSERT_EQ(write_seq(w, 1, 0), WriteResult::written);  // before the relay: not fed
+  Collector first;
+  reader.poll(first.callback(), true);
+  RelayConsumer relay(pool);
+  uint64_t since = 0;
+  EXPECT_FALSE(relay.active(since));
+  const uint64_t activation = pool.now_ns();
+  EXPECT_EQ(feeder.refresh(activation), 1u);
+  ASSERT_TRUE(relay.active(since));
+  EXPECT_EQ(since, activation);
+  // A record with extended data and unusual flags must come through unchanged.
+  static constexpr EVENT_DESCRIPTOR desc{9, 2, 3, 4, 5, 6, 0x77};
+  const std::byte traits[] = {std::byte{5}, std::byte{0}, std::byte{'a'}, std::byte{0}, std::byte{0}};
+  Payload payload{2, 0, 99, {1, 2}};
+  const EVENT_DATA_DESCRIPTOR data = describe(&payload, sizeof payload);
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.activity_id = &kActivity;
+  in.related_activity_id = &kRelated;
+  in.provider_traits = traits;
+  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
+  ASSERT_EQ(w.write(in), WriteResult::written);
+  for (uint64_t i = 1; i <= 100; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  std::vector<RecordView> fed_to_primary;
+  size_t n = 0;
+  while ((n = reader.poll([&](const RecordView& r) { feeder.push(r); }, true)) > 0) {
+  }
+  Collector got;
+  RecordView special{};
+  bool saw_special = false;
+  std::vector<LossReport> losses;
+  relay.drain(
+      [&](const RecordView& r) {
+        if (r.descriptor.Id == 9) {
+          special = r;
+          saw_special = true;
+          EXPECT_EQ(r.provider_traits.size(), sizeof traits);
+          EXPECT_EQ(std::memcmp(r.provider_traits.data(), traits, sizeof traits), 0);
+          return;
+        }
+        got.callback()(r);
+      },
+      [&](const LossReport& l) { losses.push_back(l); });
+  ASSERT_TRUE(saw_special);
+  EXPECT_EQ(special.descriptor.Keyword, 0x77u);
+  EXPECT_TRUE(special.has_related_activity_id);
+  EXPECT_EQ(std::memcmp(&special.related_activity_id, &kRelated, sizeof(GUID)), 0);
+  EXPECT_EQ(std::memcmp(&special.activity_id, &kActivity, sizeof(GUID)), 0);
+  EXPECT_NE(special.flags & EVENT_HEADER_FLAG_EXTENDED_INFO, 0);
+  ASSERT_EQ(got.count, 100u);
+  EXPECT_EQ(got.seqs[1].front(), 1u);
+  got.expect_per_writer_increasing();
+  EXPECT_TRUE(losses.empty());
+  EXPECT_FALSE(relay.ended({}));
+  feeder.end();
+  EXPECT_TRUE(relay.ended({}));
+}
+
+// A consumer that does not drain loses records (only it), counted exactly, and the loss is
+// announced ahead of the first record after the gap.
+TEST(DataplaneRelay, FullRingDropsForThatConsumerOnlyCountedAndAnnounced) {
+  Pool pool = Pool::create(small_config(64, 2, 8), "relayfull");
+  Reader reader(pool, ReaderOptions{true, 0, 0});
+  RelayFeeder feeder(pool);
+  RelayConsumer relay(pool);
+  ASSERT_EQ(feeder.refresh(pool.now_ns()), 1u);
+  Writer w(pool);
+  const uint64_t total = 30000;  // ~3.6 MB of records through a 1 MB ring
+  uint64_t primary = 0;
+  for (uint64_t i = 0; i < total; ++i) {
+    ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+    if (i % 1000 == 999 || i + 1 == total) {
+      while (reader.poll([&](const RecordView& r) { ++primary; feeder.push(r); }, true) > 0) {
+      }
+      if (i == 19999) {  // drains once in the middle: later records come after a mark
+        std::vector<std::string> order;
+        relay.drain([&](const RecordView&) { order.push_back("r"); },
+                    [&](const LossReport&) { order.push_back("l"); });
+        EXPECT_TRUE(std::find(order.begin(), order.end(), "l") == order.end());
+      }
+    }
+  }
+  EXPECT_EQ(primary, total);  // the reader's own consumer lost nothing
+  uint64_t delivered = 0, lost = 0, lost_buffers = 0;
+  bool loss_before_data = false;
+  const auto on_loss = [&](const LossReport& l) {
+    lost += l.realtime_events_lost;
+    lost_buffers += l.realtime_buffers_lost;
+    EXPECT_EQ(l.events_lost, 0u);
+  };
+  relay.drain([&](const RecordView&) { ++delivered; },
+              [&](const LossReport& l) {
+                on_loss(l);
+                loss_before_data = true;
+              });
+  feeder.end();
+  relay.drain([&](const RecordView&) { ++delivered; }, on_loss);  // the final mark, if any
+  EXPECT_TRUE(relay.ended(on_loss));
+  // Delivered before the middle drain are counted too: the ring held them.
+  EXPECT_GT(lost, 0u);
+  EXPECT_TRUE(loss_before_data);
+  EXPECT_GE(lost_buffers, 1u);
+  EXPECT_EQ(relay.delivered() + lost, total);
+}
+
+TEST(DataplaneRelay, SlotsAreLimitedAndReleasedSlotsReturnThroughTheFeeder) {
+  Pool pool = Pool::create(small_config(4, 2, 4), "relayslots");
+  Reader reader(pool);
+  RelayFeeder feeder(pool);
+  std::vector<std::unique_ptr<RelayConsumer>> relays;
+  for (uint32_t i = 0; i < kRelaySlots; ++i) relays.push_back(std::make_unique<RelayConsumer>(pool));
+  EXPECT_THROW(RelayConsumer extra(pool), Error);
+  EXPECT_EQ(feeder.refresh(pool.now_ns()), size_t{kRelaySlots});
+  relays.pop_back();
+  EXPECT_THROW(RelayConsumer extra(pool), Error);  // released, not yet freed by the feeder
+  EXPECT_EQ(feeder.refresh(pool.now_ns()), size_t{kRelaySlots} - 1);
+  EXPECT_NO_THROW(RelayConsumer again(pool));
 }
 
 TEST(DataplaneRecovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {

@@ -130,6 +130,13 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   return status;
 }
 
+// The disabled path, inlined into each EventWrite* entry point ahead of write_event: a load
+// and a branch, no stack frame (write_event's frame, six saved registers and the call cost
+// more than the load when they came first).
+inline bool no_session(REGHANDLE handle) {
+  return handle != 0 && registration_of(handle)->table.empty();
+}
+
 ULONG check_user_data(ULONG count, const EVENT_DATA_DESCRIPTOR* data) {
   if (count > MAX_EVENT_DATA_DESCRIPTORS || (count > 0 && data == nullptr)) {
     return ERROR_INVALID_PARAMETER;
@@ -304,6 +311,7 @@ ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
   if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  if (no_session(RegHandle)) return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
 }
 
@@ -312,6 +320,7 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
                                  ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
   if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  if (no_session(RegHandle)) return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
                      UserDataCount, UserData);
 }
@@ -322,6 +331,7 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
                            PEVENT_DATA_DESCRIPTOR UserData) {
   if (EventDescriptor == nullptr || Flags != 0) return ERROR_INVALID_PARAMETER;
   if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
+  if (no_session(RegHandle)) return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
                      UserDataCount, UserData);
 }

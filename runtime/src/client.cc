@@ -288,6 +288,7 @@ void Client::dispatch(json message, std::deque<int>& fds) {
   if (op == "stopped") {
     if (SessionPool* p = pool(message.value("pool", std::uint64_t{0}))) {
       p->stopped.store(true, std::memory_order_release);
+      p->pool.wake_reader();  // A consumer's hub may sleep on the pool's futex.
     }
     return;
   }

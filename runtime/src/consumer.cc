@@ -11,8 +11,12 @@
 #include <evntcons.h>
 #include <evntrace.h>
 
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <atomic>
 #include <condition_variable>
@@ -256,13 +260,21 @@ class Hub {
   }
 
   void join(Subscriber* s) {
-    std::lock_guard lock(mu_);
-    // The subscriber that makes the hub attach gets what the session buffered; later ones
-    // only what is written from now on (CON-RT-SECOND).
-    s->since_ns = reader_attached_ ? pool_->pool.now_ns() : 0;
+    std::unique_lock lock(mu_);
+    // The subscriber that makes the hub attach the pool's reader gets what the session
+    // buffered; later ones only what is written from now on (CON-RT-SECOND). In a process fed
+    // by another one's reader (a relay), only what is written once the feed started.
+    s->since_ns = mode_ == Mode::detached ? 0 : pool_->pool.now_ns();
+    if (mode_ == Mode::relay) s->since_ns = std::max(s->since_ns, relay_since_);
     if (finished_) s->ended = true;
     subs_.push_back(s);
     cv_.notify_all();
+    pool_->pool.wake_reader();  // The hub may sleep on the pool's futex.
+    // Returns once the hub reads the session (or failed to): a consumer that got its header
+    // event gets every event written after it.
+    cv_.wait_for(lock, kAttachLimit, [&] {
+      return mode_ != Mode::detached || s->ended || s->error != ERROR_SUCCESS;
+    });
   }
 
   void leave(Subscriber* s) {
@@ -285,59 +297,52 @@ class Hub {
   }
 
  private:
+  // detached: nobody listens here. reader: this process holds the pool's one Reader (and
+  // feeds the relay slots of other consuming processes). relay: another process holds it
+  // and feeds this one through a relay slot (dataplane RelayConsumer).
+  enum class Mode { detached, reader, relay };
+
   void run() {
-    std::unique_ptr<dataplane::Reader> reader;
     std::shared_ptr<Batch> held;  // Last poll's records, waiting for this poll's losses.
     for (;;) {
       bool stopped = pool_->stopped.load(std::memory_order_acquire);
       {
         std::unique_lock lock(mu_);
-        // Nobody listens: detach so unread records wait for the next consumer.
-        while (subs_.empty() && !stopped) {
-          if (reader) {
-            // Held records were read while their consumers listened; they left first.
-            held.reset();
+        // Nobody listens here (and no other process is fed from here): detach, so unread
+        // records wait for the next consumer.
+        while (subs_.empty() && !stopped && !(feeder_ && feeder_->refresh(pool_->pool.now_ns()))) {
+          if (mode_ != Mode::detached) {
+            held.reset();  // Read while their consumers listened; they left first.
             lock.unlock();
-            reader.reset();
+            detach();
             lock.lock();
-            reader_attached_ = false;
             continue;
           }
           cv_.wait_for(lock, 50ms);
           stopped = pool_->stopped.load(std::memory_order_acquire);
         }
-        if (subs_.empty() && stopped) {
+        if (subs_.empty() && stopped && mode_ != Mode::reader) {
           finished_ = true;
           return;
         }
         // A slow consumer holds the hub back (bounded memory; the pool takes the loss).
         while (!subs_.empty() && full_locked()) cv_.wait_for(lock, 5ms);
       }
-      if (!reader) {
-        try {
-          dataplane::ReaderOptions options;
-          options.eager_partial = true;  // Realtime: deliver as soon as committed.
-          reader = std::make_unique<dataplane::Reader>(pool_->pool, options);
-        } catch (const dataplane::Error& e) {
-          // etwrt limit: one consuming process per session at a time.
-          std::fprintf(stderr, "etwrt: ProcessTrace: %s\n", e.what());
-          std::lock_guard lock(mu_);
-          for (Subscriber* s : subs_) s->error = ERROR_BUSY;
-          subs_.clear();
-          cv_.notify_all();
-          continue;
-        }
-        std::lock_guard lock(mu_);
-        reader_attached_ = true;
+      if (mode_ == Mode::detached && !attach()) continue;
+      if (mode_ == Mode::relay) {
+        if (relay_step(stopped)) return;
+        continue;
       }
+      // The feed of a relay slot activated now starts with this poll's records.
+      feeder_->refresh(pool_->pool.now_ns());
       auto records = std::make_shared<Batch>();
       auto losses = std::make_shared<Batch>();
       const auto on_record = [&records](const dataplane::RecordView& v) { records->add(v); };
       const auto on_loss = [&losses](const dataplane::LossReport& loss) { losses->add(loss); };
-      std::size_t n = reader->poll(on_record, stopped, on_loss);
+      std::size_t n = reader_->poll(on_record, stopped, on_loss);
       if (stopped) {
         // The session is gone: everything committed, then the end.
-        while (n > 0) n = reader->poll(on_record, true, on_loss);
+        while (n > 0) n = reader_->poll(on_record, true, on_loss);
       }
       // A poll's records wait for the next poll's loss report: a writer may reclaim a buffer
       // (and count it) while a poll runs, after that poll took its report, so the report of
@@ -353,6 +358,7 @@ class Hub {
       } else {
         held = records;
       }
+      feed(out, stopped);
       {
         std::lock_guard lock(mu_);
         for (Subscriber* s : subs_) {
@@ -366,12 +372,206 @@ class Hub {
           finished_ = true;
           subs_.clear();
           cv_.notify_all();
-          return;  // The reader detaches; nothing more will come.
+          return;  // The reader detaches with the process; nothing more will come.
         }
         if (!out.empty()) cv_.notify_all();
       }
-      if (idle) std::this_thread::sleep_for(1ms);
+      idle_step(idle);
     }
+  }
+
+  // The pool's reader if nobody else holds it, else a relay slot fed by whoever does.
+  bool attach() {
+    try {
+      dataplane::ReaderOptions options;
+      options.eager_partial = true;  // Realtime: deliver as soon as committed.
+      reader_ = std::make_unique<dataplane::Reader>(pool_->pool, options);
+      feeder_ = std::make_unique<dataplane::RelayFeeder>(pool_->pool);
+      set_mode(Mode::reader, 0);
+      return true;
+    } catch (const dataplane::Error&) {
+      // Another live process reads the session: be fed by it.
+    }
+    try {
+      relay_ = std::make_unique<dataplane::RelayConsumer>(pool_->pool);
+      relay_requested_ns_ = pool_->pool.now_ns();
+      return relay_wait_active();
+    } catch (const dataplane::Error& e) {
+      std::fprintf(stderr, "etwrt: ProcessTrace: %s\n", e.what());
+      fail_all(ERROR_BUSY);
+      return false;
+    }
+  }
+
+  // The feeder activates the slot at its next loop (it is woken for that).
+  bool relay_wait_active() {
+    for (;;) {
+      std::uint64_t since = 0;
+      if (relay_->active(since)) {
+        set_mode(Mode::relay, since);
+        return true;
+      }
+      if (!reader_alive() || pool_->pool.now_ns() - relay_requested_ns_ > kRelayActivationNs) {
+        // The reader went away (take its place next time) or never answers.
+        relay_.reset();
+        if (pool_->pool.now_ns() - relay_requested_ns_ > kRelayActivationNs) {
+          std::fprintf(stderr, "etwrt: ProcessTrace: the session's reading process does not feed"
+                               " this one\n");
+          fail_all(ERROR_BUSY);
+        }
+        return false;
+      }
+      std::this_thread::sleep_for(100us);
+    }
+  }
+
+  // One step of a relayed consumer: what the ring holds, to the subscribers. Returns true
+  // when the feed ended (the session stopped) and the hub is finished.
+  bool relay_step(bool stopped) {
+    auto batch = std::make_shared<Batch>();
+    const auto on_record = [&batch](const dataplane::RecordView& v) { batch->add(v); };
+    const auto on_loss = [&batch](const dataplane::LossReport& loss) { batch->add(loss); };
+    relay_->drain(on_record, on_loss);
+    bool ended = relay_->ended(on_loss);
+    bool orphan = false;
+    if (!ended && !reader_alive()) {
+      // The feeding process is gone: drain what it left, then read the pool itself (the
+      // dead reader's claims went back to delivery; the subscribers keep their since).
+      relay_->drain(on_record, on_loss);
+      orphan = true;
+    }
+    if (!ended && stopped) {
+      if (stopped_seen_ns_ == 0) stopped_seen_ns_ = pool_->pool.now_ns();
+      // The feeder drains the session and ends the feed; bounded in case it never does.
+      ended = pool_->pool.now_ns() - stopped_seen_ns_ > kRelayActivationNs;
+    }
+    const bool idle = batch->entries.empty();
+    {
+      std::lock_guard lock(mu_);
+      for (Subscriber* s : subs_) {
+        if (!idle) {
+          s->queue.push_back(batch);
+          s->queued_records += batch->records;
+        }
+        if (ended) s->ended = true;
+      }
+      if (ended) {
+        finished_ = true;
+        subs_.clear();
+        cv_.notify_all();
+        relay_.reset();
+        return true;
+      }
+      if (!idle) cv_.notify_all();
+    }
+    if (orphan) {
+      relay_.reset();
+      std::lock_guard lock(mu_);
+      mode_ = Mode::detached;  // The next loop attaches the reader; since values stay.
+      return false;
+    }
+    relay_idle_step(idle);
+    return false;
+  }
+
+  bool reader_alive() const {
+    const std::uint32_t pid = pool_->pool.reader_pid();
+    return pid != 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+  }
+
+  // Hands what this process's reader delivers to the processes it feeds.
+  void feed(const std::vector<BatchPtr>& out, bool stopped) {
+    if (feeder_->active() > 0) {
+      for (const BatchPtr& b : out) {
+        for (const Batch::Entry& e : b->entries) {
+          if (e.is_loss) {
+            feeder_->push_loss(e.loss);
+          } else {
+            feeder_->push(b->view(e));
+          }
+        }
+      }
+      if (!out.empty()) feeder_->wake();
+    }
+    if (stopped) feeder_->end();
+  }
+
+  void set_mode(Mode mode, std::uint64_t relay_since) {
+    std::lock_guard lock(mu_);
+    mode_ = mode;
+    relay_since_ = relay_since;
+    if (mode == Mode::relay) {
+      for (Subscriber* s : subs_) s->since_ns = std::max(s->since_ns, relay_since);
+    }
+    cv_.notify_all();
+  }
+
+  void fail_all(ULONG error) {
+    std::lock_guard lock(mu_);
+    for (Subscriber* s : subs_) s->error = error;
+    subs_.clear();
+    cv_.notify_all();
+  }
+
+  void detach() {
+    armed_ = false;
+    idle_polls_ = 0;
+    relay_.reset();
+    feeder_.reset();  // Only when it feeds nobody (run()'s loop).
+    reader_.reset();
+    std::lock_guard lock(mu_);
+    mode_ = Mode::detached;
+  }
+
+  // Nothing came: poll again for a short while (a stream with small gaps never sleeps), then
+  // announce the sleep (dataplane Reader::prepare_wait), poll once more (what raced with the
+  // announcement is seen there), and only if that poll is empty too, sleep on the pool's
+  // futex until the next commit wakes it. The timeout bounds a wake-up missed by the
+  // writers' unfenced flag check and how late the hub sees a subscriber leave; the session's
+  // stop and a new subscriber wake it at once.
+  void idle_step(bool idle) {
+    if (!idle) {
+      idle_polls_ = 0;
+      if (armed_) reader_->cancel_wait();
+      armed_ = false;
+      return;
+    }
+    if (armed_) {
+      armed_ = false;
+      idle_polls_ = 0;
+      (void)reader_->wait(token_, kIdleWaitNs);
+      return;
+    }
+    if (spinning()) return;
+    token_ = reader_->prepare_wait();
+    armed_ = true;
+  }
+
+  // The same for a relayed consumer, on its slot's futex (the feeder wakes it per batch).
+  void relay_idle_step(bool idle) {
+    if (!idle) {
+      idle_polls_ = 0;
+      if (armed_) relay_->cancel_wait();
+      armed_ = false;
+      return;
+    }
+    if (armed_) {
+      armed_ = false;
+      idle_polls_ = 0;
+      (void)relay_->wait(token_, kIdleWaitNs);
+      return;
+    }
+    if (spinning()) return;
+    token_ = relay_->prepare_wait();
+    armed_ = true;
+  }
+
+  bool spinning() {
+    const std::uint64_t now = pool_->pool.now_ns();
+    if (idle_polls_++ == 0) idle_since_ns_ = now;
+    if (now - idle_since_ns_ >= kSpinNs) return false;
+    for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
+    return true;
   }
 
   bool full_locked() const {
@@ -381,11 +581,29 @@ class Hub {
     return false;
   }
 
+  // How long the hub keeps polling an idle pool before it sleeps, and its longest sleep.
+  static constexpr std::uint64_t kSpinNs = 20'000;
+  static constexpr std::uint64_t kIdleWaitNs = 2'000'000;
+  static constexpr std::uint64_t kRelayActivationNs = 5'000'000'000;
+  static constexpr auto kAttachLimit = 6s;
+
+  // The hub thread's own.
+  std::unique_ptr<dataplane::Reader> reader_;
+  std::unique_ptr<dataplane::RelayFeeder> feeder_;
+  std::unique_ptr<dataplane::RelayConsumer> relay_;
+  std::uint64_t relay_requested_ns_ = 0;
+  std::uint64_t stopped_seen_ns_ = 0;
+  int idle_polls_ = 0;
+  std::uint64_t idle_since_ns_ = 0;
+  bool armed_ = false;
+  std::uint32_t token_ = 0;
+
   SessionPool* pool_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Subscriber*> subs_;
-  bool reader_attached_ = false;
+  Mode mode_ = Mode::detached;      // Guarded by mu_ (written by the hub thread).
+  std::uint64_t relay_since_ = 0;   // Guarded by mu_.
   bool finished_ = false;
   std::thread thread_;
 };

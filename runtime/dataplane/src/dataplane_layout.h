@@ -18,7 +18,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
-inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersion = 3;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kNoBuffer = UINT32_MAX;
 
@@ -71,6 +71,31 @@ struct BufferDesc {
 
 enum ClockKind : uint32_t { kClockMonotonic = 0, kClockTsc = 1 };
 
+// One more consuming process's feed (README "Several consuming processes"): a byte ring the
+// process holding the pool's Reader (the feeder) fills with what it delivers, and the slot's
+// consumer drains. Slot phase in `state` (with the consumer's pid above bit 32).
+enum RelayPhase : uint8_t {
+  kRelayFree = 0,
+  kRelayRequested = 1,  // claimed by a consumer, not yet fed
+  kRelayActive = 2,     // fed since `since_ns`
+};
+struct RelaySlot {
+  alignas(kCacheLine) std::atomic<uint64_t> state;
+  std::atomic<uint64_t> since_ns;  // first timestamp the feeder guarantees to forward
+  std::atomic<uint32_t> ended;     // the session stopped and everything was forwarded
+  // Cumulative losses of this consumer (the pool's, from the activation on, plus records the
+  // ring had no room for), written by the feeder; in-stream marks carry the values to report.
+  std::atomic<uint64_t> lost_buffers;
+  std::atomic<uint64_t> lost_records;
+  std::atomic<uint64_t> lost_events;
+  alignas(kCacheLine) std::atomic<uint64_t> head;  // bytes written (feeder)
+  alignas(kCacheLine) std::atomic<uint64_t> tail;  // bytes read (consumer)
+  std::atomic<uint32_t> consumer_sleeping;
+  std::atomic<uint32_t> wake_seq;
+};
+inline constexpr uint32_t kRelaySlots = 4;
+inline constexpr uint64_t kRelayRingBytes = 1u << 20;
+
 struct Pool::Shared {
   // Immutable after creation.
   uint64_t magic;
@@ -107,6 +132,23 @@ struct Pool::Shared {
   std::atomic<uint64_t> events_delivered;
   std::atomic<uint64_t> flush_requests;
 
+  // The idle reader's futex (README "Idle wait"). Every commit reads reader_sleeping (a line
+  // only the reader writes, so it stays in every writer's cache); only a writer that finds it
+  // set clears it, bumps wake_seq and makes the FUTEX_WAKE system call.
+  alignas(kCacheLine) std::atomic<uint32_t> reader_sleeping;
+  std::atomic<uint32_t> wake_seq;
+  // Bumped when a relay slot is claimed or released: the feeder rescans the slots.
+  std::atomic<uint64_t> relay_changes;
+  uint64_t relay_offset;  // immutable: kRelaySlots descriptors, then their rings
+
+  RelaySlot* relay(uint32_t i) {
+    return reinterpret_cast<RelaySlot*>(reinterpret_cast<std::byte*>(this) + relay_offset) + i;
+  }
+  std::byte* relay_ring(uint32_t i) {
+    return reinterpret_cast<std::byte*>(this) + relay_offset +
+           kRelaySlots * sizeof(RelaySlot) + uint64_t{i} * kRelayRingBytes;
+  }
+
   BufferDesc* descs() {
     return reinterpret_cast<BufferDesc*>(reinterpret_cast<std::byte*>(this) + desc_offset);
   }
@@ -141,6 +183,9 @@ static_assert(sizeof(ExtItemHeader) == 8);
 inline constexpr size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 uint64_t pool_now_ns(const Pool::Shared& shared);
+
+// A writer saw reader_sleeping set after a commit: wake the reader (once per sleep).
+void wake_sleeping_reader(Pool::Shared& shared);
 
 // Hands a buffer that `owner_pid` is writing to delivery: Full, or straight to Reading when
 // the reader had pinned it (it already tracks it). Returns false when the buffer was not in

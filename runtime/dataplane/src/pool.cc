@@ -1,9 +1,11 @@
 // The session buffer pool: creation in a memfd, attachment from a received fd, the pool
 // clock, counters, and recovery of buffers held by dead peers.
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -100,6 +102,31 @@ uint64_t pool_now_ns(const Pool::Shared& shared) {
   return monotonic_ns();
 }
 
+namespace {
+
+// Shared (not FUTEX_PRIVATE): writers and reader are different processes mapping one memfd.
+void futex_wake_all(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+}  // namespace
+
+void wake_sleeping_reader(Pool::Shared& shared) {
+  // Only the writer that clears the flag pays the system call; the others see it clear.
+  if (shared.reader_sleeping.exchange(0, std::memory_order_acq_rel) == 0) return;
+  shared.wake_seq.fetch_add(1, std::memory_order_release);
+  futex_wake_all(shared.wake_seq);
+}
+
+uint32_t Pool::reader_pid() const { return shared_->reader_pid.load(std::memory_order_acquire); }
+
+void Pool::wake_reader() {
+  shared_->reader_sleeping.store(0, std::memory_order_relaxed);
+  shared_->wake_seq.fetch_add(1, std::memory_order_release);
+  futex_wake_all(shared_->wake_seq);
+}
+
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid) {
   BufferDesc& d = shared.descs()[index];
   d.handoff_seq.store(shared.next_seq.fetch_add(1, std::memory_order_relaxed),
@@ -179,7 +206,8 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
   const uint64_t header = (sizeof(Shared) + 4095) & ~uint64_t{4095};
   const uint64_t descs =
       (uint64_t{config.maximum_buffers} * sizeof(BufferDesc) + 4095) & ~uint64_t{4095};
-  const uint64_t total = header + descs + buffer_bytes * config.maximum_buffers;
+  const uint64_t relay = kRelaySlots * (sizeof(RelaySlot) + kRelayRingBytes);
+  const uint64_t total = header + descs + buffer_bytes * config.maximum_buffers + relay;
 
   const int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) throw Error(errno_text("memfd_create"));
@@ -222,6 +250,8 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
     s->clock_kind = kClockMonotonic;
   }
   for (uint32_t i = 0; i < config.maximum_buffers; ++i) new (&s->descs()[i]) BufferDesc{};
+  s->relay_offset = s->data_offset + buffer_bytes * config.maximum_buffers;
+  for (uint32_t i = 0; i < kRelaySlots; ++i) new (s->relay(i)) RelaySlot{};
   s->allocated.store(config.minimum_buffers, std::memory_order_relaxed);
   // Published last: a peer that checks the magic sees a complete header.
   std::atomic_ref<uint64_t>(s->magic).store(kMagic, std::memory_order_release);
@@ -251,7 +281,8 @@ Pool Pool::attach(int fd) {
     throw Error("session pool layout version " + std::to_string(s->version) +
                 ", this library reads version " + std::to_string(kLayoutVersion));
   if (s->header_bytes != sizeof(Shared) || s->total_bytes != length ||
-      s->data_offset + uint64_t{s->buffer_bytes} * s->maximum_buffers != length ||
+      s->data_offset + uint64_t{s->buffer_bytes} * s->maximum_buffers != s->relay_offset ||
+      s->relay_offset + kRelaySlots * (sizeof(RelaySlot) + kRelayRingBytes) != length ||
       s->desc_offset + uint64_t{s->maximum_buffers} * sizeof(BufferDesc) > s->data_offset)
     throw Error("session pool header is inconsistent with its size (" +
                 std::to_string(length) + " bytes)");

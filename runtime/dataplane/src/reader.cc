@@ -1,5 +1,8 @@
 // The reader: claims delivered buffers (and, on flush, pins buffers still being written to
 // read their committed prefix), merges their records by timestamp, frees what it finished.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -229,6 +232,33 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
     return true;
   });
   return delivered;
+}
+
+uint32_t Reader::prepare_wait() {
+  Pool::Shared& s = *pool_.shared();
+  const uint32_t token = s.wake_seq.load(std::memory_order_acquire);
+  // seq_cst: the poll that follows must see every commit made before a writer could have
+  // read the flag clear.
+  s.reader_sleeping.store(1, std::memory_order_seq_cst);
+  return token;
+}
+
+void Reader::cancel_wait() {
+  pool_.shared()->reader_sleeping.store(0, std::memory_order_relaxed);
+}
+
+bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
+  Pool::Shared& s = *pool_.shared();
+  bool woken = s.wake_seq.load(std::memory_order_acquire) != token;
+  if (!woken) {
+    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000ull),
+                           static_cast<long>(timeout_ns % 1000000000ull)};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&s.wake_seq), FUTEX_WAIT, token, &timeout,
+            nullptr, 0);
+    woken = s.wake_seq.load(std::memory_order_acquire) != token;
+  }
+  s.reader_sleeping.store(0, std::memory_order_relaxed);
+  return woken;
 }
 
 }  // namespace etwrt::dataplane

@@ -116,6 +116,10 @@ WriteResult Writer::write(const EventInput& event) {
   ++events_;
   // The commit point: the record's bytes become visible to the reader together with it.
   s.descs()[buffer_].commit.store(pack_progress(events_, offset_), std::memory_order_release);
+  // A load of a line that stays in this core's cache while the reader is awake; no fence, so
+  // a reader arming its sleep at this very instant may miss this wake (its wait is bounded).
+  if (s.reader_sleeping.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    wake_sleeping_reader(s);
   return WriteResult::written;
 }
 

@@ -124,6 +124,10 @@ class Pool {
   // ControlTrace(FLUSH): asks the attached reader to deliver partially filled buffers at its
   // next poll. Writers are not stopped.
   void request_flush();
+  // Wakes a reader blocked in Reader::wait (e.g. the session stopped, or its consumers
+  // changed). One system call; writers do this themselves when they commit.
+  void wake_reader();
+  uint32_t reader_pid() const;  // the process holding the pool's Reader, 0 = none
 
   // Recovery, for the broker when it learns that a peer died (or a periodic sweep): hands to
   // delivery every buffer still owned by a writer process that no longer exists (its
@@ -222,6 +226,17 @@ class Reader {
   // this reader attached come with its first poll).
   size_t poll(const Callback& callback, bool flush = false, const LossCallback& on_loss = {});
 
+  // Idle wait without a poll interval: prepare_wait() tells writers the reader is about to
+  // sleep; the caller then polls once more (a commit that raced with the announcement is
+  // seen there) and, if it got nothing, calls wait(token, ...), which returns when a writer
+  // committed since prepare_wait() (the writer that sees the flag makes the one wake-up
+  // system call), on Pool::wake_reader(), or after timeout_ns. A commit whose flag check ran
+  // before the announcement became visible (no fence on the write path) is only seen at the
+  // timeout: keep it short enough to bound that rare latency. Returns true when woken.
+  uint32_t prepare_wait();
+  bool wait(uint32_t token, uint64_t timeout_ns);
+  void cancel_wait();  // The poll after prepare_wait() found records: do not sleep.
+
   uint64_t order_inversions() const { return inversions_; }  // records older than one before
   uint64_t corrupt_buffers() const { return corrupt_; }
 
@@ -243,6 +258,72 @@ class Reader {
   uint64_t inversions_ = 0;
   LossReport reported_;  // pool counters as of the last report
   uint64_t corrupt_ = 0;
+};
+
+// Several consuming processes on one pool (README "Several consuming processes"). The pool
+// has one Reader; the process holding it feeds every other consuming process through a
+// relay slot in the pool: a byte ring it fills with what its Reader delivers (records and
+// loss reports), so a second consumer costs the first nothing when absent and writers
+// nothing ever. A full ring drops records for that consumer only, counted and announced.
+
+// The feeder's side, beside the Reader (same thread).
+class RelayFeeder {
+ public:
+  explicit RelayFeeder(Pool& pool) : pool_(pool) {}
+  RelayFeeder(const RelayFeeder&) = delete;
+  RelayFeeder& operator=(const RelayFeeder&) = delete;
+
+  // Activates slots that consumers claimed (their feed starts with records stamped from
+  // `since_ns` on: call it before the poll whose records it then pushes) and forgets slots
+  // their consumer released or whose process died. Returns the slots being fed.
+  size_t refresh(uint64_t since_ns);
+  size_t active() const;
+  void push(const RecordView& record);
+  void push_loss(const LossReport& loss);  // the pool's losses, as the Reader reported them
+  // Wakes consumers asleep on their slot (once per batch, not per record).
+  void wake();
+  void end();  // the session stopped and everything was pushed
+
+ private:
+  void drop(uint32_t slot);
+  bool write_entry(uint32_t slot, uint32_t kind, size_t payload,
+                   const std::function<void(std::byte*)>& fill);
+  bool write_mark(uint32_t slot);
+  Pool& pool_;
+  uint32_t active_mask_ = 0;
+  uint32_t mark_pending_ = 0;  // slots whose next entry must be a loss mark
+  uint32_t in_gap_ = 0;        // slots dropping records since their last mark
+  uint64_t seen_changes_ = UINT64_MAX;
+  uint64_t last_liveness_ns_ = 0;
+};
+
+// A consuming process's side: claims a free slot (Error when there is none), asks the
+// holder of the Reader to feed it, and drains it.
+class RelayConsumer {
+ public:
+  explicit RelayConsumer(Pool& pool);
+  RelayConsumer(const RelayConsumer&) = delete;
+  RelayConsumer& operator=(const RelayConsumer&) = delete;
+  ~RelayConsumer();  // releases the slot
+
+  // True once a feeder activated the slot; `since_ns` = from when the feed is complete.
+  bool active(uint64_t& since_ns) const;
+  // Delivers what the ring holds, loss reports (this consumer's: the pool's since activation
+  // and the ring's own drops) ahead of the records after each gap. Returns records delivered.
+  size_t drain(const Reader::Callback& callback, const Reader::LossCallback& on_loss);
+  // The feeder ended the feed (session stopped); after the last drain, also reports any loss
+  // counted after the last mark.
+  bool ended(const Reader::LossCallback& on_loss);
+  uint32_t prepare_wait();
+  bool wait(uint32_t token, uint64_t timeout_ns);
+  void cancel_wait();
+  uint64_t delivered() const { return delivered_; }
+
+ private:
+  Pool& pool_;
+  uint32_t slot_ = 0;
+  LossReport reported_;
+  uint64_t delivered_ = 0;
 };
 
 }  // namespace etwrt::dataplane
