@@ -205,4 +205,16 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE, ULONG, LPFILETIME, LPFILETIME) {
 
 ULONG WMIAPI CloseTrace(TRACEHANDLE) { return ERROR_INVALID_HANDLE; }
 
+// No classic providers either: the agent's classic ops link, and report the refusal.
+ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST, PVOID, LPCGUID, ULONG, PTRACE_GUID_REGISTRATION,
+                                 LPCSTR, LPCSTR, PTRACEHANDLE) {
+  return ERROR_NOT_SUPPORTED;
+}
+ULONG WMIAPI UnregisterTraceGuids(TRACEHANDLE) { return ERROR_INVALID_HANDLE; }
+TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID) { return static_cast<TRACEHANDLE>(-1); }
+UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE) { return 0; }
+ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE) { return 0; }
+ULONG WMIAPI TraceEvent(TRACEHANDLE, PEVENT_TRACE_HEADER) { return ERROR_INVALID_HANDLE; }
+ULONG TraceMessage(TRACEHANDLE, ULONG, LPCGUID, USHORT, ...) { return ERROR_INVALID_HANDLE; }
+
 }  // extern "C"
