@@ -1,6 +1,7 @@
 #include "driver.h"
 
 #include "agent_client.h"
+#include "classic_steps.h"
 #include "oracle.h"
 #include "win32_ops.h"
 #include "win32_text.h"
@@ -304,6 +305,12 @@ class CaseRun {
         reply = controller_call("", req, reply_timeout);
         break;
       }
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage:
+        reply = classic_.run_step(case_, step, e, classic_hooks());
+        break;
       case StepOp::kCollect:
         collect(e);
         check_callbacks(e);
@@ -322,7 +329,15 @@ class CaseRun {
       }
     }
     check_callbacks(e);
+    classic_.check_callbacks(case_, e, classic_hooks());
     check_timing(e, returned_ns);
+  }
+
+  // What classic_steps.cc needs of this run.
+  classic::DriverHooks classic_hooks() {
+    return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
+            [this](const std::string& rule, const std::string& what) { fail(rule, what); },
+            [this](const std::string& what) { notes_.push_back(what); }};
   }
 
   // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
@@ -609,6 +624,12 @@ class CaseRun {
     if (agents_.count(p.agent) && !gone_.count(p.agent)) {
       expect("pid", agents_.at(p.agent)->pid());
     }
+    if (c.event_record_mode && ev.flags != 0 &&
+        (r.value("flags", 0u) & ev.flags) != ev.flags) {
+      f.add(ev.flags_rule, "flags",
+            fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
+                        r.value("flags", 0u), ev.flags));
+    }
     if (!wrong.empty()) {
       f.add(first_rule({"CON-RECORD-MODE"}), "fields",
             fmt::format("event #{}: {}", ev.seq, join(wrong)));
@@ -811,6 +832,7 @@ class CaseRun {
   std::vector<std::string> failures_;
   std::vector<std::string> notes_;
   const Step* current_ = nullptr;
+  classic::Run classic_;
 };
 
 }  // namespace

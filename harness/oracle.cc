@@ -105,6 +105,11 @@ class Model {
         if (started_.count(step.session)) e.status = ERROR_SUCCESS;
         break;
       case StepOp::kCollect: collect(step, e); break;
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage:
+        break;  // classic::expect adds these (classic_steps.cc).
     }
     if (step.expect_status) {
       e.status_nonzero = step.expect_status->nonzero;
@@ -426,7 +431,7 @@ class Model {
         for (const std::string& session : started_) {
           SessionData& sd = data_[session];
           ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
-                           step.lossy, ""};
+                           step.lossy, "", 0, ""};
           Exclusion why;
           bool taken = false;
           auto it = m.find(session);
@@ -509,6 +514,7 @@ std::vector<StepExpectation> expect_case(const Case& c) {
   std::vector<StepExpectation> out;
   out.reserve(c.steps.size());
   for (const Step& step : c.steps) out.push_back(model.apply(step));
+  classic::expect(c, out);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // replay of a scenario case that yields, step by step, the statuses and callbacks to expect.
 #pragma once
 
+#include "classic_steps.h"
 #include "scenario.h"
 
 #include <windows.h>
@@ -93,6 +94,10 @@ struct ExpectedEvent {
   bool traits = false;       // carries the provider's traits blob (TR-IN-EVENTS)
   bool lossy = false;        // may be lost, if the loss is reported (CON-SLOW)
   std::string rule;          // the rule its delivery checks
+  // EVENT_HEADER_FLAG_* bits the EVENT_RECORD must carry (classic: CLASSIC_HEADER or
+  // TRACE_MESSAGE), and the rule their absence violates.
+  std::uint16_t flags = 0;
+  std::string flags_rule;
 };
 
 // Why an event written while the consumer existed (or before) is not its own.
@@ -130,6 +135,8 @@ struct StepExpectation {
   // collect: the sessions to stop (in this order) and the consumers to judge.
   std::vector<std::string> collect_sessions;
   std::vector<ConsumerExpectation> consumers;
+  // Classic providers (classic_steps.h): ControlCallbacks and trace steps.
+  classic::StepExpectation classic;
 };
 
 // Replays the steps of `c` and returns one expectation per step. Pure: no I/O.

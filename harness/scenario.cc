@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include "classic_steps.h"
 #include "json_text.h"
 
 #include "win32_text.h"
@@ -29,6 +30,10 @@ const char* step_op_name(StepOp op) {
     case StepOp::kWrite: return "write";
     case StepOp::kFlush: return "flush";
     case StepOp::kCollect: return "collect";
+    case StepOp::kRegisterClassic: return "register_classic";
+    case StepOp::kUnregisterClassic: return "unregister_classic";
+    case StepOp::kTraceEvent: return "trace_event";
+    case StepOp::kTraceMessage: return "trace_message";
   }
   return "?";
 }
@@ -418,7 +423,10 @@ class CaseParser {
         {"query_enabled", StepOp::kQueryEnabled}, {"exit_agent", StepOp::kExitAgent},
         {"kill_agent", StepOp::kKillAgent}, {"consume", StepOp::kConsume},
         {"write", StepOp::kWrite},           {"flush", StepOp::kFlush},
-        {"collect", StepOp::kCollect}};
+        {"collect", StepOp::kCollect},
+        {"register_classic", StepOp::kRegisterClassic},
+        {"unregister_classic", StepOp::kUnregisterClassic},
+        {"trace_event", StepOp::kTraceEvent}, {"trace_message", StepOp::kTraceMessage}};
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == op; });
     if (it == ops.end()) r_.fail(p + "/op", "unknown op \"" + op + "\"");
     s.op = it->second;
@@ -501,6 +509,15 @@ class CaseParser {
       case StepOp::kCollect:
         r_.object(v, p, {"op"});
         break;
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage: {
+        std::set<std::string> labels;
+        for (const auto& [label, def] : c.providers) labels.insert(label);
+        classic::parse_step(v, file_, p, labels, s);
+        break;
+      }
     }
     if (v.contains("via")) s.via = ref(v, p, "via", c);
     if (v.contains("expect")) parse_expect(v["expect"], p + "/expect", s);

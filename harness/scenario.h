@@ -60,6 +60,11 @@ enum class StepOp {
   kWrite,
   kFlush,
   kCollect,
+  // Classic providers (harness/classic_steps.h).
+  kRegisterClassic,
+  kUnregisterClassic,
+  kTraceEvent,
+  kTraceMessage,
 };
 
 // The name used in scenario files ("start", "enable", ...).
@@ -118,6 +123,9 @@ struct Step {
   std::vector<EventDef> events;
   bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
+  // register_classic, unregister_classic, trace_event, trace_message: the agent request's
+  // fields, validated by classic::parse_step.
+  nlohmann::json classic = nlohmann::json::object();
 };
 
 struct Case {

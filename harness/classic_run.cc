@@ -1,0 +1,139 @@
+// The driver's part of classic providers (classic_steps.h): agent requests and the check of
+// the "classic_callback" events.
+#include "classic_steps.h"
+
+#include "agent_client.h"
+#include "oracle.h"
+#include "scenario.h"
+#include "win32_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace etwh::classic {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uint32_t kWmiEnableEvents = 4;
+constexpr auto kReplyWait = std::chrono::milliseconds(15000);
+constexpr auto kCallbackWait = std::chrono::milliseconds(10000);
+
+}  // namespace
+
+json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectation& e,
+                   const DriverHooks& hooks) {
+  json request = step.classic;
+  request["op"] = step_op_name(step.op);
+  request["provider"] = step.provider;
+  if (step.op == StepOp::kRegisterClassic) request["guid"] = format_guid(c.providers.at(step.provider).guid);
+  if (step.op == StepOp::kTraceEvent || step.op == StepOp::kTraceMessage) {
+    request["sequence"] = e.classic.first_seq;
+  }
+  const json reply = hooks.agent(c.providers.at(step.provider).agent).call(request, kReplyWait);
+  if (step.op == StepOp::kTraceEvent && reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
+    hooks.fail("HDR-CLASSIC-LEVEL",
+               fmt::format("{}: the provider skipped {} events after reading its level with "
+                           "GetTraceEnableLevel; expected {}",
+                           step.provider, reply.value("skipped", std::uint64_t{0}),
+                           e.classic.skipped));
+  }
+  return reply;
+}
+
+void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
+                          const DriverHooks& hooks) {
+  std::map<std::string, std::vector<const ExpectedControl*>> by_provider;
+  for (const ExpectedControl& cb : e.classic.callbacks) by_provider[cb.provider].push_back(&cb);
+  for (const auto& [label, want] : by_provider) {
+    AgentProcess& a = hooks.agent(c.providers.at(label).agent);
+    std::size_t& consumed = consumed_[label];
+    auto mine = [&] {
+      std::vector<json> out;
+      for (const json& ev : a.events()) {
+        if (ev.value("event", "") == "classic_callback" && ev.value("provider", "") == label) {
+          out.push_back(ev);
+        }
+      }
+      return out;
+    };
+    // Other providers of the agent count too; wait until ours are all there (or time out).
+    const auto deadline = std::chrono::steady_clock::now() + kCallbackWait;
+    std::vector<json> got = mine();
+    while (got.size() < consumed + want.size() && std::chrono::steady_clock::now() < deadline) {
+      a.wait_for_events("classic_callback", a.events().size() + 1,
+                        std::chrono::milliseconds(50));
+      got = mine();
+    }
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const ExpectedControl& w = *want[k];
+      const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
+      const std::string rule = "SES-CLASSIC-ONE";
+      if (consumed + k >= got.size()) {
+        hooks.fail(rule, fmt::format("{}: expected request {} never came", who, w.code));
+        continue;
+      }
+      const json& ev = got[consumed + k];
+      if (ev.value("request_code", 0u) != w.code) {
+        hooks.fail(rule, fmt::format("{}: RequestCode expected {}, observed {}", who, w.code,
+                                     ev.value("request_code", 0u)));
+        continue;
+      }
+      const std::string logger = ev.value("logger", "");
+      if (w.code == kWmiEnableEvents) {
+        if (ev.value("level", 256u) != w.level) {
+          hooks.fail("HDR-CLASSIC-LEVEL",
+                     fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level,
+                                 ev.value("level", 256u)));
+        }
+        if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
+          hooks.fail("HDR-CLASSIC-LEVEL",
+                     fmt::format("{}: GetTraceEnableFlags expected {}, observed {}", who,
+                                 format_hex(w.flags), ev.value("flags", "?")));
+        }
+        auto& loggers = loggers_[label];
+        for (const auto& [session, seen] : loggers) {
+          if (session != w.session && seen == logger) {
+            hooks.fail("SES-CLASSIC-ONE",
+                       fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own",
+                                   who, logger, session, w.session));
+          }
+        }
+        if (loggers.count(w.session) && loggers[w.session] != logger) {
+          hooks.note(fmt::format("{}: logger handle of {} changed from {} to {}", who, w.session,
+                                 loggers[w.session], logger));
+        }
+        loggers[w.session] = logger;
+      }
+    }
+    for (std::size_t k = consumed + want.size(); k < got.size(); ++k) {
+      hooks.fail("SES-CLASSIC-ONE",
+                 fmt::format("{}: unexpected ControlCallback {}", label, got[k].dump()));
+    }
+    consumed = got.size();
+  }
+  // Classic registrations with nothing expected at this step: anything new is unexpected.
+  for (const auto& [label, def] : c.providers) {
+    if (by_provider.count(label) || !consumed_.count(label)) continue;
+    std::vector<json> events;
+    try {
+      events = hooks.agent(def.agent).events();
+    } catch (const std::exception&) {
+      continue;  // The agent ended on purpose earlier in the case.
+    }
+    std::size_t n = 0;
+    for (const json& ev : events) {
+      if (ev.value("event", "") != "classic_callback" || ev.value("provider", "") != label) continue;
+      if (++n > consumed_[label]) {
+        hooks.fail("SES-CLASSIC-ONE",
+                   fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()));
+      }
+    }
+    consumed_[label] = std::max(consumed_[label], n);
+  }
+}
+
+}  // namespace etwh::classic
