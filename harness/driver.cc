@@ -1,8 +1,8 @@
 #include "driver.h"
 
 #include "agent_client.h"
-#include "classic_steps.h"
 #include "oracle.h"
+#include "subject_oracle.h"
 #include "win32_ops.h"
 #include "win32_text.h"
 
@@ -110,7 +110,11 @@ class CaseRun {
 
   void spawn_agents() {
     for (const std::string& label : case_.agents) {
-      agents_[label] = AgentProcess::spawn(options_.agent, label, {}, {});
+      const bool subject = case_.subject_agents.count(label) > 0;
+      if (subject && options_.subject.empty()) {
+        throw HarnessFault("agent \"" + label + "\" is a subject, and no --subject was given");
+      }
+      agents_[label] = AgentProcess::spawn(subject ? options_.subject : options_.agent, label, {}, {});
     }
   }
 
@@ -192,8 +196,7 @@ class CaseRun {
       case StepOp::kCaptureState: {
         require_session(step.session);
         json req = session_request("enable", step.session, step.via);
-        const ProviderDef& p = case_.providers.at(step.provider);
-        req["guid"] = format_guid(p.guid);
+        req["guid"] = wire_guid(step.provider);
         req["control_code"] = step.op == StepOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
                               : step.op == StepOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
                                                             : EVENT_CONTROL_CODE_CAPTURE_STATE;
@@ -221,6 +224,10 @@ class CaseRun {
       }
       case StepOp::kRegister: {
         const ProviderDef& p = case_.providers.at(step.provider);
+        if (p.subject) {
+          reply = register_subject(p);
+          break;
+        }
         json req = {{"op", "register"},
                     {"provider", p.label},
                     {"guid", format_guid(p.guid)},
@@ -232,8 +239,17 @@ class CaseRun {
       }
       case StepOp::kUnregister:
         reply = agent(case_.providers.at(step.provider).agent)
-                    .call({{"op", "unregister"}, {"provider", step.provider}}, kReplySlack);
+                    .call(case_.providers.at(step.provider).subject
+                              ? json{{"op", "subject_unregister"}}
+                              : json{{"op", "unregister"}, {"provider", step.provider}},
+                          kReplySlack);
         break;
+      case StepOp::kSubjectWrite:
+      case StepOp::kInjectCallback:
+        subject_step(step);
+        check_callbacks(e);
+        check_callback_budgets();
+        return;
       case StepOp::kSetTraits: {
         std::vector<std::uint8_t> blob = step.traits_blob;
         if (!step.traits_raw) {
@@ -305,12 +321,6 @@ class CaseRun {
         reply = controller_call("", req, reply_timeout);
         break;
       }
-      case StepOp::kRegisterClassic:
-      case StepOp::kUnregisterClassic:
-      case StepOp::kTraceEvent:
-      case StepOp::kTraceMessage:
-        reply = classic_.run_step(case_, step, e, classic_hooks());
-        break;
       case StepOp::kCollect:
         collect(e);
         check_callbacks(e);
@@ -329,15 +339,122 @@ class CaseRun {
       }
     }
     check_callbacks(e);
-    classic_.check_callbacks(case_, e, classic_hooks());
     check_timing(e, returned_ns);
+    check_callback_budgets();
   }
 
-  // What classic_steps.cc needs of this run.
-  classic::DriverHooks classic_hooks() {
-    return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
-            [this](const std::string& rule, const std::string& what) { fail(rule, what); },
-            [this](const std::string& what) { notes_.push_back(what); }};
+  // --- Providers under test (subject agents, harness/subject_oracle.h) ---------------------
+
+  // The GUID a controller call names: a subject's own, else the case's.
+  std::string wire_guid(const std::string& provider) const {
+    auto it = subject_guids_.find(provider);
+    return it != subject_guids_.end() ? it->second
+                                      : format_guid(case_.providers.at(provider).guid);
+  }
+
+  json register_subject(const ProviderDef& p) {
+    json reply = agent(p.agent).call({{"op", "subject_register"}, {"provider", p.label}}, kReplySlack);
+    if (reply.value("status", 1) == 0) {
+      if (!reply.contains("guid") || !reply["guid"].is_string() ||
+          !parse_guid(reply["guid"].get<std::string>())) {
+        throw HarnessFault("subject " + p.agent + " registered no provider with a callback: " +
+                           reply.dump());
+      }
+      try {
+        subject_descriptions_[p.label] = subject::parse_description(reply);
+      } catch (const std::exception& e) {
+        throw HarnessFault("subject " + p.agent + ": subject_register reply: " + e.what());
+      }
+      subject_guids_[p.label] = format_guid(*parse_guid(reply["guid"].get<std::string>()));
+    }
+    return reply;
+  }
+
+  void subject_step(const Step& step) {
+    const ProviderDef& p = case_.providers.at(step.provider);
+    if (!subject_descriptions_.count(p.label)) {
+      throw HarnessFault("provider \"" + p.label + "\" is used before its register step");
+    }
+    if (step.op == StepOp::kSubjectWrite) {
+      agent(p.agent).call({{"op", "subject_write"}, {"which", step.state_events ? "state" : "test"}},
+                          kReplySlack);
+      return;
+    }
+    const json req = {{"op", "subject_inject"}, {"is_enabled", step.is_enabled},
+                      {"level", step.level},     {"match_any", format_hex(step.match_any)},
+                      {"match_all", format_hex(step.match_all)}};
+    const bool unknown = step.is_enabled > EVENT_CONTROL_CODE_CAPTURE_STATE;
+    try {
+      const json r = agent(p.agent).call(req, kReplySlack);
+      check_budget(p, fmt::format("injected callback (IsEnabled {})", step.is_enabled),
+                   r.value("duration_ns", std::int64_t{0}));
+    } catch (const AgentError& e) {
+      if (e.kind() != AgentError::Kind::kCrashed || !unknown) throw;
+      // The provider died of a control code it should have ignored: the rule's verdict.
+      gone_.insert(p.agent);
+      fail("CB-UNKNOWN-CODE", fmt::format("{}: the provider crashed when its callback got "
+                                          "IsEnabled {}: {}", p.label, step.is_enabled, e.what()));
+    }
+  }
+
+  // CB-FAST: a callback slower than the scenario's budget for that provider.
+  void check_budget(const ProviderDef& p, const std::string& which, std::int64_t duration_ns) {
+    if (p.callback_budget_ms == 0) return;
+    if (duration_ns > std::int64_t{p.callback_budget_ms} * 1'000'000) {
+      fail("CB-FAST", fmt::format("{}: {} took {:.1f} ms, over the scenario's budget of {} ms",
+                                  p.label, which, static_cast<double>(duration_ns) / 1e6,
+                                  p.callback_budget_ms));
+    }
+  }
+
+  void check_callback_budgets() {
+    for (const auto& [label, p] : case_.providers) {
+      if (!p.subject || p.callback_budget_ms == 0 || !agents_.count(p.agent)) continue;
+      std::size_t& checked = budget_checked_[label];
+      std::size_t seen = 0;
+      for (const json& ev : agents_.at(p.agent)->events()) {
+        if (ev.value("event", "") != "callback" || ev.value("provider", "") != label) continue;
+        if (++seen <= checked) continue;
+        check_budget(p, fmt::format("callback #{} (IsEnabled {})", ev.value("n", 0),
+                                    ev.value("is_enabled", 0u)),
+                     ev.value("duration_ns", std::int64_t{0}));
+      }
+      checked = seen;
+    }
+  }
+
+  // Sets aside a record of a provider under test (judged by judge_subjects); true if it was one.
+  bool subject_record(const std::string& consumer, const json& r) {
+    for (const auto& [label, guid] : subject_guids_) {
+      if (r.value("provider", "") == guid) {
+        subject_records_[consumer][label].push_back(r);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // What each consumer received from each provider under test, against subject_oracle.
+  void judge_subjects(const oracle::StepExpectation& e) {
+    const std::vector<oracle::StepExpectation> base = oracle::expect_case(case_);
+    for (const auto& [label, description] : subject_descriptions_) {
+      const auto expected = subject::expect_subject_events(case_, base, label, description);
+      for (const oracle::ConsumerExpectation& c : e.consumers) {
+        auto segments = expected.find(c.consumer);
+        const std::vector<json>& records = subject_records_[c.consumer][label];
+        const auto findings = subject::judge_records(
+            segments != expected.end() ? segments->second : std::vector<subject::Segment>{},
+            records, case_.rules);
+        for (const subject::Finding& f : findings) {
+          fail(f.rule, fmt::format("consumer {} of session {}, provider {}: {}", c.consumer,
+                                   c.session, label, f.message));
+        }
+        if (findings.empty()) {
+          notes_.push_back(fmt::format("consumer {}: {} events of provider under test {} as "
+                                       "expected", c.consumer, records.size(), label));
+        }
+      }
+    }
   }
 
   // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
@@ -407,6 +524,7 @@ class CaseRun {
           kReplySlack + kCollectWait);
       judge_consumer(c, r, properties[c.session]);
     }
+    judge_subjects(e);
   }
 
   std::string first_rule(std::initializer_list<const char*> rules) const {
@@ -473,6 +591,7 @@ class CaseRun {
         }
       }
       if (kind == "header") continue;
+      if (subject_record(c.consumer, r)) continue;
       const std::int64_t ts = r.value("ts", std::int64_t{0});
       // RT_LostEvent is stamped when the gap is announced, ahead of older data: not ordered.
       if (kind != "lost") {
@@ -624,12 +743,6 @@ class CaseRun {
     if (agents_.count(p.agent) && !gone_.count(p.agent)) {
       expect("pid", agents_.at(p.agent)->pid());
     }
-    if (c.event_record_mode && ev.flags != 0 &&
-        (r.value("flags", 0u) & ev.flags) != ev.flags) {
-      f.add(ev.flags_rule, "flags",
-            fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
-                        r.value("flags", 0u), ev.flags));
-    }
     if (!wrong.empty()) {
       f.add(first_rule({"CON-RECORD-MODE"}), "fields",
             fmt::format("event #{}: {}", ev.seq, join(wrong)));
@@ -771,7 +884,8 @@ class CaseRun {
       fail(want.filter_rule, fmt::format("{}: FilterData expected, observed NULL", who));
     }
     const auto context = parse_hex(ev.value("context", ""));
-    if (context != want.context) {
+    // A provider under test registers with its own CallbackContext, unknown to the case.
+    if (context != want.context && !case_.providers.at(want.provider).subject) {
       fail("CB-CONTEXT", fmt::format("{}: CallbackContext expected {}, observed {}", who,
                                      format_hex(want.context), ev.value("context", "?")));
     }
@@ -829,10 +943,14 @@ class CaseRun {
   std::map<std::string, std::size_t> seen_by_agent_;  // agent -> callbacks seen
   std::map<std::string, std::string> traits_;         // provider -> the blob it set (hex)
   std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
+  std::map<std::string, std::string> subject_guids_;  // subject provider -> its real GUID
+  std::map<std::string, subject::Description> subject_descriptions_;
+  // consumer -> subject provider -> its records, in arrival order
+  std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;
+  std::map<std::string, std::size_t> budget_checked_;  // subject provider -> callbacks judged
   std::vector<std::string> failures_;
   std::vector<std::string> notes_;
   const Step* current_ = nullptr;
-  classic::Run classic_;
 };
 
 }  // namespace

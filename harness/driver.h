@@ -16,6 +16,8 @@ struct DriverOptions {
   std::filesystem::path agent;
   // Prefix of every real session name of this run, so that parallel runs never collide.
   std::string session_prefix;
+  // The agent of agents marked "subject": a provider under test (providers/adapter/).
+  std::filesystem::path subject;
 };
 
 struct CaseOutcome {

@@ -52,9 +52,11 @@ fs::path data_dir(const fs::path& exe_dir) {
 #ifdef _WIN32
 constexpr const char* kDefaultPlatform = "windows";
 constexpr const char* kAgentName = "etwh-agent.exe";
+constexpr const char* kDefaultSubjectName = "etwh-example-manifest.exe";
 #else
 constexpr const char* kDefaultPlatform = "etwrt";
 constexpr const char* kAgentName = "etwh-agent";
+constexpr const char* kDefaultSubjectName = "etwh-example-manifest";
 #endif
 
 fs::path self_dir(const char* argv0) {
@@ -157,6 +159,7 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
 struct RunArgs {
   std::vector<std::string> paths;
   std::string json_file, junit_file, agent, platform, expectations_file;
+  std::string subject;  // the provider under test's agent (providers/adapter/)
 };
 
 int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scenarios_dir,
@@ -198,7 +201,19 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   for (const etwh::Rule& r : catalog.rules) info.catalog_rules.push_back(r.id);
   const auto start = std::chrono::steady_clock::now();
 
-  etwh::Driver driver({agent, fmt::format("etwh-{}-", process_id())});
+  // Cases with a subject agent run the user's provider; by default a shipped example, so that
+  // they always run.
+  const fs::path subject =
+      args.subject.empty() ? exe_dir / kDefaultSubjectName : fs::path(args.subject);
+  if (!args.subject.empty() && !fs::exists(subject)) {
+    std::cerr << "etwh: " << subject.string() << ": --subject executable not found\n";
+    return kExitBadInput;
+  }
+  etwh::DriverOptions driver_options;
+  driver_options.agent = agent;
+  driver_options.session_prefix = fmt::format("etwh-{}-", process_id());
+  if (fs::exists(subject)) driver_options.subject = subject;
+  etwh::Driver driver(driver_options);
   std::vector<etwh::CaseResult> results;
   for (const auto& c : cases) {
     const etwh::CaseOutcome outcome = driver.run(c);
@@ -253,6 +268,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run_args.json_file, "Write the JSON report to FILE");
   run_cmd->add_option("--junit", run_args.junit_file, "Write JUnit XML to FILE");
   run_cmd->add_option("--agent", run_args.agent, "The provider agent executable");
+  run_cmd->add_option("--subject", run_args.subject,
+                      "Provider under test: an agent built with etwh_provider_under_test (default: "
+                      "the shipped manifest-style example)");
   run_cmd->add_option("--platform", run_args.platform,
                       "Platform name (selects expectations/<NAME>.json)");
   run_cmd->add_option("--expectations", run_args.expectations_file, "Expectations file");

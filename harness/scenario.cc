@@ -1,6 +1,5 @@
 #include "scenario.h"
 
-#include "classic_steps.h"
 #include "json_text.h"
 
 #include "win32_text.h"
@@ -30,10 +29,8 @@ const char* step_op_name(StepOp op) {
     case StepOp::kWrite: return "write";
     case StepOp::kFlush: return "flush";
     case StepOp::kCollect: return "collect";
-    case StepOp::kRegisterClassic: return "register_classic";
-    case StepOp::kUnregisterClassic: return "unregister_classic";
-    case StepOp::kTraceEvent: return "trace_event";
-    case StepOp::kTraceMessage: return "trace_message";
+    case StepOp::kSubjectWrite: return "subject_write";
+    case StepOp::kInjectCallback: return "inject_callback";
   }
   return "?";
 }
@@ -186,10 +183,16 @@ class CaseParser {
 
   void parse_agents(const json& v, const std::string& p, Case& c) {
     if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
-    // An agent takes no settings yet; the object form leaves room for them.
     for (const auto& [label, def] : v.items()) {
-      r_.object(def, p + "/" + pointer_token(label), {});
+      const std::string pa = p + "/" + pointer_token(label);
+      r_.object(def, pa, {"subject"});
       c.agents.push_back(label);
+      if (def.contains("subject")) {
+        if (!def["subject"].is_boolean()) {
+          r_.fail(pa + "/subject", "expected a boolean, got " + json_type_name(def["subject"]));
+        }
+        if (def["subject"].get<bool>()) c.subject_agents.insert(label);
+      }
     }
     if (c.agents.empty()) r_.fail(p, "a case needs at least one agent");
   }
@@ -202,11 +205,15 @@ class CaseParser {
     if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     for (const auto& [label, def] : v.items()) {
       const std::string pp = p + "/" + pointer_token(label);
-      r_.object(def, pp, {"agent", "guid", "context", "callback", "delay_ms"});
       ProviderDef d;
       d.label = label;
       d.agent = r_.label(r_.field(def, pp, "agent"), pp + "/agent");
       if (!has_agent(c, d.agent)) r_.fail(pp + "/agent", "undefined agent \"" + d.agent + "\"");
+      if (c.subject_agents.count(d.agent)) {
+        parse_subject_provider(def, pp, c, d);
+        continue;
+      }
+      r_.object(def, pp, {"agent", "guid", "context", "callback", "delay_ms"});
       d.guid = r_.guid(r_.field(def, pp, "guid"), pp + "/guid");
       if (def.contains("context")) d.context = r_.hex64(def["context"], pp + "/context", "context");
       if (def.contains("callback")) {
@@ -236,6 +243,58 @@ class CaseParser {
         s.settings[k] = r_.integer(val, ps + "/" + k, 0xFFFFFFFFu, k.c_str());
       }
       c.sessions[label] = s;
+    }
+  }
+
+  // A provider under test: the user's code registers it (context and callback are theirs). Its
+  // GUID is the subject's; the case's `guid`, if any, only keys it in the oracle.
+  void parse_subject_provider(const json& def, const std::string& pp, Case& c, ProviderDef& d) {
+    r_.object(def, pp, {"agent", "guid", "callback_budget_ms"});
+    for (const auto& [label, other] : c.providers) {
+      if (other.agent == d.agent) {
+        r_.fail(pp + "/agent", "subject agent \"" + d.agent + "\" already hosts provider \"" +
+                                   label + "\" (one provider under test per subject agent)");
+      }
+    }
+    d.subject = true;
+    if (def.contains("guid")) {
+      d.guid = r_.guid(def["guid"], pp + "/guid");
+    } else {
+      // {5ab1ec70-0000-4000-8000-0000000000NN}: a stand-in unique in the case.
+      d.guid = GUID{0x5ab1ec70, 0, 0x4000, {0x80, 0, 0, 0, 0, 0, 0, static_cast<unsigned char>(c.providers.size())}};
+    }
+    if (def.contains("callback_budget_ms")) {
+      d.callback_budget_ms = static_cast<std::uint32_t>(
+          r_.integer(def["callback_budget_ms"], pp + "/callback_budget_ms", 60000, "callback_budget_ms"));
+    }
+    c.providers[d.label] = d;
+  }
+
+  // subject_write and inject_callback name a provider under test.
+  void parse_subject_step(const json& v, const std::string& p, Step& s, const Case& c) {
+    if (s.op == StepOp::kSubjectWrite) {
+      r_.object(v, p, {"op", "provider", "which"});
+      if (v.contains("which")) {
+        const std::string which = r_.string(v["which"], p + "/which");
+        if (which != "test" && which != "state") {
+          r_.fail(p + "/which", "which \"" + which + "\" is neither \"test\" nor \"state\"");
+        }
+        s.state_events = which == "state";
+      }
+    } else {
+      r_.object(v, p, {"op", "provider", "is_enabled", "level", "match_any", "match_all"});
+      s.is_enabled = static_cast<std::uint32_t>(
+          r_.integer(r_.field(v, p, "is_enabled"), p + "/is_enabled", 0xFFFFFFFFu, "is_enabled"));
+      if (v.contains("level")) {
+        s.level = static_cast<std::uint8_t>(r_.integer(v["level"], p + "/level", 255, "level"));
+      }
+      if (v.contains("match_any")) s.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
+      if (v.contains("match_all")) s.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
+    }
+    s.provider = ref(v, p, "provider", c);
+    if (!c.providers.at(s.provider).subject) {
+      r_.fail(p + "/provider", "provider \"" + s.provider + "\" is not a provider under test "
+                               "(its agent is not a subject)");
     }
   }
 
@@ -424,9 +483,7 @@ class CaseParser {
         {"kill_agent", StepOp::kKillAgent}, {"consume", StepOp::kConsume},
         {"write", StepOp::kWrite},           {"flush", StepOp::kFlush},
         {"collect", StepOp::kCollect},
-        {"register_classic", StepOp::kRegisterClassic},
-        {"unregister_classic", StepOp::kUnregisterClassic},
-        {"trace_event", StepOp::kTraceEvent}, {"trace_message", StepOp::kTraceMessage}};
+        {"subject_write", StepOp::kSubjectWrite}, {"inject_callback", StepOp::kInjectCallback}};
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == op; });
     if (it == ops.end()) r_.fail(p + "/op", "unknown op \"" + op + "\"");
     s.op = it->second;
@@ -509,15 +566,10 @@ class CaseParser {
       case StepOp::kCollect:
         r_.object(v, p, {"op"});
         break;
-      case StepOp::kRegisterClassic:
-      case StepOp::kUnregisterClassic:
-      case StepOp::kTraceEvent:
-      case StepOp::kTraceMessage: {
-        std::set<std::string> labels;
-        for (const auto& [label, def] : c.providers) labels.insert(label);
-        classic::parse_step(v, file_, p, labels, s);
+      case StepOp::kSubjectWrite:
+      case StepOp::kInjectCallback:
+        parse_subject_step(v, p, s, c);
         break;
-      }
     }
     if (v.contains("via")) s.via = ref(v, p, "via", c);
     if (v.contains("expect")) parse_expect(v["expect"], p + "/expect", s);

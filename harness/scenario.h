@@ -31,6 +31,10 @@ struct ProviderDef {
   std::uint64_t context = 0;
   bool has_callback = true;  // false: EventRegister with a NULL callback
   std::uint32_t delay_ms = 0;
+  // A provider under test (its agent is a subject): registered by the user's code, its GUID
+  // is the subject's own (`guid` only stands in for it in the case).
+  bool subject = false;
+  std::uint32_t callback_budget_ms = 0;  // CB-FAST: each callback must be quicker (0: unjudged)
 };
 
 struct SessionDef {
@@ -60,11 +64,8 @@ enum class StepOp {
   kWrite,
   kFlush,
   kCollect,
-  // Classic providers (harness/classic_steps.h).
-  kRegisterClassic,
-  kUnregisterClassic,
-  kTraceEvent,
-  kTraceMessage,
+  kSubjectWrite,    // a provider under test writes its test (or state) events
+  kInjectCallback,  // the subject's callback is called directly with chosen arguments
 };
 
 // The name used in scenario files ("start", "enable", ...).
@@ -123,9 +124,10 @@ struct Step {
   std::vector<EventDef> events;
   bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
-  // register_classic, unregister_classic, trace_event, trace_message: the agent request's
-  // fields, validated by classic::parse_step.
-  nlohmann::json classic = nlohmann::json::object();
+  // subject_write: its state events instead of its test events; inject_callback: IsEnabled
+  // (Level and keywords in level / match_any / match_all).
+  bool state_events = false;
+  std::uint32_t is_enabled = 0;
 };
 
 struct Case {
@@ -135,6 +137,7 @@ struct Case {
   std::vector<std::string> rules;
   std::string description;
   std::vector<std::string> agents;  // labels, in file order
+  std::set<std::string> subject_agents;  // agents that run the provider under test
   std::map<std::string, ProviderDef> providers;
   std::map<std::string, SessionDef> sessions;
   std::vector<Step> steps;

@@ -4,7 +4,6 @@
 // Requests come from one thread; callbacks come from whatever threads the platform uses.
 #pragma once
 
-#include "classic_agent.h"
 #include "consumer.h"
 #include "win32_ops.h"
 
@@ -95,7 +94,6 @@ class Agent {
   std::map<std::string, Registration> registrations_;
   std::vector<std::unique_ptr<CallbackState>> states_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;  // by label
-  ClassicProviders classic_{out_};  // register_classic, trace_event, ...
   AgentExtension* extension_ = nullptr;
 };
 

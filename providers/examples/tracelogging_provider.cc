@@ -61,9 +61,7 @@ bool enabled(const EVENT_DESCRIPTOR& d) {
 }
 
 void write_state() {
-#if !defined(EXAMPLE_MUTANT_NO_CAPTURE_STATE)  // Mutant: capture state writes nothing.
   for (const TlEvent& e : kStateEvents) write(e);
-#endif
 }
 
 VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
@@ -76,7 +74,9 @@ VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG mat
   } else if (is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
     g_enabled.store(false);
   } else if (is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+#if !defined(EXAMPLE_MUTANT_NO_CAPTURE_STATE)  // Mutant: the callback ignores CAPTURE_STATE.
     write_state();
+#endif
   }
 }
 

@@ -50,7 +50,10 @@ struct Enable {
   SessionFilter filter;
   GUID source{};
   std::optional<FilterBlob> provider_filter;
-  std::vector<FilterBlob> system_filters;  // Kept for the event path (a later issue).
+  std::vector<FilterBlob> system_filters;  // Applied per session on the event path.
+  // Set when this enable comes from a provider group the session enabled (GRP-ENABLE): the
+  // group's GUID key. Such enables are derived, kept in step by sync_groups().
+  std::string via_group;
 };
 
 struct Session {
@@ -70,6 +73,10 @@ struct Session {
   // the id peers know them by (never reused, unlike handles, across broker restarts).
   std::unique_ptr<dataplane::Pool> pool;
   std::uint64_t pool_id = 0;
+  // Provider groups this session enabled (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP), by group GUID
+  // key, and the providers it keeps out of them (TraceSetDisallowList), by provider GUID key.
+  std::map<std::string, Enable> group_enables;
+  std::set<std::string> disallow;
 };
 
 struct Registration {
@@ -78,7 +85,7 @@ struct Registration {
   GUID guid{};
   bool traits_set = false;
   std::string traits_name;
-  std::optional<GUID> group;  // Provider groups come in a later issue.
+  std::optional<GUID> group;  // EtwProviderTraitTypeGroup of its traits, if any.
   bool classic = false;       // RegisterTraceGuids: one enabling session at a time.
 };
 
@@ -121,6 +128,14 @@ class Broker {
   // Sends `fd` the pools of `key`'s enabling sessions it does not have yet; false on failure.
   bool send_pools(int fd, const std::string& key);
   void recover_pools();
+  // Provider groups (groups section below).
+  std::optional<json> on_group_enable(Connection& conn, const json& request, Session& session,
+                                      const GUID& group, const GUID& source);
+  json on_disallow(const json& request);
+  // Brings every session's group-derived enables in line with its group enables, disallow
+  // list and the current members; notifies each provider whose enables changed. Returns how
+  // many notifications went out (counted into `wait_id` when != 0).
+  int sync_groups(const GUID& source, std::uint64_t wait_id);
 
   Session* find_session(std::uint64_t handle, const std::string& name);
   void stop_session(std::uint64_t handle);
@@ -230,6 +245,7 @@ void Broker::drop_client(int fd) {
   conns_.erase(it);
   // A provider process that went away: its registrations vanish with it.
   std::erase_if(registrations_, [fd](const Registration& r) { return r.fd == fd; });
+  sync_groups(GUID_NULL, 0);
   for (std::uint64_t wait : pending) finish_wait(wait);
   for (auto& [id, wait] : waits_) {
     if (wait.controller_fd == fd) wait.controller_fd = -1;
@@ -319,6 +335,8 @@ void Broker::handle(Connection& conn, const json& request) {
       auto immediate = on_enable(conn, request);
       if (!immediate) return;
       reply = *immediate;
+    } else if (op == "disallow") {
+      reply = on_disallow(request);
     } else {
       reply = {{"status", ERROR_NOT_SUPPORTED}};
     }
@@ -348,8 +366,15 @@ json Broker::sessions_json(const std::string& key) const {
   json list = json::array();
   for (const auto& [slot, e] : enables_of(key)) {
     const Session& s = sessions_.at(slots_.at(key)[slot]);
+    // The system filters the event path applies for this session (system_filters.h).
+    json system = json::array();
+    for (const FilterBlob& f : e->system_filters) {
+      if (f.type == EVENT_FILTER_TYPE_PID || f.type == EVENT_FILTER_TYPE_EVENT_ID) {
+        system.push_back({f.type, bytes_to_hex(f.data.data(), f.data.size())});
+      }
+    }
     list.push_back({e->filter.level, e->filter.match_any, e->filter.match_all,
-                    e->filter.enable_property, s.pool_id, slot});
+                    e->filter.enable_property, s.pool_id, slot, system});
   }
   return list;
 }
@@ -487,6 +512,7 @@ json Broker::on_unregister(Connection& conn, const json& request) {
   const auto before = registrations_.size();
   std::erase_if(registrations_,
                 [&](const Registration& r) { return r.fd == conn.fd && r.token == token; });
+  if (registrations_.size() != before) sync_groups(GUID_NULL, 0);
   return {{"status", registrations_.size() == before ? ERROR_INVALID_HANDLE : ERROR_SUCCESS}};
 }
 
@@ -503,6 +529,9 @@ json Broker::on_set_traits(Connection& conn, const json& request) {
       GUID group;
       if (guid_from_wire(request["group"].get<std::string>(), group)) r.group = group;
     }
+    // A registration that joins a group some session enabled is enabled now (GRP-ENABLE:
+    // present and future members).
+    if (r.group) sync_groups(GUID_NULL, 0);
     return {{"status", ERROR_SUCCESS}};
   }
   return {{"status", ERROR_INVALID_HANDLE}};
@@ -661,6 +690,9 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
   } else if (!guid_from_wire(request.at("source").get<std::string>(), source)) {
     return json{{"status", ERROR_INVALID_PARAMETER}};
   }
+  if ((request.value("property", 0u) & EVENT_ENABLE_PROPERTY_PROVIDER_GROUP) != 0) {
+    return on_group_enable(conn, request, session, provider, source);
+  }
   const std::string key = guid_key(provider);
   const ULONG code = request.at("code").get<ULONG>();
   const bool wait = request.value("wait", false);
@@ -703,7 +735,10 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
     const int sent = notify(key, source, 1, agg["level"], agg["any"], agg["all"], filter, wait_id);
     if (wait) waits_[wait_id].remaining += sent;
   } else if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
-    if (session.enables.erase(key) > 0) {
+    // A direct disable leaves what the session enabled through a group alone.
+    auto direct = session.enables.find(key);
+    if (direct != session.enables.end() && direct->second.via_group.empty()) {
+      session.enables.erase(direct);
       auto& slots = slots_[key];
       std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
       const json agg = aggregate_json(key, 1);
@@ -712,6 +747,9 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
       const int sent = notify(key, source, agg["is_enabled"], agg["level"], agg["any"],
                               agg["all"], filter, wait_id);
       if (wait) waits_[wait_id].remaining += sent;
+      // A member of a group the session enables falls back to the group's settings.
+      const int derived = sync_groups(source, wait_id);
+      if (wait) waits_[wait_id].remaining += derived;
     }
   } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {
     // Capture state: IsEnabled 2 with the call's own level and keywords; aggregates unchanged.
@@ -736,6 +774,162 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
   }
   if (pending != waits_.end()) --pending->second.remaining;
   return std::nullopt;
+}
+
+// --- Provider groups (GRP-*) ----------------------------------------------------------------
+// A group enable is kept per session by group GUID; sync_groups() derives from it one enable
+// per member provider GUID (a registration whose traits named the group), as if the session
+// had enabled that provider directly, unless the session enables it directly or disallows it.
+// Membership is by provider GUID: a registration of a member's GUID is reached too (etwrt
+// choice; the documents do not say how registrations of one GUID with different traits mix).
+
+std::optional<json> Broker::on_group_enable(Connection& conn, const json& request,
+                                            Session& session, const GUID& group,
+                                            const GUID& source) {
+  // GRP-NO-PRIVATE. No document names the status: etwrt returns ERROR_NOT_SUPPORTED.
+  if ((session.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0) {
+    return json{{"status", ERROR_NOT_SUPPORTED}};
+  }
+  const std::string gkey = guid_key(group);
+  const ULONG code = request.at("code").get<ULONG>();
+  const bool wait = request.value("wait", false);
+  const std::uint64_t wait_id = wait ? next_wait_++ : 0;
+  if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
+  int sent = 0;
+  if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+    Enable e;
+    e.filter.level = request.at("level").get<UCHAR>();
+    e.filter.match_any = request.at("any").get<std::uint64_t>();
+    e.filter.match_all = request.at("all").get<std::uint64_t>();
+    e.filter.enable_property = request.value("property", 0u);
+    e.source = source;
+    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
+      FilterBlob b;
+      b.type = request["provider_filter"].at("type").get<ULONG>();
+      hex_to_bytes(request["provider_filter"].at("data").get<std::string>(), b.data);
+      e.provider_filter = std::move(b);
+    }
+    // GRP-NO-ID-FILTERS (observed): event ID, event name and payload filters do not apply to
+    // groups; scope filters (PID) do.
+    for (const json& f : request.value("system_filters", json::array())) {
+      FilterBlob b;
+      b.type = f.at("type").get<ULONG>();
+      if (b.type == EVENT_FILTER_TYPE_EVENT_ID || b.type == EVENT_FILTER_TYPE_EVENT_NAME ||
+          b.type == EVENT_FILTER_TYPE_PAYLOAD) {
+        continue;
+      }
+      hex_to_bytes(f.at("data").get<std::string>(), b.data);
+      e.system_filters.push_back(std::move(b));
+    }
+    session.group_enables[gkey] = std::move(e);
+    sent = sync_groups(source, wait_id);
+  } else if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+    if (session.group_enables.erase(gkey) > 0) sent = sync_groups(source, wait_id);
+  } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+    std::set<std::string> keys;
+    for (const Registration& r : registrations_) {
+      if (r.group && guid_key(*r.group) == gkey) keys.insert(guid_key(r.guid));
+    }
+    for (const std::string& key : keys) {
+      sent += notify(key, source, 2, request.at("level").get<UCHAR>(),
+                     request.at("any").get<std::uint64_t>(),
+                     request.at("all").get<std::uint64_t>(), nullptr, wait_id);
+    }
+  } else {
+    waits_.erase(wait_id);
+    return json{{"status", ERROR_INVALID_PARAMETER}};
+  }
+  if (!wait) return json{{"status", ERROR_SUCCESS}};
+  auto pending = waits_.find(wait_id);
+  if (pending == waits_.end()) return json{{"status", ERROR_SUCCESS}};
+  pending->second.remaining += sent;
+  if (pending->second.remaining == 1) {
+    waits_.erase(pending);
+    return json{{"status", ERROR_SUCCESS}};
+  }
+  --pending->second.remaining;
+  return std::nullopt;
+}
+
+json Broker::on_disallow(const json& request) {
+  Session* s = find_session(request.at("handle").get<std::uint64_t>(), "");
+  if (s == nullptr) return {{"status", ERROR_INVALID_HANDLE}};
+  std::set<std::string> keys;
+  for (const json& g : request.at("guids")) {
+    GUID guid;
+    if (!guid_from_wire(g.get<std::string>(), guid)) return {{"status", ERROR_INVALID_PARAMETER}};
+    keys.insert(guid_key(guid));
+  }
+  // The list replaces the previous one and applies to what is enabled already (GRP-DISALLOW).
+  s->disallow = std::move(keys);
+  sync_groups(s->guid, 0);
+  return {{"status", ERROR_SUCCESS}};
+}
+
+int Broker::sync_groups(const GUID& source, std::uint64_t wait_id) {
+  std::map<std::string, std::set<std::string>> member_groups;  // provider key -> group keys
+  for (const Registration& r : registrations_) {
+    if (r.group) member_groups[guid_key(r.guid)].insert(guid_key(*r.group));
+  }
+  std::map<std::string, GUID> changed;  // provider key -> SourceId of its notification
+  for (auto& [handle, s] : sessions_) {
+    std::map<std::string, std::pair<std::string, const Enable*>> want;  // key -> (group, enable)
+    for (const auto& [key, groups] : member_groups) {
+      if (s.disallow.contains(key)) continue;
+      for (const std::string& g : groups) {
+        auto it = s.group_enables.find(g);
+        if (it == s.group_enables.end()) continue;
+        want[key] = {g, &it->second};
+        break;
+      }
+    }
+    std::vector<std::string> gone;
+    for (auto& [key, e] : s.enables) {
+      if (e.via_group.empty()) continue;
+      auto w = want.find(key);
+      if (w == want.end()) {
+        gone.push_back(key);
+        continue;
+      }
+      const Enable& g = *w->second.second;
+      if (e.via_group != w->second.first || e.filter.level != g.filter.level ||
+          e.filter.match_any != g.filter.match_any || e.filter.match_all != g.filter.match_all ||
+          e.filter.enable_property != g.filter.enable_property) {
+        e = g;
+        e.via_group = w->second.first;
+        changed.emplace(key, g.source);
+      }
+    }
+    for (const std::string& key : gone) {
+      s.enables.erase(key);
+      auto& slots = slots_[key];
+      std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
+      changed.emplace(key, source);
+    }
+    for (const auto& [key, w] : want) {
+      if (s.enables.contains(key)) continue;  // Enabled directly, or derived already.
+      auto& slots = slots_[key];
+      auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
+      if (free == slots.end()) {
+        std::fprintf(stderr, "etwrt-broker: session %s: group enable of a provider that already "
+                     "has %zu sessions not applied\n", s.name.c_str(), kMaxSessionsPerProvider);
+        continue;
+      }
+      *free = handle;
+      Enable e = *w.second;
+      e.via_group = w.first;
+      s.enables[key] = std::move(e);
+      changed.emplace(key, w.second->source);
+    }
+  }
+  int sent = 0;
+  for (const auto& [key, src] : changed) {
+    const json agg = aggregate_json(key, 1);
+    const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
+    sent += notify(key, src, agg["is_enabled"], agg["level"], agg["any"], agg["all"], filter,
+                   wait_id);
+  }
+  return sent;
 }
 
 void on_signal(int) { g_stop = 1; }

@@ -368,6 +368,32 @@ typedef struct _TRACE_GUID_REGISTRATION {
   HANDLE RegHandle;
 } TRACE_GUID_REGISTRATION, *PTRACE_GUID_REGISTRATION;
 
+/* TraceSetInformation / TraceQueryInformation classes (values as documented; etwrt
+   implements TraceSetDisallowList). */
+typedef enum _TRACE_QUERY_INFO_CLASS {
+  TraceGuidQueryList = 0,
+  TraceGuidQueryInfo = 1,
+  TraceGuidQueryProcess = 2,
+  TraceStackTracingInfo = 3,
+  TraceSystemTraceEnableFlagsInfo = 4,
+  TraceSampledProfileIntervalInfo = 5,
+  TraceProfileSourceConfigInfo = 6,
+  TraceProfileSourceListInfo = 7,
+  TracePmcEventListInfo = 8,
+  TracePmcCounterListInfo = 9,
+  TraceSetDisallowList = 10,
+  TraceVersionInfo = 11,
+  TraceGroupQueryList = 12,
+  TraceGroupQueryInfo = 13,
+  TraceDisallowListQuery = 14,
+  TraceCompressionInfo = 15,
+  TracePeriodicCaptureStateListInfo = 16,
+  TracePeriodicCaptureStateInfo = 17,
+  TraceProviderBinaryTracking = 18,
+  TraceMaxLoggersQuery = 19,
+  MaxTraceSetInfoClass = 20
+} TRACE_QUERY_INFO_CLASS, TRACE_INFO_CLASS;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -394,6 +420,8 @@ ULONG WMIAPI EnableTraceEx(LPCGUID ProviderId, LPCGUID SourceId, TRACEHANDLE Tra
                            PEVENT_FILTER_DESCRIPTOR EnableFilterDesc);
 ULONG WMIAPI EnableTrace(ULONG Enable, ULONG EnableFlag, ULONG EnableLevel, LPCGUID ControlGuid,
                          TRACEHANDLE TraceHandle);
+ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                 PVOID TraceInformation, ULONG InformationLength);
 
 /* Realtime consumers. */
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile);

@@ -2,6 +2,7 @@
 // broker through the process's Client.
 #include "client.h"
 #include "enable_filters.h"
+#include "system_filters.h"
 #include "trace_properties.h"
 #include "traits.h"
 #include "wire.h"
@@ -9,6 +10,7 @@
 #include <windows.h>
 #include <evntprov.h>
 #include <evntrace.h>
+#include <evntcons.h>
 
 #include <atomic>
 #include <cstring>
@@ -96,7 +98,7 @@ etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
 // buffer. No system call, no shared lock.
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
@@ -108,6 +110,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   in.descriptor = &descriptor;
   in.activity_id = activity != nullptr ? activity : &t_activity_id;
   in.related_activity_id = related;
+  in.extra_flags = extra_flags;
   if (const auto* traits = registration->traits_blob.load(std::memory_order_acquire)) {
     in.provider_traits = std::span<const std::byte>(traits->data(), traits->size());
   }
@@ -116,6 +119,11 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
+    // The session's EVENT_FILTER_TYPE_EVENT_ID filter, if it gave one.
+    if (targets[i].id_filter != nullptr &&
+        !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
+      continue;
+    }
     switch (writer_for(pool).write(in)) {
       case etwrt::dataplane::WriteResult::written:
         break;
@@ -346,7 +354,8 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
   while (String[length] != 0) ++length;
   EVENT_DATA_DESCRIPTOR data;
   EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
-  return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data);
+  return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
+                     EVENT_HEADER_FLAG_STRING_ONLY);
 }
 
 ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
@@ -474,6 +483,29 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG C
   const auto limit = Timeout > 0 ? std::chrono::milliseconds(Timeout)
                                  : std::chrono::milliseconds(kCallLimit);
   etwrt::ClientReply reply = Client::instance().call(request, limit);
+  if (reply.status != ERROR_SUCCESS) return reply.status;
+  return reply.body.value("status", ERROR_NOT_SUPPORTED);
+}
+
+// TraceSetDisallowList: an array of provider GUIDs (InformationLength a multiple of 16; 0
+// clears the list) kept out of the session's group enables (rule GRP-DISALLOW). Other classes
+// are not implemented: ERROR_NOT_SUPPORTED.
+ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                 PVOID TraceInformation, ULONG InformationLength) {
+  if (SessionHandle == 0) return ERROR_INVALID_HANDLE;
+  if (InformationClass != TraceSetDisallowList) return ERROR_NOT_SUPPORTED;
+  if (InformationLength % sizeof(GUID) != 0 ||
+      (InformationLength > 0 && TraceInformation == nullptr)) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  json guids = json::array();
+  for (ULONG at = 0; at < InformationLength; at += sizeof(GUID)) {
+    GUID g;
+    std::memcpy(&g, static_cast<const char*>(TraceInformation) + at, sizeof g);
+    guids.push_back(etwrt::guid_to_wire(g));
+  }
+  etwrt::ClientReply reply = Client::instance().call(
+      {{"op", "disallow"}, {"handle", SessionHandle}, {"guids", guids}}, kCallLimit);
   if (reply.status != ERROR_SUCCESS) return reply.status;
   return reply.body.value("status", ERROR_NOT_SUPPORTED);
 }

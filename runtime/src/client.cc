@@ -1,5 +1,6 @@
 #include "client.h"
 
+#include "system_filters.h"
 #include "wire.h"
 
 #include <dlfcn.h>
@@ -420,6 +421,17 @@ void Client::publish_sessions(Registration& registration, const json& sessions) 
     if (s.size() > 5) {
       filters[count].sink = pool(s.at(4).get<std::uint64_t>());
       filters[count].slot = s.at(5).get<std::uint8_t>();
+    }
+    if (s.size() > 6) {
+      // System filters: a PID list without this process keeps the session's pool from this
+      // process's writes; an event ID filter goes with the session into the table.
+      std::shared_ptr<SystemFilter> system =
+          parse_system_filters(s.at(6), static_cast<std::uint32_t>(::getpid()));
+      if (system && system->process_excluded) filters[count].sink = nullptr;
+      if (system && system->has_ids) {
+        filters[count].id_filter = system.get();
+        registration.system_filters.push_back(std::move(system));
+      }
     }
     ++count;
   }

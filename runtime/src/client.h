@@ -54,6 +54,9 @@ struct Registration {
   std::optional<nlohmann::json> traits;
   // The traits blob as given, travelling in every event (EVENT_HEADER_EXT_TYPE_PROV_TRAITS).
   std::atomic<const std::vector<std::byte>*> traits_blob{nullptr};
+  // Every SystemFilter the enable table has pointed to: a writer may still read an old one,
+  // so they live as long as the registration (publishers only, on the reader thread).
+  std::vector<std::shared_ptr<const void>> system_filters;
 };
 
 struct ClientReply {

@@ -24,6 +24,8 @@ struct SessionFilter {
   // and the session's slot among the provider's enabling sessions (InstanceId = 1 << slot).
   void* sink = nullptr;
   std::uint8_t slot = 0;
+  // The session's event ID filter (a SystemFilter, system_filters.h), nullptr without one.
+  const void* id_filter = nullptr;
 };
 
 // One accepting session, as EventWrite needs it. No member initializers: EventWrite keeps an
@@ -31,6 +33,7 @@ struct SessionFilter {
 struct Target {
   void* sink;
   std::uint8_t slot;
+  const void* id_filter;
 };
 
 // Whether one session accepts an event of (level, keyword): level 0 events always pass the
@@ -57,6 +60,7 @@ class EnableTable {
       slots_[i].enable_property.store(filters[i].enable_property, std::memory_order_relaxed);
       slots_[i].sink.store(filters[i].sink, std::memory_order_relaxed);
       slots_[i].slot.store(filters[i].slot, std::memory_order_relaxed);
+      slots_[i].id_filter.store(filters[i].id_filter, std::memory_order_relaxed);
     }
     count_.store(static_cast<std::uint32_t>(count < kMaxSessionsPerProvider
                                                 ? count
@@ -106,6 +110,7 @@ class EnableTable {
         if (!session_accepts(f, level, keyword)) continue;
         out[found].sink = slots_[i].sink.load(std::memory_order_relaxed);
         out[found].slot = slots_[i].slot.load(std::memory_order_relaxed);
+        out[found].id_filter = slots_[i].id_filter.load(std::memory_order_relaxed);
         ++found;
       }
       std::atomic_thread_fence(std::memory_order_acquire);
@@ -123,6 +128,7 @@ class EnableTable {
     std::atomic<std::uint32_t> enable_property{0};
     std::atomic<void*> sink{nullptr};
     std::atomic<std::uint8_t> slot{0};
+    std::atomic<const void*> id_filter{nullptr};
   };
   alignas(64) std::atomic<std::uint32_t> count_{0};
   std::atomic<std::uint32_t> seq_{0};

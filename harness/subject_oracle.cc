@@ -1,0 +1,290 @@
+#include "subject_oracle.h"
+
+#include "win32_text.h"
+
+#include <evntprov.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace etwh::subject {
+namespace {
+
+using nlohmann::json;
+
+std::uint64_t number(const json& o, const char* key, std::uint64_t max, const std::string& where) {
+  const auto it = o.find(key);
+  if (it == o.end()) return 0;
+  const bool in_range = it->is_number_unsigned()
+                           ? it->get<std::uint64_t>() <= max
+                           : it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
+                                 static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max;
+  if (!in_range) {
+    throw std::runtime_error(where + "." + key + ": expected an integer in [0, " +
+                             std::to_string(max) + "], got " + it->dump());
+  }
+  return it->get<std::uint64_t>();
+}
+
+EventDef event_from_json(const json& o, const std::string& where) {
+  if (!o.is_object()) throw std::runtime_error(where + ": expected an object, got " + o.dump());
+  EventDef e;
+  e.id = static_cast<std::uint16_t>(number(o, "id", 0xFFFF, where));
+  e.version = static_cast<std::uint8_t>(number(o, "version", 255, where));
+  e.channel = static_cast<std::uint8_t>(number(o, "channel", 255, where));
+  e.level = static_cast<std::uint8_t>(number(o, "level", 255, where));
+  e.opcode = static_cast<std::uint8_t>(number(o, "opcode", 255, where));
+  e.task = static_cast<std::uint16_t>(number(o, "task", 0xFFFF, where));
+  if (o.contains("keyword")) {
+    const auto k = o["keyword"].is_string() ? parse_hex(o["keyword"].get<std::string>()) : std::nullopt;
+    if (!k) throw std::runtime_error(where + ".keyword: expected \"0x...\", got " + o["keyword"].dump());
+    e.keyword = *k;
+  }
+  return e;
+}
+
+std::vector<EventDef> events_from_json(const json& reply, const char* key) {
+  std::vector<EventDef> out;
+  const auto it = reply.find(key);
+  if (it == reply.end() || it->is_null()) return out;
+  if (!it->is_array()) throw std::runtime_error(std::string(key) + ": expected an array");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    out.push_back(event_from_json((*it)[i], std::string(key) + "[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+// The rule of `rules` that the case names, else the first.
+std::string pick_rule(const std::vector<std::string>& rules, const std::vector<std::string>& case_rules) {
+  for (const std::string& r : rules) {
+    if (std::find(case_rules.begin(), case_rules.end(), r) != case_rules.end()) return r;
+  }
+  return rules.empty() ? std::string("PROV-EVENT-ENABLED") : rules.front();
+}
+
+std::string list(const std::vector<std::string>& items) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+  return s + "]";
+}
+
+struct SessionState {
+  bool running = false;
+  std::optional<oracle::SessionEnable> enable;  // of the subject provider
+  std::vector<FilterDef> filters;
+};
+
+// What the subject's callback has recorded, as a conforming provider would.
+struct ProviderState {
+  oracle::Aggregate recorded;  // enabled, level, MatchAny, MatchAll
+  std::set<std::uint16_t> skipped;
+  std::string unknown_code;  // set when an unknown code was injected since the last real change
+};
+
+}  // namespace
+
+std::string describe_event(const EventDef& e) {
+  std::string s = fmt::format("id {} level {} keyword {}", e.id, e.level, format_hex(e.keyword));
+  if (e.channel) s += fmt::format(" channel {}", e.channel);
+  if (e.opcode) s += fmt::format(" opcode {}", e.opcode);
+  if (e.task) s += fmt::format(" task {}", e.task);
+  if (e.version) s += fmt::format(" version {}", e.version);
+  return s;
+}
+
+Description parse_description(const json& reply) {
+  Description d;
+  d.test_events = events_from_json(reply, "test_events");
+  d.state_events = events_from_json(reply, "state_events");
+  if (reply.contains("id_filter") && !reply["id_filter"].is_null()) {
+    d.id_filter = static_cast<std::uint16_t>(number(reply, "id_filter", 0xFFFF, "reply"));
+  }
+  return d;
+}
+
+std::set<std::uint16_t> skipped_ids(const std::vector<FilterDef>& filters, std::uint16_t id_filter) {
+  std::set<std::uint16_t> out;
+  for (const FilterDef& f : filters) {
+    if (f.type != EVENT_FILTER_TYPE_SCHEMATIZED || f.data.size() < sizeof(EVENT_FILTER_HEADER)) continue;
+    const std::uint16_t id = static_cast<std::uint16_t>(f.data[0] | (f.data[1] << 8));
+    if (id != id_filter) continue;
+    for (std::size_t k = sizeof(EVENT_FILTER_HEADER); k + 1 < f.data.size(); k += 2) {
+      out.insert(static_cast<std::uint16_t>(f.data[k] | (f.data[k + 1] << 8)));
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<Segment>> expect_subject_events(
+    const Case& c, const std::vector<oracle::StepExpectation>& base, const std::string& provider,
+    const Description& description) {
+  std::map<std::string, SessionState> sessions;
+  std::map<std::string, std::string> consumers;  // consumer -> session, once attached
+  std::map<std::string, std::vector<Segment>> out;
+  ProviderState state;
+
+  // Appends, for every attached consumer, the events of `written` its session takes.
+  auto deliver = [&](const Step& step, const std::string& cause, std::vector<std::string> rules,
+                     const std::vector<EventDef>& written) {
+    for (const auto& [consumer, session] : consumers) {
+      const SessionState& s = sessions[session];
+      Segment seg{step.pointer, cause, rules, {}};
+      if (s.running && s.enable) {
+        for (const EventDef& e : written) {
+          if (oracle::session_accepts(*s.enable, {e.level, e.keyword})) seg.events.push_back(e);
+        }
+      }
+      out[consumer].push_back(std::move(seg));
+    }
+  };
+
+  auto current_skips = [&] {
+    std::set<std::uint16_t> skips;
+    if (!description.id_filter) return skips;
+    for (const auto& [label, s] : sessions) {
+      if (!s.running || !s.enable) continue;
+      for (std::uint16_t id : skipped_ids(s.filters, *description.id_filter)) skips.insert(id);
+    }
+    return skips;
+  };
+
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    const Step& step = c.steps[i];
+    switch (step.op) {
+      case StepOp::kStart:
+        sessions[step.session].running = true;
+        break;
+      case StepOp::kStop:
+        sessions[step.session] = SessionState{};
+        break;
+      case StepOp::kEnable:
+        if (step.provider == provider && sessions[step.session].running) {
+          sessions[step.session].enable =
+              oracle::SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
+          sessions[step.session].filters = step.filters;
+        }
+        break;
+      case StepOp::kDisable:
+        if (step.provider == provider) {
+          sessions[step.session].enable.reset();
+          sessions[step.session].filters.clear();
+        }
+        break;
+      case StepOp::kConsume:
+        consumers[step.consumer] = step.session;
+        break;
+      default:
+        break;
+    }
+    // What the platform told the subject's callback during this step.
+    if (i < base.size()) {
+      for (const oracle::ExpectedCallback& cb : base[i].callbacks) {
+        if (cb.provider != provider) continue;
+        if (cb.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+          state.recorded = cb.values;
+          state.recorded.enabled = true;
+          state.skipped = current_skips();
+          state.unknown_code.clear();
+        } else if (cb.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+          state.recorded.enabled = false;
+          state.unknown_code.clear();
+        } else if (cb.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+          deliver(step, "capture state (IsEnabled 2)", {"PROV-CAPTURE-STATE"},
+                  description.state_events);
+        }
+      }
+    }
+    if (step.provider != provider) continue;
+    if (step.op == StepOp::kInjectCallback) {
+      if (step.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+        state.recorded = oracle::Aggregate{true, step.level, step.match_any, step.match_all};
+        state.skipped.clear();  // an injected callback carries no FilterData
+        state.unknown_code.clear();
+      } else if (step.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+        state.recorded.enabled = false;
+        state.unknown_code.clear();
+      } else if (step.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+        deliver(step, "injected capture state (IsEnabled 2)", {"PROV-CAPTURE-STATE"},
+                description.state_events);
+      } else {
+        state.unknown_code = std::to_string(step.is_enabled);
+      }
+    } else if (step.op == StepOp::kSubjectWrite) {
+      if (step.state_events) {
+        deliver(step, "write_state_events()", {"PROV-CAPTURE-STATE"}, description.state_events);
+        continue;
+      }
+      std::vector<EventDef> written;
+      for (const EventDef& e : description.test_events) {
+        if (oracle::provider_event_enabled(state.recorded, {e.level, e.keyword}) &&
+            !state.skipped.count(e.id)) {
+          written.push_back(e);
+        }
+      }
+      const oracle::Aggregate& r = state.recorded;
+      std::string cause = r.enabled ? fmt::format("write_test_events() with Level {} MatchAny {} "
+                                                  "MatchAll {} recorded", r.level,
+                                                  format_hex(r.match_any), format_hex(r.match_all))
+                                    : std::string("write_test_events() while disabled");
+      std::vector<std::string> rules;
+      if (!state.unknown_code.empty()) {
+        cause += ", after an injected IsEnabled " + state.unknown_code;
+        rules = {"CB-UNKNOWN-CODE", "PROV-RECORD", "PROV-EVENT-ENABLED"};
+      } else if (!state.skipped.empty()) {
+        std::vector<std::string> ids;
+        for (std::uint16_t id : state.skipped) ids.push_back(std::to_string(id));
+        cause += ", skipping IDs " + list(ids) + " given in FilterData";
+        rules = {"CB-FILTER-COPY", "PROV-EVENT-ENABLED"};
+      } else if (!r.enabled) {
+        rules = {"PROV-RECORD"};
+      } else {
+        rules = {"PROV-EVENT-ENABLED", "PROV-RECORD"};
+      }
+      deliver(step, cause, rules, written);
+    }
+  }
+  return out;
+}
+
+std::vector<Finding> judge_records(const std::vector<Segment>& segments,
+                                   const std::vector<json>& records,
+                                   const std::vector<std::string>& case_rules) {
+  std::vector<std::string> got;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    try {
+      got.push_back(describe_event(event_from_json(records[i], "record")));
+    } catch (const std::exception& e) {
+      got.push_back(std::string("unreadable record (") + e.what() + ")");
+    }
+  }
+  std::size_t at = 0;
+  for (const Segment& seg : segments) {
+    std::vector<std::string> want;
+    for (const EventDef& e : seg.events) want.push_back(describe_event(e));
+    const std::size_t end = std::min(got.size(), at + want.size());
+    const std::vector<std::string> seen(got.begin() + static_cast<std::ptrdiff_t>(at),
+                                        got.begin() + static_cast<std::ptrdiff_t>(end));
+    if (seen != want) {
+      // Show what arrived from this point on, a little past the expected count.
+      const std::size_t shown = std::min(got.size(), at + want.size() + 3);
+      const std::vector<std::string> around(got.begin() + static_cast<std::ptrdiff_t>(at),
+                                            got.begin() + static_cast<std::ptrdiff_t>(shown));
+      return {{pick_rule(seg.rules, case_rules),
+               fmt::format("step {} ({}): expected {}, received {}{}", seg.step, seg.cause,
+                           list(want), list(around), shown < got.size() ? " ..." : "")}};
+    }
+    at = end;
+  }
+  if (at < got.size()) {
+    const std::vector<std::string> extra(got.begin() + static_cast<std::ptrdiff_t>(at), got.end());
+    const Segment* last = segments.empty() ? nullptr : &segments.back();
+    return {{last ? pick_rule(last->rules, case_rules) : pick_rule({"PROV-RECORD"}, case_rules),
+             fmt::format("{} events more than expected{}: {}", extra.size(),
+                         last ? " after step " + last->step + " (" + last->cause + ")" : "",
+                         list(extra))}};
+  }
+  return {};
+}
+
+}  // namespace etwh::subject

@@ -1,0 +1,167 @@
+#include "subject_oracle.h"
+
+#include "oracle.h"
+
+#include <evntprov.h>
+#include <gtest/gtest.h>
+
+namespace etwh::subject {
+namespace {
+
+using nlohmann::json;
+
+EventDef ev(std::uint16_t id, std::uint8_t level, std::uint64_t keyword) {
+  EventDef e;
+  e.id = id;
+  e.level = level;
+  e.keyword = keyword;
+  return e;
+}
+
+Description manifest_like() {
+  Description d;
+  d.test_events = {ev(1, 1, 0x1), ev(2, 3, 0x3), ev(3, 4, 0), ev(4, 5, 0x4)};
+  d.state_events = {ev(100, 0, 0)};
+  d.id_filter = 0x7e57;
+  return d;
+}
+
+Step step(StepOp op, const std::string& pointer) {
+  Step s;
+  s.op = op;
+  s.pointer = pointer;
+  s.session = "s";
+  s.provider = "p";
+  return s;
+}
+
+// A case: session s consumed by c; p is the subject provider.
+Case base_case(std::vector<Step> middle) {
+  Case c;
+  c.id = "t";
+  c.agents = {"subj", "a"};
+  c.subject_agents = {"subj"};
+  ProviderDef p;
+  p.label = "p";
+  p.agent = "subj";
+  p.subject = true;
+  c.providers["p"] = p;
+  c.sessions["s"] = SessionDef{"s", json::object()};
+  Step consume = step(StepOp::kConsume, "/consume");
+  consume.consumer = "c";
+  consume.agent = "a";
+  c.steps = {step(StepOp::kStart, "/start"), step(StepOp::kRegister, "/register"), consume};
+  c.steps.insert(c.steps.end(), middle.begin(), middle.end());
+  c.steps.push_back(step(StepOp::kCollect, "/collect"));
+  return c;
+}
+
+std::vector<std::uint16_t> ids(const Segment& s) {
+  std::vector<std::uint16_t> out;
+  for (const EventDef& e : s.events) out.push_back(e.id);
+  return out;
+}
+
+json record(const EventDef& e) {
+  return {{"id", e.id}, {"level", e.level}, {"keyword", "0x" + std::to_string(e.keyword)}};
+}
+
+TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
+  Step enable = step(StepOp::kEnable, "/enable");
+  enable.level = 4;
+  enable.match_any = 0x3;
+  Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
+  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  ASSERT_EQ(out.at("c").size(), 1u);
+  // Level 5 fails the level test; keyword 0 passes; 0x3 has a bit of MatchAny.
+  EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 2, 3}));
+  EXPECT_EQ(out.at("c")[0].rules.front(), "PROV-EVENT-ENABLED");
+}
+
+TEST(SubjectOracle, InjectedNarrowerEnableShowsWhatTheProviderMustSkip) {
+  Step enable = step(StepOp::kEnable, "/enable");
+  enable.level = 5;
+  enable.match_any = 0xff;
+  Step inject = step(StepOp::kInjectCallback, "/inject");
+  inject.is_enabled = 1;
+  inject.level = 5;
+  inject.match_any = 0xff;
+  inject.match_all = 0x2;
+  Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
+  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  // 0x1 and 0x4 lack MatchAll's bit 0x2; keyword 0 is always written.
+  EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{2, 3}));
+}
+
+TEST(SubjectOracle, UnknownCodeChangesNothingAndNamesItsRule) {
+  Step enable = step(StepOp::kEnable, "/enable");
+  enable.level = 1;
+  enable.match_any = 0x1;
+  Step inject = step(StepOp::kInjectCallback, "/inject");
+  inject.is_enabled = 3;
+  Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
+  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1}));
+  EXPECT_EQ(out.at("c")[0].rules.front(), "CB-UNKNOWN-CODE");
+}
+
+TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
+  Step enable = step(StepOp::kEnable, "/enable");
+  enable.level = 5;
+  enable.match_any = 0xff;
+  // EVENT_FILTER_HEADER with Id 0x7e57 and Size 28, then IDs 2 and 3.
+  std::vector<std::uint8_t> data(sizeof(EVENT_FILTER_HEADER), 0);
+  data[0] = 0x57;
+  data[1] = 0x7e;
+  data.insert(data.end(), {2, 0, 3, 0});
+  enable.filters = {FilterDef{EVENT_FILTER_TYPE_SCHEMATIZED, data}};
+  enable.has_parameters = true;
+  EXPECT_EQ(skipped_ids(enable.filters, 0x7e57), (std::set<std::uint16_t>{2, 3}));
+  EXPECT_TRUE(skipped_ids(enable.filters, 0x1111).empty());
+  Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
+  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 4}));
+  EXPECT_EQ(out.at("c")[0].rules.front(), "CB-FILTER-COPY");
+}
+
+TEST(SubjectOracle, CaptureStateExpectsTheStateEvents) {
+  Step enable = step(StepOp::kEnable, "/enable");
+  enable.level = 1;
+  enable.match_any = 0x1;
+  Step capture = step(StepOp::kCaptureState, "/capture");
+  capture.level = 1;
+  Case c = base_case({enable, capture});
+  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  ASSERT_EQ(out.at("c").size(), 1u);
+  EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{100}));
+  EXPECT_EQ(out.at("c")[0].rules.front(), "PROV-CAPTURE-STATE");
+}
+
+TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
+  std::vector<Segment> segments = {
+      {"/w1", "first", {"PROV-EVENT-ENABLED"}, {ev(1, 1, 1), ev(2, 2, 2)}},
+      {"/w2", "second", {"PROV-RECORD"}, {}}};
+  EXPECT_TRUE(judge_records(segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2))}, {}).empty());
+  auto missing = judge_records(segments, {record(ev(1, 1, 1))}, {});
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].rule, "PROV-EVENT-ENABLED");
+  EXPECT_NE(missing[0].message.find("/w1"), std::string::npos);
+  auto extra = judge_records(
+      segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2)), record(ev(3, 3, 0))}, {});
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_EQ(extra[0].rule, "PROV-RECORD");
+  EXPECT_NE(extra[0].message.find("id 3"), std::string::npos);
+}
+
+TEST(SubjectOracle, DescriptionRejectsMalformedReplies) {
+  EXPECT_THROW(parse_description({{"test_events", {{{"id", -1}}}}}), std::runtime_error);
+  EXPECT_THROW(parse_description({{"test_events", {{{"keyword", 5}}}}}), std::runtime_error);
+  const Description d = parse_description(
+      {{"test_events", {{{"id", 7}, {"level", 2}, {"keyword", "0x10"}}}}, {"id_filter", 12}});
+  ASSERT_EQ(d.test_events.size(), 1u);
+  EXPECT_EQ(d.test_events[0].keyword, 0x10u);
+  EXPECT_EQ(d.id_filter, 12);
+}
+
+}  // namespace
+}  // namespace etwh::subject
