@@ -68,6 +68,29 @@ Catalog load_catalog(const std::filesystem::path& file) {
       if (!r["observed"].is_boolean()) fail(p + "/observed", "expected a boolean");
       rule.observed = r["observed"];
     }
+    if (r.contains("severity")) {
+      if (!r["severity"].is_string() ||
+          (r["severity"] != "warning" && r["severity"] != "failure")) {
+        fail(p + "/severity", "expected \"warning\" or \"failure\"");
+      }
+      if (std::find(rule.kinds.begin(), rule.kinds.end(), "lint") == rule.kinds.end()) {
+        fail(p + "/severity", "only lint rules have a severity");
+      }
+      rule.severity = r["severity"];
+    }
+    if (r.contains("unsupported")) {
+      static const std::set<std::string> platforms = {"etwrt", "wine", "windows"};
+      if (!r["unsupported"].is_object()) fail(p + "/unsupported", "expected an object");
+      for (const auto& [platform, reason] : r["unsupported"].items()) {
+        if (!platforms.count(platform)) {
+          fail(p + "/unsupported/" + platform, "unknown platform (etwrt, wine, windows)");
+        }
+        if (!reason.is_string() || reason.get<std::string>().empty()) {
+          fail(p + "/unsupported/" + platform, "the reason must be a non-empty string");
+        }
+        rule.unsupported[platform] = reason;
+      }
+    }
     catalog.rules.push_back(std::move(rule));
   }
   return catalog;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,11 @@ struct Rule {
   std::string citation;
   std::vector<std::string> kinds;  // runtime, provider, consumer, lint (one or more)
   bool observed = false;           // the documents leave the outcome open: recorded, not judged
+  // Lint rules: "warning" or "failure", how a finding counts (empty for other kinds).
+  std::string severity;
+  // Platform (etwrt, wine, windows) -> why no case can judge the rule there. A rule with no
+  // case needs a reason for every platform (the completeness test checks it).
+  std::map<std::string, std::string> unsupported;
 };
 
 class CatalogError : public std::runtime_error {

@@ -3,10 +3,14 @@
 #include "catalog.h"
 #include "driver.h"
 #include "expectations.h"
+#include "lint.h"
 #include "report.h"
 #include "scenario.h"
 #ifdef ETWH_HAVE_STRESS
 #include "stress_command.h"
+#endif
+#ifdef ETWH_HAVE_SELFTEST
+#include "selftest.h"
 #endif
 
 #include <CLI/CLI.hpp>
@@ -130,8 +134,12 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
   const etwh::Catalog catalog = etwh::load_catalog(catalog_file);
   const auto cases = etwh::load_scenarios({scenarios_dir}, catalog.ids());
   std::map<std::string, int> count;
+  std::map<std::string, std::vector<std::string>> case_ids;
   for (const auto& c : cases) {
-    for (const auto& r : c.rules) ++count[r];
+    for (const auto& r : c.rules) {
+      ++count[r];
+      case_ids[r].push_back(c.id);
+    }
   }
   if (as_json) {
     nlohmann::json out = nlohmann::json::array();
@@ -140,6 +148,8 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
                      {"kind", r.kinds},
                      {"observed", r.observed},
                      {"cases", count[r.id]},
+                     {"case_ids", case_ids[r.id]},
+                     {"unsupported", r.unsupported},
                      {"citation", r.citation},
                      {"text", r.text}});
     }
@@ -152,8 +162,25 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
     for (const auto& k : r.kinds) kind += (kind.empty() ? "" : "+") + k;
     if (r.observed) kind += "(obs)";
     std::cout << fmt::format("{:<28} {:<16} {:>5}  {}\n", r.id, kind, count[r.id], r.text);
+    // What judges the rule: its cases, else why nothing can (per platform).
+    if (!case_ids[r.id].empty()) {
+      std::cout << fmt::format("{:<28} cases: {}\n", "", fmt::join(case_ids[r.id], ", "));
+    }
+    for (const auto& [platform, reason] : r.unsupported) {
+      std::cout << fmt::format("{:<28} UNSUPPORTED on {}: {}\n", "", platform, reason);
+    }
   }
   return kExitOk;
+}
+
+// A case with expect_lint passes only if the linter reports exactly the rules it lists.
+void apply_lint(const etwh::Case& c, const etwh::Catalog& catalog, etwh::CaseOutcome& outcome) {
+  if (!c.expect_lint) return;
+  const etwh::lint::Judgement j =
+      etwh::lint::judge(*c.expect_lint, etwh::lint::lint_case(c, catalog));
+  if (j.message.empty()) return;
+  outcome.message += (outcome.message.empty() ? "" : " | ") + j.message;
+  if (!j.ok && outcome.status == etwh::Status::kPass) outcome.status = etwh::Status::kFail;
 }
 
 struct RunArgs {
@@ -216,7 +243,8 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   etwh::Driver driver(driver_options);
   std::vector<etwh::CaseResult> results;
   for (const auto& c : cases) {
-    const etwh::CaseOutcome outcome = driver.run(c);
+    etwh::CaseOutcome outcome = driver.run(c);
+    apply_lint(c, catalog, outcome);
     auto [status, ok] = etwh::classify(outcome.status, expectations, c.id);
     std::string message = outcome.message;
     if (auto it = expectations.find(c.id); it != expectations.end()) {
@@ -286,6 +314,23 @@ int main(int argc, char** argv) {
   stress_cmd->add_option("--writer", stress_writer, "The etwh-stress-writer executable");
 #endif
 
+#ifdef ETWH_HAVE_SELFTEST
+  etwh::selftest::Options selftest_opts;
+  std::string selftest_mutants = (data / "mutants" / "mutants.json").string();
+  std::string selftest_mutant_dir = (exe_dir.parent_path() / "mutants").string();
+  std::string selftest_keep, selftest_json;
+  auto* selftest_cmd = app.add_subcommand(
+      "selftest", "Mutation self-test: the suite must pass on the clean build and kill every mutant");
+  selftest_cmd->add_option("--mutants", selftest_mutants, "Mutant registry (mutants/mutants.json)");
+  selftest_cmd->add_option("--mutant-dir", selftest_mutant_dir,
+                           "The mutant build of etwrt (holds lib/ and libexec/)");
+  selftest_cmd->add_option("--only", selftest_opts.only, "Run only this mutant (repeatable)");
+  selftest_cmd->add_option("--keep", selftest_keep, "Keep each run's report and log in DIR");
+  selftest_cmd->add_option("--json", selftest_json, "Write the kill matrix as JSON to FILE");
+  selftest_cmd->add_option("--run-timeout", selftest_opts.run_timeout_s,
+                           "Seconds one `etwh run` may take");
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -298,6 +343,19 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return list_rules(catalog_file, scenarios_dir, list_json);
+#ifdef ETWH_HAVE_SELFTEST
+    if (*selftest_cmd) {
+      selftest_opts.etwh = exe_dir / "etwh";
+      selftest_opts.data_dir = data;
+      selftest_opts.catalog_file = fs::absolute(catalog_file);
+      selftest_opts.scenarios_dir = fs::absolute(scenarios_dir);
+      selftest_opts.mutants_file = fs::absolute(selftest_mutants);
+      selftest_opts.mutant_dir = fs::absolute(selftest_mutant_dir);
+      selftest_opts.keep_dir = selftest_keep.empty() ? fs::path() : fs::absolute(selftest_keep);
+      selftest_opts.json_file = selftest_json.empty() ? fs::path() : fs::absolute(selftest_json);
+      return etwh::selftest::run(selftest_opts);
+    }
+#endif
 #ifdef ETWH_HAVE_STRESS
     if (*stress_cmd) {
       PrivateEtwrtHome home;
@@ -318,6 +376,10 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
   } catch (const etwh::ExpectationsError& e) {
     std::cerr << e.what() << "\n";
+#ifdef ETWH_HAVE_SELFTEST
+  } catch (const etwh::selftest::SelftestError& e) {
+    std::cerr << e.what() << "\n";
+#endif
   } catch (const std::exception& e) {
     std::cerr << "etwh: " << e.what() << "\n";
   }

@@ -146,7 +146,8 @@ class CaseParser {
       : r_(r), known_rules_(known_rules), file_(std::move(file)) {}
 
   Case parse(const json& v, const std::string& p) {
-    r_.object(v, p, {"id", "rules", "description", "agents", "providers", "sessions", "steps"});
+    r_.object(v, p, {"id", "rules", "description", "agents", "providers", "sessions", "steps",
+                    "expect_lint"});
     Case c;
     c.file = file_;
     c.pointer = p;
@@ -163,6 +164,7 @@ class CaseParser {
       r_.fail(p + "/steps", "expected an array, got " + json_type_name(steps));
     }
     if (steps.empty()) r_.fail(p + "/steps", "a case needs at least one step");
+    if (v.contains("expect_lint")) parse_expect_lint(v["expect_lint"], p + "/expect_lint", c);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       c.steps.push_back(parse_step(steps[i], p + "/steps/" + std::to_string(i), c));
     }
@@ -178,6 +180,18 @@ class CaseParser {
       std::string id = r_.string(v[i], pi);
       if (!known_rules_.count(id)) r_.fail(pi, "unknown rule ID \"" + id + "\"");
       c.rules.push_back(id);
+    }
+  }
+
+  // Lint rules only: the names of the rules a linter must report for this case.
+  void parse_expect_lint(const json& v, const std::string& p, Case& c) {
+    if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
+    c.expect_lint.emplace();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string pi = p + "/" + std::to_string(i);
+      std::string id = r_.string(v[i], pi);
+      if (!known_rules_.count(id)) r_.fail(pi, "unknown rule ID \"" + id + "\"");
+      c.expect_lint->push_back(id);
     }
   }
 

@@ -141,6 +141,9 @@ struct Case {
   std::map<std::string, ProviderDef> providers;
   std::map<std::string, SessionDef> sessions;
   std::vector<Step> steps;
+  // Lint rules that must fire on this case's steps, and no other (harness/lint.h); unset: lint
+  // findings do not judge the case.
+  std::optional<std::vector<std::string>> expect_lint;
 };
 
 // Loads one scenario file. `known_rules` is the catalog's ID set. Throws ScenarioError.

@@ -5,6 +5,9 @@
 #include "enable_filters.h"
 #include "enable_table.h"
 #include "wire.h"
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#endif
 
 #include <etwrt/dataplane.h>
 
@@ -391,6 +394,17 @@ json Broker::aggregate_json(const std::string& key, ULONG is_enabled) const {
     all = first ? e->filter.match_all : (all & e->filter.match_all);
     first = false;
   }
+#if defined(ETWRT_MUTANTS)
+  // Mutants: Level min instead of max, MatchAll OR instead of AND, MatchAny AND instead of OR.
+  bool mutant_first = true;
+  for (const auto& [slot, e] : enables_of(key)) {
+    const auto& f = e->filter;
+    if (etwrt::mutant::active("level-min")) level = mutant_first ? f.level : std::min(level, f.level);
+    if (etwrt::mutant::active("all-or")) all = mutant_first ? f.match_all : (all | f.match_all);
+    if (etwrt::mutant::active("any-and")) any = mutant_first ? f.match_any : (any & f.match_any);
+    mutant_first = false;
+  }
+#endif
   return {{"is_enabled", first ? 0u : is_enabled}, {"level", level}, {"any", any}, {"all", all},
           {"sessions", sessions_json(key)}};
 }
@@ -504,6 +518,15 @@ json Broker::on_register(Connection& conn, const json& request) {
   send_pools(conn.fd, key);  // Before the reply that names them.
   json reply = aggregate_json(key, 1);
   reply["status"] = ERROR_SUCCESS;
+#if defined(ETWRT_MUTANTS)
+  // Mutant: the registration-time callback gets the enabling session's SourceId, not GUID_NULL.
+  if (etwrt::mutant::active("sourceid-preenabled-kept")) {
+    for (const auto& [slot, e] : enables_of(key)) {
+      reply["mutant_source"] = guid_to_wire(e->source);
+      break;
+    }
+  }
+#endif
   return reply;
 }
 
@@ -520,6 +543,10 @@ json Broker::on_set_traits(Connection& conn, const json& request) {
   const auto token = request.at("token").get<std::uint64_t>();
   for (Registration& r : registrations_) {
     if (r.fd != conn.fd || r.token != token) continue;
+#if defined(ETWRT_MUTANTS)
+    // Mutant: traits are accepted again and again.
+    if (etwrt::mutant::active("traits-twice")) r.traits_set = false;
+#endif
     // Seed 001: traits can be set once per registration; later attempts fail. etwrt choice:
     // ERROR_ALREADY_EXISTS (no public source names the code Windows returns).
     if (r.traits_set) return {{"status", ERROR_ALREADY_EXISTS}};
@@ -637,6 +664,10 @@ void Broker::stop_session(std::uint64_t handle) {
     const json agg = aggregate_json(key, 1);
     // A stopping session notifies with SourceId GUID_NULL.
     const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
+#if defined(ETWRT_MUTANTS)
+    // Mutant: a stopping session leaves its providers without a callback.
+    if (etwrt::mutant::active("no-stop-callback")) continue;
+#endif
     notify(key, GUID_NULL, agg["is_enabled"], agg["level"], agg["any"], agg["all"], filter, 0);
   }
   // Consumers drain what is left and return from ProcessTrace; peers keep their own mapping.
@@ -741,7 +772,11 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
       session.enables.erase(direct);
       auto& slots = slots_[key];
       std::replace(slots.begin(), slots.end(), handle, std::uint64_t{0});
-      const json agg = aggregate_json(key, 1);
+      json agg = aggregate_json(key, 1);
+#if defined(ETWRT_MUTANTS)
+      // Mutant: DISABLE_PROVIDER although other sessions still enable the provider.
+      if (etwrt::mutant::active("disable-while-enabled")) agg["is_enabled"] = 0u;
+#endif
       // Still enabled by others: their filters, as with any enable notification.
       const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
       const int sent = notify(key, source, agg["is_enabled"], agg["level"], agg["any"],

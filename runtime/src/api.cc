@@ -251,6 +251,16 @@ ULONG EVNTAPI EventRegister(LPCGUID ProviderId, PENABLECALLBACK EnableCallback,
   // An already enabled provider learns it inside EventRegister, on the calling thread, with
   // SourceId GUID_NULL and no filter data (as Windows does).
   if (reply.body.value("is_enabled", 0u) != 0) {
+#if defined(ETWRT_MUTANTS)
+    if (reply.body.contains("mutant_source")) {
+      GUID kept = GUID_NULL;
+      etwrt::guid_from_wire(reply.body["mutant_source"].get<std::string>(), kept);
+      Client::invoke(*registration, kept, 1, reply.body.value("level", 0u),
+                     reply.body.value("any", std::uint64_t{0}),
+                     reply.body.value("all", std::uint64_t{0}), nullptr);
+      return ERROR_SUCCESS;
+    }
+#endif
     Client::invoke(*registration, GUID_NULL, 1, reply.body.value("level", 0u),
                    reply.body.value("any", std::uint64_t{0}),
                    reply.body.value("all", std::uint64_t{0}), nullptr);

@@ -2,6 +2,9 @@
 
 #include "system_filters.h"
 #include "wire.h"
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#endif
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -435,6 +438,22 @@ void Client::publish_sessions(Registration& registration, const json& sessions) 
     }
     ++count;
   }
+#if defined(ETWRT_MUTANTS)
+  // Mutant: every session filters with the provider-side aggregate instead of its own filter.
+  if (etwrt::mutant::active("aggregate-filter") && count > 0) {
+    SessionFilter agg = filters[0];
+    for (std::size_t i = 1; i < count; ++i) {
+      agg.level = std::max(agg.level, filters[i].level);
+      agg.match_any |= filters[i].match_any;
+      agg.match_all &= filters[i].match_all;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      filters[i].level = agg.level;
+      filters[i].match_any = agg.match_any;
+      filters[i].match_all = agg.match_all;
+    }
+  }
+#endif
   registration.table.publish(filters.data(), count);
 }
 
@@ -442,6 +461,13 @@ void Client::invoke(const Registration& registration, const GUID& source, ULONG 
                     UCHAR level, std::uint64_t any, std::uint64_t all,
                     PEVENT_FILTER_DESCRIPTOR filter) {
   if (registration.callback == nullptr) return;
+#if defined(ETWRT_MUTANTS)
+  // Mutant: the CallbackContext given to EventRegister is not passed on.
+  if (etwrt::mutant::active("context-dropped")) {
+    registration.callback(&source, is_enabled, level, any, all, filter, nullptr);
+    return;
+  }
+#endif
   registration.callback(&source, is_enabled, level, any, all, filter, registration.context);
 }
 

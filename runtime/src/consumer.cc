@@ -6,6 +6,10 @@
 // header event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
 #include "client.h"
 #include "wire.h"
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#include <algorithm>
+#endif
 
 #include <windows.h>
 #include <evntcons.h>
@@ -719,6 +723,16 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
       }
       batches.clear();
       const bool more = a.hub->take(a.sub.get(), batches);
+#if defined(ETWRT_MUTANTS)
+      // Mutant: each batch's records reach the consumer newest first.
+      if (etwrt::mutant::active("records-out-of-order")) {
+        for (BatchPtr& b : batches) {
+          auto reversed = std::make_shared<Batch>(*b);
+          std::reverse(reversed->entries.begin(), reversed->entries.end());
+          b = reversed;
+        }
+      }
+#endif
       Delivery& d = *a.delivery;
       std::size_t items = 0;
       for (const BatchPtr& b : batches) {

@@ -4,6 +4,10 @@
 #pragma once
 
 #include <evntrace.h>
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#include <type_traits>
+#endif
 
 #include <array>
 #include <atomic>
@@ -40,6 +44,15 @@ struct Target {
 // level test; keyword 0 events pass unless the session set EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0;
 // otherwise MatchAny 0 accepts every keyword, else some MatchAny bit and all MatchAll bits.
 constexpr bool session_accepts(const SessionFilter& s, std::uint8_t level, std::uint64_t keyword) {
+#if defined(ETWRT_MUTANTS)
+  // Mutants: level compared with < instead of <=; keyword 0 filtered like any keyword;
+  // EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0 ignored.
+  if (!std::is_constant_evaluated()) {
+    if (mutant::active("level-lt") && level != 0 && level >= s.level) return false;
+    if (mutant::active("keyword0-filtered") && keyword == 0 && s.match_any != 0) return false;
+    if (mutant::active("ignore-keyword0-ignored") && keyword == 0) return level == 0 || level <= s.level;
+  }
+#endif
   if (level != 0 && level > s.level) return false;
   if (keyword == 0 && (s.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0) return true;
   if (s.match_any == 0) return true;

@@ -1,0 +1,162 @@
+// Unit tests of the linter: each rule fires on a bad input, stays quiet on a good one, names
+// the offending event, and takes its severity from the catalog.
+#include "lint.h"
+#include "win32_ops.h"
+
+#include <gtest/gtest.h>
+
+namespace etwh::lint {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = load_catalog(ETWH_CATALOG_FILE);
+  return c;
+}
+
+std::vector<std::string> rules_of(const std::vector<Finding>& f) {
+  std::vector<std::string> out;
+  for (const Finding& x : f) out.push_back(x.rule);
+  return out;
+}
+
+using Rules = std::vector<std::string>;
+
+// A descriptor with nothing to say about it: manifest channel, level 4, a provider keyword.
+Descriptor good() { return Descriptor{7, 1, 0, 4, 0, 0x10, 8}; }
+
+TEST(LintDescriptor, GoodDescriptorIsQuiet) {
+  EXPECT_TRUE(lint_descriptor(good(), "w", catalog()).empty());
+  Descriptor tl = good();
+  tl.id = 0;
+  tl.channel = 11;
+  EXPECT_TRUE(lint_descriptor(tl, "w", catalog()).empty());
+  Descriptor own = good();
+  own.channel = 16;
+  own.level = 16;
+  EXPECT_TRUE(lint_descriptor(own, "w", catalog()).empty());
+}
+
+TEST(LintDescriptor, EachRuleFires) {
+  Descriptor d = good();
+  d.channel = 11;  // TraceLogging with an Id
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-TL-ID0"});
+  d = good();
+  d.channel = 5;
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-CHANNEL"});
+  d = good();
+  d.level = 0;
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-LEVEL-NONZERO"});
+  d.level = 9;
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-LEVEL-NONZERO"});
+  d = good();
+  d.keyword = 0;
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-KEYWORD-NONZERO"});
+  d.keyword = 0x0001000000000000ull;
+  EXPECT_EQ(rules_of(lint_descriptor(d, "w", catalog())), Rules{"DESC-KEYWORD-NONZERO"});
+}
+
+TEST(LintDescriptor, FindingNamesTheEventAndSeverityComesFromTheCatalog) {
+  Descriptor d = good();
+  d.channel = 3;
+  const auto f = lint_descriptor(d, "case-x /cases/0/steps/2 provider p event 0", catalog());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kFailure);
+  EXPECT_NE(f[0].where.find("case-x /cases/0/steps/2 provider p event 0: Id 7 Version 1 Channel 3"),
+            std::string::npos);
+  d = good();
+  d.level = 0;
+  EXPECT_EQ(lint_descriptor(d, "w", catalog())[0].severity, Severity::kWarning);
+}
+
+TEST(LintEventSet, IdVersionLayoutsAndOpcodePairs) {
+  Descriptor a = good(), b = good();
+  b.payload_size = 16;
+  EXPECT_EQ(rules_of(lint_event_set({a, b}, "w", catalog())), Rules{"DESC-ID-VERSION"});
+  b.version = 2;  // a new version may change the layout
+  EXPECT_TRUE(lint_event_set({a, b}, "w", catalog()).empty());
+  Descriptor start = good(), stop = good();
+  start.opcode = 1;
+  stop.opcode = 2;
+  EXPECT_TRUE(lint_event_set({start, stop}, "w", catalog()).empty());
+  EXPECT_EQ(rules_of(lint_event_set({start, start, stop}, "w", catalog())), Rules{"DESC-OPCODE"});
+}
+
+std::vector<std::uint8_t> blob(const std::string& name, std::vector<Trait> traits) {
+  return build_traits_blob(name, traits);
+}
+
+TEST(LintTraits, ReservedTypesAndSize) {
+  const GUID group{0x11111111, 0x2222, 0x3333, {4, 4, 4, 4, 4, 4, 4, 4}};
+  EXPECT_TRUE(lint_traits(blob("P", {group_trait(group), {200, {1, 2}}}), "w", catalog()).empty());
+  EXPECT_EQ(rules_of(lint_traits(blob("P", {{5, {1}}}), "w", catalog())),
+            Rules{"TR-TYPE-RESERVED"});
+  // Type 1 that is not a GUID-sized group trait is a misuse of Microsoft's type.
+  EXPECT_EQ(rules_of(lint_traits(blob("P", {{1, {1, 2}}}), "w", catalog())),
+            Rules{"TR-TYPE-RESERVED"});
+  const auto big = lint_traits(blob("P", {{200, std::vector<std::uint8_t>(300)}}), "w", catalog());
+  ASSERT_EQ(rules_of(big), Rules{"TR-SIZE-256"});
+  EXPECT_EQ(big[0].severity, Severity::kWarning);
+  EXPECT_TRUE(lint_traits({0x05, 0x00, 'P'}, "w", catalog()).empty());  // malformed: TR-FORMAT's
+}
+
+ClassicHeader good_header() {
+  ClassicHeader h;
+  h.type = 10;
+  h.level = 4;
+  h.version = 2;
+  h.class_version = 10 | (4 << 8) | (2 << 16);
+  h.flags = 0x00020000;
+  return h;
+}
+
+TEST(LintClassicHeader, RollupTypesFlags) {
+  EXPECT_TRUE(lint_classic_header(good_header(), "w", catalog()).empty());
+  ClassicHeader h = good_header();
+  h.class_version = 0x00020410u ^ 0x100u;
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-CLASS-ROLLUP"});
+  h = good_header();
+  h.type = 9;
+  h.class_version = 9 | (4 << 8) | (2 << 16);
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-TYPES"});
+  h = good_header();
+  h.flags = 0;
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-FLAGS"});
+  h = good_header();
+  h.guid_ptr_used = true;
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-FLAGS"});
+  h = good_header();
+  h.mof_fields = 2;
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-FLAGS"});
+  h.flags |= 0x00100000;
+  EXPECT_TRUE(lint_classic_header(h, "w", catalog()).empty());
+  h.mof_fields = 17;
+  EXPECT_EQ(rules_of(lint_classic_header(h, "w", catalog())), Rules{"HDR-FLAGS"});
+}
+
+TEST(LintCase, WalksWriteAndTraitsStepsAndJudges) {
+  const auto cases = load_scenario_text(R"({"cases": [{
+      "id": "lint-x", "rules": ["DESC-LEVEL-NONZERO"], "agents": {"a": {}},
+      "providers": {"p": {"agent": "a", "guid": "11111111-2222-3333-4444-555555555555"}},
+      "steps": [{"op": "register", "provider": "p"},
+                {"op": "set_traits", "provider": "p", "traits": {"name": "P",
+                  "custom": [{"type": 7, "data": "01"}]}},
+                {"op": "write", "provider": "p", "events": [{"id": 3, "level": 0,
+                  "keyword": "0x1"}]}],
+      "expect_lint": ["DESC-LEVEL-NONZERO", "TR-TYPE-RESERVED"]}]})",
+                                        "t.json", catalog().ids());
+  ASSERT_EQ(cases.size(), 1u);
+  ASSERT_TRUE(cases[0].expect_lint.has_value());
+  const auto found = lint_case(cases[0], catalog());
+  EXPECT_EQ(rules_of(found), (Rules{"TR-TYPE-RESERVED", "DESC-LEVEL-NONZERO"}));
+  EXPECT_NE(found[1].where.find("lint-x /cases/0/steps/2 provider p event 0"), std::string::npos);
+  EXPECT_TRUE(judge(*cases[0].expect_lint, found).ok);
+  const Judgement missing = judge({"DESC-LEVEL-NONZERO", "DESC-CHANNEL"}, found);
+  EXPECT_FALSE(missing.ok);
+  EXPECT_NE(missing.message.find("DESC-CHANNEL did not fire"), std::string::npos);
+  EXPECT_NE(missing.message.find("TR-TYPE-RESERVED fired unexpectedly"), std::string::npos);
+  EXPECT_FALSE(judge({}, found).ok);
+  EXPECT_TRUE(judge({}, {}).ok);
+}
+
+}  // namespace
+}  // namespace etwh::lint

@@ -1,0 +1,97 @@
+// `etwh selftest`: the mutation self-test. Runs the conformance suite on the clean build, then
+// once per registered mutant (mutants/mutants.json, format in mutants/README.md), and judges
+// from each run's JSON report whether some case naming one of the mutant's expected rules
+// failed. A mutant that survives is a hole in the suite.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace etwh::selftest {
+
+class SelftestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class MutantKind { kRuntime, kProvider };
+
+struct Mutant {
+  std::string name;
+  MutantKind kind = MutantKind::kRuntime;
+  std::string description;
+  std::vector<std::string> expect_rules;
+  std::vector<std::string> etwh_args;  // ${bin} and ${data} not yet expanded
+  std::vector<std::string> scenarios;  // relative to the conformance folder; empty: all
+};
+
+// Loads and checks the registry: unique names of [a-z0-9-], known kinds, catalog rule IDs,
+// etwh_args for provider mutants. Throws SelftestError "<file>: <pointer>: reason".
+std::vector<Mutant> load_mutants(const std::filesystem::path& file,
+                                 const std::set<std::string>& known_rules);
+std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
+                                      const std::set<std::string>& known_rules);
+
+// Replaces ${bin} and ${data} in each argument.
+std::vector<std::string> expand_args(const std::vector<std::string>& args,
+                                     const std::string& bin, const std::string& data);
+
+// One case of a run that did not end as expected.
+struct Failure {
+  std::string case_id;
+  std::vector<std::string> rules;
+  std::string status;
+  std::string message;
+};
+
+// What one run's JSON report (reports/report.h JsonReport) says.
+struct RunSummary {
+  bool report_read = false;  // false: no usable report (the run itself failed)
+  std::string error;         // why, when !report_read
+  int cases = 0;
+  std::vector<Failure> failures;        // not as expected, harness errors excluded
+  std::vector<Failure> harness_errors;  // HARNESS_ERROR: a harness fault, never a kill
+};
+
+// Reads a report; a missing or malformed one gives report_read = false with the reason.
+RunSummary summarize_report(const nlohmann::json& report);
+
+struct Verdict {
+  bool killed = false;
+  // Rule -> the first failing case naming it (every rule of every failing case).
+  std::map<std::string, Failure> caught;
+};
+
+// Killed iff some failing case names one of the mutant's expect_rules.
+Verdict judge(const Mutant& mutant, const RunSummary& run);
+
+// The kill matrix: one row per mutant, one column per rule that a mutant expects or that some
+// mutant run failed; then one line per mutant with the catching case and a message excerpt.
+void print_matrix(const std::vector<Mutant>& mutants, const std::vector<RunSummary>& runs,
+                  const std::vector<Verdict>& verdicts, std::ostream& out);
+
+// The whole command (POSIX only: it runs `etwh run` in child processes).
+struct Options {
+  std::filesystem::path etwh;          // this program
+  std::filesystem::path data_dir;      // ${data}
+  std::filesystem::path catalog_file;
+  std::filesystem::path scenarios_dir;
+  std::filesystem::path mutants_file;
+  std::filesystem::path mutant_dir;    // <build>/mutants (lib/, libexec/)
+  std::vector<std::string> only;       // mutant names; empty: all
+  std::filesystem::path keep_dir;      // keep reports and logs here; empty: a temporary folder
+  std::filesystem::path json_file;     // the matrix as JSON
+  int run_timeout_s = 600;
+};
+
+// 0: clean run as expected and every mutant killed; 1: otherwise; 2: bad input.
+int run(const Options& options);
+
+}  // namespace etwh::selftest
