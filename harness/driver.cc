@@ -1,6 +1,7 @@
 #include "driver.h"
 
 #include "agent_client.h"
+#include "classic_steps.h"
 #include "oracle.h"
 #include "subject_oracle.h"
 #include "win32_ops.h"
@@ -321,6 +322,12 @@ class CaseRun {
         reply = controller_call("", req, reply_timeout);
         break;
       }
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage:
+        reply = classic_.run_step(case_, step, e, classic_hooks());
+        break;
       case StepOp::kCollect:
         collect(e);
         check_callbacks(e);
@@ -339,8 +346,16 @@ class CaseRun {
       }
     }
     check_callbacks(e);
+    classic_.check_callbacks(case_, e, classic_hooks());
     check_timing(e, returned_ns);
     check_callback_budgets();
+  }
+
+  // What classic_steps.cc needs of this run.
+  classic::DriverHooks classic_hooks() {
+    return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
+            [this](const std::string& rule, const std::string& what) { fail(rule, what); },
+            [this](const std::string& what) { notes_.push_back(what); }};
   }
 
   // --- Providers under test (subject agents, harness/subject_oracle.h) ---------------------
@@ -743,6 +758,12 @@ class CaseRun {
     if (agents_.count(p.agent) && !gone_.count(p.agent)) {
       expect("pid", agents_.at(p.agent)->pid());
     }
+    if (c.event_record_mode && ev.flags != 0 &&
+        (r.value("flags", 0u) & ev.flags) != ev.flags) {
+      f.add(ev.flags_rule, "flags",
+            fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
+                        r.value("flags", 0u), ev.flags));
+    }
     if (!wrong.empty()) {
       f.add(first_rule({"CON-RECORD-MODE"}), "fields",
             fmt::format("event #{}: {}", ev.seq, join(wrong)));
@@ -951,6 +972,7 @@ class CaseRun {
   std::vector<std::string> failures_;
   std::vector<std::string> notes_;
   const Step* current_ = nullptr;
+  classic::Run classic_;
 };
 
 }  // namespace

@@ -105,6 +105,11 @@ class Model {
         if (started_.count(step.session)) e.status = ERROR_SUCCESS;
         break;
       case StepOp::kCollect: collect(step, e); break;
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage:
+        break;  // classic::expect adds these (classic_steps.cc).
       case StepOp::kSubjectWrite:
       case StepOp::kInjectCallback:
         break;  // the provider's side: harness/subject_oracle.* judges what it writes
@@ -429,7 +434,7 @@ class Model {
         for (const std::string& session : started_) {
           SessionData& sd = data_[session];
           ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
-                           step.lossy, ""};
+                           step.lossy, "", 0, ""};
           Exclusion why;
           bool taken = false;
           auto it = m.find(session);
@@ -512,6 +517,7 @@ std::vector<StepExpectation> expect_case(const Case& c) {
   std::vector<StepExpectation> out;
   out.reserve(c.steps.size());
   for (const Step& step : c.steps) out.push_back(model.apply(step));
+  classic::expect(c, out);
   return out;
 }
 

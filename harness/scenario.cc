@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include "classic_steps.h"
 #include "json_text.h"
 
 #include "win32_text.h"
@@ -29,6 +30,10 @@ const char* step_op_name(StepOp op) {
     case StepOp::kWrite: return "write";
     case StepOp::kFlush: return "flush";
     case StepOp::kCollect: return "collect";
+    case StepOp::kRegisterClassic: return "register_classic";
+    case StepOp::kUnregisterClassic: return "unregister_classic";
+    case StepOp::kTraceEvent: return "trace_event";
+    case StepOp::kTraceMessage: return "trace_message";
     case StepOp::kSubjectWrite: return "subject_write";
     case StepOp::kInjectCallback: return "inject_callback";
   }
@@ -497,6 +502,9 @@ class CaseParser {
         {"kill_agent", StepOp::kKillAgent}, {"consume", StepOp::kConsume},
         {"write", StepOp::kWrite},           {"flush", StepOp::kFlush},
         {"collect", StepOp::kCollect},
+        {"register_classic", StepOp::kRegisterClassic},
+        {"unregister_classic", StepOp::kUnregisterClassic},
+        {"trace_event", StepOp::kTraceEvent}, {"trace_message", StepOp::kTraceMessage},
         {"subject_write", StepOp::kSubjectWrite}, {"inject_callback", StepOp::kInjectCallback}};
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == op; });
     if (it == ops.end()) r_.fail(p + "/op", "unknown op \"" + op + "\"");
@@ -580,6 +588,15 @@ class CaseParser {
       case StepOp::kCollect:
         r_.object(v, p, {"op"});
         break;
+      case StepOp::kRegisterClassic:
+      case StepOp::kUnregisterClassic:
+      case StepOp::kTraceEvent:
+      case StepOp::kTraceMessage: {
+        std::set<std::string> labels;
+        for (const auto& [label, def] : c.providers) labels.insert(label);
+        classic::parse_step(v, file_, p, labels, s);
+        break;
+      }
       case StepOp::kSubjectWrite:
       case StepOp::kInjectCallback:
         parse_subject_step(v, p, s, c);

@@ -66,6 +66,11 @@ enum class StepOp {
   kCollect,
   kSubjectWrite,    // a provider under test writes its test (or state) events
   kInjectCallback,  // the subject's callback is called directly with chosen arguments
+  // Classic providers (harness/classic_steps.h).
+  kRegisterClassic,
+  kUnregisterClassic,
+  kTraceEvent,
+  kTraceMessage,
 };
 
 // The name used in scenario files ("start", "enable", ...).
@@ -124,6 +129,9 @@ struct Step {
   std::vector<EventDef> events;
   bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
+  // register_classic, unregister_classic, trace_event, trace_message: the agent request's
+  // fields, validated by classic::parse_step.
+  nlohmann::json classic = nlohmann::json::object();
   // subject_write: its state events instead of its test events; inject_callback: IsEnabled
   // (Level and keywords in level / match_any / match_all).
   bool state_events = false;

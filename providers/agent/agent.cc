@@ -166,6 +166,7 @@ json Agent::dispatch(const std::string& op, const json& request, Next& next, int
   if (extension_ != nullptr) {
     if (std::optional<json> reply = extension_->handle(op, request)) return *reply;
   }
+  if (json reply; classic_.handle(op, request, reply)) return reply;
   if (op == "ping") {
     RequestFields(request).reject_unknown();
     return {{"pid", current_pid()}};

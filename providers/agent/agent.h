@@ -4,6 +4,7 @@
 // Requests come from one thread; callbacks come from whatever threads the platform uses.
 #pragma once
 
+#include "classic_agent.h"
 #include "consumer.h"
 #include "win32_ops.h"
 
@@ -94,6 +95,7 @@ class Agent {
   std::map<std::string, Registration> registrations_;
   std::vector<std::unique_ptr<CallbackState>> states_;
   std::map<std::string, std::unique_ptr<Consumer>> consumers_;  // by label
+  ClassicProviders classic_{out_};  // register_classic, trace_event, ...
   AgentExtension* extension_ = nullptr;
 };
 
