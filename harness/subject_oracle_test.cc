@@ -153,6 +153,70 @@ TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
   EXPECT_NE(extra[0].message.find("id 3"), std::string::npos);
 }
 
+const std::set<std::string> kRules = {"PROV-RECORD", "CB-FAST"};
+
+std::string subject_case(const std::string& providers, const std::string& steps) {
+  return R"({"cases": [{"id": "x", "rules": ["PROV-RECORD"],
+    "agents": {"subj": {"subject": true}, "a": {}},
+    "providers": )" + providers + R"(, "sessions": {"s": {}}, "steps": )" + steps + "}]}";
+}
+
+TEST(SubjectLoader, ReadsSubjectAgentsProvidersAndSteps) {
+  const auto cases = load_scenario_text(
+      subject_case(R"({"p": {"agent": "subj", "callback_budget_ms": 50},
+                       "q": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}})",
+                   R"([{"op": "register", "provider": "p"},
+                       {"op": "inject_callback", "provider": "p", "is_enabled": 3, "level": 2},
+                       {"op": "subject_write", "provider": "p", "which": "state"}])"),
+      "t.json", kRules);
+  ASSERT_EQ(cases.size(), 1u);
+  const Case& c = cases[0];
+  EXPECT_EQ(c.subject_agents, (std::set<std::string>{"subj"}));
+  EXPECT_TRUE(c.providers.at("p").subject);
+  EXPECT_EQ(c.providers.at("p").callback_budget_ms, 50u);
+  EXPECT_FALSE(c.providers.at("q").subject);
+  EXPECT_EQ(c.steps[1].op, StepOp::kInjectCallback);
+  EXPECT_EQ(c.steps[1].is_enabled, 3u);
+  EXPECT_EQ(c.steps[1].level, 2);
+  EXPECT_EQ(c.steps[2].op, StepOp::kSubjectWrite);
+  EXPECT_TRUE(c.steps[2].state_events);
+}
+
+TEST(SubjectLoader, RejectsMisusedSubjects) {
+  auto error = [](const std::string& text) {
+    try {
+      load_scenario_text(text, "t.json", kRules);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  // Settings a subject's provider cannot take: its context and callback are the user's.
+  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj", "context": "0x1"}})", "[{\"op\": \"collect\"}]"))
+                .find("/cases/0/providers/p/context: unknown field"),
+            std::string::npos);
+  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj"}, "q": {"agent": "subj"}})",
+                               "[{\"op\": \"collect\"}]"))
+                .find("one provider under test per subject agent"),
+            std::string::npos);
+  EXPECT_NE(error(subject_case(R"({"q": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}})",
+                               R"([{"op": "subject_write", "provider": "q"}])"))
+                .find("/cases/0/steps/0/provider: provider \"q\" is not a provider under test"),
+            std::string::npos);
+  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj"}})",
+                               R"([{"op": "subject_write", "provider": "p", "which": "all"}])"))
+                .find("which \"all\""),
+            std::string::npos);
+  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj"}})",
+                               R"([{"op": "inject_callback", "provider": "p"}])"))
+                .find("missing field \"is_enabled\""),
+            std::string::npos);
+  EXPECT_NE(error(R"({"cases": [{"id": "x", "rules": ["PROV-RECORD"], "agents": {"a": {"subject": 1}},
+                      "steps": [{"op": "collect"}]}]})")
+                .find("/cases/0/agents/a/subject: expected a boolean"),
+            std::string::npos);
+}
+
 TEST(SubjectOracle, DescriptionRejectsMalformedReplies) {
   EXPECT_THROW(parse_description({{"test_events", {{{"id", -1}}}}}), std::runtime_error);
   EXPECT_THROW(parse_description({{"test_events", {{{"keyword", 5}}}}}), std::runtime_error);
