@@ -6,6 +6,8 @@
 // the clean target defines none.
 #include "etwh/provider_under_test.h"
 
+#include <evntrace.h>  // EVENT_CONTROL_CODE_* (not in every SDK's evntprov.h)
+
 #include <array>
 #include <atomic>
 #include <chrono>

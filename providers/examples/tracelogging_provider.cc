@@ -5,6 +5,8 @@
 // compile one realistic defect in (mutants/mutants.json); the clean target defines none.
 #include "etwh/provider_under_test.h"
 
+#include <evntrace.h>  // EVENT_CONTROL_CODE_* (not in every SDK's evntprov.h)
+
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -82,17 +84,19 @@ VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG mat
 
 // The traits blob (seed 001): UINT16 TraitsSize, the NUL-terminated name, then each trait as
 // UINT16 size, UINT8 type, data.
-std::vector<std::uint8_t> traits_blob() {
-  std::vector<std::uint8_t> blob(2);
-  blob.insert(blob.end(), kProviderName, kProviderName + sizeof kProviderName);
-  const std::size_t trait_size = 3 + sizeof(GUID);
-  blob.push_back(static_cast<std::uint8_t>(trait_size));
-  blob.push_back(static_cast<std::uint8_t>(trait_size >> 8));
-  blob.push_back(kTraitGroup);
-  const auto* g = reinterpret_cast<const std::uint8_t*>(&kGroupId);
-  blob.insert(blob.end(), g, g + sizeof(GUID));
-  blob[0] = static_cast<std::uint8_t>(blob.size());
-  blob[1] = static_cast<std::uint8_t>(blob.size() >> 8);
+constexpr std::size_t kTraitSize = 3 + sizeof(GUID);
+constexpr std::size_t kTraitsSize = 2 + sizeof kProviderName + kTraitSize;
+
+std::array<std::uint8_t, kTraitsSize> traits_blob() {
+  std::array<std::uint8_t, kTraitsSize> blob{};
+  blob[0] = static_cast<std::uint8_t>(kTraitsSize);
+  blob[1] = static_cast<std::uint8_t>(kTraitsSize >> 8);
+  std::memcpy(blob.data() + 2, kProviderName, sizeof kProviderName);  // with its NUL
+  std::uint8_t* trait = blob.data() + 2 + sizeof kProviderName;
+  trait[0] = static_cast<std::uint8_t>(kTraitSize);
+  trait[1] = static_cast<std::uint8_t>(kTraitSize >> 8);
+  trait[2] = kTraitGroup;
+  std::memcpy(trait + 3, &kGroupId, sizeof(GUID));
   return blob;
 }
 
@@ -110,7 +114,7 @@ class TraceLoggingProvider final : public etwh::ProviderUnderTest {
     ULONG status = registrar.event_register(&kProviderId, &enable_callback, nullptr, &handle);
     if (status != ERROR_SUCCESS) return status;
     g_handle.store(handle);
-    std::vector<std::uint8_t> blob = traits_blob();
+    std::array<std::uint8_t, kTraitsSize> blob = traits_blob();
     status = EventSetInformation(handle, static_cast<EVENT_INFO_CLASS>(kSetTraits), blob.data(),
                                  static_cast<ULONG>(blob.size()));
     if (status != ERROR_SUCCESS) registrar.event_unregister(handle);
