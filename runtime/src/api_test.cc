@@ -1273,6 +1273,91 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   ::close(report[0]);
 }
 
+// Events of kProvider delivered, and events announced lost (RTLostBuffer's events plus
+// RTLostEvent's), with each gap announced ahead of the first event after it.
+struct Tally {
+  std::uint64_t delivered = 0;
+  std::uint64_t lost = 0;
+  bool gaps_announced = true;
+};
+Tally tally(const std::vector<Seen>& seen) {
+  Tally t;
+  std::uint64_t next = 0;
+  for (const Seen& e : seen) {
+    if (is_lost(e)) {
+      std::uint64_t counts[2] = {0, 0};
+      std::memcpy(counts, e.data.data(), std::min(e.data.size(), sizeof counts));
+      t.lost += e.descriptor.Opcode == 33 ? counts[1] : counts[0];
+      continue;
+    }
+    if (!(e.provider == kProvider) || e.data.size() < 4) continue;
+    std::uint32_t i;
+    std::memcpy(&i, e.data.data(), sizeof i);
+    // Missing before i: i - delivered so far, all of which must have been announced.
+    if (i < next || i - t.delivered > t.lost) t.gaps_announced = false;
+    next = i + 1;
+    ++t.delivered;
+  }
+  return t;
+}
+
+// A slow consumer in another process loses alone, counted (its ring is full), and every
+// consumer's accounting balances exactly: delivered + announced lost = written.
+TEST_F(EtwrtApi, SlowConsumerInAnotherProcessLosesAloneCountedExactly) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s = start("relay-slow");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  RealtimeConsumer first("relay-slow");
+  first.start();
+  first.wait_for(1);
+  int ready[2];
+  int report[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RealtimeConsumer c("relay-slow", nullptr, 1ms);
+    if (!c.opened()) ::_exit(2);
+    c.start();
+    c.wait_for(1);
+    const char ok = 'y';
+    if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
+    const std::uint64_t status = c.join();
+    const Tally t = tally(c.seen());
+    const std::uint64_t out[4] = {status, t.delivered, t.lost, t.gaps_announced ? 1u : 0u};
+    ::_exit(::write(report[1], out, sizeof out) == sizeof out ? 0 : 2);
+  }
+  ::close(report[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  // About 1 KB each: 5 MB through the other process's 1 MB ring, read at 1 ms per event.
+  constexpr std::uint32_t kEvents = 5000;
+  for (std::uint32_t i = 0; i < kEvents; ++i) {
+    const ULONG st = write_indexed(h, 4, 0, i, 1000);
+    ASSERT_TRUE(st == ERROR_SUCCESS || st == ERROR_NOT_ENOUGH_MEMORY) << st;
+  }
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(first.join(), ERROR_SUCCESS);
+  std::uint64_t got[4] = {};
+  ASSERT_EQ(::read(report[0], got, sizeof got), static_cast<ssize_t>(sizeof got));
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(got[0], ERROR_SUCCESS);
+  EXPECT_EQ(got[1] + got[2], kEvents);  // the slow consumer: delivered + lost
+  EXPECT_GT(got[2], 0u);
+  EXPECT_EQ(got[3], 1u);
+  const Tally t = tally(first.seen());
+  EXPECT_EQ(t.delivered + t.lost, kEvents);
+  EXPECT_TRUE(t.gaps_announced);
+  EXPECT_LT(t.lost, got[2]);  // its losses are the pool's only, a subset of the other's
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::close(report[0]);
+}
+
 TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
   const TRACEHANDLE s = start("close");
   RealtimeConsumer c("close");
