@@ -41,6 +41,26 @@ Finding make(const Catalog& catalog, const std::string& rule, const std::string&
   return Finding{rule, severity_of(catalog, rule), where, std::move(message)};
 }
 
+// The header a trace_event step makes the agent write (classic::parse_step's request fields):
+// Class.Type/Level/Version set one by one, Flags TRACED_GUID plus USE_GUID_PTR / USE_MOF_PTR
+// as the step uses them, unless the step overrides Flags.
+ClassicHeader classic_header_of(const nlohmann::json& r) {
+  ClassicHeader h;
+  h.type = r.value("type", std::uint8_t{0});
+  h.level = r.value("level", std::uint8_t{0});
+  h.version = r.value("version", std::uint16_t{0});
+  h.class_version = static_cast<std::uint32_t>(h.type) |
+                    (static_cast<std::uint32_t>(h.level) << 8) |
+                    (static_cast<std::uint32_t>(h.version) << 16);
+  h.guid_ptr_used = r.value("guid_ptr", false);
+  h.mof_fields = r.value("mof_fields", std::uint32_t{0});
+  h.flags = kTracedGuid | (h.guid_ptr_used ? kUseGuidPtr : 0) | (h.mof_fields > 0 ? kUseMofPtr : 0);
+  if (r.contains("flags") && r["flags"].is_string()) {
+    h.flags = static_cast<std::uint32_t>(std::stoull(r["flags"].get<std::string>(), nullptr, 16));
+  }
+  return h;
+}
+
 }  // namespace
 
 Severity severity_of(const Catalog& catalog, const std::string& rule) {
@@ -222,6 +242,8 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
         }
       }
       append(lint_traits(blob, where, catalog));
+    } else if (step.op == StepOp::kTraceEvent) {
+      append(lint_classic_header(classic_header_of(step.classic), where, catalog));
     }
   }
   for (const auto& [provider, events] : written) {

@@ -158,5 +158,22 @@ TEST(LintCase, WalksWriteAndTraitsStepsAndJudges) {
   EXPECT_TRUE(judge({}, {}).ok);
 }
 
+TEST(LintCase, ClassicTraceEventHeaders) {
+  const auto cases = load_scenario_text(R"({"cases": [{
+      "id": "lint-h", "rules": ["HDR-TYPES"], "agents": {"a": {}},
+      "providers": {"p": {"agent": "a", "guid": "11111111-2222-3333-4444-555555555556"}},
+      "sessions": {"s": {}},
+      "steps": [{"op": "register_classic", "provider": "p"},
+                {"op": "trace_event", "provider": "p", "type": 10, "level": 4, "mof_fields": 2},
+                {"op": "trace_event", "provider": "p", "type": 9, "level": 4},
+                {"op": "trace_event", "provider": "p", "type": 10, "level": 4, "flags": "0x0"}]}]})",
+                                        "t.json", catalog().ids());
+  ASSERT_EQ(cases.size(), 1u);
+  const auto found = lint_case(cases[0], catalog());
+  EXPECT_EQ(rules_of(found), (Rules{"HDR-TYPES", "HDR-FLAGS"}));
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_NE(found[0].where.find("lint-h /cases/0/steps/2 provider p"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace etwh::lint

@@ -1,0 +1,107 @@
+// Catalog completeness: every rule of RULES.md is in catalog/rules.json; every catalog rule has
+// at least one case, or an UNSUPPORTED reason for every platform (and not both: a stale reason
+// is the XPASS of the catalog); every case names known rules; every expectation file names
+// known cases, and etwrt expects nothing but PASS (or UNSUPPORTED with a reason).
+#include "catalog.h"
+#include "expectations.h"
+#include "scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace etwh {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kPlatforms = {"etwrt", "wine", "windows"};
+
+const Catalog& catalog() {
+  static const Catalog c = load_catalog(ETWH_CATALOG_FILE);
+  return c;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = load_scenarios({ETWH_SCENARIOS_DIR}, catalog().ids());
+  return c;
+}
+
+TEST(Completeness, EveryRulesMdRuleIsInTheCatalog) {
+  std::ifstream in(ETWH_RULES_MD);
+  if (!in) GTEST_SKIP() << ETWH_RULES_MD << " is not beside the repository";
+  // Table rows of RULES.md: "| ID | rule | kind |".
+  const std::regex row(R"(^\| ([A-Z0-9]+(-[A-Z0-9]+)+) \|)");
+  std::set<std::string> documented;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) documented.insert(m[1]);
+  }
+  ASSERT_GT(documented.size(), 50u) << "RULES.md did not parse";
+  for (const std::string& id : documented) {
+    EXPECT_NE(catalog().find(id), nullptr) << id << " is in RULES.md but not in the catalog";
+  }
+  for (const Rule& r : catalog().rules) {
+    EXPECT_TRUE(documented.count(r.id)) << r.id << " is in the catalog but not in RULES.md";
+  }
+}
+
+TEST(Completeness, EveryRuleHasACaseOrAnUnsupportedReasonPerPlatform) {
+  std::map<std::string, std::vector<std::string>> by_rule;
+  for (const Case& c : cases()) {
+    for (const std::string& r : c.rules) by_rule[r].push_back(c.id);
+  }
+  for (const Rule& r : catalog().rules) {
+    const bool has_case = by_rule.count(r.id) > 0;
+    if (has_case) {
+      EXPECT_TRUE(r.unsupported.empty())
+          << r.id << " has cases (" << by_rule[r.id].front()
+          << ", ...) and an UNSUPPORTED reason: remove the stale reason or use an expectation";
+      continue;
+    }
+    for (const std::string& p : kPlatforms) {
+      EXPECT_TRUE(r.unsupported.count(p))
+          << r.id << " has no case and no UNSUPPORTED reason for " << p;
+    }
+  }
+}
+
+TEST(Completeness, LintRulesHaveASeverity) {
+  for (const Rule& r : catalog().rules) {
+    const bool lint = std::find(r.kinds.begin(), r.kinds.end(), "lint") != r.kinds.end();
+    EXPECT_EQ(lint, !r.severity.empty()) << r.id;
+  }
+}
+
+TEST(Completeness, ACaseNamingAnUnknownRuleIsRejected) {
+  const std::string text = R"({"cases": [{"id": "x", "rules": ["NO-SUCH-RULE"],
+      "agents": {"a": {}}, "steps": [{"op": "exit_agent", "agent": "a"}]}]})";
+  try {
+    load_scenario_text(text, "x.json", catalog().ids());
+    FAIL() << "an unknown rule was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown rule ID \"NO-SUCH-RULE\""), std::string::npos);
+  }
+}
+
+TEST(Completeness, ExpectationFilesNameKnownCasesAndEtwrtExpectsPass) {
+  std::set<std::string> ids;
+  for (const Case& c : cases()) ids.insert(c.id);
+  for (const std::string& p : kPlatforms) {
+    const fs::path file = fs::path(ETWH_EXPECTATIONS_DIR) / (p + ".json");
+    if (!fs::exists(file)) continue;  // no file: PASS expected everywhere
+    Expectations e;
+    EXPECT_NO_THROW(e = load_expectations(file, ids)) << file;
+    if (p != "etwrt") continue;
+    for (const auto& [case_id, x] : e) {
+      EXPECT_EQ(x.status, Status::kUnsupported)
+          << case_id << ": etwrt expects PASS everywhere, UNSUPPORTED only with a reason";
+      EXPECT_FALSE(x.reason.empty()) << case_id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace etwh
