@@ -1,4 +1,5 @@
 #include "driver.h"
+#include "group_steps.h"
 
 #include "agent_client.h"
 #include "classic_steps.h"
@@ -197,7 +198,9 @@ class CaseRun {
       case StepOp::kCaptureState: {
         require_session(step.session);
         json req = session_request("enable", step.session, step.via);
-        req["guid"] = wire_guid(step.provider);
+        // A provider group: its GUID with EVENT_ENABLE_PROPERTY_PROVIDER_GROUP (group_steps.h).
+        req["guid"] = step.group ? format_guid(*step.group)
+                                 : wire_guid(step.provider);
         req["control_code"] = step.op == StepOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
                               : step.op == StepOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
                                                             : EVENT_CONTROL_CODE_CAPTURE_STATE;
@@ -209,7 +212,10 @@ class CaseRun {
         if (step.has_parameters) {
           json params = json::object();
           if (step.source_id) params["source_id"] = format_guid(*step.source_id);
-          if (step.enable_property) params["enable_property"] = step.enable_property;
+          if (step.enable_property || step.group) {
+            params["enable_property"] =
+                step.enable_property | (step.group ? EVENT_ENABLE_PROPERTY_PROVIDER_GROUP : 0u);
+          }
           if (!step.filters.empty()) {
             params["filters"] = json::array();
             for (const FilterDef& f : step.filters) {
@@ -332,6 +338,13 @@ class CaseRun {
         collect(e);
         check_callbacks(e);
         return;
+      case StepOp::kDisallow: {
+        require_session(step.session);
+        std::vector<GUID> guids;
+        for (const std::string& label : step.disallow) guids.push_back(case_.providers.at(label).guid);
+        reply = set_disallow_list(parse_hex(sessions_.at(step.session).handle).value_or(0), guids);
+        break;
+      }
     }
     if (step.op != StepOp::kQueryEnabled) check_status(e, reply);
     if (e.provider_enabled) {

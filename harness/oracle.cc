@@ -2,10 +2,12 @@
 
 #include "win32_text.h"
 
+#include <evntprov.h>
 #include <evntrace.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace etwh::oracle {
@@ -78,7 +80,37 @@ constexpr GUID kNullGuid{};
 struct Enable {
   SessionEnable settings;
   bool has_filter = false;
+  // EVENT_FILTER_TYPE_EVENT_ID given: FilterIn and the IDs (applied per session on delivery).
+  std::optional<std::pair<bool, std::set<std::uint16_t>>> event_ids;
+  bool via_group = false;  // derived from a group enable (GRP-ENABLE)
+  bool ids_ignored = false;  // the group enable gave event ID filters, not applied (GRP-NO-ID-FILTERS)
 };
+
+bool same_enable(const Enable& a, const Enable& b) {
+  return a.settings.level == b.settings.level && a.settings.match_any == b.settings.match_any &&
+         a.settings.match_all == b.settings.match_all &&
+         a.settings.enable_property == b.settings.enable_property && a.has_filter == b.has_filter;
+}
+
+// A filter descriptor bound for the provider's callback (not one the platform applies).
+bool provider_bound(const FilterDef& f) {
+  return (f.type & 0x80000000u) == 0 || f.type == EVENT_FILTER_TYPE_SCHEMATIZED;
+}
+
+// EVENT_FILTER_EVENT_ID bytes: FilterIn (BOOLEAN), Reserved, Count (USHORT), Events[Count].
+std::optional<std::pair<bool, std::set<std::uint16_t>>> event_id_filter(
+    const std::vector<FilterDef>& filters) {
+  for (const FilterDef& f : filters) {
+    if (f.type != EVENT_FILTER_TYPE_EVENT_ID || f.data.size() < 4) continue;
+    const std::size_t count = f.data[2] | (f.data[3] << 8);
+    std::set<std::uint16_t> ids;
+    for (std::size_t i = 0; i < count && 4 + 2 * i + 1 < f.data.size(); ++i) {
+      ids.insert(static_cast<std::uint16_t>(f.data[4 + 2 * i] | (f.data[5 + 2 * i] << 8)));
+    }
+    return std::make_pair(f.data[0] != 0, ids);
+  }
+  return std::nullopt;
+}
 
 // The replayed world: who enables which provider GUID, who is registered.
 class Model {
@@ -105,6 +137,7 @@ class Model {
         if (started_.count(step.session)) e.status = ERROR_SUCCESS;
         break;
       case StepOp::kCollect: collect(step, e); break;
+      case StepOp::kDisallow: disallow(step, e); break;
       case StepOp::kRegisterClassic:
       case StepOp::kUnregisterClassic:
       case StepOp::kTraceEvent:
@@ -154,10 +187,19 @@ class Model {
   void notify_change(const std::string& guid_key, StepExpectation& e,
                      const std::string& is_enabled_rule, const std::string& cause,
                      const GUID& source, const std::string& source_rule) {
-    const SessionMap& m = enables_[guid_key];
+    for (const ProviderDef* p : listeners(guid_key)) {
+      push_callback(*p, effective(p->label), e, is_enabled_rule, cause, source, source_rule);
+    }
+  }
+
+  // The callback `p` gets when the sessions enabling it become `m`.
+  void push_callback(const ProviderDef& provider, const SessionMap& m, StepExpectation& e,
+                     const std::string& is_enabled_rule, const std::string& cause,
+                     const GUID& source, const std::string& source_rule) {
     const std::vector<SessionEnable> s = settings_of(m);
     const Aggregate agg = aggregate(s);
-    for (const ProviderDef* p : listeners(guid_key)) {
+    {
+      const ProviderDef* p = &provider;
       ExpectedCallback cb;
       cb.provider = p->label;
       cb.context = p->context;
@@ -217,12 +259,13 @@ class Model {
     data_.erase(step.session);
     stopped_.insert(step.session);
     e.status = ERROR_SUCCESS;
-    for (auto& [guid_key, m] : enables_) {
-      if (m.erase(step.session) == 0) continue;
-      // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
-      notify_change(guid_key, e, "CB-RECOMPUTE", "stop of session " + step.session, kNullGuid,
-                    "");
-    }
+    // Every registration the session enabled, directly or through a group, hears of it.
+    const auto before = snapshot();
+    for (auto& [guid_key, m] : enables_) m.erase(step.session);
+    for (auto& [group, m] : group_enables_) m.erase(step.session);
+    disallow_.erase(step.session);
+    // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
+    notify_diff(before, e, "CB-RECOMPUTE", "stop of session " + step.session, kNullGuid, "");
   }
 
   void do_register(const Step& step, StepExpectation& e) {
@@ -232,7 +275,7 @@ class Model {
     traits_set_.erase(step.provider);
     e.status = ERROR_SUCCESS;
     const ProviderDef& p = case_.providers.at(step.provider);
-    const SessionMap& m = enables_[key(step.provider)];
+    const SessionMap m = effective(step.provider);
     if (m.empty() || !p.has_callback) return;
     ExpectedCallback cb;
     cb.provider = p.label;
@@ -251,6 +294,7 @@ class Model {
 
   void unregister(const Step& step, StepExpectation& e) {
     if (registered_.erase(step.provider) == 0) return;
+    member_group_.erase(step.provider);
     e.status = ERROR_SUCCESS;
   }
 
@@ -263,6 +307,10 @@ class Model {
 
   void enable(const Step& step, StepExpectation& e) {
     if (!started_.count(step.session)) return;
+    if (step.group) {
+      group_enable(step, e);
+      return;
+    }
     const std::string guid_key = key(step.provider);
     SessionMap& m = enables_[guid_key];
     if (!m.count(step.session) && m.size() >= 8) {
@@ -273,7 +321,8 @@ class Model {
     if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
     Enable& en = m[step.session];
     en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-    en.has_filter = !step.filters.empty();
+    en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
+    en.event_ids = event_id_filter(step.filters);
     e.status = ERROR_SUCCESS;
     if (m.size() <= 8 && case_has("SES-MAX-8")) e.status_rule = "SES-MAX-8";
     const auto [source, source_rule] = expected_source(step);
@@ -287,6 +336,10 @@ class Model {
   }
 
   void disable(const Step& step, StepExpectation& e) {
+    if (step.group) {
+      if (started_.count(step.session)) group_enable(step, e);
+      return;
+    }
     const std::string guid_key = key(step.provider);
     SessionMap& m = enables_[guid_key];
     if (!started_.count(step.session) || m.erase(step.session) == 0) return;
@@ -330,12 +383,19 @@ class Model {
       e.status = ERROR_SUCCESS;
       e.status_rule = step.traits_raw ? "TR-FORMAT" : "TR-SET-ONCE";
       traits_set_.insert(step.provider);
+      if (!step.traits_raw && step.traits_group) {
+        // Joining a group some session enabled enables the registration (GRP-ENABLE).
+        const auto before = snapshot();
+        member_group_[step.provider] = format_guid(*step.traits_group);
+        notify_diff(before, e, "GRP-ENABLE", "traits naming group " + member_group_[step.provider],
+                    kNullGuid, "");
+      }
     }
   }
 
   void query_enabled(const Step& step, StepExpectation& e) {
     if (!registered_.count(step.provider)) return;
-    const std::vector<SessionEnable> s = settings_of(enables_[key(step.provider)]);
+    const std::vector<SessionEnable> s = settings_of(effective(step.provider));
     // MatchAny 0 on the enabling side is where runtimes differ in practice: not judged here.
     if (std::any_of(s.begin(), s.end(), [](const SessionEnable& x) { return x.match_any == 0; })) {
       return;
@@ -415,7 +475,7 @@ class Model {
   void write(const Step& step, StepExpectation& e) {
     if (!registered_.count(step.provider)) return;
     const std::string guid_key = key(step.provider);
-    const SessionMap& m = enables_[guid_key];
+    const SessionMap m = effective(step.provider);
     const std::vector<SessionEnable> all = settings_of(m);
     const bool any_zero = std::any_of(all.begin(), all.end(),
                                       [](const SessionEnable& x) { return x.match_any == 0; });
@@ -440,12 +500,33 @@ class Model {
           auto it = m.find(session);
           if (it == m.end()) {
             why = {pick("FLT-PER-SESSION"), "session " + session + " does not enable the provider"};
+            if (disallowed_group(session, step.provider)) {
+              why = {pick("GRP-DISALLOW"), "session " + session +
+                                               " enables the provider's group but disallows it"};
+            }
           } else {
             const std::string rule = pick(replaced_.count(session + "\n" + guid_key)
                                               ? "FLT-REPLACE"
                                               : filter_rule(it->second.settings, lk));
             taken = session_accepts(it->second.settings, lk);
             ev.rule = rule;
+            if (it->second.via_group) {
+              ev.rule = pick(it->second.ids_ignored ? "GRP-NO-ID-FILTERS" : "GRP-ENABLE");
+            }
+            if (taken && it->second.event_ids &&
+                it->second.event_ids->second.count(def.id) != it->second.event_ids->first) {
+              taken = false;
+              why = {pick("FLT-PER-SESSION"),
+                     "session " + session + "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
+                         (it->second.event_ids->first ? "TRUE" : "FALSE") + ") drops event ID " +
+                         std::to_string(def.id)};
+              if (!sd.consumer_attached) {
+                sd.buffered_excluded[seq] = why;
+              } else {
+                for (const std::string& label : sd.consumers) consumers_.at(label).excluded[seq] = why;
+              }
+              continue;
+            }
             why = {rule, "session " + session + " filters it out (level " +
                              std::to_string(it->second.settings.level) + ", MatchAny " +
                              format_hex(it->second.settings.match_any) + ", MatchAll " +
@@ -493,6 +574,115 @@ class Model {
     e.status.reset();
   }
 
+  // --- Provider groups (GRP-*) -------------------------------------------------------------
+
+  // The sessions enabling registration `label`: its GUID's own enables, plus the group enable
+  // of each session that enabled the group its traits named, unless that session enables the
+  // GUID directly or disallows it (GRP-ENABLE, GRP-DISALLOW). Event ID filters given with a
+  // group enable do not apply (GRP-NO-ID-FILTERS).
+  SessionMap effective(const std::string& label) const {
+    const std::string guid_key = key(label);
+    auto direct = enables_.find(guid_key);
+    SessionMap m = direct == enables_.end() ? SessionMap{} : direct->second;
+    auto member = member_group_.find(label);
+    if (member == member_group_.end()) return m;
+    auto groups = group_enables_.find(member->second);
+    if (groups == group_enables_.end()) return m;
+    for (const auto& [session, en] : groups->second) {
+      if (m.count(session)) continue;
+      auto dis = disallow_.find(session);
+      if (dis != disallow_.end() && dis->second.count(guid_key)) continue;
+      Enable derived = en;
+      derived.via_group = true;
+      derived.ids_ignored = en.event_ids.has_value();
+      derived.event_ids.reset();
+      m[session] = derived;
+    }
+    return m;
+  }
+
+  bool disallowed_group(const std::string& session, const std::string& label) const {
+    auto member = member_group_.find(label);
+    auto dis = disallow_.find(session);
+    if (member == member_group_.end() || dis == disallow_.end()) return false;
+    auto groups = group_enables_.find(member->second);
+    return groups != group_enables_.end() && groups->second.count(session) &&
+           dis->second.count(key(label));
+  }
+
+  // The sessions enabling each registered provider with a callback, to compare after a change.
+  std::map<std::string, SessionMap> snapshot() const {
+    std::map<std::string, SessionMap> out;
+    for (const auto& [label, def] : case_.providers) {
+      if (registered_.count(label) && def.has_callback) out[label] = effective(label);
+    }
+    return out;
+  }
+
+  // One callback to every registration whose enabling sessions changed since `before`.
+  void notify_diff(const std::map<std::string, SessionMap>& before, StepExpectation& e,
+                   const std::string& is_enabled_rule, const std::string& cause,
+                   const GUID& source, const std::string& source_rule) {
+    for (const auto& [label, old] : before) {
+      const SessionMap now = effective(label);
+      bool same = now.size() == old.size();
+      for (auto a = now.begin(), b = old.begin(); same && a != now.end(); ++a, ++b) {
+        same = a->first == b->first && same_enable(a->second, b->second);
+      }
+      if (same) continue;
+      push_callback(case_.providers.at(label), now, e, is_enabled_rule, cause, source,
+                    source_rule);
+    }
+  }
+
+  bool is_private(const std::string& session) const {
+    const nlohmann::json& settings = case_.sessions.at(session).settings;
+    return settings.contains("log_file_mode") && settings["log_file_mode"].is_number_unsigned() &&
+           (settings["log_file_mode"].get<std::uint32_t>() & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0;
+  }
+
+  // enable / disable of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
+  void group_enable(const Step& step, StepExpectation& e) {
+    if (is_private(step.session)) {
+      e.status_nonzero = true;
+      e.status_rule = "GRP-NO-PRIVATE";
+      return;
+    }
+    const std::string group = format_guid(*step.group);
+    const auto before = snapshot();
+    if (step.op == StepOp::kEnable) {
+      Enable& en = group_enables_[group][step.session];
+      en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
+      en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
+      en.event_ids = event_id_filter(step.filters);
+    } else if (group_enables_[group].erase(step.session) == 0) {
+      e.status = ERROR_SUCCESS;
+      return;
+    }
+    e.status = ERROR_SUCCESS;
+    e.status_rule = pick("GRP-ENABLE");
+    const auto [source, source_rule] = expected_source(step);
+    notify_diff(before, e, pick("GRP-ENABLE"),
+                std::string(step.op == StepOp::kEnable ? "enable" : "disable") + " of group " +
+                    group + " by session " + step.session,
+                source, source_rule);
+    timing(step, e);
+  }
+
+  // disallow: TraceSetInformation(TraceSetDisallowList) replaces the session's list; what it
+  // enabled through groups follows at once (GRP-DISALLOW).
+  void disallow(const Step& step, StepExpectation& e) {
+    if (!started_.count(step.session)) return;
+    const auto before = snapshot();
+    std::set<std::string> keys;
+    for (const std::string& label : step.disallow) keys.insert(key(label));
+    disallow_[step.session] = keys;
+    e.status = ERROR_SUCCESS;
+    e.status_rule = pick("GRP-DISALLOW");
+    notify_diff(before, e, pick("GRP-DISALLOW"), "disallow list of session " + step.session,
+                kNullGuid, "");
+  }
+
   bool case_has(const std::string& rule) const {
     return std::find(case_.rules.begin(), case_.rules.end(), rule) != case_.rules.end();
   }
@@ -507,6 +697,9 @@ class Model {
   std::map<std::string, SessionData> data_;     // session label -> its data path state
   std::map<std::string, ConsumerExpectation> consumers_;
   std::set<std::string> replaced_;              // "<session>\n<guid>" enabled again (FLT-REPLACE)
+  std::map<std::string, std::string> member_group_;  // provider label -> group GUID text
+  std::map<std::string, SessionMap> group_enables_;  // group GUID text -> sessions enabling it
+  std::map<std::string, std::set<std::string>> disallow_;  // session -> provider GUID texts
   std::uint64_t next_seq_ = 1;
 };
 

@@ -30,6 +30,7 @@ const char* step_op_name(StepOp op) {
     case StepOp::kWrite: return "write";
     case StepOp::kFlush: return "flush";
     case StepOp::kCollect: return "collect";
+    case StepOp::kDisallow: return "disallow";
     case StepOp::kRegisterClassic: return "register_classic";
     case StepOp::kUnregisterClassic: return "unregister_classic";
     case StepOp::kTraceEvent: return "trace_event";
@@ -488,6 +489,36 @@ class CaseParser {
     if (total > 1000000) r_.fail(p, "more than 1000000 events in one write step");
   }
 
+  // enable / disable: a provider label, or a provider group's GUID (groups).
+  void parse_target(const json& v, const std::string& p, Step& s, const Case& c) {
+    if (v.contains("provider") == v.contains("group")) {
+      r_.fail(p, "needs exactly one of \"provider\" and \"group\"");
+    }
+    if (v.contains("provider")) {
+      s.provider = ref(v, p, "provider", c);
+      return;
+    }
+    s.group = r_.guid(v["group"], p + "/group");
+    s.has_parameters = true;
+    if (s.api != "EnableTraceEx2" || (v.contains("api") && v["api"] != "EnableTraceEx2")) {
+      r_.fail(p + "/group", "a provider group is enabled with EnableTraceEx2 only");
+    }
+  }
+
+  // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
+  void parse_disallow(const json& v, const std::string& p, Step& s, const Case& c) {
+    r_.object(v, p, {"op", "session", "providers", "expect"});
+    s.session = ref(v, p, "session", c);
+    const json& list = r_.field(v, p, "providers");
+    if (!list.is_array()) r_.fail(p + "/providers", "expected an array, got " + json_type_name(list));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string pi = p + "/providers/" + std::to_string(i);
+      const std::string label = r_.string(list[i], pi);
+      if (!c.providers.count(label)) r_.fail(pi, "unknown provider \"" + label + "\"");
+      s.disallow.push_back(label);
+    }
+  }
+
   Step parse_step(const json& v, const std::string& p, const Case& c) {
     if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
     Step s;
@@ -501,7 +532,7 @@ class CaseParser {
         {"query_enabled", StepOp::kQueryEnabled}, {"exit_agent", StepOp::kExitAgent},
         {"kill_agent", StepOp::kKillAgent}, {"consume", StepOp::kConsume},
         {"write", StepOp::kWrite},           {"flush", StepOp::kFlush},
-        {"collect", StepOp::kCollect},
+        {"collect", StepOp::kCollect},       {"disallow", StepOp::kDisallow},
         {"register_classic", StepOp::kRegisterClassic},
         {"unregister_classic", StepOp::kUnregisterClassic},
         {"trace_event", StepOp::kTraceEvent}, {"trace_message", StepOp::kTraceMessage},
@@ -521,18 +552,18 @@ class CaseParser {
         s.provider = ref(v, p, "provider", c);
         break;
       case StepOp::kEnable:
-        r_.object(v, p, {"op", "session", "provider", "via", "level", "match_any", "match_all",
-                         "source_id", "enable_property", "filters", "api", "timeout_ms",
-                         "expect"});
+        r_.object(v, p, {"op", "session", "provider", "group", "via", "level", "match_any",
+                         "match_all", "source_id", "enable_property", "filters", "api",
+                         "timeout_ms", "expect"});
         s.session = ref(v, p, "session", c);
-        s.provider = ref(v, p, "provider", c);
+        parse_target(v, p, s, c);
         parse_call(v, p, s, true);
         break;
       case StepOp::kDisable:
-        r_.object(v, p, {"op", "session", "provider", "via", "source_id", "api", "timeout_ms",
-                         "expect"});
+        r_.object(v, p, {"op", "session", "provider", "group", "via", "source_id", "api",
+                         "timeout_ms", "expect"});
         s.session = ref(v, p, "session", c);
-        s.provider = ref(v, p, "provider", c);
+        parse_target(v, p, s, c);
         parse_call(v, p, s, false);
         break;
       case StepOp::kCaptureState:
@@ -587,6 +618,9 @@ class CaseParser {
         break;
       case StepOp::kCollect:
         r_.object(v, p, {"op"});
+        break;
+      case StepOp::kDisallow:
+        parse_disallow(v, p, s, c);
         break;
       case StepOp::kRegisterClassic:
       case StepOp::kUnregisterClassic:

@@ -64,6 +64,7 @@ enum class StepOp {
   kWrite,
   kFlush,
   kCollect,
+  kDisallow,
   kSubjectWrite,    // a provider under test writes its test (or state) events
   kInjectCallback,  // the subject's callback is called directly with chosen arguments
   // Classic providers (harness/classic_steps.h).
@@ -129,6 +130,10 @@ struct Step {
   std::vector<EventDef> events;
   bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
+  // enable / disable / capture_state of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP)
+  // instead of `provider`; disallow: the providers of TraceSetDisallowList (labels).
+  std::optional<GUID> group;
+  std::vector<std::string> disallow;
   // register_classic, unregister_classic, trace_event, trace_message: the agent request's
   // fields, validated by classic::parse_step.
   nlohmann::json classic = nlohmann::json::object();
