@@ -20,7 +20,6 @@ using json = nlohmann::json;
 
 constexpr std::uint32_t kWmiEnableEvents = 4;
 constexpr auto kReplyWait = std::chrono::milliseconds(15000);
-constexpr auto kCallbackWait = std::chrono::milliseconds(10000);
 
 }  // namespace
 
@@ -61,13 +60,14 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
       return out;
     };
     // Other providers of the agent count too; wait until ours are all there (or time out).
-    const auto deadline = std::chrono::steady_clock::now() + kCallbackWait;
+    const auto deadline = std::chrono::steady_clock::now() + hooks.callback_wait();
     std::vector<json> got = mine();
     while (got.size() < consumed + want.size() && std::chrono::steady_clock::now() < deadline) {
       a.wait_for_events("classic_callback", a.events().size() + 1,
                         std::chrono::milliseconds(50));
       got = mine();
     }
+    if (got.size() < consumed + want.size()) hooks.callback_missed();
     for (std::size_t k = 0; k < want.size(); ++k) {
       const ExpectedControl& w = *want[k];
       const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,6 +66,10 @@ struct DriverHooks {
   std::function<AgentProcess&(const std::string& agent)> agent;
   std::function<void(const std::string& rule, const std::string& what)> fail;
   std::function<void(const std::string& what)> note;
+  // How long to wait for expected ControlCallbacks, and telling the driver some never came
+  // (it then shortens later waits of the case).
+  std::function<std::chrono::milliseconds()> callback_wait;
+  std::function<void()> callback_missed;
 };
 
 // The driver's state for classic providers during one case.

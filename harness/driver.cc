@@ -28,7 +28,10 @@ using std::chrono::milliseconds;
 
 // Generous upper bounds, never verdicts: they only keep a broken platform from hanging us.
 constexpr milliseconds kReplySlack{10000};
-constexpr milliseconds kCallbackWait{5000};
+constexpr milliseconds kCallbackWait{3000};
+// Once a case has missed an expected callback it has failed; later waits only collect what is
+// in flight, so a platform without callbacks (Wine) or a mutant pays one full wait per case.
+constexpr milliseconds kCallbackWaitAfterMiss{200};
 constexpr milliseconds kCollectWait{15000};
 // RT_LostEvent's event types (EVENT_TRACE_TYPE_RT_LOST_*; not every SDK header names them).
 constexpr unsigned kRtLostEvent = 32;
@@ -368,7 +371,9 @@ class CaseRun {
   classic::DriverHooks classic_hooks() {
     return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
             [this](const std::string& rule, const std::string& what) { fail(rule, what); },
-            [this](const std::string& what) { notes_.push_back(what); }};
+            [this](const std::string& what) { notes_.push_back(what); },
+            [this] { return callback_wait_; },
+            [this] { callback_wait_ = kCallbackWaitAfterMiss; }};
   }
 
   // --- Providers under test (subject agents, harness/subject_oracle.h) ---------------------
@@ -833,7 +838,8 @@ class CaseRun {
       if (gone_.count(label)) continue;
       const std::size_t target = seen_by_agent_[label] + wanted_by_agent[label];
       if (wanted_by_agent[label] > 0) {
-        a->wait_for_events("callback", target, kCallbackWait + milliseconds(delays));
+        if (!a->wait_for_events("callback", target, callback_wait_ + milliseconds(delays)))
+          callback_wait_ = kCallbackWaitAfterMiss;
       }
       std::map<std::string, std::vector<json>> got;
       std::size_t total = 0;
@@ -983,6 +989,7 @@ class CaseRun {
   std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;
   std::map<std::string, std::size_t> budget_checked_;  // subject provider -> callbacks judged
   std::vector<std::string> failures_;
+  milliseconds callback_wait_ = kCallbackWait;  // see kCallbackWaitAfterMiss
   std::vector<std::string> notes_;
   const Step* current_ = nullptr;
   classic::Run classic_;
