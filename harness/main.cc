@@ -327,6 +327,8 @@ int main(int argc, char** argv) {
   selftest_cmd->add_option("--only", selftest_opts.only, "Run only this mutant (repeatable)");
   selftest_cmd->add_option("--keep", selftest_keep, "Keep each run's report and log in DIR");
   selftest_cmd->add_option("--json", selftest_json, "Write the kill matrix as JSON to FILE");
+  selftest_cmd->add_option("--jobs", selftest_opts.jobs, "Mutant runs at once (default 2)")
+      ->check(CLI::Range(1, 16));
   selftest_cmd->add_option("--run-timeout", selftest_opts.run_timeout_s,
                            "Seconds one `etwh run` may take");
 #endif

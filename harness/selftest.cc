@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -437,23 +439,38 @@ int run(const Options& o) {
     std::cout << fmt::format("selftest: clean run: {} cases, all as expected\n", clean.cases);
   }
 
-  std::vector<RunSummary> runs;
-  std::vector<Verdict> verdicts;
-  for (std::size_t i = 0; i < mutants.size(); ++i) {
-    const Mutant& m = mutants[i];
-    std::map<std::string, std::string> env = clean_env;
-    if (m.kind == MutantKind::kRuntime) {
-      env["ETWRT_MUTANT"] = m.name;
-      const char* old = std::getenv("LD_LIBRARY_PATH");
-      env["LD_LIBRARY_PATH"] =
-          lib_dir.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
-      env["ETWRT_BROKER"] = broker.string();
+  // Mutant runs are independent (each has its own ETWRT_HOME and broker) and spend most of
+  // their time waiting for callbacks a mutant never makes, so a few run at once.
+  std::vector<RunSummary> runs(mutants.size());
+  std::vector<Verdict> verdicts(mutants.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex out_mutex;
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < mutants.size(); i = next++) {
+      const Mutant& m = mutants[i];
+      std::map<std::string, std::string> env = clean_env;
+      if (m.kind == MutantKind::kRuntime) {
+        env["ETWRT_MUTANT"] = m.name;
+        const char* old = std::getenv("LD_LIBRARY_PATH");
+        env["LD_LIBRARY_PATH"] =
+            lib_dir.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+        env["ETWRT_BROKER"] = broker.string();
+      }
+      {
+        std::lock_guard lock(out_mutex);
+        std::cout << fmt::format("selftest: mutant {} ({})", m.name, kind_name(m.kind))
+                  << std::endl;
+      }
+      runs[i] = run_suite(o, m.name, expanded[i], m.scenarios, env, work);
+      verdicts[i] = judge(m, runs[i]);
     }
-    std::cout << fmt::format("selftest: mutant {} ({})", m.name, kind_name(m.kind)) << std::endl;
-    runs.push_back(run_suite(o, m.name, expanded[i], m.scenarios, env, work));
-    verdicts.push_back(judge(m, runs.back()));
-    if (!verdicts.back().killed) ok = false;
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (int j = 0; j < std::max(1, o.jobs); ++j) workers.emplace_back(worker);
   }
+  if (std::any_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.killed; }))
+    ok = false;
   std::cout << "\n";
   print_matrix(mutants, runs, verdicts, std::cout);
 

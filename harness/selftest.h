@@ -89,6 +89,7 @@ struct Options {
   std::filesystem::path keep_dir;      // keep reports and logs here; empty: a temporary folder
   std::filesystem::path json_file;     // the matrix as JSON
   int run_timeout_s = 600;
+  int jobs = 2;                        // mutant runs at once (mostly waiting, little CPU)
 };
 
 // 0: clean run as expected and every mutant killed; 1: otherwise; 2: bad input.
