@@ -225,7 +225,11 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   info.start_time = utc_now();
   info.host = hostname();
   info.command_line = command_line;
-  for (const etwh::Rule& r : catalog.rules) info.catalog_rules.push_back(r.id);
+  for (const etwh::Rule& r : catalog.rules) {
+    info.catalog_rules.push_back(r.id);
+    if (auto u = r.unsupported.find(platform); u != r.unsupported.end())
+      info.unsupported_reasons[r.id] = u->second;
+  }
   const auto start = std::chrono::steady_clock::now();
 
   // Cases with a subject agent run the user's provider; by default a shipped example, so that

@@ -66,8 +66,11 @@ std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
   std::vector<RuleVerdict> out;
   for (const std::string& id : info.catalog_rules) {
     auto it = named.find(id);
-    out.push_back(it == named.end() ? RuleVerdict{id, Status::kUnsupported, 0} : it->second);
+    out.push_back(it == named.end() ? RuleVerdict{id, Status::kUnsupported, 0, {}} : it->second);
     out.back().id = id;
+    if (auto r = info.unsupported_reasons.find(id);
+        out.back().cases == 0 && r != info.unsupported_reasons.end())
+      out.back().reason = r->second;
     if (it != named.end()) named.erase(it);
   }
   for (auto& [id, v] : named) {
@@ -82,7 +85,8 @@ void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& re
   out << fmt::format("{:<30} {:<14} {}\n", "RULE", "STATUS", "CASES");
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
     out << fmt::format("{:<30} {:<14} {}{}\n", v.id, status_name(v.status), v.cases,
-                       v.cases == 0 ? " (no case)" : "");
+                       v.cases == 0 ? (v.reason.empty() ? " (no case)" : " (" + v.reason + ")")
+                                    : "");
   }
   int unexpected = 0;
   for (const CaseResult& r : results) {
@@ -114,8 +118,10 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
   }
   doc["rules"] = nlohmann::ordered_json::array();
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
-    doc["rules"].push_back(nlohmann::ordered_json{
-        {"id", v.id}, {"status", status_name(v.status)}, {"cases", v.cases}});
+    nlohmann::ordered_json rule{
+        {"id", v.id}, {"status", status_name(v.status)}, {"cases", v.cases}};
+    if (!v.reason.empty()) rule["reason"] = v.reason;
+    doc["rules"].push_back(std::move(rule));
   }
   out << doc.dump(2) << "\n";
 }

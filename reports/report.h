@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <ostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct RunInfo {
   // Every rule of the catalog, in catalog order, so that each gets a verdict: a rule that no
   // case of the run names is UNSUPPORTED ("no case"). Empty: only the rules the cases name.
   std::vector<std::string> catalog_rules;
+  // The catalog's reason why a rule cannot be judged on this platform (rule -> reason).
+  std::map<std::string, std::string> unsupported_reasons;
 };
 
 // One rule's verdict over a run: the worst status among the cases naming it, or UNSUPPORTED
@@ -43,6 +46,7 @@ struct RuleVerdict {
   std::string id;
   Status status = Status::kUnsupported;
   int cases = 0;
+  std::string reason;  // with no case: the catalog's UNSUPPORTED reason for the platform
 };
 
 // The catalog's rules first (in order), then any other rule the cases name (sorted).

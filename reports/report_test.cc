@@ -98,6 +98,17 @@ TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
   ASSERT_EQ(doc["rules"].size(), 5u);
   EXPECT_EQ(doc["rules"][1], (nlohmann::json{{"id", "GRP-ENABLE"}, {"status", "UNSUPPORTED"},
                                              {"cases", 0}}));
+
+  // With the catalog's reason for this platform, the reason replaces "(no case)".
+  i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
+  std::ostringstream text2;
+  ConsoleReport().write(i, sample(), text2);
+  EXPECT_NE(text2.str().find("GRP-ENABLE                     UNSUPPORTED    0 (no groups here)"),
+            std::string::npos)
+      << text2.str();
+  std::ostringstream json2;
+  JsonReport().write(i, sample(), json2);
+  EXPECT_EQ(nlohmann::json::parse(json2.str())["rules"][1]["reason"], "no groups here");
 }
 
 TEST(JunitReport, ParsesBackWithCountsAndEscapedMessages) {
