@@ -105,15 +105,20 @@ uint64_t pool_now_ns(const Pool::Shared& shared) {
   return monotonic_ns();
 }
 
-namespace {
-
 // Shared (not FUTEX_PRIVATE): writers and reader are different processes mapping one memfd.
 void futex_wake_all(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr,
           nullptr, 0);
 }
 
-}  // namespace
+bool futex_wait_change(std::atomic<uint32_t>& word, uint32_t token, uint64_t timeout_ns) {
+  if (word.load(std::memory_order_acquire) != token) return true;
+  const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000ull),
+                         static_cast<long>(timeout_ns % 1000000000ull)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, token, &timeout, nullptr,
+          0);
+  return word.load(std::memory_order_acquire) != token;
+}
 
 void wake_sleeping_reader(Pool::Shared& shared) {
   // Only the writer that clears the flag pays the system call; the others see it clear.

@@ -1,7 +1,5 @@
 // The reader: claims delivered buffers (and, on flush, pins buffers still being written to
 // read their committed prefix), merges their records by timestamp, frees what it finished.
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,14 +247,7 @@ void Reader::cancel_wait() {
 
 bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   Pool::Shared& s = *pool_.shared();
-  bool woken = s.wake_seq.load(std::memory_order_acquire) != token;
-  if (!woken) {
-    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000ull),
-                           static_cast<long>(timeout_ns % 1000000000ull)};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&s.wake_seq), FUTEX_WAIT, token, &timeout,
-            nullptr, 0);
-    woken = s.wake_seq.load(std::memory_order_acquire) != token;
-  }
+  const bool woken = futex_wait_change(s.wake_seq, token, timeout_ns);
   s.reader_sleeping.store(0, std::memory_order_relaxed);
   return woken;
 }

@@ -2,9 +2,7 @@
 // the Reader (the feeder) copies what it delivers into each claimed slot's byte ring; a full
 // ring drops records for that consumer only, counted in the slot and announced by an
 // in-stream loss mark ahead of the records after the gap. Writers never see any of it.
-#include <linux/futex.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,11 +35,6 @@ uint8_t relay_phase(uint64_t state) { return static_cast<uint8_t>(state & 0xff);
 uint32_t relay_pid(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
 
 bool alive(uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
-
-void futex_wake(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr,
-          nullptr, 0);
-}
 
 template <typename Fn>
 void for_each_bit(uint32_t mask, Fn fn) {
@@ -194,7 +187,7 @@ void RelayFeeder::wake() {
     if (slot.consumer_sleeping.load(std::memory_order_relaxed) == 0) return;
     if (slot.consumer_sleeping.exchange(0, std::memory_order_acq_rel) == 0) return;
     slot.wake_seq.fetch_add(1, std::memory_order_release);
-    futex_wake(slot.wake_seq);
+    futex_wake_all(slot.wake_seq);
   });
 }
 
@@ -205,7 +198,7 @@ void RelayFeeder::end() {
     slot.ended.store(1, std::memory_order_release);
     slot.consumer_sleeping.store(0, std::memory_order_relaxed);
     slot.wake_seq.fetch_add(1, std::memory_order_release);
-    futex_wake(slot.wake_seq);
+    futex_wake_all(slot.wake_seq);
   });
 }
 
@@ -329,14 +322,7 @@ void RelayConsumer::cancel_wait() {
 
 bool RelayConsumer::wait(uint32_t token, uint64_t timeout_ns) {
   RelaySlot& slot = *pool_.shared()->relay(slot_);
-  bool woken = slot.wake_seq.load(std::memory_order_acquire) != token;
-  if (!woken) {
-    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000ull),
-                           static_cast<long>(timeout_ns % 1000000000ull)};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot.wake_seq), FUTEX_WAIT, token, &timeout,
-            nullptr, 0);
-    woken = slot.wake_seq.load(std::memory_order_acquire) != token;
-  }
+  const bool woken = futex_wait_change(slot.wake_seq, token, timeout_ns);
   slot.consumer_sleeping.store(0, std::memory_order_relaxed);
   return woken;
 }
