@@ -3,6 +3,7 @@
 // TraceMessage / UnregisterTraceGuids against a real broker and a realtime consumer. Each test
 // has its own ETWRT_HOME and ends its broker.
 #include "classic.h"
+#include "test_broker_home.h"
 
 #include <windows.h>
 #include <evntcons.h>
@@ -208,29 +209,8 @@ struct SessionProperties {
 
 class ClassicProvider : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/etwrt-classic-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    ::setenv("ETWRT_HOME", (dir_ + "/home").c_str(), 1);
-  }
-  void TearDown() override {
-    std::ifstream in(dir_ + "/home/broker.pid");
-    pid_t pid = 0;
-    if (in >> pid && pid > 0) {
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 1000 && ::kill(pid, 0) == 0 && !zombie(pid); ++i) {
-        std::this_thread::sleep_for(10ms);
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  static bool zombie(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string a, b, state;
-    return !(stat >> a >> b >> state) || state == "Z";
-  }
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-classic-test"};
+
   TRACEHANDLE start(const std::string& name) {
     SessionProperties p;
     TRACEHANDLE h = 0;
@@ -241,7 +221,6 @@ class ClassicProvider : public ::testing::Test {
     SessionProperties p;
     EXPECT_EQ(ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
   }
-  std::string dir_;
 };
 
 // An event with `value` as its only MOF data, after the header.

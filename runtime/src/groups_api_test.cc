@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "test_broker_home.h"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -64,20 +66,7 @@ bool becomes(REGHANDLE h, UCHAR level, ULONGLONG keyword, bool want) {
 
 class EtwrtGroups : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/etwrt-groups-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    ::setenv("ETWRT_HOME", (dir_ + "/home").c_str(), 1);
-  }
-  void TearDown() override {
-    std::ifstream in(dir_ + "/home/broker.pid");
-    pid_t pid = 0;
-    if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string dir_;
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-groups-test"};
 };
 
 TEST_F(EtwrtGroups, TraceSetInformationArguments) {
