@@ -739,6 +739,10 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
 
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
     auto& slots = slots_[key];
+#if defined(ETWRT_MUTANTS)
+    // Mutant: a second session enabling a classic provider shares it instead of taking it over.
+    if (!etwrt::mutant::active("classic-shared"))
+#endif
     if (!session.enables.contains(key)) take_over_classic(key);
     if (!session.enables.contains(key)) {
       auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
@@ -910,6 +914,10 @@ int Broker::sync_groups(const GUID& source, std::uint64_t wait_id) {
   for (auto& [handle, s] : sessions_) {
     std::map<std::string, std::pair<std::string, const Enable*>> want;  // key -> (group, enable)
     for (const auto& [key, groups] : member_groups) {
+#if defined(ETWRT_MUTANTS)
+      // Mutant: the session's disallow list is ignored.
+      if (!etwrt::mutant::active("disallow-ignored"))
+#endif
       if (s.disallow.contains(key)) continue;
       for (const std::string& g : groups) {
         auto it = s.group_enables.find(g);
