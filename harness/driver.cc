@@ -94,6 +94,7 @@ class CaseRun {
     if (out.status == Status::kPass && !notes_.empty()) {
       out.message = "observed (not judged): " + join(notes_);
     }
+    out.subject_events = subject_events();
     return out;
   }
 
@@ -465,6 +466,32 @@ class CaseRun {
       }
     }
     return false;
+  }
+
+  // What the providers under test wrote, from one consumer each (several consumers of one
+  // provider received copies of the same events).
+  std::vector<SubjectEvent> subject_events() const {
+    std::vector<SubjectEvent> out;
+    std::set<std::string> done;
+    for (const auto& [consumer, by_provider] : subject_records_) {
+      for (const auto& [label, records] : by_provider) {
+        if (records.empty() || !done.insert(label).second) continue;
+        for (const json& r : records) {
+          if (r.value("kind", "") != "event") continue;
+          SubjectEvent e;
+          e.provider = label;
+          e.id = r.value("id", 0u);
+          e.version = r.value("version", 0u);
+          e.channel = r.value("channel", 0u);
+          e.level = r.value("level", 0u);
+          e.opcode = r.value("opcode", 0u);
+          e.keyword = std::stoull(r.value("keyword", std::string("0x0")), nullptr, 16);
+          e.payload_size = r.value("payload", std::string()).size() / 2;
+          out.push_back(e);
+        }
+      }
+    }
+    return out;
   }
 
   // What each consumer received from each provider under test, against subject_oracle.

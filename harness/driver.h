@@ -8,6 +8,7 @@
 #include "scenario.h"
 
 #include <filesystem>
+#include <cstdint>
 #include <string>
 
 namespace etwh {
@@ -20,10 +21,24 @@ struct DriverOptions {
   std::filesystem::path subject;
 };
 
+// One event a provider under test wrote, as a consumer received it (lint judges these).
+struct SubjectEvent {
+  std::string provider;  // label in the case
+  std::uint16_t id = 0;
+  std::uint8_t version = 0;
+  std::uint8_t channel = 0;
+  std::uint8_t level = 0;
+  std::uint8_t opcode = 0;
+  std::uint64_t keyword = 0;
+  std::size_t payload_size = 0;
+};
+
 struct CaseOutcome {
   Status status = Status::kPass;  // PASS, FAIL, TIMEOUT, CRASH or HARNESS_ERROR
   std::string message;            // failed checks, or the fault; observed-only values too
   double duration_s = 0;
+  // Per provider under test, the events of the first consumer that received any of its.
+  std::vector<SubjectEvent> subject_events;
 };
 
 class Driver {

@@ -28,6 +28,9 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
+#include <tuple>
 
 #ifndef ETWH_DATA_DIR
 #error "ETWH_DATA_DIR must name the folder holding catalog/, scenarios/ and expectations/"
@@ -174,7 +177,48 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
 }
 
 // A case with expect_lint passes only if the linter reports exactly the rules it lists.
+// The events a provider under test wrote, linted as the rules' severity says: a failure fails
+// the case, warnings are reported with it. Each distinct descriptor is named once.
+void lint_subject_events(const etwh::Case& c, const etwh::Catalog& catalog,
+                         etwh::CaseOutcome& outcome) {
+  std::map<std::string, std::vector<etwh::lint::Descriptor>> by_provider;
+  for (const etwh::SubjectEvent& e : outcome.subject_events) {
+    by_provider[e.provider].push_back(
+        {e.id, e.version, e.channel, e.level, e.opcode, e.keyword, e.payload_size});
+  }
+  std::vector<etwh::lint::Finding> findings;
+  for (const auto& [provider, events] : by_provider) {
+    std::set<std::tuple<int, int, int, int, int, std::uint64_t>> seen;
+    for (const etwh::lint::Descriptor& d : events) {
+      if (!seen.insert({d.id, d.version, d.channel, d.level, d.opcode, d.keyword}).second) continue;
+      const std::string where = fmt::format(
+          "{} provider under test {}: id {} version {} channel {} level {} opcode {} keyword 0x{:x}",
+          c.id, provider, d.id, d.version, d.channel, d.level, d.opcode, d.keyword);
+      for (auto& f : etwh::lint::lint_descriptor(d, where, catalog)) findings.push_back(f);
+    }
+    for (auto& f : etwh::lint::lint_event_set(
+             events, fmt::format("{} provider under test {}", c.id, provider), catalog)) {
+      findings.push_back(f);
+    }
+  }
+  bool failed = false;
+  std::string text;
+  for (const etwh::lint::Finding& f : findings) {
+    failed = failed || f.severity == etwh::lint::Severity::kFailure;
+    text += (text.empty() ? "" : "; ") + etwh::lint::describe(f);
+  }
+  if (text.empty()) return;
+  if (failed && outcome.status == etwh::Status::kPass) {
+    // The lint failure is what failed the case: it leads the message.
+    outcome.status = etwh::Status::kFail;
+    outcome.message = "lint: " + text + (outcome.message.empty() ? "" : " | " + outcome.message);
+    return;
+  }
+  outcome.message += (outcome.message.empty() ? "" : " | ") + std::string("lint: ") + text;
+}
+
 void apply_lint(const etwh::Case& c, const etwh::Catalog& catalog, etwh::CaseOutcome& outcome) {
+  lint_subject_events(c, catalog, outcome);
   if (!c.expect_lint) return;
   const etwh::lint::Judgement j =
       etwh::lint::judge(*c.expect_lint, etwh::lint::lint_case(c, catalog));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -163,8 +164,24 @@ RunSummary summarize_report(const json& report) {
 
 Verdict judge(const Mutant& mutant, const RunSummary& run) {
   Verdict v;
+  // A rule catches the mutant when a failing case checks it or its message names it (a check
+  // of another rule's case may be the one that sees the defect, and says so).
+  const auto names = [](const std::string& message, const std::string& rule) {
+    for (std::size_t at = message.find(rule); at != std::string::npos;
+         at = message.find(rule, at + 1)) {
+      const std::size_t end = at + rule.size();
+      const auto part_of_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; };
+      if ((at == 0 || !part_of_id(message[at - 1])) &&
+          (end == message.size() || !part_of_id(message[end])))
+        return true;
+    }
+    return false;
+  };
   for (const Failure& f : run.failures) {
     for (const std::string& rule : f.rules) v.caught.emplace(rule, f);
+    for (const std::string& rule : mutant.expect_rules) {
+      if (names(f.message, rule)) v.caught.emplace(rule, f);
+    }
   }
   for (const std::string& rule : mutant.expect_rules) {
     if (v.caught.count(rule)) v.killed = true;

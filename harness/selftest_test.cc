@@ -108,6 +108,17 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
   const RunSummary elsewhere = summarize_report(report_with(
       {{{"id", "b"}, {"rules", {"FLT-LEVEL"}}, {"status", "FAIL"}, {"as_expected", false}}}));
   EXPECT_FALSE(judge(m, elsewhere).killed);
+
+  // Another rule's case whose message names the expected rule kills it; a longer ID that only
+  // starts with it does not.
+  const RunSummary named = summarize_report(report_with(
+      {{{"id", "c"}, {"rules", {"PROV-RECORD"}}, {"status", "FAIL"}, {"as_expected", false},
+        {"message", "lint: FAILURE CB-LEVEL-MAX c provider p: level"}}}));
+  EXPECT_TRUE(judge(m, named).killed);
+  const RunSummary longer = summarize_report(report_with(
+      {{{"id", "c"}, {"rules", {"PROV-RECORD"}}, {"status", "FAIL"}, {"as_expected", false},
+        {"message", "CB-LEVEL-MAX-X: no"}}}));
+  EXPECT_FALSE(judge(m, longer).killed);
 }
 
 TEST(SelftestJudge, HarnessErrorsAndExpectedFailuresAreNoKill) {

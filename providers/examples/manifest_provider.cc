@@ -23,8 +23,14 @@ constexpr GUID kProviderId = {0x6e1d3c2a, 0x5b4f, 0x4c8e, {0x9a, 0x71, 0x2f, 0x0
 // The Id of the EVENT_FILTER_HEADER block this provider reads (its own filter format).
 constexpr USHORT kSkipIdsFilter = 0x7e57;
 
+#if defined(EXAMPLE_MUTANT_RESERVED_CHANNEL)  // Mutant: events in reserved channel 5.
+constexpr UCHAR kChannel = 5;
+#else
+constexpr UCHAR kChannel = 0;  // manifest events without a channel
+#endif
+
 constexpr EVENT_DESCRIPTOR event(USHORT id, UCHAR level, ULONGLONG keyword) {
-  return EVENT_DESCRIPTOR{id, 0, 0, level, 0, 0, keyword};
+  return EVENT_DESCRIPTOR{id, 0, kChannel, level, 0, 0, keyword};
 }
 
 // Levels 0..5 and keywords chosen so that every term of the enable formula decides some event.
