@@ -478,16 +478,15 @@ class CaseRun {
         if (records.empty() || !done.insert(label).second) continue;
         for (const json& r : records) {
           if (r.value("kind", "") != "event") continue;
-          SubjectEvent e;
-          e.provider = label;
-          e.id = r.value("id", 0u);
-          e.version = r.value("version", 0u);
-          e.channel = r.value("channel", 0u);
-          e.level = r.value("level", 0u);
-          e.opcode = r.value("opcode", 0u);
-          e.keyword = std::stoull(r.value("keyword", std::string("0x0")), nullptr, 16);
-          e.payload_size = r.value("payload", std::string()).size() / 2;
-          out.push_back(e);
+          lint::Descriptor d;
+          d.id = r.value("id", 0u);
+          d.version = r.value("version", 0u);
+          d.channel = r.value("channel", 0u);
+          d.level = r.value("level", 0u);
+          d.opcode = r.value("opcode", 0u);
+          d.keyword = std::stoull(r.value("keyword", std::string("0x0")), nullptr, 16);
+          d.payload_size = r.value("payload", std::string()).size() / 2;
+          out.push_back({label, d});
         }
       }
     }

@@ -4,6 +4,7 @@
 // check names the rule, the expected and the observed value.
 #pragma once
 
+#include "lint.h"
 #include "report.h"
 #include "scenario.h"
 
@@ -24,13 +25,7 @@ struct DriverOptions {
 // One event a provider under test wrote, as a consumer received it (lint judges these).
 struct SubjectEvent {
   std::string provider;  // label in the case
-  std::uint16_t id = 0;
-  std::uint8_t version = 0;
-  std::uint8_t channel = 0;
-  std::uint8_t level = 0;
-  std::uint8_t opcode = 0;
-  std::uint64_t keyword = 0;
-  std::size_t payload_size = 0;
+  lint::Descriptor descriptor;
 };
 
 struct CaseOutcome {

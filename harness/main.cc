@@ -183,8 +183,7 @@ void lint_subject_events(const etwh::Case& c, const etwh::Catalog& catalog,
                          etwh::CaseOutcome& outcome) {
   std::map<std::string, std::vector<etwh::lint::Descriptor>> by_provider;
   for (const etwh::SubjectEvent& e : outcome.subject_events) {
-    by_provider[e.provider].push_back(
-        {e.id, e.version, e.channel, e.level, e.opcode, e.keyword, e.payload_size});
+    by_provider[e.provider].push_back(e.descriptor);
   }
   std::vector<etwh::lint::Finding> findings;
   for (const auto& [provider, events] : by_provider) {
