@@ -15,6 +15,8 @@
 #include "runtime_world.h"
 
 #ifndef _WIN32
+#include "empty_write.h"
+
 #include <signal.h>
 #include <unistd.h>
 #endif
@@ -165,6 +167,25 @@ void BM_Baseline_IndirectCall(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(g_return_false(1, 4, 0x10));
 }
 BENCHMARK(BM_Baseline_IndirectCall);
+
+#ifndef _WIN32
+// The floor for EventWrite with no session: the same call, arguments and loop as
+// BM_EventWrite_NoSession, into a shared library's function that only returns.
+void BM_Baseline_SharedLibraryCall(benchmark::State& state) {
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
+  unsigned char payload[32] = {};
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, payload, sizeof payload);
+  const REGHANDLE h = 1;
+  std::uint64_t refused = 0;
+  for (auto _ : state) {
+    if (etwh_bench_empty_write(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
+  }
+  state.counters["refused"] = static_cast<double>(refused);
+}
+BENCHMARK(BM_Baseline_SharedLibraryCall);
+#endif
 
 void BM_EventProviderEnabled_NoSession(benchmark::State& state) {
   static const REGHANDLE h = register_provider(kIdle);

@@ -142,14 +142,17 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 // and a branch, no stack frame (write_event's frame, six saved registers and the call cost
 // more than the load when they came first).
 inline bool no_session(REGHANDLE handle) {
-  return handle != 0 && registration_of(handle)->table.empty();
+  return __builtin_expect(handle != 0, 1) &&
+         __builtin_expect(registration_of(handle)->table.empty(), 1);
 }
 
-ULONG check_user_data(ULONG count, const EVENT_DATA_DESCRIPTOR* data) {
-  if (count > MAX_EVENT_DATA_DESCRIPTORS || (count > 0 && data == nullptr)) {
-    return ERROR_INVALID_PARAMETER;
-  }
-  return ERROR_SUCCESS;
+// Bitwise, not short-circuit: with the descriptor test the argument checks are one predicted
+// branch, and the disabled path below falls through to the return (no taken jump besides the
+// call and the return themselves).
+inline bool bad_arguments(PCEVENT_DESCRIPTOR descriptor, ULONG count,
+                          const EVENT_DATA_DESCRIPTOR* data) {
+  return (descriptor == nullptr) | (count > MAX_EVENT_DATA_DESCRIPTORS) |
+         ((count != 0) & (data == nullptr));
 }
 
 // Unique in this process by the counter, across processes by the random half.
@@ -327,18 +330,18 @@ BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG
 
 ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
-  if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
-  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
-  if (no_session(RegHandle)) return ERROR_SUCCESS;
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
+    return ERROR_INVALID_PARAMETER;
+  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
 }
 
 ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                                  LPCGUID ActivityId, LPCGUID RelatedActivityId,
                                  ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
-  if (EventDescriptor == nullptr) return ERROR_INVALID_PARAMETER;
-  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
-  if (no_session(RegHandle)) return ERROR_SUCCESS;
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
+    return ERROR_INVALID_PARAMETER;
+  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
                      UserDataCount, UserData);
 }
@@ -347,9 +350,9 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
                            ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
                            LPCGUID RelatedActivityId, ULONG UserDataCount,
                            PEVENT_DATA_DESCRIPTOR UserData) {
-  if (EventDescriptor == nullptr || Flags != 0) return ERROR_INVALID_PARAMETER;
-  if (const ULONG bad = check_user_data(UserDataCount, UserData); bad != ERROR_SUCCESS) return bad;
-  if (no_session(RegHandle)) return ERROR_SUCCESS;
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData) | (Flags != 0)) [[unlikely]]
+    return ERROR_INVALID_PARAMETER;
+  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
   return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
                      UserDataCount, UserData);
 }
