@@ -835,6 +835,34 @@ ULONG write_indexed(REGHANDLE h, UCHAR level, ULONGLONG keyword, std::uint32_t i
   return EventWrite(h, &d, 1, &data);
 }
 
+// The argument checks come before the session test: a bad call fails whether or not a session
+// listens, and nothing else about the disabled path may change the answer.
+TEST_F(EtwrtApi, EventWriteRefusesBadArgumentsWithOrWithoutASession) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
+  unsigned char byte = 0;
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, &byte, 1);
+  const auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EXPECT_EQ(EventWrite(h, nullptr, 0, nullptr), ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(EventWrite(h, &d, 1, nullptr), ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(EventWrite(h, &d, MAX_EVENT_DATA_DESCRIPTORS + 1, &data), ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(EventWriteTransfer(h, nullptr, nullptr, nullptr, 0, nullptr),
+              ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(EventWriteEx(h, &d, 0, 1, nullptr, nullptr, 1, &data), ERROR_INVALID_PARAMETER);
+    EXPECT_EQ(EventWrite(0, &d, 1, &data), ERROR_INVALID_HANDLE);
+    EXPECT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_SUCCESS);
+    EXPECT_EQ(EventWrite(h, &d, 1, &data), ERROR_SUCCESS);
+  };
+  check("no session");
+  const TRACEHANDLE s = start("bad-arguments");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  check("one session");
+}
+
 TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
   Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
