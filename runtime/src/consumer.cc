@@ -340,10 +340,16 @@ class Hub {
       // The feed of a relay slot activated now starts with this poll's records.
       feeder_->refresh(pool_->pool.now_ns());
       auto records = std::make_shared<Batch>();
+      // Sized like the last poll's: growing them record by record cost the hub ~6% of its
+      // time (perf) on a busy session.
+      records->entries.reserve(last_entries_);
+      records->arena.reserve(last_arena_);
       auto losses = std::make_shared<Batch>();
       const auto on_record = [&records](const dataplane::RecordView& v) { records->add(v); };
       const auto on_loss = [&losses](const dataplane::LossReport& loss) { losses->add(loss); };
       std::size_t n = reader_->poll(on_record, stopped, on_loss);
+      last_entries_ = records->entries.size();
+      last_arena_ = records->arena.size();
       if (stopped) {
         // The session is gone: everything committed, then the end.
         while (n > 0) n = reader_->poll(on_record, true, on_loss);
@@ -598,6 +604,8 @@ class Hub {
   std::uint64_t relay_requested_ns_ = 0;
   std::uint64_t stopped_seen_ns_ = 0;
   int idle_polls_ = 0;
+  std::size_t last_entries_ = 0;  // what the last poll's batch held
+  std::size_t last_arena_ = 0;
   std::uint64_t idle_since_ns_ = 0;
   bool armed_ = false;
   std::uint32_t token_ = 0;
