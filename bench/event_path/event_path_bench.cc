@@ -4,7 +4,8 @@
 //  - an LTTng-UST tracepoint with the same 32-byte payload, recorded by a snapshot session (no
 //    consumer), then by a file session drained by lttng-consumerd, of a private session daemon
 //    (lttng_session.sh) that this program starts and stops;
-//  - the raw single-producer single-consumer shared-memory ring between two processes;
+//  - the raw single-producer single-consumer shared-memory ring between two processes, bare
+//    and with a TSC timestamp in each item;
 //  - end to end through the Win32 API: this process writes, a realtime consumer in another
 //    process (this program re-executed) counts what ProcessTrace delivers; each batch is timed
 //    until all of it was delivered, so the figure holds only with zero loss (`lost` counter).
@@ -467,6 +468,12 @@ int main(int argc, char** argv) {
                                BM_LTTngUST_Tracepoint_32B_FileSession);
   benchmark::RegisterBenchmark("RawRing_32B/2proc",
                                [ring](benchmark::State& s) { etwh_bench::raw_ring(s, *ring); })
+      ->UseRealTime();
+  // The same ring with a TSC read into each item: the ceiling for records that carry a
+  // timestamp, as every ETW event does.
+  benchmark::RegisterBenchmark(
+      "RawRing_32B_timestamped/2proc",
+      [ring](benchmark::State& s) { etwh_bench::raw_ring_timestamped(s, *ring); })
       ->UseRealTime();
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
