@@ -1,5 +1,6 @@
 #include "driver.h"
 #include "group_steps.h"
+#include "lint.h"
 
 #include "agent_client.h"
 #include "classic_steps.h"
@@ -262,15 +263,7 @@ class CaseRun {
         check_callback_budgets();
         return;
       case StepOp::kSetTraits: {
-        std::vector<std::uint8_t> blob = step.traits_blob;
-        if (!step.traits_raw) {
-          std::vector<Trait> traits;
-          if (step.traits_group) traits.push_back(group_trait(*step.traits_group));
-          for (const FilterDef& t : step.traits_custom) {
-            traits.push_back(Trait{static_cast<std::uint8_t>(t.type), t.data});
-          }
-          blob = build_traits_blob(step.traits_name, traits);
-        }
+        const std::vector<std::uint8_t> blob = lint::traits_blob_of(step);
         traits_[step.provider] = bytes_to_hex(blob.data(), blob.size());
         reply = agent(case_.providers.at(step.provider).agent)
                     .call({{"op", "set_information"},

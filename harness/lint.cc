@@ -203,6 +203,16 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
   return out;
 }
 
+std::vector<std::uint8_t> traits_blob_of(const Step& step) {
+  if (step.traits_raw) return step.traits_blob;
+  std::vector<Trait> traits;
+  if (step.traits_group) traits.push_back(group_trait(*step.traits_group));
+  for (const FilterDef& t : step.traits_custom) {
+    traits.push_back(Trait{static_cast<std::uint8_t>(t.type), t.data});
+  }
+  return build_traits_blob(step.traits_name, traits);
+}
+
 std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
   std::vector<Finding> out;
   auto append = [&](std::vector<Finding> more) {
@@ -228,18 +238,11 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
         }
       }
     } else if (step.op == StepOp::kSetTraits) {
-      std::vector<std::uint8_t> blob = step.traits_blob;
-      if (!step.traits_raw) {
-        std::vector<Trait> traits;
-        if (step.traits_group) traits.push_back(group_trait(*step.traits_group));
-        for (const FilterDef& t : step.traits_custom) {
-          traits.push_back(Trait{static_cast<std::uint8_t>(t.type), t.data});
-        }
-        try {
-          blob = build_traits_blob(step.traits_name, traits);
-        } catch (const std::exception&) {
-          continue;  // Does not fit a blob at all: the runtime's TR-FORMAT cases judge that.
-        }
+      std::vector<std::uint8_t> blob;
+      try {
+        blob = traits_blob_of(step);
+      } catch (const std::exception&) {
+        continue;  // Does not fit a blob at all: the runtime's TR-FORMAT cases judge that.
       }
       append(lint_traits(blob, where, catalog));
     } else if (step.op == StepOp::kTraceEvent) {

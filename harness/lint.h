@@ -70,6 +70,10 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
 // Everything a case's steps use and write.
 std::vector<Finding> lint_case(const Case& c, const Catalog& catalog);
 
+// The traits blob a set_traits step gives the provider: its raw bytes, or the blob built from
+// its name, group and custom traits (throws when they do not fit a blob). The driver sends it.
+std::vector<std::uint8_t> traits_blob_of(const Step& step);
+
 struct Judgement {
   bool ok = true;
   std::string message;  // what did not match, then every finding

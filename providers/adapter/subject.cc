@@ -5,6 +5,7 @@
 #include "etwh/provider_under_test.h"
 
 #include "agent.h"
+#include "callback_slots.h"
 #include "platform.h"
 #include "request_fields.h"
 #include "win32_text.h"
@@ -76,19 +77,7 @@ void wrapped_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level
   w->out->write(event);
 }
 
-template <int Slot>
-VOID NTAPI slot_callback(LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
-                         ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter, PVOID context) {
-  wrapped_callback(Slot, source_id, is_enabled, level, match_any, match_all, filter, context);
-}
-
-template <int... Slots>
-constexpr std::array<PENABLECALLBACK, sizeof...(Slots)> make_slot_callbacks(
-    std::integer_sequence<int, Slots...>) {
-  return {&slot_callback<Slots>...};
-}
-
-constexpr auto kSlotCallbacks = make_slot_callbacks(std::make_integer_sequence<int, kSlots>{});
+constexpr auto kSlotCallbacks = agent::make_slot_callbacks<wrapped_callback, kSlots>();
 
 json descriptor_json(const EVENT_DESCRIPTOR& d) {
   return {{"id", d.Id},         {"version", d.Version}, {"channel", d.Channel},

@@ -1,4 +1,5 @@
 #include "agent.h"
+#include "callback_slots.h"
 
 #include "platform.h"
 #include "request_fields.h"
@@ -65,19 +66,7 @@ void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
   }
 }
 
-template <int Slot>
-VOID NTAPI slot_callback(LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
-                         ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter, PVOID context) {
-  on_callback(Slot, source_id, is_enabled, level, match_any, match_all, filter, context);
-}
-
-template <int... Slots>
-constexpr std::array<PENABLECALLBACK, sizeof...(Slots)> make_callbacks(
-    std::integer_sequence<int, Slots...>) {
-  return {&slot_callback<Slots>...};
-}
-
-constexpr auto kCallbacks = make_callbacks(std::make_integer_sequence<int, kSlots>{});
+constexpr auto kCallbacks = make_slot_callbacks<on_callback, kSlots>();
 
 // Slots are handed out round-robin so that a slot freed by EventUnregister is the last one
 // reused: a stray late callback then finds no state rather than another registration's.

@@ -59,6 +59,30 @@ struct Enable {
   std::string via_group;
 };
 
+FilterBlob blob_from(const json& j) {
+  FilterBlob b;
+  b.type = j.at("type").get<ULONG>();
+  hex_to_bytes(j.at("data").get<std::string>(), b.data);
+  return b;
+}
+
+// What an EnableTraceEx2 request (direct or through a group) asks of a provider.
+Enable enable_from(const json& request, const GUID& source) {
+  Enable e;
+  e.filter.level = request.at("level").get<UCHAR>();
+  e.filter.match_any = request.at("any").get<std::uint64_t>();
+  e.filter.match_all = request.at("all").get<std::uint64_t>();
+  e.filter.enable_property = request.value("property", 0u);
+  e.source = source;
+  if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
+    e.provider_filter = blob_from(request["provider_filter"]);
+  }
+  for (const json& f : request.value("system_filters", json::array())) {
+    e.system_filters.push_back(blob_from(f));
+  }
+  return e;
+}
+
 struct Session {
   std::uint64_t handle = 0;
   std::string name;
@@ -730,13 +754,6 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
   std::uint64_t wait_id = wait ? next_wait_++ : 0;
   if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
 
-  auto blob_from = [](const json& j) {
-    FilterBlob b;
-    b.type = j.at("type").get<ULONG>();
-    hex_to_bytes(j.at("data").get<std::string>(), b.data);
-    return b;
-  };
-
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
     auto& slots = slots_[key];
 #if defined(ETWRT_MUTANTS)
@@ -752,19 +769,7 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
       }
       *free = handle;
     }
-    Enable e;
-    e.filter.level = request.at("level").get<UCHAR>();
-    e.filter.match_any = request.at("any").get<std::uint64_t>();
-    e.filter.match_all = request.at("all").get<std::uint64_t>();
-    e.filter.enable_property = request.value("property", 0u);
-    e.source = source;
-    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
-      e.provider_filter = blob_from(request["provider_filter"]);
-    }
-    for (const json& f : request.value("system_filters", json::array())) {
-      e.system_filters.push_back(blob_from(f));
-    }
-    session.enables[key] = std::move(e);
+    session.enables[key] = enable_from(request, source);
     const json filter = filter_chain(key);
     const json agg = aggregate_json(key, 1);
     const int sent = notify(key, source, 1, agg["level"], agg["any"], agg["all"], filter, wait_id);
@@ -836,30 +841,13 @@ std::optional<json> Broker::on_group_enable(Connection& conn, const json& reques
   if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
   int sent = 0;
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
-    Enable e;
-    e.filter.level = request.at("level").get<UCHAR>();
-    e.filter.match_any = request.at("any").get<std::uint64_t>();
-    e.filter.match_all = request.at("all").get<std::uint64_t>();
-    e.filter.enable_property = request.value("property", 0u);
-    e.source = source;
-    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
-      FilterBlob b;
-      b.type = request["provider_filter"].at("type").get<ULONG>();
-      hex_to_bytes(request["provider_filter"].at("data").get<std::string>(), b.data);
-      e.provider_filter = std::move(b);
-    }
+    Enable e = enable_from(request, source);
     // GRP-NO-ID-FILTERS (observed): event ID, event name and payload filters do not apply to
     // groups; scope filters (PID) do.
-    for (const json& f : request.value("system_filters", json::array())) {
-      FilterBlob b;
-      b.type = f.at("type").get<ULONG>();
-      if (b.type == EVENT_FILTER_TYPE_EVENT_ID || b.type == EVENT_FILTER_TYPE_EVENT_NAME ||
-          b.type == EVENT_FILTER_TYPE_PAYLOAD) {
-        continue;
-      }
-      hex_to_bytes(f.at("data").get<std::string>(), b.data);
-      e.system_filters.push_back(std::move(b));
-    }
+    std::erase_if(e.system_filters, [](const FilterBlob& b) {
+      return b.type == EVENT_FILTER_TYPE_EVENT_ID || b.type == EVENT_FILTER_TYPE_EVENT_NAME ||
+             b.type == EVENT_FILTER_TYPE_PAYLOAD;
+    });
     session.group_enables[gkey] = std::move(e);
     sent = sync_groups(source, wait_id);
   } else if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {

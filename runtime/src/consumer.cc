@@ -386,7 +386,7 @@ class Hub {
         }
         if (!out.empty()) cv_.notify_all();
       }
-      idle_step(idle);
+      idle_step(*reader_, idle);
     }
   }
 
@@ -480,7 +480,7 @@ class Hub {
       mode_ = Mode::detached;  // The next loop attaches the reader; since values stay.
       return false;
     }
-    relay_idle_step(idle);
+    idle_step(*relay_, idle);
     return false;
   }
 
@@ -539,40 +539,24 @@ class Hub {
   // futex until the next commit wakes it. The timeout bounds a wake-up missed by the
   // writers' unfenced flag check and how late the hub sees a subscriber leave; the session's
   // stop and a new subscriber wake it at once.
-  void idle_step(bool idle) {
+  // `waiter`: the pool's Reader, or for a relayed consumer its slot's RelayConsumer (whose
+  // futex the feeder wakes per batch); both announce, cancel and wait the same way.
+  template <typename Waiter>
+  void idle_step(Waiter& waiter, bool idle) {
     if (!idle) {
       idle_polls_ = 0;
-      if (armed_) reader_->cancel_wait();
+      if (armed_) waiter.cancel_wait();
       armed_ = false;
       return;
     }
     if (armed_) {
       armed_ = false;
       idle_polls_ = 0;
-      (void)reader_->wait(token_, kIdleWaitNs);
+      (void)waiter.wait(token_, kIdleWaitNs);
       return;
     }
     if (spinning()) return;
-    token_ = reader_->prepare_wait();
-    armed_ = true;
-  }
-
-  // The same for a relayed consumer, on its slot's futex (the feeder wakes it per batch).
-  void relay_idle_step(bool idle) {
-    if (!idle) {
-      idle_polls_ = 0;
-      if (armed_) relay_->cancel_wait();
-      armed_ = false;
-      return;
-    }
-    if (armed_) {
-      armed_ = false;
-      idle_polls_ = 0;
-      (void)relay_->wait(token_, kIdleWaitNs);
-      return;
-    }
-    if (spinning()) return;
-    token_ = relay_->prepare_wait();
+    token_ = waiter.prepare_wait();
     armed_ = true;
   }
 
