@@ -95,6 +95,8 @@ struct RelaySlot {
 };
 inline constexpr uint32_t kRelaySlots = 4;
 inline constexpr uint64_t kRelayRingBytes = 1u << 20;
+// The pool's tail: the slots' descriptors, then their rings.
+inline constexpr uint64_t kRelayBytes = kRelaySlots * (sizeof(RelaySlot) + kRelayRingBytes);
 
 struct Pool::Shared {
   // Immutable after creation.

@@ -214,8 +214,7 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
   const uint64_t header = (sizeof(Shared) + 4095) & ~uint64_t{4095};
   const uint64_t descs =
       (uint64_t{config.maximum_buffers} * sizeof(BufferDesc) + 4095) & ~uint64_t{4095};
-  const uint64_t relay = kRelaySlots * (sizeof(RelaySlot) + kRelayRingBytes);
-  const uint64_t total = header + descs + buffer_bytes * config.maximum_buffers + relay;
+  const uint64_t total = header + descs + buffer_bytes * config.maximum_buffers + kRelayBytes;
 
   const int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) throw Error(errno_text("memfd_create"));
@@ -290,7 +289,7 @@ Pool Pool::attach(int fd) {
                 ", this library reads version " + std::to_string(kLayoutVersion));
   if (s->header_bytes != sizeof(Shared) || s->total_bytes != length ||
       s->data_offset + uint64_t{s->buffer_bytes} * s->maximum_buffers != s->relay_offset ||
-      s->relay_offset + kRelaySlots * (sizeof(RelaySlot) + kRelayRingBytes) != length ||
+      s->relay_offset + kRelayBytes != length ||
       s->desc_offset + uint64_t{s->maximum_buffers} * sizeof(BufferDesc) > s->data_offset)
     throw Error("session pool header is inconsistent with its size (" +
                 std::to_string(length) + " bytes)");
