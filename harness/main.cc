@@ -326,6 +326,11 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
 int main(int argc, char** argv) {
   CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)"};
   app.require_subcommand(1);
+  // Global options work before or after the subcommand: what a subcommand does not know falls
+  // through to here (inherited by the subcommands added below).
+  app.fallthrough();
+  app.set_version_flag("--version", "etwh " ETWH_VERSION);
+  app.footer("Global options (--catalog, --scenarios, --version) go before or after the command.");
   const fs::path exe_dir = self_dir(argv[0]);
   const fs::path data = data_dir(exe_dir);
   std::string catalog_file = (data / "catalog" / "rules.json").string();
