@@ -339,7 +339,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)"};
+  CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)", "etwh"};
   app.require_subcommand(1);
   // Global options work before or after the subcommand: what a subcommand does not know falls
   // through to here (inherited by the subcommands added below).
