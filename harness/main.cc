@@ -62,6 +62,7 @@ fs::path data_dir(const fs::path& exe_dir) {
   return ETWH_DATA_DIR;
 }
 
+#ifdef ETWH_HAVE_SELFTEST
 // The mutant build of etwrt and the provider mutants (mutants/README.md): installed relative to
 // the program (../lib/etwh/mutants), or <build>/mutants.
 fs::path mutant_dir(const fs::path& exe_dir) {
@@ -70,6 +71,7 @@ fs::path mutant_dir(const fs::path& exe_dir) {
   if (fs::is_directory(installed, ec)) return installed;
   return exe_dir.parent_path() / "mutants";
 }
+#endif
 
 #ifdef _WIN32
 constexpr const char* kDefaultPlatform = "windows";
