@@ -38,6 +38,12 @@
 #ifndef ETWH_VERSION
 #define ETWH_VERSION "unknown"
 #endif
+#ifndef ETWH_DATA_FROM_BINDIR
+#define ETWH_DATA_FROM_BINDIR "../share/etwh"
+#endif
+#ifndef ETWH_MUTANTS_FROM_BINDIR
+#define ETWH_MUTANTS_FROM_BINDIR "../lib/etwh/mutants"
+#endif
 
 namespace {
 
@@ -47,14 +53,25 @@ constexpr int kExitOk = 0;
 constexpr int kExitUnexpected = 1;
 constexpr int kExitBadInput = 2;
 
-// The catalog, scenarios and expectations: installed beside the program (../share/etwh), or in
-// the source tree it was built from.
+// The catalog, scenarios, expectations and mutant registry: installed relative to the program
+// (../share/etwh), or in the source tree it was built from.
 fs::path data_dir(const fs::path& exe_dir) {
-  const fs::path installed = exe_dir.parent_path() / "share" / "etwh";
+  const fs::path installed = (exe_dir / ETWH_DATA_FROM_BINDIR).lexically_normal();
   std::error_code ec;
   if (fs::exists(installed / "catalog" / "rules.json", ec)) return installed;
   return ETWH_DATA_DIR;
 }
+
+#ifdef ETWH_HAVE_SELFTEST
+// The mutant build of etwrt and the provider mutants (mutants/README.md): installed relative to
+// the program (../lib/etwh/mutants), or <build>/mutants.
+fs::path mutant_dir(const fs::path& exe_dir) {
+  const fs::path installed = (exe_dir / ETWH_MUTANTS_FROM_BINDIR).lexically_normal();
+  std::error_code ec;
+  if (fs::is_directory(installed, ec)) return installed;
+  return exe_dir.parent_path() / "mutants";
+}
+#endif
 
 #ifdef _WIN32
 constexpr const char* kDefaultPlatform = "windows";
@@ -324,8 +341,13 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)"};
+  CLI::App app{"etwh: conformance harness for ETW (Event Tracing for Windows)", "etwh"};
   app.require_subcommand(1);
+  // Global options work before or after the subcommand: what a subcommand does not know falls
+  // through to here (inherited by the subcommands added below).
+  app.fallthrough();
+  app.set_version_flag("--version", "etwh " ETWH_VERSION);
+  app.footer("Global options (--catalog, --scenarios, --version) go before or after the command.");
   const fs::path exe_dir = self_dir(argv[0]);
   const fs::path data = data_dir(exe_dir);
   std::string catalog_file = (data / "catalog" / "rules.json").string();
@@ -364,13 +386,13 @@ int main(int argc, char** argv) {
 #ifdef ETWH_HAVE_SELFTEST
   etwh::selftest::Options selftest_opts;
   std::string selftest_mutants = (data / "mutants" / "mutants.json").string();
-  std::string selftest_mutant_dir = (exe_dir.parent_path() / "mutants").string();
+  std::string selftest_mutant_dir = mutant_dir(exe_dir).string();
   std::string selftest_keep, selftest_json;
   auto* selftest_cmd = app.add_subcommand(
       "selftest", "Mutation self-test: the suite must pass on the clean build and kill every mutant");
   selftest_cmd->add_option("--mutants", selftest_mutants, "Mutant registry (mutants/mutants.json)");
   selftest_cmd->add_option("--mutant-dir", selftest_mutant_dir,
-                           "The mutant build of etwrt (holds lib/ and libexec/)");
+                           "The mutant build (holds bin/, lib/ and libexec/)");
   selftest_cmd->add_option("--only", selftest_opts.only, "Run only this mutant (repeatable)");
   selftest_cmd->add_option("--keep", selftest_keep, "Keep each run's report and log in DIR");
   selftest_cmd->add_option("--json", selftest_json, "Write the kill matrix as JSON to FILE");

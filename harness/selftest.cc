@@ -120,11 +120,12 @@ std::vector<Mutant> load_mutants(const fs::path& file, const std::set<std::strin
 }
 
 std::vector<std::string> expand_args(const std::vector<std::string>& args, const std::string& bin,
-                                     const std::string& data) {
+                                     const std::string& data, const std::string& mutants) {
   std::vector<std::string> out;
   for (std::string a : args) {
     for (const auto& [var, value] : {std::pair<std::string, std::string>{"${bin}", bin},
-                                     std::pair<std::string, std::string>{"${data}", data}}) {
+                                     std::pair<std::string, std::string>{"${data}", data},
+                                     std::pair<std::string, std::string>{"${mutants}", mutants}}) {
       for (std::size_t at = a.find(var); at != std::string::npos;
            at = a.find(var, at + value.size())) {
         a.replace(at, var.size(), value);
@@ -425,7 +426,8 @@ int run(const Options& o) {
   const std::string bin = o.etwh.parent_path().string();
   std::vector<std::vector<std::string>> expanded;
   for (const Mutant& m : mutants) {
-    expanded.push_back(expand_args(m.etwh_args, bin, o.data_dir.string()));
+    expanded.push_back(
+        expand_args(m.etwh_args, bin, o.data_dir.string(), o.mutant_dir.string()));
   }
 
   fs::path work = o.keep_dir;

@@ -39,9 +39,11 @@ std::vector<Mutant> load_mutants(const std::filesystem::path& file,
 std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
                                       const std::set<std::string>& known_rules);
 
-// Replaces ${bin} and ${data} in each argument.
+// Replaces ${bin}, ${data} and ${mutants} (the mutant build: Options::mutant_dir) in each
+// argument.
 std::vector<std::string> expand_args(const std::vector<std::string>& args,
-                                     const std::string& bin, const std::string& data);
+                                     const std::string& bin, const std::string& data,
+                                     const std::string& mutants);
 
 // One case of a run that did not end as expected.
 struct Failure {
@@ -84,7 +86,7 @@ struct Options {
   std::filesystem::path catalog_file;
   std::filesystem::path scenarios_dir;
   std::filesystem::path mutants_file;
-  std::filesystem::path mutant_dir;    // <build>/mutants (lib/, libexec/)
+  std::filesystem::path mutant_dir;    // <build>/mutants (bin/, lib/, libexec/)
   std::vector<std::string> only;       // mutant names; empty: all
   std::filesystem::path keep_dir;      // keep reports and logs here; empty: a temporary folder
   std::filesystem::path json_file;     // the matrix as JSON

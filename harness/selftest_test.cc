@@ -81,9 +81,10 @@ TEST(SelftestRegistry, ShippedRegistryLoads) {
   EXPECT_GE(runtime, 10u);
 }
 
-TEST(SelftestArgs, ExpandsBinAndData) {
-  EXPECT_EQ(expand_args({"--subject", "${bin}/p", "${data}/x${bin}"}, "/b", "/d"),
-            (std::vector<std::string>{"--subject", "/b/p", "/d/x/b"}));
+TEST(SelftestArgs, ExpandsBinDataAndMutants) {
+  EXPECT_EQ(expand_args({"--subject", "${bin}/p", "${data}/x${bin}", "${mutants}/bin/q"}, "/b",
+                        "/d", "/m"),
+            (std::vector<std::string>{"--subject", "/b/p", "/d/x/b", "/m/bin/q"}));
 }
 
 json report_with(std::vector<json> results) {

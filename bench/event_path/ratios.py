@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Ratios between the benchmarks of one etwh_bench_event_path run.
 
-Usage: etwh_bench_event_path --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-           --benchmark_out=run.json && bench/event_path/ratios.py run.json
+Usage: ./build/bin/etwh_bench_event_path --benchmark_repetitions=5 \
+           --benchmark_report_aggregates_only=true --benchmark_out=build/event_path.json
+       bench/event_path/ratios.py build/event_path.json
 
 Reads the medians (wall and the benchmark thread's cpu time) and cv of Google Benchmark's JSON output and prints the issue 3 goals:
 EventWrite with one session against the LTTng-UST tracepoint (<= 0.7; snapshot session and
 file session drained by lttng-consumerd) and the raw ring (<= 3; also against the ring with a
 timestamp per item), EventWrite with no session against 2 ns and the shared-library call floor,
 and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's rate.
+
+Exit status: 0 when every goal this run measured is met, 1 when one is missed (the last line names
+each), 2 for bad input. A goal whose benchmarks did not run (e.g. LTTng without root) is reported
+as not measured and does not fail the run.
 """
 import json
 import sys
@@ -28,8 +33,22 @@ UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def main(path):
-    with open(path) as f:
-        run = json.load(f)
+    try:
+        with open(path) as f:
+            run = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"ratios.py: {path}: {e}", file=sys.stderr)
+        return 2
+    if not isinstance(run, dict) or not isinstance(run.get("benchmarks"), list):
+        print(f"ratios.py: {path}: /benchmarks: not Google Benchmark JSON output", file=sys.stderr)
+        return 2
+    missed = []
+
+    def judge(label, met):
+        if not met:
+            missed.append(label)
+        return "met" if met else "MISSED"
+
     median, cpu, cv, rate = {}, {}, {}, {}
     for b in run["benchmarks"]:
         name, agg = b.get("run_name", b["name"]), b.get("aggregate_name")
@@ -57,26 +76,36 @@ def main(path):
         if NAMES[a] in median and NAMES[b] in median:
             r = median[NAMES[a]] / median[NAMES[b]]
             c = cpu[NAMES[a]] / cpu[NAMES[b]]
-            print(f"{label}: {r:.2f} (goal <= {goal}: {'met' if r <= goal else 'MISSED'}); "
+            print(f"{label}: {r:.2f} (goal <= {goal}: {judge(label, r <= goal)}); "
                   f"by the writing thread's cpu time {c:.2f}")
+        else:
+            print(f"{label}: not measured in this run")
 
     if NAMES["none"] in cpu:
         n = cpu[NAMES["none"]]
         floor = cpu.get(NAMES["floor"])
         extra = f"; a call into a shared library that only returns: {floor:.2f} ns" if floor else ""
-        print(f"EventWrite with no session: {n:.2f} ns cpu (goal <= 2: {'met' if n <= 2 else 'MISSED'}){extra}")
+        verdict = judge("EventWrite with no session", n <= 2)
+        print(f"EventWrite with no session: {n:.2f} ns cpu (goal <= 2: {verdict}){extra}")
     ratio("one", "lttng", 0.7, "EventWrite 1 session / LTTng-UST tracepoint")
     ratio("one", "lttng_file", 0.7, "EventWrite 1 session / LTTng-UST tracepoint, file session")
     ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
     ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item")
     e2e, ring = rate.get(NAMES["e2e"]), rate.get(NAMES["ring"])
     if e2e:
-        print(f"end to end: {e2e / 1e6:.2f} M events/s (goal >= 5: {'met' if e2e >= 5e6 else 'MISSED'})")
+        verdict = judge("end to end rate", e2e >= 5e6)
+        print(f"end to end: {e2e / 1e6:.2f} M events/s (goal >= 5: {verdict})")
         if ring:
             print(f"end to end / raw ring rate: {e2e / ring:.3f}")
+    if missed:
+        print(f"goals missed: {'; '.join(missed)}")
+        return 1
+    print("every goal measured in this run is met")
+    return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

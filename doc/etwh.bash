@@ -1,0 +1,71 @@
+# bash completion for etwh: commands, their options, scenario and profile paths, and the names
+# --platform and --only take. Plain bash (complete/compgen): bash-completion is not needed.
+# Installed as share/bash-completion/completions/etwh. The option lists follow `etwh <command>
+# --help`; the etwh_completion CTest fails when they drift apart.
+
+_etwh_global_options="--help --version --catalog --scenarios"
+_etwh_commands="list run stress selftest"
+
+# The options of one command, without the global ones (--help is one).
+_etwh_command_options() {
+  case $1 in
+    list) echo "--json" ;;
+    run) echo "--json --junit --agent --subject --platform --expectations" ;;
+    stress) echo "--json --sweep --writer" ;;
+    selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
+  esac
+}
+
+# The mutant names of the registry installed beside etwh (share/etwh/mutants/mutants.json).
+_etwh_mutant_names() {
+  local etwh registry
+  etwh=$(type -P "$1") || return 0
+  registry="$(dirname "$(dirname "$etwh")")/share/etwh/mutants/mutants.json"
+  [ -r "$registry" ] && sed -n 's/.*"name": *"\([a-z0-9-]*\)".*/\1/p' "$registry"
+}
+
+# Files matching a glob and folders, one per line (names with spaces survive).
+_etwh_paths() {
+  local IFS=$'\n'
+  COMPREPLY=($(compgen -d -- "$2"; compgen -f -X "!$1" -- "$2"))
+  compopt -o filenames 2>/dev/null
+}
+
+_etwh() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command="" i
+  COMPREPLY=()
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case " $_etwh_commands " in *" ${COMP_WORDS[i]} "*) command=${COMP_WORDS[i]}; break ;; esac
+  done
+
+  # The value of an option.
+  case $prev in
+    --catalog | --expectations | --mutants | --json | --junit) _etwh_paths '*.json' "$cur"; return ;;
+    --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
+    --scenarios | --mutant-dir | --keep)
+      local IFS=$'\n'; COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null
+      return ;;
+    --platform) COMPREPLY=($(compgen -W "etwrt wine windows" -- "$cur")); return ;;
+    --only) COMPREPLY=($(compgen -W "$(_etwh_mutant_names "${COMP_WORDS[0]}")" -- "$cur")); return ;;
+    --sweep | --jobs | --run-timeout) return ;;
+  esac
+
+  if [ -z "$command" ]; then
+    if [[ $cur == -* ]]; then
+      COMPREPLY=($(compgen -W "$_etwh_global_options" -- "$cur"))
+    else
+      COMPREPLY=($(compgen -W "$_etwh_commands" -- "$cur"))
+    fi
+    return
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$(_etwh_command_options "$command") $_etwh_global_options" -- "$cur"))
+    return
+  fi
+  # Positional arguments: scenario files or folders (run), stress profiles (stress).
+  case $command in
+    run | stress) _etwh_paths '*.json' "$cur" ;;
+  esac
+}
+
+complete -F _etwh etwh

@@ -1,0 +1,56 @@
+# Runs in script mode (cmake -P) at build time: the etwh(1) man page from the CLI's own help, with
+# help2man; each command's --help goes into a COMMANDS section. Inputs: ETWH, HELP2MAN, OUT,
+# WORK_DIR.
+foreach(var ETWH HELP2MAN OUT WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "make_man_page.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+# A command's help as preformatted roff.
+function(help_as_roff out)
+  execute_process(COMMAND "${ETWH}" ${ARGN} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "etwh ${ARGN} --help exited with ${rc}")
+  endif()
+  string(REPLACE "\\" "\\e" help "${help}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" help "${help}")
+  set(${out} ".nf\n${help}.fi\n" PARENT_SCOPE)
+endfunction()
+
+set(include "[COMMANDS]\nEach command takes the global options too, before or after it.\n")
+foreach(command list run stress selftest)
+  help_as_roff(text ${command})
+  string(APPEND include ".SS \"etwh ${command}\"\n${text}")
+endforeach()
+string(APPEND include "[EXIT STATUS]
+0 when every result is what the platform's expectations say; 1 when some are not (a FAIL, or an
+XPASS: a stale expectation), or a mutant survives (selftest); 2 for bad input or a harness fault.
+[FILES]
+.TP
+.I share/etwh
+the rule catalog, the scenarios, the per-platform expectations and the mutant registry, found
+relative to the installed program.
+.TP
+.I lib/etwh/mutants
+the mutant build of etwrt and of the example providers, for
+.BR \"etwh selftest\" .
+[ENVIRONMENT]
+.TP
+.B ETWRT_HOME
+the etwrt broker's folder; unset, each run uses a private one.
+")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+file(WRITE "${WORK_DIR}/etwh.h2m" "${include}")
+
+get_filename_component(out_dir "${OUT}" DIRECTORY)
+file(MAKE_DIRECTORY "${out_dir}")
+execute_process(
+  COMMAND "${HELP2MAN}" --no-info --section=1 --source=etwh
+          "--name=conformance and stress harness for Event Tracing for Windows"
+          "--include=${WORK_DIR}/etwh.h2m" "--output=${OUT}.tmp" "${ETWH}"
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "help2man failed (${rc})")
+endif()
+file(RENAME "${OUT}.tmp" "${OUT}")
