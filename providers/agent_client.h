@@ -1,6 +1,7 @@
-// The driver's side of the provider agent: spawns `etwh-agent` as a child process (Boost.Process
-// v2), sends JSON-line requests (providers/PROTOCOL.md), matches replies by id, and collects the
-// agent's asynchronous events (enable callbacks) as they arrive.
+// The driver's side of the provider agent: spawns `etwh-agent` as a child process
+// (etwh::ChildProcess: it dies with the driver and holds no other agent's pipes), sends
+// JSON-line requests (providers/PROTOCOL.md), matches replies by id, and collects the agent's
+// asynchronous events (enable callbacks) as they arrive.
 #pragma once
 
 #include <nlohmann/json.hpp>
