@@ -1,12 +1,14 @@
 #include "agent_client.h"
 
 #include "etwh/child_process.h"
+#include "etwh/stop_signals.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <deque>
@@ -27,6 +29,23 @@ using nlohmann::json;
 // After the agent has exited, how long its remaining output may take to arrive. Bounded because
 // a grandchild (the etwrt broker it may have started) can hold the pipes open indefinitely.
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
+
+// How often a wait for the agent looks whether SIGINT/SIGTERM asked the driver to stop.
+constexpr auto kStopPoll = std::chrono::milliseconds(50);
+
+// Waits on `changed` until `done()` or `deadline`, in slices, so that a stop request ends the
+// wait (StopRequested) instead of the timeout.
+template <typename Done>
+bool wait_unless_stopped(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                         std::chrono::steady_clock::time_point deadline, Done done) {
+  while (!done()) {
+    if (stop_requested()) throw StopRequested();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    changed.wait_until(lock, std::min(deadline, now + kStopPoll), done);
+  }
+  return true;
+}
 
 // Diagnostics are kept, but not without bound: an agent stuck in a loop writing to stderr
 // must not exhaust the driver's memory.
@@ -299,8 +318,7 @@ json AgentProcess::call(json request, std::chrono::milliseconds timeout) {
   send(std::move(request));
 
   std::unique_lock<std::mutex> lock(i.mutex);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  i.changed.wait_until(lock, deadline, [&] {
+  wait_unless_stopped(i.changed, lock, std::chrono::steady_clock::now() + timeout, [&] {
     return i.replies.count(id) != 0 || i.finished || !i.protocol_error.empty();
   });
   auto it = i.replies.find(id);
@@ -341,8 +359,8 @@ bool AgentProcess::wait_for_events(const std::string& kind, std::size_t count,
     return (it == i.event_counts.end() ? 0 : it->second) >= count;
   };
   std::unique_lock<std::mutex> lock(i.mutex);
-  i.changed.wait_until(lock, std::chrono::steady_clock::now() + timeout,
-                       [&] { return reached() || i.finished; });
+  wait_unless_stopped(i.changed, lock, std::chrono::steady_clock::now() + timeout,
+                      [&] { return reached() || i.finished; });
   return reached();
 }
 

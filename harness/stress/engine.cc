@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include "etwh/child_process.h"
+#include "etwh/stop_signals.h"
 
 #include "stress_payload.h"
 #include "win32_text.h"
@@ -262,8 +263,9 @@ class WriterProcess {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                             deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) return std::nullopt;
+      throw_if_stop_requested();
       pollfd p{from_child, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      if (poll(&p, 1, static_cast<int>(std::min<long long>(left, 100))) <= 0) continue;
       char chunk[4096];
       const ssize_t n = read(from_child, chunk, sizeof chunk);
       if (n <= 0) return std::nullopt;
@@ -450,6 +452,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   for (auto& c : res.consumers) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (!c->attached()) {
+      throw_if_stop_requested();
       if (c->finished() || std::chrono::steady_clock::now() > deadline) {
         throw StressHarnessError("a consumer never received its session's header event");
       }
@@ -489,6 +492,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   const auto writer_deadline =
       go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
   for (;;) {
+    throw_if_stop_requested();  // RunResources ends the writers and stops the sessions
     bool all = true;
     for (auto& w : res.writers) all = w->poll_exit() && all;
     if (all) break;
