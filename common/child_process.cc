@@ -13,6 +13,7 @@
 #include <thread>
 
 #ifdef _WIN32
+#include <io.h>
 #include <windows.h>
 #else
 #include <fcntl.h>
@@ -141,12 +142,13 @@ HANDLE kill_on_close_job() {
 }
 
 // One of the child's streams: the log file, its end of a pipe, the null device or ours.
+// (Boost 1.81's FILE* constructor does not compile for Windows; its default one is our own.)
 template <typename Binding, typename Pipe>
-Binding bind_stream(Stdio mode, Pipe& child_end, std::FILE* own, std::FILE* log) {
-  if (log != nullptr) return Binding(log);
+Binding bind_stream(Stdio mode, Pipe& child_end, std::FILE* log) {
+  if (log != nullptr) return Binding(reinterpret_cast<HANDLE>(_get_osfhandle(_fileno(log))));
   if (mode == Stdio::kPipe) return Binding(child_end);
   if (mode == Stdio::kNull) return Binding(nullptr);
-  return Binding(own);
+  return Binding();
 }
 
 #endif
@@ -243,17 +245,22 @@ ChildProcess::ChildProcess(asio::io_context& io, const ChildOptions& o)
   std::FILE* log = nullptr;
   if (!o.log_file.empty()) {
     log = _wfopen(o.log_file.wstring().c_str(), L"wb");
-    if (log == nullptr) throw ChildProcessError(what + ": cannot open the log " + o.log_file.string());
+    if (log == nullptr) {
+      throw ChildProcessError(what + ": cannot open the log " + o.log_file.string());
+    }
   }
   try {
     if (o.stdin_mode == Stdio::kPipe) asio::connect_pipe(child_in, impl_->stdin_pipe);
     if (o.stdout_mode == Stdio::kPipe && !log) asio::connect_pipe(impl_->stdout_pipe, child_out);
     if (o.stderr_mode == Stdio::kPipe && !log) asio::connect_pipe(impl_->stderr_pipe, child_err);
+    using bp::detail::process_input_binding, bp::detail::process_output_binding,
+        bp::detail::process_error_binding;
     impl_->process.emplace(
         io, o.executable.string(), o.args,
-        bp::process_stdio{bind_stream<bp::detail::process_input_binding>(o.stdin_mode, child_in, stdin, nullptr),
-                          bind_stream<bp::detail::process_output_binding>(o.stdout_mode, child_out, stdout, log),
-                          bind_stream<bp::detail::process_error_binding>(o.stderr_mode, child_err, stderr, log)},
+        bp::process_stdio{
+            bind_stream<process_input_binding>(o.stdin_mode, child_in, nullptr),
+            bind_stream<process_output_binding>(o.stdout_mode, child_out, log),
+            bind_stream<process_error_binding>(o.stderr_mode, child_err, log)},
         bp::process_environment(child_environment(o.env)));
   } catch (const std::exception& e) {
     if (log) std::fclose(log);
@@ -261,7 +268,9 @@ ChildProcess::ChildProcess(asio::io_context& io, const ChildOptions& o)
   }
   if (log) std::fclose(log);
   impl_->pid = static_cast<int>(impl_->process->id());
-  if (HANDLE job = kill_on_close_job()) AssignProcessToJobObject(job, impl_->process->native_handle());
+  if (HANDLE job = kill_on_close_job()) {
+    AssignProcessToJobObject(job, impl_->process->native_handle());
+  }
 }
 
 #endif

@@ -117,7 +117,8 @@ TEST(ChildProcess, TalksThroughItsPipes) {
 }
 
 TEST(ChildProcess, WritesStdoutAndStderrToTheLogFile) {
-  const fs::path log = fs::temp_directory_path() / ("child_process_test_" + std::to_string(getpid()) + ".log");
+  const fs::path log =
+      fs::temp_directory_path() / ("child_process_test_" + std::to_string(getpid()) + ".log");
   {
     std::ofstream(log) << "old content that must go\n";
   }
@@ -135,7 +136,8 @@ TEST(ChildProcess, WritesStdoutAndStderrToTheLogFile) {
 
 TEST(ChildProcess, AddsAndOverridesEnvironmentVariables) {
   asio::io_context io;
-  etwh::ChildOptions o = sh("echo \"$ETWH_CHILD_TEST_A $HOME\"; command -v sh >/dev/null && echo path");
+  etwh::ChildOptions o =
+      sh("echo \"$ETWH_CHILD_TEST_A $HOME\"; command -v sh >/dev/null && echo path");
   o.env = {{"ETWH_CHILD_TEST_A", "added"}, {"HOME", "/overridden"}};
   etwh::ChildProcess child(io, o);
   EXPECT_EQ(read_all(child.stdout_pipe()), "added /overridden\npath\n");
