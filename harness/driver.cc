@@ -1,4 +1,6 @@
 #include "driver.h"
+
+#include "etwh/stop_signals.h"
 #include "group_steps.h"
 #include "lint.h"
 
@@ -69,6 +71,7 @@ class CaseRun {
       const std::vector<oracle::StepExpectation> expected = oracle::expect_case(case_);
       spawn_agents();
       for (std::size_t i = 0; i < case_.steps.size(); ++i) {
+        throw_if_stop_requested();  // SIGINT/SIGTERM: the destructor's cleanup ends the case
         run_step(case_.steps[i], expected[i]);
         check_agents_alive(case_.steps[i]);
         if (!failures_.empty()) {

@@ -2,6 +2,7 @@
 // runs conformance scenarios and reports a verdict per rule.
 #include "catalog.h"
 #include "driver.h"
+#include "etwh/stop_signals.h"
 #include "expectations.h"
 #include "lint.h"
 #include "report.h"
@@ -278,6 +279,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
     return kExitBadInput;
   }
 
+  etwh::catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
   etwh::RunInfo info;
   info.platform = platform;
@@ -307,6 +309,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
   etwh::Driver driver(driver_options);
   std::vector<etwh::CaseResult> results;
   for (const auto& c : cases) {
+    if (etwh::stop_requested()) break;
     etwh::CaseOutcome outcome = driver.run(c);
     apply_lint(c, catalog, outcome);
     auto [status, ok] = etwh::classify(outcome.status, expectations, c.id);
@@ -318,6 +321,13 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
     results.push_back({c.id, c.rules, status, ok, message, outcome.duration_s, c.file});
   }
   info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Stopped: the driver has ended every case it began; `home` goes on return. No report: the
+  // run is incomplete.
+  if (etwh::stop_requested()) {
+    std::cerr << "etwh: stopped by signal " << etwh::stop_signal() << " after " << results.size()
+              << " of " << cases.size() << " cases\n";
+    return etwh::stop_exit_code();
+  }
 
   etwh::ConsoleReport().write(info, results, std::cout);
   auto write_file = [&](const std::string& file, const etwh::ReportWriter& writer) {
@@ -429,6 +439,7 @@ int main(int argc, char** argv) {
 #endif
 #ifdef ETWH_HAVE_STRESS
     if (*stress_cmd) {
+      etwh::catch_stop_signals();
       PrivateEtwrtHome home;
       stress_args.writer =
           stress_writer.empty() ? exe_dir / "etwh-stress-writer" : fs::path(stress_writer);

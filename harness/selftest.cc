@@ -1,5 +1,7 @@
 #include "selftest.h"
 
+#include "etwh/child_process.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,12 +16,7 @@
 #include <thread>
 
 #ifndef _WIN32
-#include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-extern char** environ;
 #endif
 
 namespace etwh::selftest {
@@ -273,54 +270,34 @@ struct ChildResult {
   int exit_code = -1;
 };
 
-// Runs argv with `env` added to (and overriding) our environment, output to `log`.
+// Runs argv with `env` added to (and overriding) our environment, output to `log`. In its own
+// process group, so that a timeout ends the agents it spawned too.
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::map<std::string, std::string>& env, const fs::path& log,
                       int timeout_s) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const std::string key = entry.substr(0, entry.find('='));
-    if (!env.count(key)) env_strings.push_back(entry);
-  }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-  const std::string log_path = log.string();
-
+  ChildOptions options;
+  options.executable = argv.at(0);
+  options.args.assign(argv.begin() + 1, argv.end());
+  options.env = env;
+  options.stdin_mode = Stdio::kNull;
+  options.log_file = log;
+  options.own_process_group = true;
+  boost::asio::io_context io;
+  std::optional<ChildProcess> child;
   ChildResult result;
-  const pid_t pid = ::fork();
-  if (pid < 0) return result;
-  if (pid == 0) {
-    ::setpgid(0, 0);  // Its own group, so a timeout ends the agents it spawned too.
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    ::execve(args[0], args.data(), envp.data());
-    ::_exit(127);
+  try {
+    child.emplace(io, options);
+  } catch (const ChildProcessError&) {
+    return result;
   }
   result.started = true;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  int status = 0;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::optional<ExitStatus> status = child->wait_for(std::chrono::seconds(timeout_s));
+  if (!status) {
+    result.timed_out = true;
+    child->kill();
+    status = child->wait();
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = status->signaled ? 128 + status->signal : status->code;
   return result;
 }
 

@@ -1,19 +1,14 @@
 #include "agent_client.h"
 
-#include <boost/asio/connect_pipe.hpp>
+#include "etwh/child_process.h"
+#include "etwh/stop_signals.h"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
-// Boost 1.81's header-only mode leaves process_environment::on_setup undefined, so the library
-// is compiled here, once (BOOST_PROCESS_V2_SEPARATE_COMPILATION is set on this target).
-#include <boost/process/v2/src.hpp>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <deque>
@@ -21,23 +16,36 @@
 #include <set>
 #include <thread>
 
-#ifdef _WIN32
-#include <windows.h>
-#else
+#ifndef _WIN32
 #include <signal.h>
-#include <sys/wait.h>
 #endif
 
 namespace etwh {
 namespace {
 
 namespace asio = boost::asio;
-namespace bp = boost::process::v2;
 using nlohmann::json;
 
 // After the agent has exited, how long its remaining output may take to arrive. Bounded because
 // a grandchild (the etwrt broker it may have started) can hold the pipes open indefinitely.
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
+
+// How often a wait for the agent looks whether SIGINT/SIGTERM asked the driver to stop.
+constexpr auto kStopPoll = std::chrono::milliseconds(50);
+
+// Waits on `changed` until `done()` or `deadline`, in slices, so that a stop request ends the
+// wait (StopRequested) instead of the timeout.
+template <typename Done>
+bool wait_unless_stopped(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                         std::chrono::steady_clock::time_point deadline, Done done) {
+  while (!done()) {
+    if (stop_requested()) throw StopRequested();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    changed.wait_until(lock, std::min(deadline, now + kStopPoll), done);
+  }
+  return true;
+}
 
 // Diagnostics are kept, but not without bound: an agent stuck in a loop writing to stderr
 // must not exhaust the driver's memory.
@@ -47,37 +55,7 @@ constexpr std::size_t kStderrCap = 4 << 20;
 constexpr std::size_t kLineCap = 64 << 20;
 
 std::string describe(const AgentExit& e) {
-  if (!e.signaled) return "exited with code " + std::to_string(e.exit_code);
-  std::string name;
-#ifndef _WIN32
-  switch (e.signal) {
-    case SIGABRT: name = " (SIGABRT)"; break;
-    case SIGKILL: name = " (SIGKILL)"; break;
-    case SIGSEGV: name = " (SIGSEGV)"; break;
-    case SIGTERM: name = " (SIGTERM)"; break;
-    case SIGBUS: name = " (SIGBUS)"; break;
-    case SIGILL: name = " (SIGILL)"; break;
-    default: break;
-  }
-#endif
-  return "killed by signal " + std::to_string(e.signal) + name;
-}
-
-AgentExit decode_status(bp::native_exit_code_type status) {
-  AgentExit e;
-#ifdef _WIN32
-  e.exit_code = static_cast<int>(status);
-#else
-  if (WIFSIGNALED(status)) {
-    e.signaled = true;
-    e.signal = WTERMSIG(status);
-  } else if (WIFEXITED(status)) {
-    e.exit_code = WEXITSTATUS(status);
-  } else {
-    e.exit_code = status;
-  }
-#endif
-  return e;
+  return ExitStatus{e.exit_code, e.signaled, e.signal}.describe();
 }
 
 }  // namespace
@@ -85,10 +63,7 @@ AgentExit decode_status(bp::native_exit_code_type status) {
 struct AgentProcess::Impl {
   std::string name;
   asio::io_context io;
-  asio::writable_pipe stdin_pipe{io};
-  asio::readable_pipe stdout_pipe{io};
-  asio::readable_pipe stderr_pipe{io};
-  std::optional<bp::process> process;
+  std::optional<ChildProcess> process;  // its pipes and exit are served by `io`
   int pid = 0;
   std::thread io_thread;
 
@@ -114,7 +89,6 @@ struct AgentProcess::Impl {
   std::string out_partial;
   std::deque<std::string> write_queue;
   bool writing = false;
-  bool reaped = false;
   asio::steady_timer drain_timer{io};
 
   void start_io();
@@ -122,7 +96,7 @@ struct AgentProcess::Impl {
   void read_stderr();
   void take_line(const std::string& line);
   void write_next();
-  void on_exit(const boost::system::error_code& ec);
+  void on_exit(const std::optional<ExitStatus>& status);
   void finish();        // with mutex held
   void maybe_finish();  // with mutex held: finishes once exited and both streams are read
 };
@@ -130,7 +104,7 @@ struct AgentProcess::Impl {
 void AgentProcess::Impl::start_io() {
   read_stdout();
   read_stderr();
-  process->async_wait([this](boost::system::error_code ec, int) { on_exit(ec); });
+  process->async_wait([this](std::optional<ExitStatus> status) { on_exit(status); });
   io_thread = std::thread([this] {
 #ifndef _WIN32
     // Writing to an agent that died raises SIGPIPE in the writing thread; blocked here, the
@@ -145,7 +119,7 @@ void AgentProcess::Impl::start_io() {
 }
 
 void AgentProcess::Impl::read_stdout() {
-  stdout_pipe.async_read_some(asio::buffer(out_buffer), [this](boost::system::error_code ec,
+  process->stdout_pipe().async_read_some(asio::buffer(out_buffer), [this](boost::system::error_code ec,
                                                                std::size_t n) {
     out_partial.append(out_buffer.data(), n);
     std::size_t start = 0;
@@ -175,7 +149,7 @@ void AgentProcess::Impl::read_stdout() {
 }
 
 void AgentProcess::Impl::read_stderr() {
-  stderr_pipe.async_read_some(asio::buffer(err_buffer), [this](boost::system::error_code ec,
+  process->stderr_pipe().async_read_some(asio::buffer(err_buffer), [this](boost::system::error_code ec,
                                                                std::size_t n) {
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -216,7 +190,7 @@ void AgentProcess::Impl::take_line(const std::string& raw) {
 void AgentProcess::Impl::write_next() {
   if (writing || write_queue.empty()) return;
   writing = true;
-  asio::async_write(stdin_pipe, asio::buffer(write_queue.front()),
+  asio::async_write(process->stdin_pipe(), asio::buffer(write_queue.front()),
                     [this](boost::system::error_code ec, std::size_t) {
                       writing = false;
                       if (ec) {
@@ -230,14 +204,13 @@ void AgentProcess::Impl::write_next() {
                     });
 }
 
-void AgentProcess::Impl::on_exit(const boost::system::error_code& ec) {
-  reaped = true;
+void AgentProcess::Impl::on_exit(const std::optional<ExitStatus>& status) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (ec) {
+  if (!status) {
     exit = AgentExit{-1, false, 0};
-    if (protocol_error.empty()) protocol_error = "cannot wait for the agent: " + ec.message();
+    if (protocol_error.empty()) protocol_error = "cannot wait for the agent";
   } else {
-    exit = decode_status(process->native_exit_code());
+    exit = AgentExit{status->code, status->signaled, status->signal};
   }
   maybe_finish();
   if (!finished) {
@@ -270,30 +243,16 @@ std::unique_ptr<AgentProcess> AgentProcess::spawn(const std::filesystem::path& e
   impl->name = name;
   Impl& i = *impl;
 
-  std::vector<std::string> environment;
-  for (const auto& kv : bp::environment::current()) {
-    std::string key = kv.key().string();
-    if (env.count(key) == 0) environment.push_back(key + "=" + kv.value().string());
-  }
-  for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
-
+  ChildOptions options;
+  options.executable = exe;
+  options.args = args;
+  options.env = env;
   try {
-    // The child's ends live only until the launch: the parent must not keep them, or it would
-    // never see the agent's stdout close.
-    asio::readable_pipe child_stdin(i.io);
-    asio::writable_pipe child_stdout(i.io);
-    asio::writable_pipe child_stderr(i.io);
-    asio::connect_pipe(child_stdin, i.stdin_pipe);
-    asio::connect_pipe(i.stdout_pipe, child_stdout);
-    asio::connect_pipe(i.stderr_pipe, child_stderr);
-    i.process.emplace(i.io, exe.string(), args,
-                      bp::process_stdio{child_stdin, child_stdout, child_stderr},
-                      bp::process_environment(environment));
-  } catch (const std::exception& e) {
-    throw AgentError(AgentError::Kind::kSpawn,
-                     "agent '" + name + "': cannot start " + exe.string() + ": " + e.what());
+    i.process.emplace(i.io, options);
+  } catch (const ChildProcessError& e) {
+    throw AgentError(AgentError::Kind::kSpawn, "agent '" + name + "': " + e.what());
   }
-  i.pid = static_cast<int>(i.process->id());
+  i.pid = i.process->pid();
   i.start_io();
 
   std::unique_ptr<AgentProcess> agent(new AgentProcess(std::move(impl)));
@@ -359,8 +318,7 @@ json AgentProcess::call(json request, std::chrono::milliseconds timeout) {
   send(std::move(request));
 
   std::unique_lock<std::mutex> lock(i.mutex);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  i.changed.wait_until(lock, deadline, [&] {
+  wait_unless_stopped(i.changed, lock, std::chrono::steady_clock::now() + timeout, [&] {
     return i.replies.count(id) != 0 || i.finished || !i.protocol_error.empty();
   });
   auto it = i.replies.find(id);
@@ -401,8 +359,8 @@ bool AgentProcess::wait_for_events(const std::string& kind, std::size_t count,
     return (it == i.event_counts.end() ? 0 : it->second) >= count;
   };
   std::unique_lock<std::mutex> lock(i.mutex);
-  i.changed.wait_until(lock, std::chrono::steady_clock::now() + timeout,
-                       [&] { return reached() || i.finished; });
+  wait_unless_stopped(i.changed, lock, std::chrono::steady_clock::now() + timeout,
+                      [&] { return reached() || i.finished; });
   return reached();
 }
 
@@ -426,15 +384,8 @@ std::string AgentProcess::stderr_text() const {
 void AgentProcess::kill() {
   Impl* impl = impl_.get();
   // Run on the io thread, which alone reaps the process: the pid cannot have been reused
-  // while `reaped` is false.
-  asio::post(impl->io, [impl] {
-    if (impl->reaped) return;
-#ifdef _WIN32
-    TerminateProcess(impl->process->native_handle(), 1);
-#else
-    ::kill(impl->pid, SIGKILL);
-#endif
-  });
+  // before ChildProcess knows it was reaped.
+  asio::post(impl->io, [impl] { impl->process->kill(); });
 }
 
 }  // namespace etwh

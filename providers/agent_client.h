@@ -1,6 +1,7 @@
-// The driver's side of the provider agent: spawns `etwh-agent` as a child process (Boost.Process
-// v2), sends JSON-line requests (providers/PROTOCOL.md), matches replies by id, and collects the
-// agent's asynchronous events (enable callbacks) as they arrive.
+// The driver's side of the provider agent: spawns `etwh-agent` as a child process
+// (etwh::ChildProcess: it dies with the driver and holds no other agent's pipes), sends
+// JSON-line requests (providers/PROTOCOL.md), matches replies by id, and collects the agent's
+// asynchronous events (enable callbacks) as they arrive.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -57,7 +58,8 @@ class AgentProcess {
   // Sends `request` (an object with "op"; "id" is added) and returns the reply object.
   // Throws AgentError: kTimeout when no reply within `timeout`, kCrashed when the agent
   // died first (with its exit status in the message), kProtocol when the reply has
-  // "ok": false (the message carries the agent's "error").
+  // "ok": false (the message carries the agent's "error"). Throws etwh::StopRequested when
+  // SIGINT/SIGTERM asked the driver to stop meanwhile (etwh/stop_signals.h).
   nlohmann::json call(nlohmann::json request, std::chrono::milliseconds timeout);
 
   // Sends a request without waiting for a reply (for "crash" and "exit").
@@ -68,7 +70,8 @@ class AgentProcess {
   std::vector<nlohmann::json> events() const;
 
   // Waits until at least `count` events whose "event" field equals `kind` have arrived, or the
-  // timeout passes, or the agent dies. Returns true when the count was reached.
+  // timeout passes, or the agent dies. Returns true when the count was reached. Throws
+  // etwh::StopRequested when a stop was requested meanwhile.
   bool wait_for_events(const std::string& kind, std::size_t count,
                        std::chrono::milliseconds timeout);
 

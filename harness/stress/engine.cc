@@ -1,19 +1,19 @@
 #include "engine.h"
 
+#include "etwh/child_process.h"
+#include "etwh/stop_signals.h"
+
 #include "stress_payload.h"
 #include "win32_text.h"
 
 #include <evntcons.h>
 #include <evntrace.h>
 
+#include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +27,6 @@
 #include <random>
 #include <thread>
 
-extern char** environ;
 
 namespace etwh::stress {
 namespace {
@@ -234,50 +233,26 @@ struct StartedSession {
   bool running = false;
 };
 
-// A writer process with a pipe to its stdin and one from its stdout.
+// A writer process with a pipe to its stdin and one from its stdout; its stderr is ours.
 class WriterProcess {
  public:
   WriterProcess(const std::filesystem::path& exe, const std::vector<std::string>& args) {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0) throw StressHarnessError("pipe2 failed");
-    if (pipe2(out, O_CLOEXEC) != 0) {
-      close(in[0]);
-      close(in[1]);
-      throw StressHarnessError("pipe2 failed");
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    std::vector<std::string> argv_text = {exe.string()};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(in[0]);
-    close(out[1]);
-    to_child_ = in[1];
-    from_child_ = out[0];
-    if (rc != 0) {
-      pid_ = -1;
-      throw StressHarnessError(exe.string() + ": cannot start: " + std::strerror(rc));
+    ChildOptions options;
+    options.executable = exe;
+    options.args = args;
+    options.stderr_mode = Stdio::kInherit;
+    try {
+      child_.emplace(io_, options);
+    } catch (const ChildProcessError& e) {
+      throw StressHarnessError(e.what());
     }
   }
   WriterProcess(const WriterProcess&) = delete;
   WriterProcess& operator=(const WriterProcess&) = delete;
-  ~WriterProcess() {
-    if (pid_ > 0 && !exited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (to_child_ >= 0) close(to_child_);
-    if (from_child_ >= 0) close(from_child_);
-  }
 
   // The next line of output, or nullopt at end of file or after timeout_ms.
   std::optional<std::string> read_line(int timeout_ms) {
+    const int from_child = child_->stdout_pipe().native_handle();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
       if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
@@ -288,44 +263,36 @@ class WriterProcess {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                             deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) return std::nullopt;
-      pollfd p{from_child_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      throw_if_stop_requested();
+      pollfd p{from_child, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(std::min<long long>(left, 100))) <= 0) continue;
       char chunk[4096];
-      const ssize_t n = read(from_child_, chunk, sizeof chunk);
+      const ssize_t n = read(from_child, chunk, sizeof chunk);
       if (n <= 0) return std::nullopt;
       buffer_.append(chunk, static_cast<std::size_t>(n));
     }
   }
 
   void send(const std::string& line) {
-    const std::string text = line + "\n";
-    if (write(to_child_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      throw StressHarnessError("cannot talk to writer process " + std::to_string(pid_));
-    }
+    boost::system::error_code ec;
+    boost::asio::write(child_->stdin_pipe(), boost::asio::buffer(line + "\n"), ec);
+    if (ec) throw StressHarnessError("cannot talk to writer process " + std::to_string(pid()));
   }
 
-  // True once the process has exited; `status` is its wait status.
+  // True once the process has exited; status() then says how.
   bool poll_exit() {
-    if (exited_) return true;
-    if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
-    return exited_;
+    if (!status_) status_ = child_->try_wait();
+    return status_.has_value();
   }
-  int status() const { return status_; }
-  pid_t pid() const { return pid_; }
+  const ExitStatus& status() const { return *status_; }
+  int pid() const { return child_->pid(); }
 
  private:
-  pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
+  boost::asio::io_context io_;
+  std::optional<ChildProcess> child_;  // killed and reaped on destruction if still running
   std::string buffer_;
-  bool exited_ = false;
-  int status_ = 0;
+  std::optional<ExitStatus> status_;
 };
-
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("signal ") + strsignal(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
 
 std::string thousands(std::uint64_t v) {
   std::string s = std::to_string(v);
@@ -485,6 +452,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   for (auto& c : res.consumers) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (!c->attached()) {
+      throw_if_stop_requested();
       if (c->finished() || std::chrono::steady_clock::now() > deadline) {
         throw StressHarnessError("a consumer never received its session's header event");
       }
@@ -524,6 +492,7 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   const auto writer_deadline =
       go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
   for (;;) {
+    throw_if_stop_requested();  // RunResources ends the writers and stops the sessions
     bool all = true;
     for (auto& w : res.writers) all = w->poll_exit() && all;
     if (all) break;
@@ -542,9 +511,9 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
 
   std::vector<std::uint64_t> written_per_writer(writers_total, 0);
   for (auto& w : res.writers) {
-    if (!WIFEXITED(w->status()) || WEXITSTATUS(w->status()) != 0) {
+    if (!w->status().success()) {
       throw StressHarnessError(
-          fmt::format("writer {} ended with {}", w->pid(), describe_exit(w->status())));
+          fmt::format("writer {} {}", w->pid(), w->status().describe()));
     }
     auto line = w->read_line(5000);
     const auto msg = line ? nlohmann::json::parse(*line, nullptr, false) : nlohmann::json();

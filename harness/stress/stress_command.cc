@@ -1,5 +1,7 @@
 #include "stress_command.h"
 
+#include "etwh/stop_signals.h"
+
 #include "engine.h"
 #include "profile.h"
 
@@ -155,6 +157,10 @@ int run_stress_command(const StressArgs& args) {
       o.harness_error = e.what();
     } catch (const std::exception& e) {
       o.harness_error = std::string("unexpected error: ") + e.what();
+    }
+    if (stop_requested()) {  // the run has undone what it started; nothing more to report
+      std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
+      return stop_exit_code();
     }
     o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     print_console(o, std::cout);

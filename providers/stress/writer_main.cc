@@ -2,7 +2,8 @@
 // provider, says "ready", waits for "go" on stdin, then writes from N threads at the profile's
 // pace for the profile's duration, each event stamped (stress_payload.h), and prints one JSON
 // line with what every thread's EventWrite accepted and refused. The driver trusts these counts
-// as "written", so they are counted here, at the call, never inferred.
+// as "written", so they are counted here, at the call, never inferred. It never outlives the
+// driver: the end of its stdin (the driver holds the other end for the whole run) ends it.
 #include "stress_payload.h"
 #include "win32_text.h"
 
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -126,6 +128,20 @@ class ThreadWriter {
   ThreadCounts counts_;
 };
 
+// While the threads write, nobody reads stdin: a watcher does, and ends the process when the
+// driver is gone (end of file), since nothing would ever read what it writes.
+void exit_when_stdin_closes() {
+  std::thread([] {
+    char buffer[256];
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+    }
+    std::_Exit(3);
+  }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +183,7 @@ int main(int argc, char** argv) {
     EventUnregister(handle);
     return 1;  // The driver gave up on this run.
   }
+  exit_when_stdin_closes();
 
   std::vector<ThreadWriter> writers;
   writers.reserve(threads);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Nothing outlives the harness (issues 10/11). Starts an etwh command ITERATIONS times, sends
+# it SIGNAL after a random delay of up to MAX_DELAY_MS, and counts what that run left behind.
+#
+#   signal_driver.sh SIGNAL ITERATIONS MAX_DELAY_MS EXPECT_EXIT -- ETWH ARGS...
+#
+# SIGNAL KILL: within 1 s no agent and no stress writer of the run may remain (they see the
+# end of their stdin or get the parent-death signal). TERM or INT: the driver must exit with
+# EXPECT_EXIT once it has ended its children, stopped its sessions and removed its temporary
+# ETWRT_HOME; then too no agent or writer may remain.
+# A run's processes are found by its private home: each iteration gives etwh a TMPDIR of its
+# own, and etwh puts the run's ETWRT_HOME (etwh-home-*) there, which every child inherits.
+# Brokers are counted and reported (a broker outliving its run is etwrt's matter), then killed
+# so that this test leaves nothing behind either.
+set -u
+
+signal=$1 iterations=$2 max_delay_ms=$3 expect_exit=$4
+shift 5
+work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-outlive-XXXXXX")
+
+# pid and name of every live (non-zombie) process whose environment names a home under $1.
+members() {
+  local pid state name
+  for file in $(grep -lzs "^ETWRT_HOME=$1/etwh-home-" /proc/[0-9]*/environ); do
+    pid=${file#/proc/}
+    pid=${pid%/environ}
+    state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$pid/stat" 2>/dev/null)
+    [[ -z $state || $state == Z || $state == X ]] && continue
+    name=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    echo "$pid $name"
+  done
+}
+
+# How many of the run's agents and writers are alive (brokers and the driver aside).
+count_children() {
+  members "$1" | grep -cv -e ' etwrt-broker$' -e ' etwh$'
+}
+
+cleanup() {
+  for tmp in "$work"/run-*; do
+    [[ -d $tmp ]] || continue
+    members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failures=0 hits=0 brokers_left=0
+for ((i = 1; i <= iterations; i++)); do
+  tmp="$work/run-$i"
+  mkdir "$tmp"
+  delay_ms=$((50 + RANDOM % (max_delay_ms - 49)))
+  env -u ETWRT_HOME TMPDIR="$tmp" "$@" >"$tmp.log" 2>&1 &
+  driver=$!
+  sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
+  alive_at_signal=$(count_children "$tmp")
+  if ! kill "-$signal" "$driver" 2>/dev/null; then
+    echo "run $i: the driver had ended before ${delay_ms} ms; nothing to signal"
+    wait "$driver"
+    continue
+  fi
+  wait "$driver"
+  rc=$?
+  ((alive_at_signal > 0)) && ((hits++))
+  left=-1
+  for ((t = 0; t < 20; t++)); do  # up to 1 s
+    left=$(count_children "$tmp")
+    ((left == 0)) && break
+    sleep 0.05
+  done
+  brokers=$(members "$tmp" | grep -c ' etwrt-broker$')
+  ((brokers_left += brokers))
+  homes=$(find "$tmp" -maxdepth 1 -name 'etwh-home-*' | wc -l)
+  echo "run $i: SIG$signal after ${delay_ms} ms with $alive_at_signal children running;" \
+       "exit $rc; children left after 1 s: $left; brokers left: $brokers; homes left: $homes"
+  if ((left != 0)); then
+    echo "  FAIL: still running:"
+    members "$tmp" | sed 's/^/    /'
+    ((failures++))
+  fi
+  if [[ $signal != KILL ]]; then
+    if ((rc != expect_exit)); then
+      echo "  FAIL: exit code $rc, expected $expect_exit; its output:"
+      sed 's/^/    /' "$tmp.log" | tail -20
+      ((failures++))
+    fi
+    if ((homes != 0)); then
+      echo "  FAIL: the run's ETWRT_HOME was not removed"
+      ((failures++))
+    fi
+  fi
+  members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+done
+
+echo "$iterations runs, $hits signalled while children ran, $failures failures," \
+     "$brokers_left brokers outlived their run"
+if ((hits == 0)); then
+  echo "FAIL: no run was signalled while its children ran: the test proved nothing"
+  exit 1
+fi
+((failures == 0))
