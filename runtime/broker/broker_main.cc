@@ -4,6 +4,7 @@
 // single-threaded poll loop; exits when it has had no session and no client for a while.
 #include "enable_filters.h"
 #include "enable_table.h"
+#include "requests.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
@@ -37,12 +38,14 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 namespace etwrt {
 namespace {
 
 using json = nlohmann::json;
+using namespace etwrt::broker;
 using Clock = std::chrono::steady_clock;
 
 volatile sig_atomic_t g_stop = 0;
@@ -59,27 +62,16 @@ struct Enable {
   std::string via_group;
 };
 
-FilterBlob blob_from(const json& j) {
-  FilterBlob b;
-  b.type = j.at("type").get<ULONG>();
-  hex_to_bytes(j.at("data").get<std::string>(), b.data);
-  return b;
-}
-
 // What an EnableTraceEx2 request (direct or through a group) asks of a provider.
-Enable enable_from(const json& request, const GUID& source) {
+Enable enable_from(const EnableRequest& request, const GUID& source) {
   Enable e;
-  e.filter.level = request.at("level").get<UCHAR>();
-  e.filter.match_any = request.at("any").get<std::uint64_t>();
-  e.filter.match_all = request.at("all").get<std::uint64_t>();
-  e.filter.enable_property = request.value("property", 0u);
+  e.filter.level = request.level;
+  e.filter.match_any = request.any;
+  e.filter.match_all = request.all;
+  e.filter.enable_property = request.property;
   e.source = source;
-  if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
-    e.provider_filter = blob_from(request["provider_filter"]);
-  }
-  for (const json& f : request.value("system_filters", json::array())) {
-    e.system_filters.push_back(blob_from(f));
-  }
+  e.provider_filter = request.provider_filter;
+  e.system_filters = request.system_filters;
   return e;
 }
 
@@ -141,24 +133,24 @@ class Broker {
   void accept_client();
   void read_client(int fd);
   void drop_client(int fd);
-  void handle(Connection& conn, const json& request);
-  json on_register(Connection& conn, const json& request);
-  json on_unregister(Connection& conn, const json& request);
-  json on_set_traits(Connection& conn, const json& request);
-  json on_start(const json& request);
-  json on_control(const json& request);
+  void handle(Connection& conn, const json& frame);
+  json on_register(Connection& conn, const RegisterRequest& request);
+  json on_unregister(Connection& conn, const UnregisterRequest& request);
+  json on_set_traits(Connection& conn, const SetTraitsRequest& request);
+  json on_start(const StartRequest& request);
+  json on_control(const ControlRequest& request);
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
-  std::optional<json> on_enable(Connection& conn, const json& request);
-  void on_ack(Connection& conn, const json& request);
+  std::optional<json> on_enable(Connection& conn, const EnableRequest& request, const json& id);
+  void on_ack(Connection& conn, const AckRequest& request);
   // Replies itself: the reply carries the session's pool fd.
-  void on_open(Connection& conn, const json& request);
+  void on_open(Connection& conn, const OpenRequest& request, const json& id);
   // Sends `fd` the pools of `key`'s enabling sessions it does not have yet; false on failure.
   bool send_pools(int fd, const std::string& key);
   void recover_pools();
   // Provider groups (groups section below).
-  std::optional<json> on_group_enable(Connection& conn, const json& request, Session& session,
-                                      const GUID& group, const GUID& source);
-  json on_disallow(const json& request);
+  std::optional<json> on_group_enable(Connection& conn, const EnableRequest& request,
+                                      const json& id, Session& session, const GUID& source);
+  json on_disallow(const DisallowRequest& request);
   // Brings every session's group-derived enables in line with its group enables, disallow
   // list and the current members; notifies each provider whose enables changed. Returns how
   // many notifications went out (counted into `wait_id` when != 0).
@@ -260,7 +252,16 @@ void Broker::read_client(int fd) {
       return;
     }
     if (!message) return;
-    handle(found->second, *message);
+    try {
+      handle(found->second, *message);
+    } catch (const std::exception& e) {
+      // Requests are checked before use, so this is a fault of the broker itself; the peer
+      // whose request met it is dropped (its request may be half done), everyone else stays.
+      std::fprintf(stderr, "etwrt-broker: fault handling a request from fd %d: %s\n", fd,
+                   e.what());
+      drop_client(fd);
+      return;
+    }
   }
 }
 
@@ -302,12 +303,12 @@ bool Broker::send_pools(int fd, const std::string& key) {
   return true;
 }
 
-void Broker::on_open(Connection& conn, const json& request) {
-  json reply = {{"id", request.value("id", json())}};
+void Broker::on_open(Connection& conn, const OpenRequest& request, const json& id) {
+  json reply = {{"id", id}};
   Session* s = nullptr;
   if (!conn.allowed) {
     reply["status"] = ERROR_ACCESS_DENIED;
-  } else if ((s = find_session(0, request.value("name", ""))) == nullptr || !s->pool) {
+  } else if ((s = find_session(0, request.name)) == nullptr || !s->pool) {
     reply["status"] = ERROR_WMI_INSTANCE_NOT_FOUND;
   } else if ((s->log_file_mode & EVENT_TRACE_REAL_TIME_MODE) == 0) {
     reply["status"] = ERROR_BAD_PATHNAME;  // etwrt choice: no realtime delivery to open.
@@ -322,56 +323,42 @@ void Broker::on_open(Connection& conn, const json& request) {
   send_frame(conn.fd, reply);
 }
 
-void Broker::handle(Connection& conn, const json& request) {
-  const std::string op = request.value("op", "");
+void Broker::handle(Connection& conn, const json& frame) {
   const int fd = conn.fd;
-  if (op == "open") {
-    try {
-      on_open(conn, request);
-    } catch (const json::exception& e) {
-      std::fprintf(stderr, "etwrt-broker: bad open: %s\n", e.what());
-      send_frame(fd, {{"id", request.value("id", json())}, {"status", ERROR_INVALID_PARAMETER}});
-    }
+  const Decoded decoded = decode_request(frame);
+  if (const auto* bad = std::get_if<DecodeError>(&decoded)) {
+    std::fprintf(stderr, "etwrt-broker: refused a request from fd %d: %s\n", fd,
+                 bad->reason.c_str());
+    send_frame(fd, {{"id", bad->id}, {"status", bad->status}, {"reason", bad->reason}});
     return;
   }
-  if (op == "ack") {
-    try {
-      on_ack(conn, request);
-    } catch (const json::exception& e) {
-      std::fprintf(stderr, "etwrt-broker: bad ack: %s\n", e.what());
-    }
-    return;
-  }
+  const Request& request = std::get<Request>(decoded);
+  const RequestBody& body = request.body;
+  if (const auto* open = std::get_if<OpenRequest>(&body)) return on_open(conn, *open, request.id);
+  if (const auto* ack = std::get_if<AckRequest>(&body)) return on_ack(conn, *ack);
   json reply;
-  try {
-    if (!conn.allowed) {
-      reply = {{"status", ERROR_ACCESS_DENIED}};
-    } else if (op == "hello") {
-      reply = {{"status", ERROR_SUCCESS}};
-    } else if (op == "register") {
-      reply = on_register(conn, request);
-    } else if (op == "unregister") {
-      reply = on_unregister(conn, request);
-    } else if (op == "set_traits") {
-      reply = on_set_traits(conn, request);
-    } else if (op == "start") {
-      reply = on_start(request);
-    } else if (op == "control") {
-      reply = on_control(request);
-    } else if (op == "enable") {
-      auto immediate = on_enable(conn, request);
-      if (!immediate) return;
-      reply = *immediate;
-    } else if (op == "disallow") {
-      reply = on_disallow(request);
-    } else {
-      reply = {{"status", ERROR_NOT_SUPPORTED}};
-    }
-  } catch (const json::exception& e) {
-    std::fprintf(stderr, "etwrt-broker: bad %s request: %s\n", op.c_str(), e.what());
-    reply = {{"status", ERROR_INVALID_PARAMETER}};
+  if (!conn.allowed) {
+    reply = {{"status", ERROR_ACCESS_DENIED}};
+  } else if (std::holds_alternative<HelloRequest>(body)) {
+    reply = {{"status", ERROR_SUCCESS}};
+  } else if (const auto* r = std::get_if<RegisterRequest>(&body)) {
+    reply = on_register(conn, *r);
+  } else if (const auto* u = std::get_if<UnregisterRequest>(&body)) {
+    reply = on_unregister(conn, *u);
+  } else if (const auto* t = std::get_if<SetTraitsRequest>(&body)) {
+    reply = on_set_traits(conn, *t);
+  } else if (const auto* start = std::get_if<StartRequest>(&body)) {
+    reply = on_start(*start);
+  } else if (const auto* control = std::get_if<ControlRequest>(&body)) {
+    reply = on_control(*control);
+  } else if (const auto* enable = std::get_if<EnableRequest>(&body)) {
+    auto immediate = on_enable(conn, *enable, request.id);
+    if (!immediate) return;
+    reply = *immediate;
+  } else if (const auto* disallow = std::get_if<DisallowRequest>(&body)) {
+    reply = on_disallow(*disallow);
   }
-  reply["id"] = request.value("id", json());
+  reply["id"] = request.id;
   // Handling may have dropped this very peer (a failed notification to it).
   if (conns_.contains(fd)) send_frame(fd, reply);
 }
@@ -521,22 +508,20 @@ void Broker::take_over_classic(const std::string& key) {
   }
 }
 
-void Broker::on_ack(Connection& conn, const json& request) {
-  const std::uint64_t wait_id = request.at("wait").get<std::uint64_t>();
+void Broker::on_ack(Connection& conn, const AckRequest& request) {
+  const std::uint64_t wait_id = request.wait;
   auto pos = std::find(conn.pending_waits.begin(), conn.pending_waits.end(), wait_id);
   if (pos == conn.pending_waits.end()) return;  // Not ours to ack, or acked already.
   conn.pending_waits.erase(pos);
   finish_wait(wait_id);
 }
 
-json Broker::on_register(Connection& conn, const json& request) {
+json Broker::on_register(Connection& conn, const RegisterRequest& request) {
   Registration r;
   r.fd = conn.fd;
-  r.token = request.at("token").get<std::uint64_t>();
-  if (!guid_from_wire(request.at("guid").get<std::string>(), r.guid)) {
-    return {{"status", ERROR_INVALID_PARAMETER}};
-  }
-  r.classic = request.value("classic", false);
+  r.token = request.token;
+  r.guid = request.guid;
+  r.classic = request.classic;
   const std::string key = guid_key(r.guid);
   registrations_.push_back(r);
   send_pools(conn.fd, key);  // Before the reply that names them.
@@ -554,8 +539,8 @@ json Broker::on_register(Connection& conn, const json& request) {
   return reply;
 }
 
-json Broker::on_unregister(Connection& conn, const json& request) {
-  const auto token = request.at("token").get<std::uint64_t>();
+json Broker::on_unregister(Connection& conn, const UnregisterRequest& request) {
+  const auto token = request.token;
   const auto before = registrations_.size();
   std::erase_if(registrations_,
                 [&](const Registration& r) { return r.fd == conn.fd && r.token == token; });
@@ -563,8 +548,8 @@ json Broker::on_unregister(Connection& conn, const json& request) {
   return {{"status", registrations_.size() == before ? ERROR_INVALID_HANDLE : ERROR_SUCCESS}};
 }
 
-json Broker::on_set_traits(Connection& conn, const json& request) {
-  const auto token = request.at("token").get<std::uint64_t>();
+json Broker::on_set_traits(Connection& conn, const SetTraitsRequest& request) {
+  const auto token = request.token;
   for (Registration& r : registrations_) {
     if (r.fd != conn.fd || r.token != token) continue;
 #if defined(ETWRT_MUTANTS)
@@ -575,11 +560,8 @@ json Broker::on_set_traits(Connection& conn, const json& request) {
     // ERROR_ALREADY_EXISTS (no public source names the code Windows returns).
     if (r.traits_set) return {{"status", ERROR_ALREADY_EXISTS}};
     r.traits_set = true;
-    r.traits_name = request.at("name").get<std::string>();
-    if (request.contains("group") && request["group"].is_string()) {
-      GUID group;
-      if (guid_from_wire(request["group"].get<std::string>(), group)) r.group = group;
-    }
+    r.traits_name = request.name;
+    r.group = request.group;
     // A registration that joins a group some session enabled is enabled now (GRP-ENABLE:
     // present and future members).
     if (r.group) sync_groups(GUID_NULL, 0);
@@ -623,31 +605,29 @@ json Broker::properties_json(const Session& s) {
           {"events_delivered", c.events_delivered}};
 }
 
-json Broker::on_start(const json& request) {
-  const std::string name = request.at("name").get<std::string>();
+json Broker::on_start(const StartRequest& request) {
+  const std::string& name = request.name;
   for (const auto& [handle, s] : sessions_) {
     if (s.name == name) return {{"status", ERROR_ALREADY_EXISTS}};
   }
   Session s;
   s.handle = next_handle_++;
   s.name = name;
-  if (!guid_from_wire(request.at("guid").get<std::string>(), s.guid)) {
-    return {{"status", ERROR_INVALID_PARAMETER}};
-  }
+  s.guid = request.guid;
   if (s.guid == GUID_NULL) s.guid = random_guid();
-  s.log_file = request.value("log_file", "");
-  s.log_file_mode = request.at("log_file_mode").get<ULONG>();
-  s.flush_timer = request.at("flush_timer").get<ULONG>();
-  s.enable_flags = request.value("enable_flags", 0u);
-  s.maximum_file_size = request.at("maximum_file_size").get<ULONG>();
+  s.log_file = request.log_file;
+  s.log_file_mode = request.log_file_mode;
+  s.flush_timer = request.flush_timer;
+  s.enable_flags = request.enable_flags;
+  s.maximum_file_size = request.maximum_file_size;
   // Defaults and clamps as Windows applies them (observed): a 64 KB buffer when 0 is given,
   // at most 16 MB; at least two buffers per processor; at least 20 more maximum than minimum.
-  s.buffer_size_kb = request.at("buffer_size").get<ULONG>();
+  s.buffer_size_kb = request.buffer_size;
   if (s.buffer_size_kb == 0) s.buffer_size_kb = 64;
   s.buffer_size_kb = std::min<ULONG>(s.buffer_size_kb, 16 * 1024);
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
-  s.minimum_buffers = std::max(request.at("minimum_buffers").get<ULONG>(), 2 * processors);
-  s.maximum_buffers = std::max(request.at("maximum_buffers").get<ULONG>(), s.minimum_buffers + 20);
+  s.minimum_buffers = std::max(request.minimum_buffers, 2 * processors);
+  s.maximum_buffers = std::max(request.maximum_buffers, s.minimum_buffers + 20);
   dataplane::PoolConfig config;
   config.buffer_size_kb = s.buffer_size_kb;
   config.minimum_buffers = s.minimum_buffers;
@@ -704,21 +684,20 @@ void Broker::stop_session(std::uint64_t handle) {
   sessions_.erase(handle);
 }
 
-json Broker::on_control(const json& request) {
-  Session* s = find_session(request.at("handle").get<std::uint64_t>(),
-                            request.value("name", ""));
+json Broker::on_control(const ControlRequest& request) {
+  Session* s = find_session(request.handle, request.name);
   if (s == nullptr) return {{"status", ERROR_WMI_INSTANCE_NOT_FOUND}};
-  const ULONG code = request.at("code").get<ULONG>();
+  const ULONG code = request.code;
   if (code == EVENT_TRACE_CONTROL_UPDATE) {
     // What an UPDATE may change (documented: flush timer, maximum buffers, enable flags,
     // the real-time bit); zero means keep.
-    const ULONG flush = request.value("flush_timer", 0u);
+    const ULONG flush = request.flush_timer;
     if (flush != 0) s->flush_timer = flush;
-    const ULONG maximum = request.value("maximum_buffers", 0u);
+    const ULONG maximum = request.maximum_buffers;
     if (maximum != 0) s->maximum_buffers = std::max(maximum, s->minimum_buffers);
-    const ULONG flags = request.value("enable_flags", 0u);
+    const ULONG flags = request.enable_flags;
     if (flags != 0) s->enable_flags = flags;
-    const ULONG mode = request.value("log_file_mode", 0u);
+    const ULONG mode = request.log_file_mode;
     if (mode != 0) {
       s->log_file_mode = (s->log_file_mode & ~ULONG{EVENT_TRACE_REAL_TIME_MODE}) |
                          (mode & EVENT_TRACE_REAL_TIME_MODE);
@@ -730,29 +709,22 @@ json Broker::on_control(const json& request) {
   return reply;
 }
 
-std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
-  const auto handle = request.at("handle").get<std::uint64_t>();
+std::optional<json> Broker::on_enable(Connection& conn, const EnableRequest& request,
+                                      const json& id) {
+  const auto handle = request.handle;
   auto it = sessions_.find(handle);
   if (it == sessions_.end()) return json{{"status", ERROR_INVALID_HANDLE}};
   Session& session = it->second;
-  GUID provider;
-  GUID source;
-  if (!guid_from_wire(request.at("guid").get<std::string>(), provider)) {
-    return json{{"status", ERROR_INVALID_PARAMETER}};
+  // NULL EnableParameters: the session's own GUID.
+  const GUID source = request.source.value_or(session.guid);
+  if ((request.property & EVENT_ENABLE_PROPERTY_PROVIDER_GROUP) != 0) {
+    return on_group_enable(conn, request, id, session, source);
   }
-  if (request.at("source").is_null()) {
-    source = session.guid;  // NULL EnableParameters: the session's own GUID.
-  } else if (!guid_from_wire(request.at("source").get<std::string>(), source)) {
-    return json{{"status", ERROR_INVALID_PARAMETER}};
-  }
-  if ((request.value("property", 0u) & EVENT_ENABLE_PROPERTY_PROVIDER_GROUP) != 0) {
-    return on_group_enable(conn, request, session, provider, source);
-  }
-  const std::string key = guid_key(provider);
-  const ULONG code = request.at("code").get<ULONG>();
-  const bool wait = request.value("wait", false);
+  const std::string key = guid_key(request.provider);
+  const ULONG code = request.code;
+  const bool wait = request.wait;
   std::uint64_t wait_id = wait ? next_wait_++ : 0;
-  if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
+  if (wait) waits_[wait_id] = Wait{conn.fd, id, 1};
 
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
     auto& slots = slots_[key];
@@ -798,12 +770,13 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
   } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {
     // Capture state: IsEnabled 2 with the call's own level and keywords; aggregates unchanged.
     json filter = nullptr;
-    if (request.contains("provider_filter") && !request["provider_filter"].is_null()) {
-      filter = request["provider_filter"];
+    if (request.provider_filter) {
+      filter = {{"type", request.provider_filter->type},
+                {"data", bytes_to_hex(request.provider_filter->data.data(),
+                                      request.provider_filter->data.size())}};
     }
-    const int sent = notify(key, source, 2, request.at("level").get<UCHAR>(),
-                            request.at("any").get<std::uint64_t>(),
-                            request.at("all").get<std::uint64_t>(), filter, wait_id);
+    const int sent = notify(key, source, 2, request.level, request.any, request.all, filter,
+                            wait_id);
     if (wait) waits_[wait_id].remaining += sent;
   } else {
     waits_.erase(wait_id);
@@ -827,18 +800,18 @@ std::optional<json> Broker::on_enable(Connection& conn, const json& request) {
 // Membership is by provider GUID: a registration of a member's GUID is reached too (etwrt
 // choice; the documents do not say how registrations of one GUID with different traits mix).
 
-std::optional<json> Broker::on_group_enable(Connection& conn, const json& request,
-                                            Session& session, const GUID& group,
+std::optional<json> Broker::on_group_enable(Connection& conn, const EnableRequest& request,
+                                            const json& id, Session& session,
                                             const GUID& source) {
   // GRP-NO-PRIVATE. No document names the status: etwrt returns ERROR_NOT_SUPPORTED.
   if ((session.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0) {
     return json{{"status", ERROR_NOT_SUPPORTED}};
   }
-  const std::string gkey = guid_key(group);
-  const ULONG code = request.at("code").get<ULONG>();
-  const bool wait = request.value("wait", false);
+  const std::string gkey = guid_key(request.provider);  // The group's GUID.
+  const ULONG code = request.code;
+  const bool wait = request.wait;
   const std::uint64_t wait_id = wait ? next_wait_++ : 0;
-  if (wait) waits_[wait_id] = Wait{conn.fd, request.value("id", json()), 1};
+  if (wait) waits_[wait_id] = Wait{conn.fd, id, 1};
   int sent = 0;
   if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
     Enable e = enable_from(request, source);
@@ -858,9 +831,7 @@ std::optional<json> Broker::on_group_enable(Connection& conn, const json& reques
       if (r.group && guid_key(*r.group) == gkey) keys.insert(guid_key(r.guid));
     }
     for (const std::string& key : keys) {
-      sent += notify(key, source, 2, request.at("level").get<UCHAR>(),
-                     request.at("any").get<std::uint64_t>(),
-                     request.at("all").get<std::uint64_t>(), nullptr, wait_id);
+      sent += notify(key, source, 2, request.level, request.any, request.all, nullptr, wait_id);
     }
   } else {
     waits_.erase(wait_id);
@@ -878,15 +849,11 @@ std::optional<json> Broker::on_group_enable(Connection& conn, const json& reques
   return std::nullopt;
 }
 
-json Broker::on_disallow(const json& request) {
-  Session* s = find_session(request.at("handle").get<std::uint64_t>(), "");
+json Broker::on_disallow(const DisallowRequest& request) {
+  Session* s = find_session(request.handle, "");
   if (s == nullptr) return {{"status", ERROR_INVALID_HANDLE}};
   std::set<std::string> keys;
-  for (const json& g : request.at("guids")) {
-    GUID guid;
-    if (!guid_from_wire(g.get<std::string>(), guid)) return {{"status", ERROR_INVALID_PARAMETER}};
-    keys.insert(guid_key(guid));
-  }
+  for (const GUID& guid : request.guids) keys.insert(guid_key(guid));
   // The list replaces the previous one and applies to what is enabled already (GRP-DISALLOW).
   s->disallow = std::move(keys);
   sync_groups(s->guid, 0);
