@@ -47,7 +47,10 @@ std::string lock_path(const std::string& home) { return home + "/broker.lock"; }
 std::string pid_path(const std::string& home) { return home + "/broker.pid"; }
 
 bool send_frame(int fd, const nlohmann::json& message, int pass_fd) {
-  const std::string body = message.dump();
+  return send_frame_body(fd, message.dump(), pass_fd);
+}
+
+bool send_frame_body(int fd, const std::string& body, int pass_fd) {
   if (body.size() > kMaxFrameBytes) return false;
   std::string frame(4, '\0');
   const auto n = static_cast<std::uint32_t>(body.size());
