@@ -1,6 +1,7 @@
 // The Win32 ETW entry points of libetwrt: argument checks in the calling process, then the
 // broker through the process's Client.
 #include "client.h"
+#include "replies.h"
 #include "enable_filters.h"
 #include "system_filters.h"
 #include "trace_properties.h"
@@ -170,30 +171,6 @@ GUID new_activity_id() {
   return g;
 }
 
-void fill_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
-  // All read before anything is written: a reply without a field changes nothing.
-  EVENT_TRACE_PROPERTIES fixed = *out;  // The fixed part; the names follow it.
-  EVENT_TRACE_PROPERTIES* p = &fixed;
-  p->Wnode.HistoricalContext = q.at("handle").get<std::uint64_t>();
-  GUID guid;
-  if (etwrt::guid_from_wire(q.at("guid").get<std::string>(), guid)) p->Wnode.Guid = guid;
-  p->BufferSize = q.at("buffer_size").get<ULONG>();
-  p->MinimumBuffers = q.at("minimum_buffers").get<ULONG>();
-  p->MaximumBuffers = q.at("maximum_buffers").get<ULONG>();
-  p->MaximumFileSize = q.at("maximum_file_size").get<ULONG>();
-  p->LogFileMode = q.at("log_file_mode").get<ULONG>();
-  p->FlushTimer = q.at("flush_timer").get<ULONG>();
-  p->EnableFlags = q.at("enable_flags").get<ULONG>();
-  p->NumberOfBuffers = q.at("number_of_buffers").get<ULONG>();
-  p->FreeBuffers = q.at("free_buffers").get<ULONG>();
-  p->EventsLost = q.at("events_lost").get<ULONG>();
-  p->BuffersWritten = q.at("buffers_written").get<ULONG>();
-  p->LogBuffersLost = q.at("log_buffers_lost").get<ULONG>();
-  p->RealTimeBuffersLost = q.at("real_time_buffers_lost").get<ULONG>();
-  const std::string name = q.at("name").get<std::string>();
-  *out = fixed;
-  etwrt::write_logger_name(out, name);
-}
 
 // A session request whose reply carries the session's properties: on success they are copied
 // into the caller's EVENT_TRACE_PROPERTIES, as StartTrace and ControlTrace return them.
@@ -202,32 +179,8 @@ ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* propertie
   const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
   const ULONG status = etwrt::reply_status(reply, what);
   if (status != ERROR_SUCCESS) return status;
-  fill_properties(properties, reply.body.at("properties"));
+  etwrt::fill_properties(properties, reply.body.at("properties"));
   return ERROR_SUCCESS;
-}
-
-// What the broker's register reply says of a provider some session enables already.
-struct PreEnabled {
-  bool enabled = false;
-  UCHAR level = 0;
-  std::uint64_t any = 0;
-  std::uint64_t all = 0;
-  GUID source = GUID_NULL;  // Windows gives GUID_NULL; a mutant may keep the session's.
-};
-
-// Throws nlohmann's type_error on a mistyped field.
-PreEnabled read_pre_enabled(const json& body) {
-  PreEnabled p;
-  p.enabled = body.value("is_enabled", 0u) != 0;
-  p.level = static_cast<UCHAR>(body.value("level", 0u));
-  p.any = body.value("any", std::uint64_t{0});
-  p.all = body.value("all", std::uint64_t{0});
-#if defined(ETWRT_MUTANTS)
-  if (body.contains("mutant_source")) {
-    etwrt::guid_from_wire(body["mutant_source"].get<std::string>(), p.source);
-  }
-#endif
-  return p;
 }
 
 // EventRegister's work: the registration is routed before the request goes out (so no
@@ -256,10 +209,10 @@ ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* contex
         client.publish_sessions(*registration, body.value("sessions", json::array()));
       });
   ULONG status = etwrt::reply_status(reply, "EventRegister");
-  PreEnabled pre;
+  etwrt::PreEnabled pre;
   if (status == ERROR_SUCCESS) {
     try {
-      pre = read_pre_enabled(reply.body);
+      pre = etwrt::read_pre_enabled(reply.body);
     } catch (const json::exception& e) {
       std::fprintf(stderr, "etwrt: EventRegister: %s\n", e.what());
       status = ERROR_INVALID_DATA;

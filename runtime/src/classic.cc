@@ -2,6 +2,7 @@
 // GetTraceEnableLevel/Flags, TraceEvent and TraceMessage on top of etwrt's registrations
 // and event path.
 #include "classic.h"
+#include "replies.h"
 
 #include "wire.h"
 
@@ -251,16 +252,10 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
       client.publish_sessions(*base, body.value("sessions", nlohmann::json::array()));
     });
     ULONG status = etwrt::reply_status(reply, "RegisterTraceGuidsA");
-    bool enabled = false;
-    UCHAR level = 0;
-    std::uint64_t any = 0;
-    std::uint64_t all = 0;
+    etwrt::PreEnabled pre;
     if (status == ERROR_SUCCESS) {
       try {
-        enabled = reply.body.value("is_enabled", 0u) != 0;
-        level = static_cast<UCHAR>(reply.body.value("level", 0u));
-        any = reply.body.value("any", std::uint64_t{0});
-        all = reply.body.value("all", std::uint64_t{0});
+        pre = etwrt::read_pre_enabled(reply.body);
       } catch (const nlohmann::json::exception& e) {
         std::fprintf(stderr, "etwrt: RegisterTraceGuidsA: %s\n", e.what());
         status = ERROR_INVALID_DATA;
@@ -285,7 +280,9 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
     *RegistrationHandle = reinterpret_cast<TRACEHANDLE>(r.get());
     ClassicRegistration* registered = r.release();
     // Enabled already: the ControlCallback runs inside the registration, as Windows does.
-    if (enabled) etwrt::Client::invoke(registered->base, GUID_NULL, 1, level, any, all, nullptr);
+    if (pre.enabled) {
+      etwrt::Client::invoke(registered->base, GUID_NULL, 1, pre.level, pre.any, pre.all, nullptr);
+    }
     return ERROR_SUCCESS;
   });
 }

@@ -1,5 +1,7 @@
 #include "client.h"
 
+#include "replies.h"
+
 #include "system_filters.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
@@ -21,9 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <new>
-#include <system_error>
 
 namespace etwrt {
 namespace {
@@ -139,40 +138,6 @@ NotificationFields read_notification(const json& m, std::size_t filter_capacity)
 }
 
 }  // namespace
-
-ULONG reply_status(const ClientReply& reply, const char* what) {
-  if (reply.status == kBadReply) {
-    std::fprintf(stderr, "etwrt: %s: the broker's reply could not be read\n", what);
-    return ERROR_INVALID_DATA;
-  }
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  const auto status = reply.body.find("status");
-  if (status == reply.body.end() || !status->is_number_unsigned() ||
-      status->get<std::uint64_t>() > std::numeric_limits<ULONG>::max()) {
-    std::fprintf(stderr, "etwrt: %s: the broker's reply has no valid status: %s\n", what,
-                 reply.body.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-    return ERROR_INVALID_DATA;
-  }
-  return status->get<ULONG>();
-}
-
-ULONG fault_status(const char* entry) noexcept {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "etwrt: %s: out of memory\n", entry);
-    return ERROR_NOT_ENOUGH_MEMORY;
-  } catch (const std::system_error& e) {  // A thread or lock the call needed.
-    std::fprintf(stderr, "etwrt: %s: %s\n", entry, e.what());
-    return ERROR_NO_SYSTEM_RESOURCES;
-  } catch (const std::exception& e) {  // A reply of the broker that is not as expected.
-    std::fprintf(stderr, "etwrt: %s: %s\n", entry, e.what());
-    return ERROR_INVALID_DATA;
-  } catch (...) {
-    std::fprintf(stderr, "etwrt: %s: unknown fault\n", entry);
-    return ERROR_INVALID_DATA;
-  }
-}
 
 Client& Client::instance() {
   static const bool registered = [] {

@@ -64,31 +64,6 @@ struct ClientReply {
   nlohmann::json body;
 };
 
-// The Win32 status of a broker reply: the call's own failure if it had one, else the reply's
-// "status". A reply etwrt cannot read (no numeric status, or a field the caller needed is
-// missing: ClientReply::status kBadReply) is ERROR_INVALID_DATA, logged with `what` (the
-// entry point). The one place a reply becomes a status:
-//   if (const ULONG status = reply_status(reply, "StartTraceA"); status != ERROR_SUCCESS) ...
-ULONG reply_status(const ClientReply& reply, const char* what);
-
-// Internal status of a reply whose reader-thread handling (`on_reply`) found it malformed.
-inline constexpr ULONG kBadReply = 0xE7000002u;
-
-// The status an entry point returns for an exception that escaped its body, logged on stderr
-// as etwrt logs (`etwrt: <entry>: ...`). Call only inside a catch block.
-ULONG fault_status(const char* entry) noexcept;
-
-// Runs an entry point's body: no exception crosses into the caller of the Win32 API.
-//   return guarded("EventRegister", [&] { return register_provider(...); });
-template <class Body>
-ULONG guarded(const char* entry, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return fault_status(entry);
-  }
-}
-
 class Client {
  public:
   // The client of this process (a fresh one in a forked child).

@@ -5,6 +5,7 @@
 // ProcessTrace turns them into EVENT_RECORDs (or classic EVENT_TRACEs), after the synthetic
 // header event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
 #include "client.h"
+#include "replies.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
