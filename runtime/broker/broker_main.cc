@@ -5,13 +5,13 @@
 // broker.lock); single-threaded poll loop; exits when it has had no session and no client for a
 // while.
 #include "broker_state.h"
+#include "etwrt_os.h"
 #include "requests.h"
 #include "wire.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Another broker already serves this home: the starter that raced us will reach it.
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;
+  if (!os::try_lock_exclusive(lock_fd)) return 0;
 
   const std::string path = socket_path(home);
   sockaddr_un address{};

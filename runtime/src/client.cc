@@ -1,5 +1,6 @@
 #include "client.h"
 
+#include "etwrt_os.h"
 #include "replies.h"
 
 #include "system_filters.h"
@@ -270,7 +271,7 @@ void Client::reader_loop(int fd, std::uint64_t generation) {
   std::deque<int> fds;  // Received with SCM_RIGHTS, claimed in order by the frames naming them.
   char buffer[65536];
   for (;;) {
-    const ssize_t n = receive(fd, buffer, sizeof buffer, fds);
+    const ssize_t n = os::receive_with_fds(fd, buffer, sizeof buffer, fds);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     reader.append(buffer, static_cast<std::size_t>(n));

@@ -35,9 +35,6 @@ bool send_frame(int fd, const nlohmann::json& message, int pass_fd = -1);
 // string of `message` is not UTF-8; callers that must not throw dump first, then send this).
 bool send_frame_body(int fd, const std::string& body, int pass_fd = -1);
 
-// recv() that also collects descriptors passed with SCM_RIGHTS (close-on-exec), in order.
-ssize_t receive(int fd, char* buffer, std::size_t size, std::deque<int>& fds);
-
 // Accumulates bytes read from a stream socket and yields whole frames.
 class FrameReader {
  public:
