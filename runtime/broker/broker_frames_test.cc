@@ -29,7 +29,8 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-const GUID kProvider = {0x5f3a9c21, 0x1b2c, 0x4d3e, {0x8f, 0x10, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76}};
+const GUID kProvider = {0x5f3a9c21, 0x1b2c, 0x4d3e,
+                         {0x8f, 0x10, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76}};
 const std::string kGuidHex = etwrt::guid_to_wire(kProvider);
 
 // A raw peer of the broker speaking the frame format.

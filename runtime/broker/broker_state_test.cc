@@ -16,7 +16,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const GUID kProvider = {0x7b5c1e43, 0x3d4e, 0x4f50, {0xa1, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87, 0x98}};
+const GUID kProvider = {0x7b5c1e43, 0x3d4e, 0x4f50,
+                         {0xa1, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87, 0x98}};
 constexpr PeerId kProviderPeer = 10;
 constexpr PeerId kController = 20;
 constexpr std::uint64_t kToken = 77;
@@ -188,7 +189,8 @@ TEST_F(BrokerStateTest, NinthSessionOnOneProviderIsRefused) {
                        EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0));
   }
   const std::uint64_t ninth = start_session("s8");
-  state_.handle(kController, request(6, enable(ninth, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0)));
+  state_.handle(kController,
+                request(6, enable(ninth, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0)));
   const std::vector<Outgoing> out = state_.take_outbox();
   EXPECT_TRUE(frames(out, kProviderPeer, "notify").empty());
   EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_NO_SYSTEM_RESOURCES);

@@ -114,7 +114,9 @@ class Fields {
       fail(key, "expected an integer in 0.." + std::to_string(max) + ", got " +
                     (v.is_number() ? v.dump() : kind(v)));
     }
-    if (n > max) fail(key, "expected an integer in 0.." + std::to_string(max) + ", got " + v.dump());
+    if (n > max) {
+      fail(key, "expected an integer in 0.." + std::to_string(max) + ", got " + v.dump());
+    }
     return n;
   }
   static std::string string_value(const json& v, const std::string& key) {

@@ -219,14 +219,18 @@ ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* contex
     }
   }
   // The broker answered, but not readably: it may hold the registration, so drop it there too.
-  if (status == ERROR_INVALID_DATA) client.call({{"op", "unregister"}, {"token", token}}, kCallLimit);
+  if (status == ERROR_INVALID_DATA) {
+    client.call({{"op", "unregister"}, {"token", token}}, kCallLimit);
+  }
   if (status != ERROR_SUCCESS) return status;
   undo.armed = false;
   out = token;
   owned.release();
   // An already enabled provider learns it inside EventRegister, on the calling thread, with
   // SourceId GUID_NULL and no filter data (as Windows does).
-  if (pre.enabled) Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
+  if (pre.enabled) {
+    Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
+  }
   return ERROR_SUCCESS;
 }
 
@@ -297,7 +301,8 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
       default:
         return ERROR_NOT_SUPPORTED;
     }
-    const etwrt::TraitsParseResult parsed = etwrt::parse_traits(EventInformation, InformationLength);
+    const etwrt::TraitsParseResult parsed =
+        etwrt::parse_traits(EventInformation, InformationLength);
     if (!parsed.ok) return ERROR_INVALID_PARAMETER;
     json request = {{"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name},
                     {"group", nullptr}};

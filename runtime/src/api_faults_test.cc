@@ -30,7 +30,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const GUID kProvider = {0x6a4b0d32, 0x2c3d, 0x4e4f, {0x90, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87}};
+const GUID kProvider = {0x6a4b0d32, 0x2c3d, 0x4e4f,
+                         {0x90, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87}};
 
 // Answers each request with what `answer` returns for it (the id is added), or nothing when
 // it returns null. Also sends `unprompted` frames to each peer right after it connects.

@@ -248,9 +248,10 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
     nlohmann::json request = {{"op", "register"}, {"token", token},
                               {"guid", etwrt::guid_to_wire(*ControlGuid)}, {"classic", true}};
     etwrt::Registration* base = &r->base;
-    etwrt::ClientReply reply = client.call(request, etwrt::kCallLimit, [&client, base](const nlohmann::json& body) {
-      client.publish_sessions(*base, body.value("sessions", nlohmann::json::array()));
-    });
+    const etwrt::ClientReply reply =
+        client.call(request, etwrt::kCallLimit, [&client, base](const nlohmann::json& body) {
+          client.publish_sessions(*base, body.value("sessions", nlohmann::json::array()));
+        });
     ULONG status = etwrt::reply_status(reply, "RegisterTraceGuidsA");
     etwrt::PreEnabled pre;
     if (status == ERROR_SUCCESS) {
