@@ -1,6 +1,7 @@
 // The Win32 ETW entry points of libetwrt: argument checks in the calling process, then the
 // broker through the process's Client.
 #include "client.h"
+#include "replies.h"
 #include "enable_filters.h"
 #include "system_filters.h"
 #include "trace_properties.h"
@@ -13,6 +14,7 @@
 #include <evntcons.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -169,34 +171,66 @@ GUID new_activity_id() {
   return g;
 }
 
-void fill_properties(EVENT_TRACE_PROPERTIES* p, const json& q) {
-  p->Wnode.HistoricalContext = q.at("handle").get<std::uint64_t>();
-  GUID guid;
-  if (etwrt::guid_from_wire(q.at("guid").get<std::string>(), guid)) p->Wnode.Guid = guid;
-  p->BufferSize = q.at("buffer_size").get<ULONG>();
-  p->MinimumBuffers = q.at("minimum_buffers").get<ULONG>();
-  p->MaximumBuffers = q.at("maximum_buffers").get<ULONG>();
-  p->MaximumFileSize = q.at("maximum_file_size").get<ULONG>();
-  p->LogFileMode = q.at("log_file_mode").get<ULONG>();
-  p->FlushTimer = q.at("flush_timer").get<ULONG>();
-  p->EnableFlags = q.at("enable_flags").get<ULONG>();
-  p->NumberOfBuffers = q.at("number_of_buffers").get<ULONG>();
-  p->FreeBuffers = q.at("free_buffers").get<ULONG>();
-  p->EventsLost = q.at("events_lost").get<ULONG>();
-  p->BuffersWritten = q.at("buffers_written").get<ULONG>();
-  p->LogBuffersLost = q.at("log_buffers_lost").get<ULONG>();
-  p->RealTimeBuffersLost = q.at("real_time_buffers_lost").get<ULONG>();
-  etwrt::write_logger_name(p, q.at("name").get<std::string>());
-}
 
 // A session request whose reply carries the session's properties: on success they are copied
 // into the caller's EVENT_TRACE_PROPERTIES, as StartTrace and ControlTrace return them.
-ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* properties) {
-  etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
+ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* properties,
+                          const char* what) {
+  const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
+  const ULONG status = etwrt::reply_status(reply, what);
   if (status != ERROR_SUCCESS) return status;
-  fill_properties(properties, reply.body.at("properties"));
+  etwrt::fill_properties(properties, reply.body.at("properties"));
+  return ERROR_SUCCESS;
+}
+
+// EventRegister's work: the registration is routed before the request goes out (so no
+// notification that follows the reply is lost) and undone on any failure, the broker's side too.
+ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* context,
+                        REGHANDLE& out) {
+  auto owned = std::make_unique<Registration>();
+  Registration* registration = owned.get();
+  registration->guid = guid;
+  registration->callback = callback;
+  registration->context = context;
+  const auto token = reinterpret_cast<std::uint64_t>(registration);
+  Client& client = Client::instance();
+  client.add_registration(registration);
+  struct Undo {
+    Client& client;
+    Registration* registration;
+    bool armed = true;
+    ~Undo() {
+      if (armed) client.remove_registration(registration);
+    }
+  } undo{client, registration};
+  json request = {{"op", "register"}, {"token", token}, {"guid", etwrt::guid_to_wire(guid)}};
+  const etwrt::ClientReply reply =
+      client.call(request, kCallLimit, [&client, registration](const json& body) {
+        client.publish_sessions(*registration, body.value("sessions", json::array()));
+      });
+  ULONG status = etwrt::reply_status(reply, "EventRegister");
+  etwrt::PreEnabled pre;
+  if (status == ERROR_SUCCESS) {
+    try {
+      pre = etwrt::read_pre_enabled(reply.body);
+    } catch (const json::exception& e) {
+      std::fprintf(stderr, "etwrt: EventRegister: %s\n", e.what());
+      status = ERROR_INVALID_DATA;
+    }
+  }
+  // The broker answered, but not readably: it may hold the registration, so drop it there too.
+  if (status == ERROR_INVALID_DATA) {
+    client.call({{"op", "unregister"}, {"token", token}}, kCallLimit);
+  }
+  if (status != ERROR_SUCCESS) return status;
+  undo.armed = false;
+  out = token;
+  owned.release();
+  // An already enabled provider learns it inside EventRegister, on the calling thread, with
+  // SourceId GUID_NULL and no filter data (as Windows does).
+  if (pre.enabled) {
+    Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
+  }
   return ERROR_SUCCESS;
 }
 
@@ -230,91 +264,59 @@ ULONG EVNTAPI EventRegister(LPCGUID ProviderId, PENABLECALLBACK EnableCallback,
                             PVOID CallbackContext, PREGHANDLE RegHandle) {
   if (ProviderId == nullptr || RegHandle == nullptr) return ERROR_INVALID_PARAMETER;
   *RegHandle = 0;
-  auto* registration = new Registration();
-  registration->guid = *ProviderId;
-  registration->callback = EnableCallback;
-  registration->context = CallbackContext;
-  const auto token = reinterpret_cast<std::uint64_t>(registration);
-  Client& client = Client::instance();
-  // Routed before the request goes out, so no notification that follows the reply is lost.
-  client.add_registration(registration);
-  json request = {{"op", "register"}, {"token", token},
-                  {"guid", etwrt::guid_to_wire(*ProviderId)}};
-  etwrt::ClientReply reply = client.call(request, kCallLimit, [&client, registration](const json& body) {
-    client.publish_sessions(*registration, body.value("sessions", json::array()));
+  return etwrt::guarded("EventRegister", [&] {
+    return register_provider(*ProviderId, EnableCallback, CallbackContext, *RegHandle);
   });
-  ULONG status = reply.status;
-  if (status == ERROR_SUCCESS) status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status != ERROR_SUCCESS) {
-    client.remove_registration(registration);
-    delete registration;
-    return status;
-  }
-  *RegHandle = token;
-  // An already enabled provider learns it inside EventRegister, on the calling thread, with
-  // SourceId GUID_NULL and no filter data (as Windows does).
-  if (reply.body.value("is_enabled", 0u) != 0) {
-#if defined(ETWRT_MUTANTS)
-    if (reply.body.contains("mutant_source")) {
-      GUID kept = GUID_NULL;
-      etwrt::guid_from_wire(reply.body["mutant_source"].get<std::string>(), kept);
-      Client::invoke(*registration, kept, 1, reply.body.value("level", 0u),
-                     reply.body.value("any", std::uint64_t{0}),
-                     reply.body.value("all", std::uint64_t{0}), nullptr);
-      return ERROR_SUCCESS;
-    }
-#endif
-    Client::invoke(*registration, GUID_NULL, 1, reply.body.value("level", 0u),
-                   reply.body.value("any", std::uint64_t{0}),
-                   reply.body.value("all", std::uint64_t{0}), nullptr);
-  }
-  return ERROR_SUCCESS;
 }
 
 ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
-  Registration* registration = registration_of(RegHandle);
-  Client& client = Client::instance();
-  // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
-  if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
-  client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
-  registration->table.publish(nullptr, 0);
-  delete registration->traits_blob.load();
-  delete registration;
-  return ERROR_SUCCESS;
+  return etwrt::guarded("EventUnregister", [&]() -> ULONG {
+    Registration* registration = registration_of(RegHandle);
+    Client& client = Client::instance();
+    // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
+    if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
+    client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
+    registration->table.publish(nullptr, 0);
+    delete registration->traits_blob.load();
+    delete registration;
+    return ERROR_SUCCESS;
+  });
 }
 
 ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS InformationClass,
                                   PVOID EventInformation, ULONG InformationLength) {
-  Registration* registration = registration_of(RegHandle);
-  Client& client = Client::instance();
-  if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_HANDLE;
-  switch (InformationClass) {
-    case EventProviderBinaryTrackInfo:
-      return ERROR_SUCCESS;  // Only matters to Windows' binary tracking; nothing to keep.
-    case EventProviderUseDescriptorType:
-      return EventInformation != nullptr && InformationLength == sizeof(BOOLEAN)
-                 ? ERROR_SUCCESS
-                 : ERROR_INVALID_PARAMETER;
-    case EventProviderSetTraits:
-      break;
-    default:
-      return ERROR_NOT_SUPPORTED;
-  }
-  const etwrt::TraitsParseResult parsed = etwrt::parse_traits(EventInformation, InformationLength);
-  if (!parsed.ok) return ERROR_INVALID_PARAMETER;
-  json request = {{"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name},
-                  {"group", nullptr}};
-  if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
-  etwrt::ClientReply reply = client.call(request, kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  const ULONG status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status == ERROR_SUCCESS) {
-    registration->traits = request;
-    const auto* bytes = static_cast<const std::byte*>(EventInformation);
-    registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
-                                    std::memory_order_release);
-  }
-  return status;
+  return etwrt::guarded("EventSetInformation", [&]() -> ULONG {
+    Registration* registration = registration_of(RegHandle);
+    Client& client = Client::instance();
+    if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_HANDLE;
+    switch (InformationClass) {
+      case EventProviderBinaryTrackInfo:
+        return ERROR_SUCCESS;  // Only matters to Windows' binary tracking; nothing to keep.
+      case EventProviderUseDescriptorType:
+        return EventInformation != nullptr && InformationLength == sizeof(BOOLEAN)
+                   ? ERROR_SUCCESS
+                   : ERROR_INVALID_PARAMETER;
+      case EventProviderSetTraits:
+        break;
+      default:
+        return ERROR_NOT_SUPPORTED;
+    }
+    const etwrt::TraitsParseResult parsed =
+        etwrt::parse_traits(EventInformation, InformationLength);
+    if (!parsed.ok) return ERROR_INVALID_PARAMETER;
+    json request = {{"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name},
+                    {"group", nullptr}};
+    if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
+    const etwrt::ClientReply reply = client.call(request, kCallLimit);
+    const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
+    if (status == ERROR_SUCCESS) {
+      registration->traits = request;
+      const auto* bytes = static_cast<const std::byte*>(EventInformation);
+      registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
+                                      std::memory_order_release);
+    }
+    return status;
+  });
 }
 
 BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor) {
@@ -333,7 +335,9 @@ ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
-  return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
+  return etwrt::guarded("EventWrite", [&] {
+    return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
+  });
 }
 
 ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
@@ -342,8 +346,10 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
-  return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
-                     UserDataCount, UserData);
+  return etwrt::guarded("EventWriteTransfer", [&] {
+    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
+                       UserDataCount, UserData);
+  });
 }
 
 ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
@@ -353,89 +359,97 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
   if (bad_arguments(EventDescriptor, UserDataCount, UserData) | (Flags != 0)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
-  return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
-                     UserDataCount, UserData);
+  return etwrt::guarded("EventWriteEx", [&] {
+    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
+                       UserDataCount, UserData);
+  });
 }
 
 ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword,
                                PCWSTR String) {
-  if (String == nullptr) return ERROR_INVALID_PARAMETER;
-  EVENT_DESCRIPTOR descriptor{};
-  descriptor.Level = Level;
-  descriptor.Keyword = Keyword;
-  std::size_t length = 0;
-  while (String[length] != 0) ++length;
-  EVENT_DATA_DESCRIPTOR data;
-  EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
-  return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
-                     EVENT_HEADER_FLAG_STRING_ONLY);
+  return etwrt::guarded("EventWriteString", [&]() -> ULONG {
+    if (String == nullptr) return ERROR_INVALID_PARAMETER;
+    EVENT_DESCRIPTOR descriptor{};
+    descriptor.Level = Level;
+    descriptor.Keyword = Keyword;
+    std::size_t length = 0;
+    while (String[length] != 0) ++length;
+    EVENT_DATA_DESCRIPTOR data;
+    EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
+    return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
+                       EVENT_HEADER_FLAG_STRING_ONLY);
+  });
 }
 
 ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
-  if (ActivityId == nullptr) return ERROR_INVALID_PARAMETER;
-  switch (ControlCode) {
-    case EVENT_ACTIVITY_CTRL_GET_ID:
-      *ActivityId = t_activity_id;
-      return ERROR_SUCCESS;
-    case EVENT_ACTIVITY_CTRL_SET_ID:
-      t_activity_id = *ActivityId;
-      return ERROR_SUCCESS;
-    case EVENT_ACTIVITY_CTRL_CREATE_ID:
-      *ActivityId = new_activity_id();
-      return ERROR_SUCCESS;
-    case EVENT_ACTIVITY_CTRL_GET_SET_ID:
-      std::swap(*ActivityId, t_activity_id);
-      return ERROR_SUCCESS;
-    case EVENT_ACTIVITY_CTRL_CREATE_SET_ID:
-      *ActivityId = std::exchange(t_activity_id, new_activity_id());
-      return ERROR_SUCCESS;
-    default:
-      return ERROR_INVALID_PARAMETER;
-  }
+  return etwrt::guarded("EventActivityIdControl", [&]() -> ULONG {
+    if (ActivityId == nullptr) return ERROR_INVALID_PARAMETER;
+    switch (ControlCode) {
+      case EVENT_ACTIVITY_CTRL_GET_ID:
+        *ActivityId = t_activity_id;
+        return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_SET_ID:
+        t_activity_id = *ActivityId;
+        return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_CREATE_ID:
+        *ActivityId = new_activity_id();
+        return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_GET_SET_ID:
+        std::swap(*ActivityId, t_activity_id);
+        return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_CREATE_SET_ID:
+        *ActivityId = std::exchange(t_activity_id, new_activity_id());
+        return ERROR_SUCCESS;
+      default:
+        return ERROR_INVALID_PARAMETER;
+    }
+  });
 }
 
 ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties) {
-  const etwrt::StartTraceCheck check = etwrt::check_start_trace(TraceHandle, InstanceName,
-                                                                Properties);
-  if (check.status != ERROR_SUCCESS) return check.status;
-  json request = {{"op", "start"},
-                  {"name", InstanceName},
-                  {"guid", etwrt::guid_to_wire(Properties->Wnode.Guid)},
-                  {"log_file", check.log_file_name},
-                  {"buffer_size", Properties->BufferSize},
-                  {"minimum_buffers", Properties->MinimumBuffers},
-                  {"maximum_buffers", Properties->MaximumBuffers},
-                  {"maximum_file_size", Properties->MaximumFileSize},
-                  {"log_file_mode", Properties->LogFileMode},
-                  {"flush_timer", Properties->FlushTimer},
-                  {"enable_flags", Properties->EnableFlags}};
-  if (const ULONG status = call_for_properties(request, Properties); status != ERROR_SUCCESS) {
-    return status;
-  }
-  *TraceHandle = Properties->Wnode.HistoricalContext;
-  return ERROR_SUCCESS;
+  return etwrt::guarded("StartTraceA", [&]() -> ULONG {
+    const etwrt::StartTraceCheck check = etwrt::check_start_trace(TraceHandle, InstanceName,
+                                                                  Properties);
+    if (check.status != ERROR_SUCCESS) return check.status;
+    json request = {{"op", "start"},
+                    {"name", InstanceName},
+                    {"guid", etwrt::guid_to_wire(Properties->Wnode.Guid)},
+                    {"log_file", check.log_file_name},
+                    {"buffer_size", Properties->BufferSize},
+                    {"minimum_buffers", Properties->MinimumBuffers},
+                    {"maximum_buffers", Properties->MaximumBuffers},
+                    {"maximum_file_size", Properties->MaximumFileSize},
+                    {"log_file_mode", Properties->LogFileMode},
+                    {"flush_timer", Properties->FlushTimer},
+                    {"enable_flags", Properties->EnableFlags}};
+    if (const ULONG status = call_for_properties(request, Properties, "StartTraceA");
+        status != ERROR_SUCCESS) {
+      return status;
+    }
+    *TraceHandle = Properties->Wnode.HistoricalContext;
+    return ERROR_SUCCESS;
+  });
 }
 
 ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                            PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
-  const ULONG check = etwrt::check_control_trace(TraceHandle, InstanceName, Properties,
-                                                 ControlCode);
-  if (check != ERROR_SUCCESS) return check;
-  json request = {{"op", "control"},
-                  {"handle", TraceHandle},
-                  {"name", InstanceName != nullptr ? InstanceName : ""},
-                  {"code", ControlCode}};
-  if (ControlCode == EVENT_TRACE_CONTROL_UPDATE) {
-    request["flush_timer"] = Properties->FlushTimer;
-    request["maximum_buffers"] = Properties->MaximumBuffers;
-    request["enable_flags"] = Properties->EnableFlags;
-    request["log_file_mode"] = Properties->LogFileMode;
-  }
-  if (const ULONG status = call_for_properties(request, Properties); status != ERROR_SUCCESS) {
-    return status;
-  }
-  return ERROR_SUCCESS;
+  return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
+    const ULONG check = etwrt::check_control_trace(TraceHandle, InstanceName, Properties,
+                                                   ControlCode);
+    if (check != ERROR_SUCCESS) return check;
+    json request = {{"op", "control"},
+                    {"handle", TraceHandle},
+                    {"name", InstanceName != nullptr ? InstanceName : ""},
+                    {"code", ControlCode}};
+    if (ControlCode == EVENT_TRACE_CONTROL_UPDATE) {
+      request["flush_timer"] = Properties->FlushTimer;
+      request["maximum_buffers"] = Properties->MaximumBuffers;
+      request["enable_flags"] = Properties->EnableFlags;
+      request["log_file_mode"] = Properties->LogFileMode;
+    }
+    return call_for_properties(request, Properties, "ControlTraceA");
+  });
 }
 
 ULONG WMIAPI StopTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
@@ -461,43 +475,43 @@ ULONG WMIAPI UpdateTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
 ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG ControlCode,
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                             ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters) {
-  if (ProviderId == nullptr || TraceHandle == 0) return ERROR_INVALID_PARAMETER;
-  if (ControlCode > EVENT_CONTROL_CODE_CAPTURE_STATE) return ERROR_INVALID_PARAMETER;
-  json request = {{"op", "enable"},
-                  {"handle", TraceHandle},
-                  {"guid", etwrt::guid_to_wire(*ProviderId)},
-                  {"code", ControlCode},
-                  {"level", Level},
-                  {"any", MatchAnyKeyword},
-                  {"all", MatchAllKeyword},
-                  {"wait", Timeout > 0},
-                  {"source", nullptr},
-                  {"property", 0},
-                  {"provider_filter", nullptr},
-                  {"system_filters", json::array()}};
-  if (EnableParameters != nullptr) {
-    if (EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION &&
-        EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION_2) {
-      return ERROR_INVALID_PARAMETER;
+  return etwrt::guarded("EnableTraceEx2", [&]() -> ULONG {
+    if (ProviderId == nullptr || TraceHandle == 0) return ERROR_INVALID_PARAMETER;
+    if (ControlCode > EVENT_CONTROL_CODE_CAPTURE_STATE) return ERROR_INVALID_PARAMETER;
+    json request = {{"op", "enable"},
+                    {"handle", TraceHandle},
+                    {"guid", etwrt::guid_to_wire(*ProviderId)},
+                    {"code", ControlCode},
+                    {"level", Level},
+                    {"any", MatchAnyKeyword},
+                    {"all", MatchAllKeyword},
+                    {"wait", Timeout > 0},
+                    {"source", nullptr},
+                    {"property", 0},
+                    {"provider_filter", nullptr},
+                    {"system_filters", json::array()}};
+    if (EnableParameters != nullptr) {
+      if (EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION &&
+          EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION_2) {
+        return ERROR_INVALID_PARAMETER;
+      }
+      const etwrt::FilterCheck filters = etwrt::check_filters(EnableParameters->EnableFilterDesc,
+                                                              EnableParameters->FilterDescCount);
+      if (filters.status != ERROR_SUCCESS) return filters.status;
+      // With parameters the SourceId is taken as given, even GUID_NULL.
+      request["source"] = etwrt::guid_to_wire(EnableParameters->SourceId);
+      request["property"] = EnableParameters->EnableProperty;
+      if (filters.filters.provider_bound) {
+        request["provider_filter"] = filter_json(*filters.filters.provider_bound);
+      }
+      for (const etwrt::FilterBlob& blob : filters.filters.system) {
+        request["system_filters"].push_back(filter_json(blob));
+      }
     }
-    const etwrt::FilterCheck filters = etwrt::check_filters(EnableParameters->EnableFilterDesc,
-                                                            EnableParameters->FilterDescCount);
-    if (filters.status != ERROR_SUCCESS) return filters.status;
-    // With parameters the SourceId is taken as given, even GUID_NULL.
-    request["source"] = etwrt::guid_to_wire(EnableParameters->SourceId);
-    request["property"] = EnableParameters->EnableProperty;
-    if (filters.filters.provider_bound) {
-      request["provider_filter"] = filter_json(*filters.filters.provider_bound);
-    }
-    for (const etwrt::FilterBlob& blob : filters.filters.system) {
-      request["system_filters"].push_back(filter_json(blob));
-    }
-  }
-  const auto limit = Timeout > 0 ? std::chrono::milliseconds(Timeout)
-                                 : std::chrono::milliseconds(kCallLimit);
-  etwrt::ClientReply reply = Client::instance().call(request, limit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  return reply.body.value("status", ERROR_NOT_SUPPORTED);
+    const auto limit = Timeout > 0 ? std::chrono::milliseconds(Timeout)
+                                   : std::chrono::milliseconds(kCallLimit);
+    return etwrt::reply_status(Client::instance().call(request, limit), "EnableTraceEx2");
+  });
 }
 
 // TraceSetDisallowList: an array of provider GUIDs (InformationLength a multiple of 16; 0
@@ -505,22 +519,24 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG C
 // are not implemented: ERROR_NOT_SUPPORTED.
 ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength) {
-  if (SessionHandle == 0) return ERROR_INVALID_HANDLE;
-  if (InformationClass != TraceSetDisallowList) return ERROR_NOT_SUPPORTED;
-  if (InformationLength % sizeof(GUID) != 0 ||
-      (InformationLength > 0 && TraceInformation == nullptr)) {
-    return ERROR_INVALID_PARAMETER;
-  }
-  json guids = json::array();
-  for (ULONG at = 0; at < InformationLength; at += sizeof(GUID)) {
-    GUID g;
-    std::memcpy(&g, static_cast<const char*>(TraceInformation) + at, sizeof g);
-    guids.push_back(etwrt::guid_to_wire(g));
-  }
-  etwrt::ClientReply reply = Client::instance().call(
-      {{"op", "disallow"}, {"handle", SessionHandle}, {"guids", guids}}, kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return reply.status;
-  return reply.body.value("status", ERROR_NOT_SUPPORTED);
+  return etwrt::guarded("TraceSetInformation", [&]() -> ULONG {
+    if (SessionHandle == 0) return ERROR_INVALID_HANDLE;
+    if (InformationClass != TraceSetDisallowList) return ERROR_NOT_SUPPORTED;
+    if (InformationLength % sizeof(GUID) != 0 ||
+        (InformationLength > 0 && TraceInformation == nullptr)) {
+      return ERROR_INVALID_PARAMETER;
+    }
+    json guids = json::array();
+    for (ULONG at = 0; at < InformationLength; at += sizeof(GUID)) {
+      GUID g;
+      std::memcpy(&g, static_cast<const char*>(TraceInformation) + at, sizeof g);
+      guids.push_back(etwrt::guid_to_wire(g));
+    }
+    return etwrt::reply_status(
+        Client::instance().call({{"op", "disallow"}, {"handle", SessionHandle}, {"guids", guids}},
+                                kCallLimit),
+        "TraceSetInformation");
+  });
 }
 
 ULONG WMIAPI EnableTraceEx(LPCGUID ProviderId, LPCGUID SourceId, TRACEHANDLE TraceHandle,

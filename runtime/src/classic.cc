@@ -2,6 +2,7 @@
 // GetTraceEnableLevel/Flags, TraceEvent and TraceMessage on top of etwrt's registrations
 // and event path.
 #include "classic.h"
+#include "replies.h"
 
 #include "wire.h"
 
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -224,76 +226,91 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
                                  LPCGUID ControlGuid, ULONG GuidCount,
                                  PTRACE_GUID_REGISTRATION TraceGuidReg, LPCSTR, LPCSTR,
                                  PTRACEHANDLE RegistrationHandle) {
-  using etwrt::ClassicRegistration;
-  if (RequestAddress == nullptr || ControlGuid == nullptr || RegistrationHandle == nullptr ||
-      (GuidCount > 0 && TraceGuidReg == nullptr)) {
-    return ERROR_INVALID_PARAMETER;
-  }
-  for (ULONG i = 0; i < GuidCount; ++i) {
-    if (TraceGuidReg[i].Guid == nullptr) return ERROR_INVALID_PARAMETER;
-  }
-  *RegistrationHandle = 0;
-  auto r = std::make_unique<ClassicRegistration>();
-  r->base.guid = *ControlGuid;
-  r->base.callback = etwrt::classic_callback;
-  r->base.context = r.get();
-  r->request = RequestAddress;
-  r->request_context = RequestContext;
-  etwrt::Client& client = etwrt::Client::instance();
-  client.add_registration(&r->base);
-  const auto token = reinterpret_cast<std::uint64_t>(&r->base);
-  nlohmann::json request = {{"op", "register"}, {"token", token},
-                            {"guid", etwrt::guid_to_wire(*ControlGuid)}, {"classic", true}};
-  etwrt::Registration* base = &r->base;
-  etwrt::ClientReply reply = client.call(request, etwrt::kCallLimit, [&client, base](const nlohmann::json& body) {
-    client.publish_sessions(*base, body.value("sessions", nlohmann::json::array()));
+  return etwrt::guarded("RegisterTraceGuidsA", [&]() -> ULONG {
+    using etwrt::ClassicRegistration;
+    if (RequestAddress == nullptr || ControlGuid == nullptr || RegistrationHandle == nullptr ||
+        (GuidCount > 0 && TraceGuidReg == nullptr)) {
+      return ERROR_INVALID_PARAMETER;
+    }
+    for (ULONG i = 0; i < GuidCount; ++i) {
+      if (TraceGuidReg[i].Guid == nullptr) return ERROR_INVALID_PARAMETER;
+    }
+    *RegistrationHandle = 0;
+    auto r = std::make_unique<ClassicRegistration>();
+    r->base.guid = *ControlGuid;
+    r->base.callback = etwrt::classic_callback;
+    r->base.context = r.get();
+    r->request = RequestAddress;
+    r->request_context = RequestContext;
+    etwrt::Client& client = etwrt::Client::instance();
+    client.add_registration(&r->base);
+    const auto token = reinterpret_cast<std::uint64_t>(&r->base);
+    nlohmann::json request = {{"op", "register"}, {"token", token},
+                              {"guid", etwrt::guid_to_wire(*ControlGuid)}, {"classic", true}};
+    etwrt::Registration* base = &r->base;
+    const etwrt::ClientReply reply =
+        client.call(request, etwrt::kCallLimit, [&client, base](const nlohmann::json& body) {
+          client.publish_sessions(*base, body.value("sessions", nlohmann::json::array()));
+        });
+    ULONG status = etwrt::reply_status(reply, "RegisterTraceGuidsA");
+    etwrt::PreEnabled pre;
+    if (status == ERROR_SUCCESS) {
+      try {
+        pre = etwrt::read_pre_enabled(reply.body);
+      } catch (const nlohmann::json::exception& e) {
+        std::fprintf(stderr, "etwrt: RegisterTraceGuidsA: %s\n", e.what());
+        status = ERROR_INVALID_DATA;
+      }
+    }
+    // The broker answered, but not readably: it may hold the registration; drop it there too.
+    if (status == ERROR_INVALID_DATA) {
+      client.call({{"op", "unregister"}, {"token", token}}, etwrt::kCallLimit);
+    }
+    if (status != ERROR_SUCCESS) {
+      client.remove_registration(&r->base);
+      return status;
+    }
+    {
+      etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
+      std::lock_guard lock(registry.mu);
+      registry.registrations.insert(r.get());
+    }
+    for (ULONG i = 0; i < GuidCount; ++i) {
+      TraceGuidReg[i].RegHandle = reinterpret_cast<HANDLE>(r.get());
+    }
+    *RegistrationHandle = reinterpret_cast<TRACEHANDLE>(r.get());
+    ClassicRegistration* registered = r.release();
+    // Enabled already: the ControlCallback runs inside the registration, as Windows does.
+    if (pre.enabled) {
+      etwrt::Client::invoke(registered->base, GUID_NULL, 1, pre.level, pre.any, pre.all, nullptr);
+    }
+    return ERROR_SUCCESS;
   });
-  ULONG status = reply.status;
-  if (status == ERROR_SUCCESS) status = reply.body.value("status", ERROR_NOT_SUPPORTED);
-  if (status != ERROR_SUCCESS) {
-    client.remove_registration(&r->base);
-    return status;
-  }
-  {
-    etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
-    std::lock_guard lock(registry.mu);
-    registry.registrations.insert(r.get());
-  }
-  for (ULONG i = 0; i < GuidCount; ++i) {
-    TraceGuidReg[i].RegHandle = reinterpret_cast<HANDLE>(r.get());
-  }
-  *RegistrationHandle = reinterpret_cast<TRACEHANDLE>(r.get());
-  ClassicRegistration* registered = r.release();
-  // Enabled already: the ControlCallback runs inside the registration, as Windows does.
-  if (reply.body.value("is_enabled", 0u) != 0) {
-    etwrt::Client::invoke(registered->base, GUID_NULL, 1, reply.body.value("level", 0u),
-                          reply.body.value("any", std::uint64_t{0}),
-                          reply.body.value("all", std::uint64_t{0}), nullptr);
-  }
-  return ERROR_SUCCESS;
 }
 
 ULONG WMIAPI UnregisterTraceGuids(TRACEHANDLE RegistrationHandle) {
-  auto* r = reinterpret_cast<etwrt::ClassicRegistration*>(RegistrationHandle);
-  etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
-  {
-    std::lock_guard lock(registry.mu);
-    if (RegistrationHandle == 0 || registry.registrations.erase(r) == 0) {
-      return ERROR_INVALID_HANDLE;
+  return etwrt::guarded("UnregisterTraceGuids", [&]() -> ULONG {
+    auto* r = reinterpret_cast<etwrt::ClassicRegistration*>(RegistrationHandle);
+    etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
+    {
+      std::lock_guard lock(registry.mu);
+      if (RegistrationHandle == 0 || registry.registrations.erase(r) == 0) {
+        return ERROR_INVALID_HANDLE;
+      }
     }
-  }
-  etwrt::Client& client = etwrt::Client::instance();
-  // Waits for a running callback of it, so nothing touches `r` after it is deleted.
-  client.remove_registration(&r->base);
-  client.call({{"op", "unregister"}, {"token", reinterpret_cast<std::uint64_t>(&r->base)}},
-              etwrt::kCallLimit);
-  r->base.table.publish(nullptr, 0);
-  {
-    std::lock_guard lock(registry.mu);
-    for (auto& l : r->loggers) registry.loggers.erase(etwrt::handle_of(l.get()));
-  }
-  delete r;
-  return ERROR_SUCCESS;
+    etwrt::Client& client = etwrt::Client::instance();
+    // Waits for a running callback of it, so nothing touches `r` after it is deleted.
+    client.remove_registration(&r->base);
+    client.call({{"op", "unregister"}, {"token", reinterpret_cast<std::uint64_t>(&r->base)}},
+                etwrt::kCallLimit);
+    r->base.table.publish(nullptr, 0);
+    {
+      std::lock_guard lock(registry.mu);
+      for (auto& l : r->loggers) registry.loggers.erase(etwrt::handle_of(l.get()));
+    }
+    delete r;
+    return ERROR_SUCCESS;
+  });
 }
 
 TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID Buffer) {
@@ -321,36 +338,41 @@ ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE TraceHandle) {
 }
 
 ULONG WMIAPI TraceEvent(TRACEHANDLE TraceHandle, PEVENT_TRACE_HEADER EventTrace) {
-  if (TraceHandle == 0 || EventTrace == nullptr) return ERROR_INVALID_PARAMETER;
-  etwrt::Logger logger;
-  if (!etwrt::active_logger(TraceHandle, logger)) return ERROR_INVALID_HANDLE;
-  const etwrt::ClassicEvent event =
-      etwrt::decode_trace_event(*EventTrace, logger.pool->pool.buffer_bytes());
-  if (event.status != ERROR_SUCCESS) return event.status;
-  etwrt::dataplane::EventInput in;
-  in.provider_id = &event.guid;
-  in.descriptor = &event.descriptor;
-  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(event.data.data(), event.data.size());
-  in.extra_flags = EVENT_HEADER_FLAG_CLASSIC_HEADER;
-  return etwrt::write_to_pool(logger.pool, in);
+  return etwrt::guarded("TraceEvent", [&]() -> ULONG {
+    if (TraceHandle == 0 || EventTrace == nullptr) return ERROR_INVALID_PARAMETER;
+    etwrt::Logger logger;
+    if (!etwrt::active_logger(TraceHandle, logger)) return ERROR_INVALID_HANDLE;
+    const etwrt::ClassicEvent event =
+        etwrt::decode_trace_event(*EventTrace, logger.pool->pool.buffer_bytes());
+    if (event.status != ERROR_SUCCESS) return event.status;
+    etwrt::dataplane::EventInput in;
+    in.provider_id = &event.guid;
+    in.descriptor = &event.descriptor;
+    in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(event.data.data(), event.data.size());
+    in.extra_flags = EVENT_HEADER_FLAG_CLASSIC_HEADER;
+    return etwrt::write_to_pool(logger.pool, in);
+  });
 }
 
 ULONG TraceMessageVa(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID MessageGuid,
                      USHORT MessageNumber, va_list MessageArgList) {
-  va_list args;
-  va_copy(args, MessageArgList);
-  const ULONG status =
-      etwrt::trace_message(LoggerHandle, MessageFlags, MessageGuid, MessageNumber, args);
-  va_end(args);
-  return status;
+  return etwrt::guarded("TraceMessageVa", [&]() -> ULONG {
+    va_list args;
+    va_copy(args, MessageArgList);
+    const ULONG status =
+        etwrt::trace_message(LoggerHandle, MessageFlags, MessageGuid, MessageNumber, args);
+    va_end(args);
+    return status;
+  });
 }
 
 ULONG TraceMessage(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID MessageGuid,
                    USHORT MessageNumber, ...) {
   va_list args;
   va_start(args, MessageNumber);
-  const ULONG status =
-      etwrt::trace_message(LoggerHandle, MessageFlags, MessageGuid, MessageNumber, args);
+  const ULONG status = etwrt::guarded("TraceMessage", [&] {
+    return etwrt::trace_message(LoggerHandle, MessageFlags, MessageGuid, MessageNumber, args);
+  });
   va_end(args);
   return status;
 }

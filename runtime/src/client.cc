@@ -1,5 +1,8 @@
 #include "client.h"
 
+#include "etwrt_os.h"
+#include "replies.h"
+
 #include "system_filters.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
@@ -106,6 +109,35 @@ int connect_to(const std::string& home) {
   return fd;
 }
 
+// A notification's fields, read and checked before the callback runs.
+struct NotificationFields {
+  GUID source = GUID_NULL;
+  ULONG is_enabled = 0;
+  UCHAR level = 0;
+  std::uint64_t any = 0;
+  std::uint64_t all = 0;
+  std::vector<std::uint8_t> filter;
+  bool has_filter = false;
+  ULONG filter_type = 0;
+};
+
+// Throws nlohmann's type_error on a mistyped field (the caller logs and skips the callback).
+NotificationFields read_notification(const json& m, std::size_t filter_capacity) {
+  NotificationFields f;
+  guid_from_wire(m.value("source", ""), f.source);
+  f.is_enabled = m.value("is_enabled", 0u);
+  f.level = static_cast<UCHAR>(m.value("level", 0u));
+  f.any = m.value("any", std::uint64_t{0});
+  f.all = m.value("all", std::uint64_t{0});
+  if (m.contains("filter") && m["filter"].is_object() &&
+      hex_to_bytes(m["filter"].value("data", ""), f.filter) &&
+      f.filter.size() <= filter_capacity) {
+    f.has_filter = true;
+    f.filter_type = m["filter"].value("type", 0u);
+  }
+  return f;
+}
+
 }  // namespace
 
 Client& Client::instance() {
@@ -202,16 +234,23 @@ ClientReply Client::call_once(json request, std::chrono::milliseconds timeout,
     return {status, {}};
   }
   const std::uint64_t id = next_id_++;
+  request["id"] = id;
+  std::string body;
+  try {
+    body = request.dump();
+  } catch (const json::exception& e) {  // A caller's string that is not UTF-8 (a session name).
+    std::fprintf(stderr, "etwrt: a request that cannot be sent: %s\n", e.what());
+    return {ERROR_INVALID_PARAMETER, {}};
+  }
   auto pending = std::make_shared<Pending>();
   pending->on_reply = on_reply;
   pending_[id] = pending;
-  request["id"] = id;
   const int fd = fd_;
   lock.unlock();
   bool sent;
   {
     std::lock_guard send_lock(send_mu_);
-    sent = send_frame(fd, request);
+    sent = send_frame_body(fd, body);
   }
   lock.lock();
   if (!sent) {
@@ -232,12 +271,19 @@ void Client::reader_loop(int fd, std::uint64_t generation) {
   std::deque<int> fds;  // Received with SCM_RIGHTS, claimed in order by the frames naming them.
   char buffer[65536];
   for (;;) {
-    const ssize_t n = receive(fd, buffer, sizeof buffer, fds);
+    const ssize_t n = os::receive_with_fds(fd, buffer, sizeof buffer, fds);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     reader.append(buffer, static_cast<std::size_t>(n));
     bool corrupt = false;
-    while (auto message = reader.next(corrupt)) dispatch(std::move(*message), fds);
+    while (auto message = reader.next(corrupt)) {
+      try {
+        dispatch(std::move(*message), fds);
+      } catch (const std::exception& e) {
+        // A frame of the broker that is not as expected: skipped, this thread goes on.
+        std::fprintf(stderr, "etwrt: a malformed frame from the broker ignored: %s\n", e.what());
+      }
+    }
     if (corrupt) {
       std::fprintf(stderr, "etwrt: corrupt frame from the broker; reconnecting\n");
       break;
@@ -272,7 +318,10 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd) {
 }
 
 void Client::dispatch(json message, std::deque<int>& fds) {
-  const std::string op = message.value("op", "");
+  if (!message.is_object()) return;
+  const auto op_field = message.find("op");
+  const std::string op =
+      op_field != message.end() && op_field->is_string() ? op_field->get<std::string>() : "";
   // A frame that carries a descriptor: it arrived with the frame's first bytes.
   const bool carries_fd =
       op == "pool" || (message.contains("fd") && message["fd"].is_boolean() && message["fd"]);
@@ -319,9 +368,17 @@ void Client::dispatch(json message, std::deque<int>& fds) {
     pending = it->second;
     pending_.erase(it);
   }
-  if (pending->on_reply) pending->on_reply(message);
+  ULONG status = ERROR_SUCCESS;
+  if (pending->on_reply) {
+    try {
+      pending->on_reply(message);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "etwrt: a malformed reply from the broker: %s\n", e.what());
+      status = kBadReply;
+    }
+  }
   std::lock_guard lock(mu_);
-  pending->reply.status = ERROR_SUCCESS;
+  pending->reply.status = status;
   pending->reply.body = message;
   pending->done = true;
   replies_cv_.notify_all();
@@ -488,28 +545,32 @@ void Client::callback_loop() {
     Registration* registration = it == registrations_.end() ? nullptr : it->second;
     if (registration != nullptr) running_token_ = item.token;
     lock.unlock();
+    std::optional<NotificationFields> fields;
     if (registration != nullptr) {
-      const json& m = item.message;
-      GUID source = GUID_NULL;
-      guid_from_wire(m.value("source", ""), source);
+      try {
+        fields = read_notification(item.message, filter_bytes.size());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "etwrt: a malformed notification from the broker: %s\n", e.what());
+      }
+    }
+    if (fields) {
       PEVENT_FILTER_DESCRIPTOR filter = nullptr;
-      std::vector<std::uint8_t> data;
-      if (m.contains("filter") && m["filter"].is_object() &&
-          hex_to_bytes(m["filter"].value("data", ""), data) && data.size() <= filter_bytes.size()) {
-        std::memcpy(filter_bytes.data(), data.data(), data.size());
+      if (fields->has_filter) {
+        std::memcpy(filter_bytes.data(), fields->filter.data(), fields->filter.size());
         filter_descriptor.Ptr = reinterpret_cast<ULONGLONG>(filter_bytes.data());
-        filter_descriptor.Size = static_cast<ULONG>(data.size());
-        filter_descriptor.Type = m["filter"].value("type", 0u);
+        filter_descriptor.Size = static_cast<ULONG>(fields->filter.size());
+        filter_descriptor.Type = fields->filter_type;
         filter = &filter_descriptor;
       }
-      invoke(*registration, source, m.value("is_enabled", 0u), m.value("level", 0u),
-             m.value("any", std::uint64_t{0}), m.value("all", std::uint64_t{0}), filter);
+      invoke(*registration, fields->source, fields->is_enabled, fields->level, fields->any,
+             fields->all, filter);
       if (filter != nullptr) {
-        std::memset(filter_bytes.data(), 0xdd, data.size());
+        std::memset(filter_bytes.data(), 0xdd, fields->filter.size());
         std::memset(&filter_descriptor, 0xdd, sizeof filter_descriptor);
       }
     }
-    const auto wait = item.message.value("wait", std::uint64_t{0});
+    const json& wait_field = item.message.contains("wait") ? item.message["wait"] : json();
+    const auto wait = wait_field.is_number_unsigned() ? wait_field.get<std::uint64_t>() : 0;
     if (wait != 0) send({{"op", "ack"}, {"wait", wait}});
     lock.lock();
     running_token_ = 0;

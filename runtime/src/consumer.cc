@@ -5,6 +5,7 @@
 // ProcessTrace turns them into EVENT_RECORDs (or classic EVENT_TRACEs), after the synthetic
 // header event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
 #include "client.h"
+#include "replies.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
@@ -32,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -631,12 +633,8 @@ void fill_header(Consumer& c, const json& p) {
   h.BootTime.QuadPart = kUnixEpochAsFileTime;
 }
 
-}  // namespace
-
-extern "C" {
-
-TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
-  if (Logfile == nullptr) return INVALID_PROCESSTRACE_HANDLE;
+// OpenTraceA's work; throws only on faults of its own (memory, threads), not on a bad reply.
+TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile) {
   // etwrt delivers realtime sessions only; log files are not written (ERROR_NOT_SUPPORTED).
   if ((Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0 ||
       Logfile->LoggerName == nullptr) {
@@ -645,18 +643,27 @@ TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
   Client& client = Client::instance();
   etwrt::ClientReply reply = client.call({{"op", "open"}, {"name", Logfile->LoggerName}},
                                          kCallLimit);
-  if (reply.status != ERROR_SUCCESS) return INVALID_PROCESSTRACE_HANDLE;
-  const int fd = reply.body.value("fd", -1);
-  if (reply.body.value("status", ERROR_NOT_SUPPORTED) != ERROR_SUCCESS || fd < 0) {
+  // The descriptor, if the reply brought one, is ours to close whatever else the reply says.
+  const auto fd_field = reply.body.find("fd");
+  const int fd = fd_field != reply.body.end() && fd_field->is_number_integer()
+                     ? fd_field->get<int>() : -1;
+  const ULONG status = etwrt::reply_status(reply, "OpenTraceA");
+  const auto pool_field = reply.body.find("pool");
+  auto consumer = std::make_unique<Consumer>();
+  consumer->logfile = Logfile;
+  try {
+    if (status != ERROR_SUCCESS || fd < 0) throw std::runtime_error("no session to open");
+    if (pool_field == reply.body.end() || !pool_field->is_number_unsigned()) {
+      throw std::runtime_error("the broker's reply names no pool");
+    }
+    fill_header(*consumer, reply.body.at("properties"));
+  } catch (const std::exception& e) {
+    if (status == ERROR_SUCCESS) std::fprintf(stderr, "etwrt: OpenTraceA: %s\n", e.what());
     if (fd >= 0) ::close(fd);
     return INVALID_PROCESSTRACE_HANDLE;
   }
-  SessionPool* pool = client.adopt_pool(reply.body.at("pool").get<std::uint64_t>(), fd);
-  if (pool == nullptr) return INVALID_PROCESSTRACE_HANDLE;
-  auto consumer = std::make_unique<Consumer>();
-  consumer->logfile = Logfile;
-  consumer->pool = pool;
-  fill_header(*consumer, reply.body.at("properties"));
+  consumer->pool = client.adopt_pool(pool_field->get<std::uint64_t>(), fd);
+  if (consumer->pool == nullptr) return INVALID_PROCESSTRACE_HANDLE;
   Logfile->LogfileHeader = consumer->header;
   Logfile->BufferSize = consumer->header.BufferSize;
   Logfile->IsKernelTrace = 0;
@@ -666,123 +673,141 @@ TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
   return reinterpret_cast<TRACEHANDLE>(c);
 }
 
+}  // namespace
+
+extern "C" {
+
+TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
+  if (Logfile == nullptr) return INVALID_PROCESSTRACE_HANDLE;
+  try {
+    return open_trace(Logfile);
+  } catch (...) {
+    etwrt::fault_status("OpenTraceA");
+    return INVALID_PROCESSTRACE_HANDLE;
+  }
+}
+
 ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIME StartTime,
                           LPFILETIME EndTime) {
-  (void)StartTime;  // Filters of file playback; a realtime session delivers what arrives.
-  (void)EndTime;
-  if (HandleArray == nullptr || HandleCount == 0 || HandleCount > kMaxHandles) {
-    return ERROR_INVALID_PARAMETER;
-  }
-  std::vector<Consumer*> consumers;
-  {
-    std::lock_guard lock(g_mu);
-    for (ULONG i = 0; i < HandleCount; ++i) {
-      Consumer* c = find_locked(HandleArray[i]);
-      if (c == nullptr || c->processing) {
-        for (Consumer* taken : consumers) taken->processing = false;
-        return ERROR_INVALID_HANDLE;
-      }
-      c->processing = true;
-      consumers.push_back(c);
+  return etwrt::guarded("ProcessTrace", [&]() -> ULONG {
+    (void)StartTime;  // Filters of file playback; a realtime session delivers what arrives.
+    (void)EndTime;
+    if (HandleArray == nullptr || HandleCount == 0 || HandleCount > kMaxHandles) {
+      return ERROR_INVALID_PARAMETER;
     }
-  }
-  struct Active {
-    Consumer* consumer;
-    Hub* hub;
-    std::unique_ptr<Subscriber> sub;
-    std::unique_ptr<Delivery> delivery;
-    bool done = false;
-  };
-  std::vector<Active> active;
-  for (Consumer* c : consumers) {
-    active.push_back({c, &hub_of(c->pool), std::make_unique<Subscriber>(),
-                      std::make_unique<Delivery>(*c)});
-  }
-  // Joined before the header event is delivered (so a consumer that saw it is attached);
-  // records queue meanwhile and reach the callback after it, on this thread.
-  for (Active& a : active) a.hub->join(a.sub.get());
-  for (Active& a : active) a.delivery->header_event();
-  ULONG status = ERROR_SUCCESS;
-  std::size_t remaining = active.size();
-  std::deque<BatchPtr> batches;
-  while (remaining > 0 && status == ERROR_SUCCESS) {
-    for (Active& a : active) {
-      if (a.done) continue;
-      if (a.consumer->close_requested.load(std::memory_order_acquire)) {
-        a.done = true;
-        --remaining;
-        continue;
-      }
-      batches.clear();
-      const bool more = a.hub->take(a.sub.get(), batches);
-#if defined(ETWRT_MUTANTS)
-      // Mutant: each batch's records reach the consumer newest first.
-      if (etwrt::mutant::active("records-out-of-order")) {
-        for (BatchPtr& b : batches) {
-          auto reversed = std::make_shared<Batch>(*b);
-          std::reverse(reversed->entries.begin(), reversed->entries.end());
-          b = reversed;
+    std::vector<Consumer*> consumers;
+    {
+      std::lock_guard lock(g_mu);
+      for (ULONG i = 0; i < HandleCount; ++i) {
+        Consumer* c = find_locked(HandleArray[i]);
+        if (c == nullptr || c->processing) {
+          for (Consumer* taken : consumers) taken->processing = false;
+          return ERROR_INVALID_HANDLE;
         }
+        c->processing = true;
+        consumers.push_back(c);
       }
-#endif
-      Delivery& d = *a.delivery;
-      std::size_t items = 0;
-      for (const BatchPtr& b : batches) {
-        for (const Batch::Entry& e : b->entries) {
-          if (e.is_loss) {
-            a.consumer->logfile->EventsLost +=
-                static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
-            d.losses(e.loss);
-          } else if (e.head.timestamp_ns >= a.sub->since_ns) {
-            d.record(b->view(e));
-          } else {
-            continue;
+    }
+    struct Active {
+      Consumer* consumer;
+      Hub* hub;
+      std::unique_ptr<Subscriber> sub;
+      std::unique_ptr<Delivery> delivery;
+      bool done = false;
+    };
+    std::vector<Active> active;
+    for (Consumer* c : consumers) {
+      active.push_back({c, &hub_of(c->pool), std::make_unique<Subscriber>(),
+                        std::make_unique<Delivery>(*c)});
+    }
+    // Joined before the header event is delivered (so a consumer that saw it is attached);
+    // records queue meanwhile and reach the callback after it, on this thread.
+    for (Active& a : active) a.hub->join(a.sub.get());
+    for (Active& a : active) a.delivery->header_event();
+    ULONG status = ERROR_SUCCESS;
+    std::size_t remaining = active.size();
+    std::deque<BatchPtr> batches;
+    while (remaining > 0 && status == ERROR_SUCCESS) {
+      for (Active& a : active) {
+        if (a.done) continue;
+        if (a.consumer->close_requested.load(std::memory_order_acquire)) {
+          a.done = true;
+          --remaining;
+          continue;
+        }
+        batches.clear();
+        const bool more = a.hub->take(a.sub.get(), batches);
+  #if defined(ETWRT_MUTANTS)
+        // Mutant: each batch's records reach the consumer newest first.
+        if (etwrt::mutant::active("records-out-of-order")) {
+          for (BatchPtr& b : batches) {
+            auto reversed = std::make_shared<Batch>(*b);
+            std::reverse(reversed->entries.begin(), reversed->entries.end());
+            b = reversed;
           }
-          ++items;
+        }
+  #endif
+        Delivery& d = *a.delivery;
+        std::size_t items = 0;
+        for (const BatchPtr& b : batches) {
+          for (const Batch::Entry& e : b->entries) {
+            if (e.is_loss) {
+              a.consumer->logfile->EventsLost +=
+                  static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
+              d.losses(e.loss);
+            } else if (e.head.timestamp_ns >= a.sub->since_ns) {
+              d.record(b->view(e));
+            } else {
+              continue;
+            }
+            ++items;
+          }
+        }
+        if (items > 0) {
+          EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
+          ++l->BuffersRead;
+          l->Filled = static_cast<ULONG>(items);
+          if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) {
+            status = ERROR_CANCELLED;
+            break;
+          }
+        }
+        if (!more) {
+          if (a.sub->error != ERROR_SUCCESS) status = a.sub->error;
+          a.done = true;
+          --remaining;
         }
       }
-      if (items > 0) {
-        EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
-        ++l->BuffersRead;
-        l->Filled = static_cast<ULONG>(items);
-        if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) {
-          status = ERROR_CANCELLED;
-          break;
-        }
-      }
-      if (!more) {
-        if (a.sub->error != ERROR_SUCCESS) status = a.sub->error;
-        a.done = true;
-        --remaining;
+    }
+    for (Active& a : active) a.hub->leave(a.sub.get());
+    active.clear();
+    std::lock_guard lock(g_mu);
+    for (Consumer* c : consumers) {
+      c->processing = false;
+      if (c->closed) {
+        g_consumers.erase(c);
+        delete c;
       }
     }
-  }
-  for (Active& a : active) a.hub->leave(a.sub.get());
-  active.clear();
-  std::lock_guard lock(g_mu);
-  for (Consumer* c : consumers) {
-    c->processing = false;
-    if (c->closed) {
-      g_consumers.erase(c);
-      delete c;
-    }
-  }
-  return status;
+    return status;
+  });
 }
 
 ULONG WMIAPI CloseTrace(TRACEHANDLE TraceHandle) {
-  std::lock_guard lock(g_mu);
-  Consumer* c = find_locked(TraceHandle);
-  if (c == nullptr) return ERROR_INVALID_HANDLE;
-  if (c->processing) {
-    // ProcessTrace returns after the current buffer and frees the handle.
-    c->closed = true;
-    c->close_requested.store(true, std::memory_order_release);
-    return ERROR_CTX_CLOSE_PENDING;
-  }
-  g_consumers.erase(c);
-  delete c;
-  return ERROR_SUCCESS;
+  return etwrt::guarded("CloseTrace", [&]() -> ULONG {
+    std::lock_guard lock(g_mu);
+    Consumer* c = find_locked(TraceHandle);
+    if (c == nullptr) return ERROR_INVALID_HANDLE;
+    if (c->processing) {
+      // ProcessTrace returns after the current buffer and frees the handle.
+      c->closed = true;
+      c->close_requested.store(true, std::memory_order_release);
+      return ERROR_CTX_CLOSE_PENDING;
+    }
+    g_consumers.erase(c);
+    delete c;
+    return ERROR_SUCCESS;
+  });
 }
 
 }  // extern "C"

@@ -1,10 +1,10 @@
 #include "wire.h"
 
+#include "etwrt_os.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,7 +47,10 @@ std::string lock_path(const std::string& home) { return home + "/broker.lock"; }
 std::string pid_path(const std::string& home) { return home + "/broker.pid"; }
 
 bool send_frame(int fd, const nlohmann::json& message, int pass_fd) {
-  const std::string body = message.dump();
+  return send_frame_body(fd, message.dump(), pass_fd);
+}
+
+bool send_frame_body(int fd, const std::string& body, int pass_fd) {
   if (body.size() > kMaxFrameBytes) return false;
   std::string frame(4, '\0');
   const auto n = static_cast<std::uint32_t>(body.size());
@@ -55,56 +58,17 @@ bool send_frame(int fd, const nlohmann::json& message, int pass_fd) {
   frame += body;
   std::size_t done = 0;
   while (done < frame.size()) {
-    ssize_t w;
-    if (pass_fd >= 0) {
-      // The descriptor rides on the frame's first bytes, so the receiver holds it before it
-      // has the whole frame.
-      iovec io{frame.data() + done, frame.size() - done};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &io;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-      w = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-      if (w > 0) pass_fd = -1;
-    } else {
-      w = ::send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
-    }
+    // The descriptor rides on the frame's first bytes, so the receiver holds it before it has
+    // the whole frame.
+    const ssize_t w = os::send_with_fd(fd, frame.data() + done, frame.size() - done, pass_fd);
     if (w < 0) {
       if (errno == EINTR) continue;
       return false;
     }
+    if (w > 0) pass_fd = -1;
     done += static_cast<std::size_t>(w);
   }
   return true;
-}
-
-ssize_t receive(int fd, char* buffer, std::size_t size, std::deque<int>& fds) {
-  iovec io{buffer, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
-  msghdr msg{};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  if (n < 0) return n;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < count; ++i) {
-      int received;
-      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      fds.push_back(received);
-    }
-  }
-  return n;
 }
 
 void FrameReader::append(const char* data, std::size_t size) {

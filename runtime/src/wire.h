@@ -31,9 +31,9 @@ std::string pid_path(const std::string& home);
 // Sends one frame, retrying on EINTR and partial writes. False when the peer is gone.
 // `pass_fd` >= 0 travels with the frame (SCM_RIGHTS); the receiver owns its copy.
 bool send_frame(int fd, const nlohmann::json& message, int pass_fd = -1);
-
-// recv() that also collects descriptors passed with SCM_RIGHTS (close-on-exec), in order.
-ssize_t receive(int fd, char* buffer, std::size_t size, std::deque<int>& fds);
+// The same for a body serialized already (send_frame throws nlohmann's type_error when a
+// string of `message` is not UTF-8; callers that must not throw dump first, then send this).
+bool send_frame_body(int fd, const std::string& body, int pass_fd = -1);
 
 // Accumulates bytes read from a stream socket and yields whole frames.
 class FrameReader {

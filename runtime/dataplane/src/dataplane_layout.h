@@ -194,11 +194,6 @@ void wake_sleeping_reader(Pool::Shared& shared);
 // Writing by that owner (nothing changed).
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid);
 
-// Futex on a word of the pool, shared across processes: wake every waiter; wait until the
-// word is no longer `token` (or the timeout passes), true when it changed.
-void futex_wake_all(std::atomic<uint32_t>& word);
-bool futex_wait_change(std::atomic<uint32_t>& word, uint32_t token, uint64_t timeout_ns);
-
 // Finishes reclaiming a buffer the caller holds in Stealing: its unread records are counted
 // lost (once, even if an earlier holder died half-way) and commit/consumed are cleared.
 void count_reclaimed(BufferDesc& desc);

@@ -1,11 +1,9 @@
 // The session buffer pool: creation in a memfd, attachment from a received fd, the pool
 // clock, counters, and recovery of buffers held by dead peers.
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -18,6 +16,7 @@
 #include <utility>
 
 #include "dataplane_layout.h"
+#include "etwrt_os.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
 #endif
@@ -105,26 +104,11 @@ uint64_t pool_now_ns(const Pool::Shared& shared) {
   return monotonic_ns();
 }
 
-// Shared (not FUTEX_PRIVATE): writers and reader are different processes mapping one memfd.
-void futex_wake_all(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr,
-          nullptr, 0);
-}
-
-bool futex_wait_change(std::atomic<uint32_t>& word, uint32_t token, uint64_t timeout_ns) {
-  if (word.load(std::memory_order_acquire) != token) return true;
-  const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000ull),
-                         static_cast<long>(timeout_ns % 1000000000ull)};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, token, &timeout, nullptr,
-          0);
-  return word.load(std::memory_order_acquire) != token;
-}
-
 void wake_sleeping_reader(Pool::Shared& shared) {
   // Only the writer that clears the flag pays the system call; the others see it clear.
   if (shared.reader_sleeping.exchange(0, std::memory_order_acq_rel) == 0) return;
   shared.wake_seq.fetch_add(1, std::memory_order_release);
-  futex_wake_all(shared.wake_seq);
+  os::futex_wake_all(shared.wake_seq);
 }
 
 uint32_t Pool::reader_pid() const { return shared_->reader_pid.load(std::memory_order_acquire); }
@@ -132,7 +116,7 @@ uint32_t Pool::reader_pid() const { return shared_->reader_pid.load(std::memory_
 void Pool::wake_reader() {
   shared_->reader_sleeping.store(0, std::memory_order_relaxed);
   shared_->wake_seq.fetch_add(1, std::memory_order_release);
-  futex_wake_all(shared_->wake_seq);
+  os::futex_wake_all(shared_->wake_seq);
 }
 
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid) {
@@ -216,7 +200,7 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
       (uint64_t{config.maximum_buffers} * sizeof(BufferDesc) + 4095) & ~uint64_t{4095};
   const uint64_t total = header + descs + buffer_bytes * config.maximum_buffers + kRelayBytes;
 
-  const int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  const int fd = os::shared_memory_file(name.c_str());
   if (fd < 0) throw Error(errno_text("memfd_create"));
   if (ftruncate(fd, static_cast<off_t>(total)) != 0) {
     const std::string msg = errno_text("ftruncate of the session pool");

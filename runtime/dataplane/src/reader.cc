@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dataplane_layout.h"
+#include "etwrt_os.h"
 
 namespace etwrt::dataplane {
 
@@ -279,7 +280,7 @@ void Reader::cancel_wait() {
 
 bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   Pool::Shared& s = *pool_.shared();
-  const bool woken = futex_wait_change(s.wake_seq, token, timeout_ns);
+  const bool woken = os::futex_wait_change(s.wake_seq, token, timeout_ns);
   s.reader_sleeping.store(0, std::memory_order_relaxed);
   return woken;
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dataplane_layout.h"
+#include "etwrt_os.h"
 
 namespace etwrt::dataplane {
 
@@ -187,7 +188,7 @@ void RelayFeeder::wake() {
     if (slot.consumer_sleeping.load(std::memory_order_relaxed) == 0) return;
     if (slot.consumer_sleeping.exchange(0, std::memory_order_acq_rel) == 0) return;
     slot.wake_seq.fetch_add(1, std::memory_order_release);
-    futex_wake_all(slot.wake_seq);
+    os::futex_wake_all(slot.wake_seq);
   });
 }
 
@@ -198,7 +199,7 @@ void RelayFeeder::end() {
     slot.ended.store(1, std::memory_order_release);
     slot.consumer_sleeping.store(0, std::memory_order_relaxed);
     slot.wake_seq.fetch_add(1, std::memory_order_release);
-    futex_wake_all(slot.wake_seq);
+    os::futex_wake_all(slot.wake_seq);
   });
 }
 
@@ -322,7 +323,7 @@ void RelayConsumer::cancel_wait() {
 
 bool RelayConsumer::wait(uint32_t token, uint64_t timeout_ns) {
   RelaySlot& slot = *pool_.shared()->relay(slot_);
-  const bool woken = futex_wait_change(slot.wake_seq, token, timeout_ns);
+  const bool woken = os::futex_wait_change(slot.wake_seq, token, timeout_ns);
   slot.consumer_sleeping.store(0, std::memory_order_relaxed);
   return woken;
 }

@@ -1,0 +1,200 @@
+// The broker's state machine without sockets: typed requests in, the frames it would send out.
+#include "broker_state.h"
+
+#include "wire.h"
+
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace etwrt::broker {
+namespace {
+
+using json = nlohmann::json;
+
+const GUID kProvider = {0x7b5c1e43, 0x3d4e, 0x4f50,
+                         {0xa1, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87, 0x98}};
+constexpr PeerId kProviderPeer = 10;
+constexpr PeerId kController = 20;
+constexpr std::uint64_t kToken = 77;
+
+// Typed requests, as decode_request() would yield them.
+Request request(std::uint64_t id, RequestBody body) { return Request{json(id), std::move(body)}; }
+
+StartRequest start(const std::string& name) {
+  StartRequest s;
+  s.name = name;
+  s.buffer_size = 64;
+  s.minimum_buffers = 2;
+  s.maximum_buffers = 22;
+  s.log_file_mode = EVENT_TRACE_REAL_TIME_MODE;
+  s.flush_timer = 1;
+  return s;
+}
+
+EnableRequest enable(std::uint64_t handle, ULONG code, UCHAR level, std::uint64_t any,
+                     std::uint64_t all, bool wait = false) {
+  EnableRequest e;
+  e.handle = handle;
+  e.provider = kProvider;
+  e.code = code;
+  e.level = level;
+  e.any = any;
+  e.all = all;
+  e.wait = wait;
+  return e;
+}
+
+// The frames of `out` to `peer` whose op is `op` ("" for replies, which have none).
+std::vector<json> frames(const std::vector<Outgoing>& out, PeerId peer, const std::string& op) {
+  std::vector<json> found;
+  for (const Outgoing& o : out) {
+    if (o.peer == peer && o.message.value("op", "") == op) found.push_back(o.message);
+  }
+  return found;
+}
+
+class BrokerStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_.connect(kProviderPeer, true);
+    state_.connect(kController, true);
+    state_.handle(kProviderPeer, request(1, RegisterRequest{kToken, kProvider, false}));
+    const std::vector<json> reply = frames(state_.take_outbox(), kProviderPeer, "");
+    ASSERT_EQ(reply.size(), 1u);
+    ASSERT_EQ(reply[0]["status"], ERROR_SUCCESS);
+    ASSERT_EQ(reply[0]["is_enabled"], 0u);
+  }
+
+  std::uint64_t start_session(const std::string& name) {
+    state_.handle(kController, request(2, start(name)));
+    const std::vector<json> reply = frames(state_.take_outbox(), kController, "");
+    EXPECT_EQ(reply.size(), 1u);
+    EXPECT_EQ(reply.at(0)["status"], ERROR_SUCCESS);
+    return reply.at(0)["properties"]["handle"].get<std::uint64_t>();
+  }
+
+  // Sends `e` from the controller; returns the notification the provider got (must be one).
+  json notified_by(const EnableRequest& e, std::vector<Outgoing>* all = nullptr) {
+    state_.handle(kController, request(3, e));
+    std::vector<Outgoing> out = state_.take_outbox();
+    const std::vector<json> notes = frames(out, kProviderPeer, "notify");
+    EXPECT_EQ(notes.size(), 1u);
+    if (all != nullptr) *all = out;
+    return notes.empty() ? json() : notes[0];
+  }
+
+  BrokerState state_;
+};
+
+TEST_F(BrokerStateTest, TwoSessionsAggregateAndDisablingOneLeavesTheOther) {
+  const std::uint64_t a = start_session("a");
+  const std::uint64_t b = start_session("b");
+
+  std::vector<Outgoing> out;
+  json n = notified_by(enable(a, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 3, 0x1, 0x3), &out);
+  EXPECT_EQ(n["token"], kToken);
+  EXPECT_EQ(n["is_enabled"], 1u);
+  EXPECT_EQ(n["level"], 3);
+  EXPECT_EQ(n["any"], 0x1u);
+  EXPECT_EQ(n["all"], 0x3u);
+  // The session's pool goes to the provider, with its fd, before the notification naming it.
+  ASSERT_GE(out.size(), 3u);
+  EXPECT_EQ(out[0].peer, kProviderPeer);
+  EXPECT_EQ(out[0].message["op"], "pool");
+  EXPECT_NE(out[0].pool, nullptr);
+  EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_SUCCESS);
+
+  n = notified_by(enable(b, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0x4, 0x1));
+  EXPECT_EQ(n["level"], 5);      // max
+  EXPECT_EQ(n["any"], 0x5u);     // OR
+  EXPECT_EQ(n["all"], 0x1u);     // AND
+  EXPECT_EQ(n["sessions"].size(), 2u);
+
+  n = notified_by(enable(a, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0));
+  EXPECT_EQ(n["is_enabled"], 1u);  // Still enabled by b.
+  EXPECT_EQ(n["level"], 5);
+  EXPECT_EQ(n["any"], 0x4u);
+  EXPECT_EQ(n["all"], 0x1u);
+  EXPECT_EQ(n["sessions"].size(), 1u);
+}
+
+TEST_F(BrokerStateTest, StoppingTheLastSessionDisablesAndTellsThePoolsHolders) {
+  const std::uint64_t a = start_session("a");
+  notified_by(enable(a, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0xff, 0));
+  ControlRequest stop;
+  stop.handle = a;
+  stop.code = EVENT_TRACE_CONTROL_STOP;
+  state_.handle(kController, request(4, stop));
+  const std::vector<Outgoing> out = state_.take_outbox();
+  const std::vector<json> notes = frames(out, kProviderPeer, "notify");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0]["is_enabled"], 0u);
+  EXPECT_EQ(notes[0]["level"], 0);
+  EXPECT_EQ(notes[0]["any"], 0u);
+  EXPECT_EQ(notes[0]["source"], guid_to_wire(GUID_NULL));
+  EXPECT_EQ(frames(out, kProviderPeer, "stopped").size(), 1u);  // It holds the pool.
+  EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_SUCCESS);
+  EXPECT_FALSE(state_.idle());  // Peers are still connected.
+}
+
+TEST_F(BrokerStateTest, AWaitingEnableIsAnsweredWhenTheCallbackIsAcknowledged) {
+  const std::uint64_t a = start_session("a");
+  state_.handle(kController, request(9, enable(a, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 2, 0, 0,
+                                               /*wait=*/true)));
+  std::vector<Outgoing> out = state_.take_outbox();
+  EXPECT_TRUE(frames(out, kController, "").empty());  // Deferred.
+  const std::vector<json> notes = frames(out, kProviderPeer, "notify");
+  ASSERT_EQ(notes.size(), 1u);
+  const std::uint64_t wait = notes[0]["wait"].get<std::uint64_t>();
+  ASSERT_NE(wait, 0u);
+  state_.handle(kProviderPeer, Request{json(), AckRequest{wait}});
+  out = state_.take_outbox();
+  const std::vector<json> replies = frames(out, kController, "");
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0]["id"], 9);
+  EXPECT_EQ(replies[0]["status"], ERROR_SUCCESS);
+}
+
+TEST_F(BrokerStateTest, AProviderThatGoesAwayFinishesTheWaitAndLosesItsRegistration) {
+  const std::uint64_t a = start_session("a");
+  state_.handle(kController, request(9, enable(a, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 2, 0, 0,
+                                               /*wait=*/true)));
+  state_.take_outbox();
+  state_.disconnect(kProviderPeer);
+  std::vector<Outgoing> out = state_.take_outbox();
+  ASSERT_EQ(frames(out, kController, "").size(), 1u);
+  // Nobody is left to notify.
+  state_.handle(kController, request(10, enable(a, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 3, 0, 0)));
+  out = state_.take_outbox();
+  EXPECT_TRUE(frames(out, kProviderPeer, "notify").empty());
+  EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_SUCCESS);
+}
+
+TEST_F(BrokerStateTest, APeerOfAnotherUserIsRefused) {
+  state_.connect(30, /*allowed=*/false);
+  state_.handle(30, request(5, start("x")));
+  const std::vector<json> reply = frames(state_.take_outbox(), 30, "");
+  ASSERT_EQ(reply.size(), 1u);
+  EXPECT_EQ(reply[0]["status"], ERROR_ACCESS_DENIED);
+}
+
+TEST_F(BrokerStateTest, NinthSessionOnOneProviderIsRefused) {
+  for (int i = 0; i < 8; ++i) {
+    notified_by(enable(start_session("s" + std::to_string(i)),
+                       EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0));
+  }
+  const std::uint64_t ninth = start_session("s8");
+  state_.handle(kController,
+                request(6, enable(ninth, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0)));
+  const std::vector<Outgoing> out = state_.take_outbox();
+  EXPECT_TRUE(frames(out, kProviderPeer, "notify").empty());
+  EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_NO_SYSTEM_RESOURCES);
+}
+
+}  // namespace
+}  // namespace etwrt::broker
