@@ -4,6 +4,7 @@
 
 #include "agent_client.h"
 #include "oracle.h"
+#include "rules.h"
 #include "scenario.h"
 #include "win32_text.h"
 
@@ -34,11 +35,12 @@ json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectatio
   }
   const json reply = hooks.agent(c.providers.at(step.provider).agent).call(request, kReplyWait);
   if (step.op == StepOp::kTraceEvent && reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
-    hooks.fail("HDR-CLASSIC-LEVEL",
-               fmt::format("{}: the provider skipped {} events after reading its level with "
-                           "GetTraceEnableLevel; expected {}",
-                           step.provider, reply.value("skipped", std::uint64_t{0}),
-                           e.classic.skipped));
+    const std::uint64_t skipped = reply.value("skipped", std::uint64_t{0});
+    hooks.fail(failed_check(rules::kHdrClassicLevel, "skipped",
+                            fmt::format("{}: the provider skipped {} events after reading its "
+                                        "level with GetTraceEnableLevel; expected {}",
+                                        step.provider, skipped, e.classic.skipped),
+                            std::to_string(e.classic.skipped), std::to_string(skipped)));
   }
   return reply;
 }
@@ -71,35 +73,43 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
     for (std::size_t k = 0; k < want.size(); ++k) {
       const ExpectedControl& w = *want[k];
       const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
-      const std::string rule = "SES-CLASSIC-ONE";
       if (consumed + k >= got.size()) {
-        hooks.fail(rule, fmt::format("{}: expected request {} never came", who, w.code));
+        hooks.fail(failed_check(rules::kSesClassicOne, "missing",
+                                fmt::format("{}: expected request {} never came", who, w.code),
+                                std::to_string(w.code), "none"));
         continue;
       }
       const json& ev = got[consumed + k];
-      if (ev.value("request_code", 0u) != w.code) {
-        hooks.fail(rule, fmt::format("{}: RequestCode expected {}, observed {}", who, w.code,
-                                     ev.value("request_code", 0u)));
+      if (const unsigned code = ev.value("request_code", 0u); code != w.code) {
+        hooks.fail(failed_check(
+            rules::kSesClassicOne, "RequestCode",
+            fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
+            std::to_string(w.code), std::to_string(code)));
         continue;
       }
       const std::string logger = ev.value("logger", "");
       if (w.code == kWmiEnableEvents) {
-        if (ev.value("level", 256u) != w.level) {
-          hooks.fail("HDR-CLASSIC-LEVEL",
-                     fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level,
-                                 ev.value("level", 256u)));
+        if (const unsigned level = ev.value("level", 256u); level != w.level) {
+          hooks.fail(failed_check(
+              rules::kHdrClassicLevel, "GetTraceEnableLevel",
+              fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level, level),
+              std::to_string(w.level), std::to_string(level)));
         }
         if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
-          hooks.fail("HDR-CLASSIC-LEVEL",
-                     fmt::format("{}: GetTraceEnableFlags expected {}, observed {}", who,
-                                 format_hex(w.flags), ev.value("flags", "?")));
+          const std::string flags = ev.value("flags", "?");
+          hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
+                                  fmt::format("{}: GetTraceEnableFlags expected {}, observed {}",
+                                              who, format_hex(w.flags), flags),
+                                  format_hex(w.flags), flags));
         }
         auto& loggers = loggers_[label];
         for (const auto& [session, seen] : loggers) {
           if (session != w.session && seen == logger) {
-            hooks.fail("SES-CLASSIC-ONE",
-                       fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own",
-                                   who, logger, session, w.session));
+            hooks.fail(failed_check(
+                rules::kSesClassicOne, "logger handle",
+                fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own", who,
+                            logger, session, w.session),
+                w.session + "'s own", logger));
           }
         }
         if (loggers.count(w.session) && loggers[w.session] != logger) {
@@ -110,8 +120,10 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
       }
     }
     for (std::size_t k = consumed + want.size(); k < got.size(); ++k) {
-      hooks.fail("SES-CLASSIC-ONE",
-                 fmt::format("{}: unexpected ControlCallback {}", label, got[k].dump()));
+      hooks.fail(failed_check(
+          rules::kSesClassicOne, "unexpected",
+          fmt::format("{}: unexpected ControlCallback {}", label, got[k].dump()), "none",
+          got[k].dump()));
     }
     consumed = got.size();
   }
@@ -128,8 +140,10 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
     for (const json& ev : events) {
       if (ev.value("event", "") != "classic_callback" || ev.value("provider", "") != label) continue;
       if (++n > consumed_[label]) {
-        hooks.fail("SES-CLASSIC-ONE",
-                   fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()));
+        hooks.fail(failed_check(
+            rules::kSesClassicOne, "unexpected",
+            fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()), "none",
+            ev.dump()));
       }
     }
     consumed_[label] = std::max(consumed_[label], n);

@@ -5,6 +5,7 @@
 #include "agent_client.h"
 #include "classic_steps.h"
 #include "oracle.h"
+#include "rules.h"
 #include "subject_oracle.h"
 #include "win32_ops.h"
 #include "win32_text.h"
@@ -69,12 +70,11 @@ class CaseRun {
       const std::vector<oracle::StepExpectation> expected = oracle::expect_case(case_);
       spawn_agents();
       for (std::size_t i = 0; i < case_.steps.size(); ++i) {
+        current_index_ = i;
         run_step(case_.steps[i], expected[i]);
         check_agents_alive(case_.steps[i]);
         if (!failures_.empty()) {
           out.status = Status::kFail;
-          out.message = fmt::format("step {} ({}): ", case_.steps[i].pointer,
-                                    step_op_name(case_.steps[i].op)) + join(failures_);
           break;
         }
       }
@@ -84,17 +84,16 @@ class CaseRun {
         case AgentError::Kind::kCrashed: out.status = Status::kCrash; break;
         default: out.status = Status::kHarnessError; break;
       }
-      out.message = where() + e.what();
+      out.fault = where() + e.what();
     } catch (const BadRequest& e) {
       out.status = Status::kHarnessError;
-      out.message = where() + "bad request: " + e.what();
+      out.fault = where() + "bad request: " + e.what();
     } catch (const std::exception& e) {
       out.status = Status::kHarnessError;
-      out.message = where() + e.what();
+      out.fault = where() + e.what();
     }
-    if (out.status == Status::kPass && !notes_.empty()) {
-      out.message = "observed (not judged): " + join(notes_);
-    }
+    out.findings = failures_;
+    out.findings.insert(out.findings.end(), notes_.begin(), notes_.end());
     out.subject_events = subject_events();
     return out;
   }
@@ -111,8 +110,32 @@ class CaseRun {
                     : std::string("setup: ");
   }
 
-  void fail(const std::string& rule, const std::string& what) {
-    failures_.push_back(fmt::format("{}: {}", rule.empty() ? "setup" : rule, what));
+  StepLocation location() const {
+    StepLocation at;
+    at.case_id = case_.id;
+    at.file = case_.file;
+    if (current_ != nullptr) {
+      at.index = current_index_;
+      at.op = step_op_name(current_->op);
+      at.pointer = current_->pointer;
+    }
+    return at;
+  }
+
+  // A failed check of the current step (its rule empty: a step that only prepares the case).
+  void fail(Finding f) {
+    f.step = location();
+    failures_.push_back(std::move(f));
+  }
+
+  // A value observed and recorded, judging nothing.
+  void note(std::string text) {
+    Finding f;
+    f.check = kCheckObserved;
+    f.text = std::move(text);
+    f.severity = Severity::kNote;
+    f.step = location();
+    notes_.push_back(std::move(f));
   }
 
   void spawn_agents() {
@@ -306,7 +329,7 @@ class CaseRun {
                                         {"wait_ms", kCallbackWait.count()}},
                                        kReplySlack + kCallbackWait);
         if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
-          notes_.push_back(fmt::format("consumer {}: no header event before ProcessTrace {}",
+          note(fmt::format("consumer {}: no header event before ProcessTrace {}",
                                        step.consumer,
                                        reply.contains("process_status")
                                            ? "returned " + reply["process_status"].dump()
@@ -349,10 +372,12 @@ class CaseRun {
         throw HarnessFault("query_enabled reply without a boolean provider_enabled");
       }
       if (reply["provider_enabled"].get<bool>() != *e.provider_enabled) {
-        fail(e.provider_enabled_rule,
-             fmt::format("EventProviderEnabled(level {}, keyword {}) expected {}, observed {}",
-                         step.level, format_hex(step.keyword), *e.provider_enabled,
-                         reply["provider_enabled"].get<bool>()));
+        const bool observed = reply["provider_enabled"].get<bool>();
+        fail(failed_check(
+            e.provider_enabled_rule, "EventProviderEnabled",
+            fmt::format("EventProviderEnabled(level {}, keyword {}) expected {}, observed {}",
+                        step.level, format_hex(step.keyword), *e.provider_enabled, observed),
+            fmt::format("{}", *e.provider_enabled), fmt::format("{}", observed)));
       }
     }
     check_callbacks(e);
@@ -364,8 +389,8 @@ class CaseRun {
   // What classic_steps.cc needs of this run.
   classic::DriverHooks classic_hooks() {
     return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
-            [this](const std::string& rule, const std::string& what) { fail(rule, what); },
-            [this](const std::string& what) { notes_.push_back(what); },
+            [this](Finding f) { fail(std::move(f)); },
+            [this](const std::string& what) { note(what); },
             [this] { return callback_wait_; },
             [this] { callback_wait_ = kCallbackWaitAfterMiss; }};
   }
@@ -419,8 +444,11 @@ class CaseRun {
       if (e.kind() != AgentError::Kind::kCrashed || !unknown) throw;
       // The provider died of a control code it should have ignored: the rule's verdict.
       gone_.insert(p.agent);
-      fail("CB-UNKNOWN-CODE", fmt::format("{}: the provider crashed when its callback got "
-                                          "IsEnabled {}: {}", p.label, step.is_enabled, e.what()));
+      fail(failed_check(rules::kCbUnknownCode, "survives",
+                        fmt::format("{}: the provider crashed when its callback got IsEnabled "
+                                    "{}: {}",
+                                    p.label, step.is_enabled, e.what()),
+                        "ignored", "crashed"));
     }
   }
 
@@ -428,9 +456,12 @@ class CaseRun {
   void check_budget(const ProviderDef& p, const std::string& which, std::int64_t duration_ns) {
     if (p.callback_budget_ms == 0) return;
     if (duration_ns > std::int64_t{p.callback_budget_ms} * 1'000'000) {
-      fail("CB-FAST", fmt::format("{}: {} took {:.1f} ms, over the scenario's budget of {} ms",
-                                  p.label, which, static_cast<double>(duration_ns) / 1e6,
-                                  p.callback_budget_ms));
+      const double ms = static_cast<double>(duration_ns) / 1e6;
+      fail(failed_check(rules::kCbFast, "duration",
+                        fmt::format("{}: {} took {:.1f} ms, over the scenario's budget of {} ms",
+                                    p.label, which, ms, p.callback_budget_ms),
+                        fmt::format("<= {} ms", p.callback_budget_ms),
+                        fmt::format("{:.1f} ms", ms)));
     }
   }
 
@@ -497,12 +528,13 @@ class CaseRun {
         const auto findings = subject::judge_records(
             segments != expected.end() ? segments->second : std::vector<subject::Segment>{},
             records, case_.rules);
-        for (const subject::Finding& f : findings) {
-          fail(f.rule, fmt::format("consumer {} of session {}, provider {}: {}", c.consumer,
-                                   c.session, label, f.message));
+        for (Finding f : findings) {
+          f.text = fmt::format("consumer {} of session {}, provider {}: {}", c.consumer,
+                               c.session, label, f.text);
+          fail(std::move(f));
         }
         if (findings.empty()) {
-          notes_.push_back(fmt::format("consumer {}: {} events of provider under test {} as "
+          note(fmt::format("consumer {}: {} events of provider under test {} as "
                                        "expected", c.consumer, records.size(), label));
         }
       }
@@ -533,11 +565,13 @@ class CaseRun {
             throw HarnessFault(std::string("query_enabled reply without a boolean ") + field);
           }
           if (q[field].get<bool>() != want) {
-            fail(e.event_enabled_rule,
-                 fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
-                             field == std::string("event_enabled") ? "EventEnabled"
-                                                                   : "EventProviderEnabled",
-                             i, d.level, format_hex(d.keyword), want, !want));
+            const char* api = field == std::string("event_enabled") ? "EventEnabled"
+                                                                    : "EventProviderEnabled";
+            fail(failed_check(
+                e.event_enabled_rule, api,
+                fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
+                            api, i, d.level, format_hex(d.keyword), want, !want),
+                fmt::format("{}", want), fmt::format("{}", !want)));
           }
         }
       }
@@ -579,32 +613,29 @@ class CaseRun {
     judge_subjects(e);
   }
 
-  std::string first_rule(std::initializer_list<const char*> rules) const {
-    for (const char* r : rules) {
-      if (std::find(case_.rules.begin(), case_.rules.end(), r) != case_.rules.end()) return r;
-    }
-    return *rules.begin();
-  }
-
-  // At most a few examples per kind of mismatch, with the total.
-  struct Findings {
-    std::map<std::string, std::vector<std::string>> by_key;  // "rule\nkind" -> messages
-    void add(const std::string& rule, const std::string& kind, std::string what) {
-      by_key[rule + "\n" + kind].push_back(std::move(what));
+  // A consumer's mismatches, one finding per rule and kind: at most a few examples each, with
+  // the total.
+  struct Mismatches {
+    std::map<std::pair<std::string, std::string>, std::vector<Finding>> by_key;
+    void add(const std::string& rule, const std::string& kind, std::string text,
+             std::string expected = {}, std::string observed = {}) {
+      by_key[{rule, kind}].push_back(
+          failed_check(rule, kind, std::move(text), std::move(expected), std::move(observed)));
     }
   };
 
   void judge_consumer(const oracle::ConsumerExpectation& c, const json& reply,
                       const json& properties) {
     const std::string who = "consumer " + c.consumer + " of session " + c.session;
-    Findings f;
+    Mismatches f;
     const auto process_status = reply.value("process_status", 0xFFFFFFFFu);
     if (process_status != 0) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
-            fmt::format("ProcessTrace returned {}", process_status));
+      f.add(rules::kConRecordMode, "ProcessTrace",
+            fmt::format("ProcessTrace returned {}", process_status), "0",
+            std::to_string(process_status));
     }
     if (!reply.value("returned_by_itself", false)) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
+      f.add(rules::kConRecordMode, "ProcessTrace",
             "ProcessTrace did not return when the session stopped (CloseTrace ended it)");
     }
     const json records = reply.value("records", json::array());
@@ -619,14 +650,14 @@ class CaseRun {
     bool header_first = !records.empty() && records[0].value("kind", "") == "header";
     if (header_first && (records[0].value("opcode", 1u) != 0 ||
                          records[0].value("payload", "").size() < 2 * sizeof(TRACE_LOGFILE_HEADER))) {
-      f.add("CON-HEADER-EVENT", "header",
+      f.add(rules::kConHeaderEvent, "header",
             fmt::format("the header event has Opcode {} and {} payload bytes (expected Opcode 0 "
                         "and a TRACE_LOGFILE_HEADER, {} bytes)",
                         records[0].value("opcode", 1u), records[0].value("payload", "").size() / 2,
                         sizeof(TRACE_LOGFILE_HEADER)));
     }
     if (!header_first && process_status == 0) {
-      f.add("CON-HEADER-EVENT", "header",
+      f.add(rules::kConHeaderEvent, "header",
             records.empty() ? "no record at all, not even the header event"
                             : "the first record is not the EventTraceGuid header event: " +
                                   records[0].dump());
@@ -637,9 +668,10 @@ class CaseRun {
       if (c.event_record_mode) {
         const auto ctx = parse_hex(r.value("context", ""));
         if (ctx != c.context) {
-          f.add("CON-USER-CONTEXT", "context",
+          f.add(rules::kConUserContext, "context",
                 fmt::format("record #{} ({}): UserContext expected {}, observed {}", i, kind,
-                            format_hex(c.context), r.value("context", "?")));
+                            format_hex(c.context), r.value("context", "?")),
+                format_hex(c.context), r.value("context", "?"));
         }
       }
       if (kind == "header") continue;
@@ -649,7 +681,7 @@ class CaseRun {
       if (kind != "lost") {
       if (ts < last_ts) {
         ++inversions;
-        f.add("CON-ORDER", "timestamp",
+        f.add(rules::kConOrder, "timestamp",
               fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind,
                           ts, last_ts));
       }
@@ -671,13 +703,13 @@ class CaseRun {
           lost_events += u64(0);
         } else {
           unreadable_lost = true;
-          notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
+          note(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
                                        who, type, r.value("payload", "")));
         }
         continue;
       }
       if (!r.contains("seq") || !r["seq"].is_number_unsigned()) {
-        f.add(first_rule({"FLT-PER-SESSION"}), "extra",
+        f.add(rules::kFltPerSession, "extra",
               fmt::format("unexpected record #{} without a sequence number: {}", i, r.dump()));
         continue;
       }
@@ -687,20 +719,22 @@ class CaseRun {
         auto ex = c.excluded.find(seq);
         if (ex != c.excluded.end()) {
           f.add(ex->second.rule, "extra",
-                fmt::format("event #{} delivered but must not be: {}", seq, ex->second.reason));
+                fmt::format("event #{} delivered but must not be: {}", seq, ex->second.reason),
+                "not delivered", fmt::format("event #{} delivered", seq));
         } else {
-          f.add(first_rule({"FLT-PER-SESSION"}), "extra",
+          f.add(rules::kFltPerSession, "extra",
                 fmt::format("event #{} was never written for this consumer", seq));
         }
         continue;
       }
       if (!seen.insert(seq).second) {
-        f.add(first_rule({"CON-ORDER"}), "duplicate", fmt::format("event #{} delivered twice", seq));
+        f.add(rules::kConOrder, "duplicate", fmt::format("event #{} delivered twice", seq));
         continue;
       }
       if (seq < last_seq) {
-        f.add("CON-ORDER", "order",
-              fmt::format("event #{} arrived after event #{}", seq, last_seq));
+        f.add(rules::kConOrder, "order", fmt::format("event #{} arrived after event #{}", seq, last_seq),
+              fmt::format("event #{} before event #{}", seq, last_seq),
+              fmt::format("event #{} after event #{}", seq, last_seq));
       }
       last_seq = std::max(last_seq, seq);
       check_record(c, *it->second, r, f);
@@ -712,20 +746,21 @@ class CaseRun {
         ++missing_lossy;
         continue;
       }
-      f.add(ev.rule.empty() ? first_rule({"FLT-PER-SESSION"}) : ev.rule, "missing",
+      f.add(ev.rule.empty() ? rules::kFltPerSession : ev.rule, "missing",
             fmt::format("event #{} ({} id {} level {} keyword {}) never arrived", ev.seq,
-                        ev.provider, ev.def.id, ev.def.level, format_hex(ev.def.keyword)));
+                        ev.provider, ev.def.id, ev.def.level, format_hex(ev.def.keyword)),
+            fmt::format("event #{} delivered", ev.seq), "never arrived");
     }
     if (c.lossy) {
       const std::uint64_t written = c.events.size();
       const std::uint64_t delivered = seen.size();
-      notes_.push_back(fmt::format(
+      note(fmt::format(
           "{}: written {} delivered {} reported lost {} (RT_LostEvent: {} buffers, {} refused "
           "at write); session EventsLost {} RealTimeBuffersLost {}",
           who, written, delivered, lost_events, lost_buffers, refused,
           properties.value("events_lost", 0), properties.value("real_time_buffers_lost", 0)));
       if (delivered + lost_events != written) {
-        f.add("CON-SLOW", "accounting",
+        f.add(rules::kConSlow, "accounting",
               fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})",
                           written, delivered, lost_events,
                           static_cast<std::int64_t>(written - delivered) -
@@ -736,46 +771,51 @@ class CaseRun {
       if (!unreadable_lost && properties.contains("events_lost") &&
           (refused != properties.value("events_lost", std::uint64_t{0}) ||
            lost_buffers != properties.value("real_time_buffers_lost", std::uint64_t{0}))) {
-        f.add("CON-SLOW", "counters",
+        f.add(rules::kConSlow, "counters",
               fmt::format("RT_LostEvent reports {} events refused and {} buffers lost; "
                           "ControlTrace says EventsLost {} and RealTimeBuffersLost {}",
                           refused, lost_buffers, properties.value("events_lost", 0),
                           properties.value("real_time_buffers_lost", 0)));
       }
       if (c.delay_us > 0 && missing_lossy == 0) {
-        f.add("CON-SLOW", "no loss",
+        f.add(rules::kConSlow, "no loss",
               fmt::format("a consumer slowed by {} us per event lost nothing of {} events",
                           c.delay_us, written));
       }
     } else if (lost_events != 0) {
-      f.add(first_rule({"CON-SLOW"}), "lost",
+      f.add(rules::kConSlow, "lost",
             fmt::format("{} events reported lost where none may be", lost_events));
     }
     if (inversions > 0) {
-      notes_.push_back(fmt::format("{}: {} timestamp inversions", who, inversions));
+      note(fmt::format("{}: {} timestamp inversions", who, inversions));
     }
     if (!c.lossy) {
-      notes_.push_back(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
+      note(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
                                    who, seen.size(), c.events.size(), c.excluded.size()));
     }
     for (const auto& [key, list] : f.by_key) {
-      const std::string rule = key.substr(0, key.find('\n'));
-      std::string text = who + ": ";
-      for (std::size_t k = 0; k < list.size() && k < 3; ++k) text += (k ? "; " : "") + list[k];
-      if (list.size() > 3) text += fmt::format(" (and {} more)", list.size() - 3);
-      fail(rule, text);
+      Finding first = list.front();
+      first.text = who + ": ";
+      for (std::size_t k = 0; k < list.size() && k < 3; ++k) {
+        first.text += (k ? "; " : "") + list[k].text;
+      }
+      if (list.size() > 3) first.text += fmt::format(" (and {} more)", list.size() - 3);
+      if (list.size() > 1) first.evidence = fmt::format("{} such mismatches", list.size());
+      fail(std::move(first));
     }
   }
 
   // The fields of a delivered event against what was written (CON-RECORD-MODE, TR-IN-EVENTS).
   void check_record(const oracle::ConsumerExpectation& c, const oracle::ExpectedEvent& ev,
-                    const json& r, Findings& f) {
+                    const json& r, Mismatches& f) {
     const ProviderDef& p = case_.providers.at(ev.provider);
-    std::vector<std::string> wrong;
+    std::vector<std::string> wrong, expected, observed;
     auto expect = [&](const char* field, const json& value) {
       if (!r.contains(field) || r[field] != value) {
-        wrong.push_back(fmt::format("{} expected {}, observed {}", field, value.dump(),
-                                    r.contains(field) ? r[field].dump() : "none"));
+        const std::string seen = r.contains(field) ? r[field].dump() : "none";
+        wrong.push_back(fmt::format("{} expected {}, observed {}", field, value.dump(), seen));
+        expected.push_back(fmt::format("{} {}", field, value.dump()));
+        observed.push_back(fmt::format("{} {}", field, seen));
       }
     };
     expect("provider", format_guid(p.guid));
@@ -802,19 +842,19 @@ class CaseRun {
                         r.value("flags", 0u), ev.flags));
     }
     if (!wrong.empty()) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "fields",
-            fmt::format("event #{}: {}", ev.seq, join(wrong)));
+      f.add(rules::kConRecordMode, "fields", fmt::format("event #{}: {}", ev.seq, join(wrong)),
+            join(expected), join(observed));
     }
     if (c.event_record_mode) {
       auto blob = traits_.find(ev.provider);
       if (ev.traits && blob != traits_.end()) {
         if (r.value("traits", "") != blob->second) {
-          f.add("TR-IN-EVENTS", "traits",
+          f.add(rules::kTrInEvents, "traits",
                 fmt::format("event #{}: traits extended data expected {}, observed {}", ev.seq,
                             blob->second, r.contains("traits") ? r["traits"].dump() : "none"));
         }
       } else if (!ev.traits && r.contains("traits")) {
-        f.add(first_rule({"TR-IN-EVENTS"}), "traits",
+        f.add(rules::kTrInEvents, "traits",
               fmt::format("event #{}: traits extended data from a provider that set none: {}",
                           ev.seq, r["traits"].dump()));
       }
@@ -833,11 +873,14 @@ class CaseRun {
     }
     const auto status = reply["status"].get<std::uint32_t>();
     if (e.status && status != *e.status) {
-      fail(e.status_rule, fmt::format("status expected {}, observed {}", *e.status, status));
+      fail(failed_check(e.status_rule, "status",
+                        fmt::format("status expected {}, observed {}", *e.status, status),
+                        std::to_string(*e.status), std::to_string(status)));
     } else if (e.status_nonzero && status == 0) {
-      fail(e.status_rule, "status expected a failure (non-zero), observed 0");
+      fail(failed_check(e.status_rule, "status",
+                        "status expected a failure (non-zero), observed 0", "non-zero", "0"));
     } else if (!e.status && !e.status_nonzero) {
-      notes_.push_back(fmt::format("{} status {}", current_->pointer, status));
+      note(fmt::format("{} status {}", current_->pointer, status));
     }
   }
 
@@ -875,32 +918,43 @@ class CaseRun {
           if (consumed + k < events.size()) {
             compare(*want[k], events[consumed + k]);
           } else {
-            fail(want[k]->is_enabled_rule,
-                 fmt::format("{}: expected callback (IsEnabled {}) for {} never came",
-                             provider, want[k]->is_enabled, want[k]->cause));
+            missing_callback(provider, *want[k]);
           }
         }
         for (std::size_t k = consumed + want.size(); k < events.size(); ++k) {
-          fail("CB-RECOMPUTE", fmt::format("{}: unexpected callback {}", provider,
-                                           events[k].dump()));
+          fail(failed_check(rules::kCbRecompute, "unexpected callback",
+                            fmt::format("{}: unexpected callback {}", provider, events[k].dump()),
+                            "none", events[k].dump()));
         }
         consumed = events.size();
       }
       for (const auto& [provider, want] : by_provider) {
         if (case_.providers.at(provider).agent == label && !got.count(provider)) {
-          for (const auto* w : want) {
-            fail(w->is_enabled_rule,
-                 fmt::format("{}: expected callback (IsEnabled {}) for {} never came", provider,
-                             w->is_enabled, w->cause));
-          }
+          for (const auto* w : want) missing_callback(provider, *w);
         }
       }
     }
   }
 
+  void missing_callback(const std::string& provider, const oracle::ExpectedCallback& want) {
+    fail(failed_check(want.is_enabled_rule, "callback",
+                      fmt::format("{}: expected callback (IsEnabled {}) for {} never came",
+                                  provider, want.is_enabled, want.cause),
+                      fmt::format("IsEnabled {}", want.is_enabled), "none"));
+  }
+
   void compare(const oracle::ExpectedCallback& want, const json& ev) {
     const std::string who = fmt::format("{} callback #{} ({})", want.provider,
                                         ev.value("n", 0), want.cause);
+    // "<who>: <field> expected <e>, observed <o>", the callback as the agent saw it beside.
+    auto mismatch = [&](const std::string& rule, const char* field, const std::string& expected,
+                        const std::string& observed) {
+      Finding f = failed_check(
+          rule, field, fmt::format("{}: {} expected {}, observed {}", who, field, expected, observed),
+          expected, observed);
+      f.evidence = ev.dump();
+      fail(std::move(f));
+    };
     const auto is_enabled = ev.value("is_enabled", 0xFFFFFFFFu);
     const auto level = ev.value("level", 0u);
     const auto any = parse_hex(ev.value("match_any", "")).value_or(~0ull);
@@ -908,45 +962,47 @@ class CaseRun {
     const std::string source = ev.value("source_id", "");
     const bool has_filter = ev.contains("filter") && !ev["filter"].is_null();
     if (is_enabled != want.is_enabled) {
-      fail(want.is_enabled_rule,
-           fmt::format("{}: IsEnabled expected {}, observed {}", who, want.is_enabled, is_enabled));
+      mismatch(want.is_enabled_rule, "IsEnabled", std::to_string(want.is_enabled),
+               std::to_string(is_enabled));
     }
     if (want.judge_values) {
       if (level != want.values.level) {
-        fail("CB-LEVEL-MAX", fmt::format("{}: Level expected {}, observed {}", who,
-                                         want.values.level, level));
+        mismatch(rules::kCbLevelMax, "Level", std::to_string(want.values.level),
+                 std::to_string(level));
       }
       if (any != want.values.match_any) {
-        fail("CB-ANY-OR", fmt::format("{}: MatchAnyKeyword expected {}, observed {}", who,
-                                      format_hex(want.values.match_any), format_hex(any)));
+        mismatch(rules::kCbAnyOr, "MatchAnyKeyword", format_hex(want.values.match_any),
+                 format_hex(any));
       }
       if (all != want.values.match_all) {
-        fail("CB-ALL-AND", fmt::format("{}: MatchAllKeyword expected {}, observed {}", who,
-                                       format_hex(want.values.match_all), format_hex(all)));
+        mismatch(rules::kCbAllAnd, "MatchAllKeyword", format_hex(want.values.match_all),
+                 format_hex(all));
       }
     } else {
-      notes_.push_back(fmt::format("{}: Level {} MatchAny {} MatchAll {}", who, level,
-                                   format_hex(any), format_hex(all)));
+      note(fmt::format("{}: Level {} MatchAny {} MatchAll {}", who, level, format_hex(any),
+                       format_hex(all)));
     }
     if (!want.source_rule.empty()) {
       if (source != format_guid(want.source_id)) {
-        fail(want.source_rule, fmt::format("{}: SourceId expected {}, observed {}", who,
-                                           format_guid(want.source_id), source));
+        mismatch(want.source_rule, "SourceId", format_guid(want.source_id), source);
       }
     } else {
-      notes_.push_back(fmt::format("{}: SourceId {}", who, source));
+      note(fmt::format("{}: SourceId {}", who, source));
     }
     if (want.filter == oracle::FilterExpect::kAbsent && has_filter) {
-      fail(want.filter_rule, fmt::format("{}: FilterData expected NULL, observed {}", who,
-                                         ev["filter"].dump()));
+      mismatch(want.filter_rule, "FilterData", "NULL", ev["filter"].dump());
     } else if (want.filter == oracle::FilterExpect::kPresent && !has_filter) {
-      fail(want.filter_rule, fmt::format("{}: FilterData expected, observed NULL", who));
+      Finding f = failed_check(want.filter_rule, "FilterData",
+                               fmt::format("{}: FilterData expected, observed NULL", who),
+                               "a filter", "NULL");
+      f.evidence = ev.dump();
+      fail(std::move(f));
     }
     const auto context = parse_hex(ev.value("context", ""));
     // A provider under test registers with its own CallbackContext, unknown to the case.
     if (context != want.context && !case_.providers.at(want.provider).subject) {
-      fail("CB-CONTEXT", fmt::format("{}: CallbackContext expected {}, observed {}", who,
-                                     format_hex(want.context), ev.value("context", "?")));
+      mismatch(rules::kCbContext, "CallbackContext", format_hex(want.context),
+               ev.value("context", "?"));
     }
   }
 
@@ -967,14 +1023,18 @@ class CaseRun {
     const std::int64_t ended = cb->value("t_ns", std::int64_t{0}) +
                                cb->value("duration_ns", std::int64_t{0});
     if (e.timing == oracle::TimingExpect::kReturnsBeforeCallbackEnds && returned_ns >= ended) {
-      fail("CB-TIMEOUT", fmt::format("Timeout 0: the call returned {} ns after the callback "
-                                     "ended; expected it to return without waiting",
-                                     returned_ns - ended));
+      fail(failed_check(rules::kCbTimeout, "return",
+                        fmt::format("Timeout 0: the call returned {} ns after the callback "
+                                    "ended; expected it to return without waiting",
+                                    returned_ns - ended),
+                        "before the callback ends", "after it"));
     }
     if (e.timing == oracle::TimingExpect::kReturnsAfterCallbackEnds && returned_ns < ended) {
-      fail("CB-TIMEOUT", fmt::format("Timeout > 0: the call returned {} ns before the callback "
-                                     "ended; expected it to wait for it",
-                                     ended - returned_ns));
+      fail(failed_check(rules::kCbTimeout, "return",
+                        fmt::format("Timeout > 0: the call returned {} ns before the callback "
+                                    "ended; expected it to wait for it",
+                                    ended - returned_ns),
+                        "after the callback ends", "before it"));
     }
   }
 
@@ -1007,10 +1067,11 @@ class CaseRun {
   // consumer -> subject provider -> its records, in arrival order
   std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;
   std::map<std::string, std::size_t> budget_checked_;  // subject provider -> callbacks judged
-  std::vector<std::string> failures_;
+  std::vector<Finding> failures_;
   milliseconds callback_wait_ = kCallbackWait;  // see kCallbackWaitAfterMiss
-  std::vector<std::string> notes_;
+  std::vector<Finding> notes_;
   const Step* current_ = nullptr;
+  std::size_t current_index_ = 0;
   classic::Run classic_;
 };
 

@@ -1,4 +1,5 @@
 #include "oracle.h"
+#include "rules.h"
 
 #include "win32_text.h"
 
@@ -206,14 +207,14 @@ class Model {
       cb.cause = cause;
       cb.is_enabled = agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
                                   : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
-      cb.is_enabled_rule = agg.enabled ? is_enabled_rule : "CB-DISABLE-LAST";
+      cb.is_enabled_rule = agg.enabled ? is_enabled_rule : rules::kCbDisableLast;
       cb.values = agg;
       cb.judge_values = agg.enabled;  // the values sent with a disable are not documented
       cb.source_id = source;
       cb.source_rule = source_rule;
       if (agg.enabled) {
         cb.filter = any_filter(m) ? FilterExpect::kPresent : FilterExpect::kAbsent;
-        cb.filter_rule = "CB-FILTER-PER-SESSION";
+        cb.filter_rule = rules::kCbFilterPerSession;
       }
       e.callbacks.push_back(cb);
     }
@@ -230,7 +231,7 @@ class Model {
       // Only a clearly slow callback makes "returned before it ended" observable.
       if (slowest >= 100) {
         e.timing = TimingExpect::kReturnsBeforeCallbackEnds;
-        e.status_rule = "CB-TIMEOUT";
+        e.status_rule = rules::kCbTimeout;
       }
       return;
     }
@@ -238,10 +239,10 @@ class Model {
     if (std::uint64_t{slowest} * 4 <= step.timeout_ms) {
       e.timing = TimingExpect::kReturnsAfterCallbackEnds;
       e.status = ERROR_SUCCESS;
-      e.status_rule = "CB-TIMEOUT";
+      e.status_rule = rules::kCbTimeout;
     } else if (slowest >= std::uint64_t{step.timeout_ms} * 4 && slowest - step.timeout_ms >= 200) {
       e.status = ERROR_TIMEOUT;
-      e.status_rule = "CB-TIMEOUT";
+      e.status_rule = rules::kCbTimeout;
     } else {
       e.status.reset();
     }
@@ -265,7 +266,7 @@ class Model {
     for (auto& [group, m] : group_enables_) m.erase(step.session);
     disallow_.erase(step.session);
     // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
-    notify_diff(before, e, "CB-RECOMPUTE", "stop of session " + step.session, kNullGuid, "");
+    notify_diff(before, e, rules::kCbRecompute, "stop of session " + step.session, kNullGuid, "");
   }
 
   void do_register(const Step& step, StepExpectation& e) {
@@ -282,13 +283,13 @@ class Model {
     cb.context = p.context;
     cb.cause = "registration of a provider enabled beforehand";
     cb.is_enabled = EVENT_CONTROL_CODE_ENABLE_PROVIDER;
-    cb.is_enabled_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.is_enabled_rule = rules::kCbSourceidNullPreenabled;
     cb.values = aggregate(settings_of(m));
     cb.judge_values = true;
     cb.source_id = kNullGuid;
-    cb.source_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.source_rule = rules::kCbSourceidNullPreenabled;
     cb.filter = FilterExpect::kAbsent;
-    cb.filter_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.filter_rule = rules::kCbSourceidNullPreenabled;
     e.callbacks.push_back(cb);
   }
 
@@ -300,8 +301,8 @@ class Model {
 
   // The SourceId a callback must carry for a controller call, and the rule behind it.
   static std::pair<GUID, std::string> expected_source(const Step& step) {
-    if (step.api == "EnableTrace") return {kNullGuid, "CB-SOURCEID-NULL-LEGACY"};
-    if (step.source_id) return {*step.source_id, "CB-SOURCEID"};
+    if (step.api == "EnableTrace") return {kNullGuid, rules::kCbSourceidNullLegacy};
+    if (step.source_id) return {*step.source_id, rules::kCbSourceid};
     return {kNullGuid, ""};  // NULL EnableParameters: the runtime picks one, not judged
   }
 
@@ -315,7 +316,7 @@ class Model {
     SessionMap& m = enables_[guid_key];
     if (!m.count(step.session) && m.size() >= 8) {
       e.status = ERROR_NO_SYSTEM_RESOURCES;
-      e.status_rule = "SES-MAX-8";
+      e.status_rule = rules::kSesMax8;
       return;
     }
     if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
@@ -324,9 +325,9 @@ class Model {
     en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
     en.event_ids = event_id_filter(step.filters);
     e.status = ERROR_SUCCESS;
-    if (m.size() <= 8 && case_has("SES-MAX-8")) e.status_rule = "SES-MAX-8";
+    if (m.size() <= 8 && case_has(rules::kSesMax8)) e.status_rule = rules::kSesMax8;
     const auto [source, source_rule] = expected_source(step);
-    notify_change(guid_key, e, "CB-RECOMPUTE", "enable by session " + step.session, source,
+    notify_change(guid_key, e, rules::kCbRecompute, "enable by session " + step.session, source,
                   source_rule);
     if (step.api == "EnableTrace") {
       // The legacy call has 32-bit flags and no MatchAll: only IsEnabled and SourceId judged.
@@ -344,7 +345,7 @@ class Model {
     SessionMap& m = enables_[guid_key];
     if (!started_.count(step.session) || m.erase(step.session) == 0) return;
     e.status = ERROR_SUCCESS;
-    notify_change(guid_key, e, "CB-ENABLED-STAYS", "disable by session " + step.session,
+    notify_change(guid_key, e, rules::kCbEnabledStays, "disable by session " + step.session,
                   kNullGuid, "");
     timing(step, e);
   }
@@ -360,7 +361,7 @@ class Model {
       cb.context = p->context;
       cb.cause = "capture state by session " + step.session;
       cb.is_enabled = EVENT_CONTROL_CODE_CAPTURE_STATE;
-      cb.is_enabled_rule = "CB-CAPTURE-STATE";
+      cb.is_enabled_rule = rules::kCbCaptureState;
       cb.values = Aggregate{true, step.level, step.match_any, step.match_all};
       e.callbacks.push_back(cb);
     }
@@ -374,20 +375,20 @@ class Model {
     // A structured blob is well-formed by construction (the loader bounds its size).
     if (step.traits_raw && traits_blob_error(step.traits_blob)) {
       e.status_nonzero = true;
-      e.status_rule = "TR-FORMAT";
+      e.status_rule = rules::kTrFormat;
     } else if (traits_set_.count(step.provider)) {
       e.status_nonzero = true;
-      e.status_rule = "TR-SET-ONCE";
+      e.status_rule = rules::kTrSetOnce;
     } else if (!attempted_before) {
       // Whether a rejected malformed blob used up the one chance is not documented.
       e.status = ERROR_SUCCESS;
-      e.status_rule = step.traits_raw ? "TR-FORMAT" : "TR-SET-ONCE";
+      e.status_rule = step.traits_raw ? rules::kTrFormat : rules::kTrSetOnce;
       traits_set_.insert(step.provider);
       if (!step.traits_raw && step.traits_group) {
         // Joining a group some session enabled enables the registration (GRP-ENABLE).
         const auto before = snapshot();
         member_group_[step.provider] = format_guid(*step.traits_group);
-        notify_diff(before, e, "GRP-ENABLE", "traits naming group " + member_group_[step.provider],
+        notify_diff(before, e, rules::kGrpEnable, "traits naming group " + member_group_[step.provider],
                     kNullGuid, "");
       }
     }
@@ -401,7 +402,7 @@ class Model {
       return;
     }
     e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
-    e.provider_enabled_rule = case_has("SES-PERSIST") ? "SES-PERSIST" : "RT-WRITE-DISABLED";
+    e.provider_enabled_rule = case_has(rules::kSesPersist) ? rules::kSesPersist : rules::kRtWriteDisabled;
   }
 
   void agent_gone(const Step& step) {
@@ -419,31 +420,40 @@ class Model {
     std::vector<std::string> consumers;         // active consumer labels
   };
 
-  // The rule a delivery decision checks, preferring one the case names.
-  std::string pick(const std::string& rule) const {
-    if (case_has(rule) || case_.rules.empty()) return rule;
-    for (const char* r : {"FLT-REPLACE", "FLT-PER-SESSION", "RT-WRITE-DISABLED"}) {
+  // An event a session takes has passed every filter test at once (level, keyword, keyword 0,
+  // MatchAny 0): its delivery checks each of those rules, and is blamed on the one the case is
+  // about. (A dropped event has one deciding rule: filter_rule's.)
+  std::string delivery_rule(const std::string& deciding) const {
+    static constexpr const char* kFilterRules[] = {rules::kFltLevel, rules::kFltKeyword,
+                                                    rules::kFltKeyword0Bypass,
+                                                    rules::kFltIgnoreKeyword0, rules::kFltAnyZero};
+    const auto is_filter_rule = [](const std::string& r) {
+      return std::find(std::begin(kFilterRules), std::end(kFilterRules), r) !=
+             std::end(kFilterRules);
+    };
+    if (!is_filter_rule(deciding) || case_has(deciding)) return deciding;
+    for (const char* r : kFilterRules) {
       if (case_has(r)) return r;
     }
-    return case_.rules.front();
+    return deciding;
   }
 
   // Which filter rule decides whether `s` takes `ev`.
   static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev) {
-    if (ev.level != 0 && ev.level > s.level) return "FLT-LEVEL";
+    if (ev.level != 0 && ev.level > s.level) return rules::kFltLevel;
     if (ev.keyword == 0) {
-      return (s.enable_property & kEnablePropertyIgnoreKeyword0) ? "FLT-IGNORE-KEYWORD0"
-                                                                 : "FLT-KEYWORD0-BYPASS";
+      return (s.enable_property & kEnablePropertyIgnoreKeyword0) ? rules::kFltIgnoreKeyword0
+                                                                 : rules::kFltKeyword0Bypass;
     }
-    if (s.match_any == 0) return "FLT-ANY-ZERO";
-    if (!session_accepts(s, ev)) return "FLT-KEYWORD";
-    return ev.level == 0 ? "FLT-LEVEL" : "FLT-KEYWORD";  // level 0 passed the level test
+    if (s.match_any == 0) return rules::kFltAnyZero;
+    if (!session_accepts(s, ev)) return rules::kFltKeyword;
+    return ev.level == 0 ? rules::kFltLevel : rules::kFltKeyword;  // level 0 passed the level test
   }
 
   void consume(const Step& step, StepExpectation& e) {
     if (!started_.count(step.session)) return;
     e.status = ERROR_SUCCESS;
-    e.status_rule = pick("CON-RECORD-MODE");
+    e.status_rule = rules::kConRecordMode;
     SessionData& sd = data_[step.session];
     ConsumerExpectation c;
     c.consumer = step.consumer;
@@ -457,13 +467,15 @@ class Model {
       c.events = sd.buffered;
       c.excluded = sd.buffered_excluded;
       for (ExpectedEvent& ev : c.events) {
-        if (case_has("CON-RT-BUFFERED")) ev.rule = "CON-RT-BUFFERED";
+        // A buffered event's delivery checks its filter rule and CON-RT-BUFFERED at once: it is
+        // blamed on the one the case is about (both verdicts would be true).
+        if (case_has(rules::kConRtBuffered)) ev.rule = rules::kConRtBuffered;
         c.lossy = c.lossy || ev.lossy;
       }
       sd.consumer_attached = true;
     } else {
       for (std::uint64_t seq = 1; seq < next_seq_; ++seq) {
-        c.excluded[seq] = {pick("CON-RT-SECOND"),
+        c.excluded[seq] = {rules::kConRtSecond,
                            "written before this consumer attached (a later consumer gets only "
                            "new events)"};
       }
@@ -499,24 +511,24 @@ class Model {
           bool taken = false;
           auto it = m.find(session);
           if (it == m.end()) {
-            why = {pick("FLT-PER-SESSION"), "session " + session + " does not enable the provider"};
+            why = {rules::kFltPerSession, "session " + session + " does not enable the provider"};
             if (disallowed_group(session, step.provider)) {
-              why = {pick("GRP-DISALLOW"), "session " + session +
+              why = {rules::kGrpDisallow, "session " + session +
                                                " enables the provider's group but disallows it"};
             }
           } else {
-            const std::string rule = pick(replaced_.count(session + "\n" + guid_key)
-                                              ? "FLT-REPLACE"
-                                              : filter_rule(it->second.settings, lk));
+            const std::string rule = replaced_.count(session + "\n" + guid_key)
+                                         ? rules::kFltReplace
+                                         : filter_rule(it->second.settings, lk);
             taken = session_accepts(it->second.settings, lk);
-            ev.rule = rule;
+            ev.rule = taken ? delivery_rule(rule) : rule;
             if (it->second.via_group) {
-              ev.rule = pick(it->second.ids_ignored ? "GRP-NO-ID-FILTERS" : "GRP-ENABLE");
+              ev.rule = it->second.ids_ignored ? rules::kGrpNoIdFilters : rules::kGrpEnable;
             }
             if (taken && it->second.event_ids &&
                 it->second.event_ids->second.count(def.id) != it->second.event_ids->first) {
               taken = false;
-              why = {pick("FLT-PER-SESSION"),
+              why = {rules::kFltPerSession,
                      "session " + session + "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
                          (it->second.event_ids->first ? "TRUE" : "FALSE") + ") drops event ID " +
                          std::to_string(def.id)};
@@ -532,7 +544,7 @@ class Model {
                              format_hex(it->second.settings.match_any) + ", MatchAll " +
                              format_hex(it->second.settings.match_all) + ")"};
           }
-          if (ev.traits && case_has("TR-IN-EVENTS")) ev.rule = "TR-IN-EVENTS";
+          if (ev.traits && case_has(rules::kTrInEvents)) ev.rule = rules::kTrInEvents;
           any_taken = any_taken || taken;
           if (!sd.consumer_attached) {
             if (taken) sd.buffered.push_back(ev);
@@ -551,11 +563,11 @@ class Model {
         }
       }
     }
-    e.event_enabled_rule = pick("RT-WRITE-DISABLED");
+    e.event_enabled_rule = rules::kRtWriteDisabled;
     if (!step.lossy) {
       e.status = ERROR_SUCCESS;
       // RT-WRITE-DISABLED: a write no session wants still returns ERROR_SUCCESS.
-      if (!any_taken) e.status_rule = pick("RT-WRITE-DISABLED");
+      if (!any_taken) e.status_rule = rules::kRtWriteDisabled;
     }
   }
 
@@ -645,7 +657,7 @@ class Model {
   void group_enable(const Step& step, StepExpectation& e) {
     if (is_private(step.session)) {
       e.status_nonzero = true;
-      e.status_rule = "GRP-NO-PRIVATE";
+      e.status_rule = rules::kGrpNoPrivate;
       return;
     }
     const std::string group = format_guid(*step.group);
@@ -660,9 +672,9 @@ class Model {
       return;
     }
     e.status = ERROR_SUCCESS;
-    e.status_rule = pick("GRP-ENABLE");
+    e.status_rule = rules::kGrpEnable;
     const auto [source, source_rule] = expected_source(step);
-    notify_diff(before, e, pick("GRP-ENABLE"),
+    notify_diff(before, e, rules::kGrpEnable,
                 std::string(step.op == StepOp::kEnable ? "enable" : "disable") + " of group " +
                     group + " by session " + step.session,
                 source, source_rule);
@@ -678,8 +690,8 @@ class Model {
     for (const std::string& label : step.disallow) keys.insert(key(label));
     disallow_[step.session] = keys;
     e.status = ERROR_SUCCESS;
-    e.status_rule = pick("GRP-DISALLOW");
-    notify_diff(before, e, pick("GRP-DISALLOW"), "disallow list of session " + step.session,
+    e.status_rule = rules::kGrpDisallow;
+    notify_diff(before, e, rules::kGrpDisallow, "disallow list of session " + step.session,
                 kNullGuid, "");
   }
 

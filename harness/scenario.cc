@@ -57,13 +57,13 @@ std::string pointer_token(const std::string& key) {
   return out;
 }
 
-// Walks one file's JSON and throws ScenarioError with its name and the pointer.
+// Walks one file's JSON and throws InputError with its name and the pointer.
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
-    throw ScenarioError(file_ + ": " + (pointer.empty() ? "/" : pointer) + ": " + reason);
+    throw InputError(file_, pointer.empty() ? "/" : pointer, reason);
   }
 
   const json& object(const json& v, const std::string& pointer,
@@ -649,19 +649,25 @@ class CaseParser {
 
 }  // namespace
 
+namespace {
+std::vector<Case> parse_cases(const json& doc, const std::string& file,
+                              const std::set<std::string>& known_rules);
+}  // namespace
+
 std::vector<Case> load_scenario_text(const std::string& text, const std::string& file,
                                      const std::set<std::string>& known_rules) {
-  json doc;
+  const json doc = parse_input_json(text, file);
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's byte offset points one past the offending character.
-    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    std::string reason = e.what();
-    const auto colon = reason.rfind(": ");
-    if (colon != std::string::npos) reason = reason.substr(colon + 2);
-    throw ScenarioError(file + ": " + line_col(text, at) + ": JSON syntax error: " + reason);
+    return parse_cases(doc, file, known_rules);
+  } catch (const InputError& e) {
+    throw e.located_in(text);
   }
+}
+
+namespace {
+
+std::vector<Case> parse_cases(const json& doc, const std::string& file,
+                              const std::set<std::string>& known_rules) {
   Reader r(file);
   r.object(doc, "", {"description", "cases"});
   if (doc.contains("description")) r.string(doc["description"], "/description");
@@ -682,13 +688,11 @@ std::vector<Case> load_scenario_text(const std::string& text, const std::string&
   return out;
 }
 
+}  // namespace
+
 std::vector<Case> load_scenario_file(const std::filesystem::path& file,
                                      const std::set<std::string>& known_rules) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file.string() + ": -: cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_scenario_text(text.str(), file.string(), known_rules);
+  return load_scenario_text(read_input_file(file), file.string(), known_rules);
 }
 
 std::vector<Case> load_scenarios(const std::vector<std::filesystem::path>& paths,
@@ -712,8 +716,8 @@ std::vector<Case> load_scenarios(const std::vector<std::filesystem::path>& paths
     for (Case& c : load_scenario_file(f, known_rules)) {
       for (const Case& other : all) {
         if (other.id == c.id) {
-          throw ScenarioError(c.file + ": " + c.pointer + "/id: duplicate case id \"" + c.id +
-                              "\" (first in " + other.file + ")");
+          throw InputError(c.file, c.pointer + "/id",
+                           "duplicate case id \"" + c.id + "\" (first in " + other.file + ")");
         }
       }
       all.push_back(std::move(c));
