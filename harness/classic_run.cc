@@ -4,6 +4,7 @@
 
 #include "agent_client.h"
 #include "oracle.h"
+#include "ordered_match.h"
 #include "rules.h"
 #include "scenario.h"
 #include "win32_text.h"
@@ -45,6 +46,49 @@ json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectatio
   return reply;
 }
 
+void Run::compare(const std::string& label, const ExpectedControl& w, const json& ev,
+                  const DriverHooks& hooks) {
+  const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
+  if (const unsigned code = ev.value("request_code", 0u); code != w.code) {
+    hooks.fail(failed_check(
+        rules::kSesClassicOne, "RequestCode",
+        fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
+        std::to_string(w.code), std::to_string(code)));
+    return;
+  }
+  const std::string logger = ev.value("logger", "");
+  if (w.code == kWmiEnableEvents) {
+    if (const unsigned level = ev.value("level", 256u); level != w.level) {
+      hooks.fail(failed_check(
+          rules::kHdrClassicLevel, "GetTraceEnableLevel",
+          fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level, level),
+          std::to_string(w.level), std::to_string(level)));
+    }
+    if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
+      const std::string flags = ev.value("flags", "?");
+      hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
+                              fmt::format("{}: GetTraceEnableFlags expected {}, observed {}",
+                                          who, format_hex(w.flags), flags),
+                              format_hex(w.flags), flags));
+    }
+    auto& loggers = loggers_[label];
+    for (const auto& [session, seen] : loggers) {
+      if (session != w.session && seen == logger) {
+        hooks.fail(failed_check(
+            rules::kSesClassicOne, "logger handle",
+            fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own", who,
+                        logger, session, w.session),
+            w.session + "'s own", logger));
+      }
+    }
+    if (loggers.count(w.session) && loggers[w.session] != logger) {
+      hooks.note(fmt::format("{}: logger handle of {} changed from {} to {}", who, w.session,
+                             loggers[w.session], logger));
+    }
+    loggers[w.session] = logger;
+  }
+}
+
 void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
                           const DriverHooks& hooks) {
   std::map<std::string, std::vector<const ExpectedControl*>> by_provider;
@@ -70,60 +114,19 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
       got = mine();
     }
     if (got.size() < consumed + want.size()) hooks.callback_missed();
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      const ExpectedControl& w = *want[k];
-      const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
-      if (consumed + k >= got.size()) {
-        hooks.fail(failed_check(rules::kSesClassicOne, "missing",
-                                fmt::format("{}: expected request {} never came", who, w.code),
-                                std::to_string(w.code), "none"));
-        continue;
-      }
-      const json& ev = got[consumed + k];
-      if (const unsigned code = ev.value("request_code", 0u); code != w.code) {
-        hooks.fail(failed_check(
-            rules::kSesClassicOne, "RequestCode",
-            fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
-            std::to_string(w.code), std::to_string(code)));
-        continue;
-      }
-      const std::string logger = ev.value("logger", "");
-      if (w.code == kWmiEnableEvents) {
-        if (const unsigned level = ev.value("level", 256u); level != w.level) {
-          hooks.fail(failed_check(
-              rules::kHdrClassicLevel, "GetTraceEnableLevel",
-              fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level, level),
-              std::to_string(w.level), std::to_string(level)));
-        }
-        if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
-          const std::string flags = ev.value("flags", "?");
-          hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
-                                  fmt::format("{}: GetTraceEnableFlags expected {}, observed {}",
-                                              who, format_hex(w.flags), flags),
-                                  format_hex(w.flags), flags));
-        }
-        auto& loggers = loggers_[label];
-        for (const auto& [session, seen] : loggers) {
-          if (session != w.session && seen == logger) {
-            hooks.fail(failed_check(
-                rules::kSesClassicOne, "logger handle",
-                fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own", who,
-                            logger, session, w.session),
-                w.session + "'s own", logger));
-          }
-        }
-        if (loggers.count(w.session) && loggers[w.session] != logger) {
-          hooks.note(fmt::format("{}: logger handle of {} changed from {} to {}", who, w.session,
-                                 loggers[w.session], logger));
-        }
-        loggers[w.session] = logger;
-      }
+    const OrderedMatch m = match_in_order(want.size(), got.size(), consumed);
+    for (const auto& [w, g] : m.pairs) compare(label, *want[w], got[g], hooks);
+    for (std::size_t w : m.missing) {
+      hooks.fail(failed_check(rules::kSesClassicOne, "missing",
+                              fmt::format("{} ControlCallback ({}): expected request {} never came",
+                                          label, want[w]->cause, want[w]->code),
+                              std::to_string(want[w]->code), "none"));
     }
-    for (std::size_t k = consumed + want.size(); k < got.size(); ++k) {
+    for (std::size_t g : m.extra) {
       hooks.fail(failed_check(
           rules::kSesClassicOne, "unexpected",
-          fmt::format("{}: unexpected ControlCallback {}", label, got[k].dump()), "none",
-          got[k].dump()));
+          fmt::format("{}: unexpected ControlCallback {}", label, got[g].dump()), "none",
+          got[g].dump()));
     }
     consumed = got.size();
   }

@@ -85,6 +85,10 @@ class Run {
   void check_callbacks(const Case& c, const oracle::StepExpectation& e, const DriverHooks& hooks);
 
  private:
+  // One ControlCallback `ev` of provider `label` against the expected `w`.
+  void compare(const std::string& label, const ExpectedControl& w, const nlohmann::json& ev,
+               const DriverHooks& hooks);
+
   std::map<std::string, std::size_t> consumed_;  // provider -> classic callbacks matched
   // provider -> session -> the logger handle its callbacks carried (hex)
   std::map<std::string, std::map<std::string, std::string>> loggers_;

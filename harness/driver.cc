@@ -1,4 +1,6 @@
 #include "driver.h"
+#include "consumer_judge.h"
+#include "ordered_match.h"
 #include "group_steps.h"
 #include "lint.h"
 
@@ -35,9 +37,6 @@ constexpr milliseconds kCallbackWait{3000};
 // in flight, so a platform without callbacks (Wine) or a mutant pays one full wait per case.
 constexpr milliseconds kCallbackWaitAfterMiss{200};
 constexpr milliseconds kCollectWait{15000};
-// RT_LostEvent's event types (EVENT_TRACE_TYPE_RT_LOST_*; not every SDK header names them).
-constexpr unsigned kRtLostEvent = 32;
-constexpr unsigned kRtLostBuffer = 33;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -99,12 +98,6 @@ class CaseRun {
   }
 
  private:
-  static std::string join(const std::vector<std::string>& parts) {
-    std::string s;
-    for (const std::string& p : parts) s += (s.empty() ? "" : "; ") + p;
-    return s;
-  }
-
   std::string where() const {
     return current_ ? fmt::format("step {} ({}): ", current_->pointer, step_op_name(current_->op))
                     : std::string("setup: ");
@@ -608,257 +601,19 @@ class CaseRun {
       const json r = agent(c.agent).call(
           {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
           kReplySlack + kCollectWait);
-      judge_consumer(c, r, properties[c.session]);
+      ConsumerFacts facts;
+      facts.c = &case_;
+      facts.traits = &traits_;
+      facts.pid_of = [this](const std::string& label) -> std::optional<int> {
+        if (!agents_.count(label) || gone_.count(label)) return std::nullopt;
+        return agents_.at(label)->pid();
+      };
+      facts.set_aside = [&](const json& record) { return subject_record(c.consumer, record); };
+      ConsumerVerdict verdict = judge_consumer(c, r, properties[c.session], facts);
+      for (Finding& f : verdict.failures) fail(std::move(f));
+      for (std::string& n : verdict.notes) note(std::move(n));
     }
     judge_subjects(e);
-  }
-
-  // A consumer's mismatches, one finding per rule and kind: at most a few examples each, with
-  // the total.
-  struct Mismatches {
-    std::map<std::pair<std::string, std::string>, std::vector<Finding>> by_key;
-    void add(const std::string& rule, const std::string& kind, std::string text,
-             std::string expected = {}, std::string observed = {}) {
-      by_key[{rule, kind}].push_back(
-          failed_check(rule, kind, std::move(text), std::move(expected), std::move(observed)));
-    }
-  };
-
-  void judge_consumer(const oracle::ConsumerExpectation& c, const json& reply,
-                      const json& properties) {
-    const std::string who = "consumer " + c.consumer + " of session " + c.session;
-    Mismatches f;
-    const auto process_status = reply.value("process_status", 0xFFFFFFFFu);
-    if (process_status != 0) {
-      f.add(rules::kConRecordMode, "ProcessTrace",
-            fmt::format("ProcessTrace returned {}", process_status), "0",
-            std::to_string(process_status));
-    }
-    if (!reply.value("returned_by_itself", false)) {
-      f.add(rules::kConRecordMode, "ProcessTrace",
-            "ProcessTrace did not return when the session stopped (CloseTrace ended it)");
-    }
-    const json records = reply.value("records", json::array());
-    std::map<std::uint64_t, const oracle::ExpectedEvent*> want;
-    for (const auto& ev : c.events) want[ev.seq] = &ev;
-    std::set<std::uint64_t> seen;
-    std::uint64_t last_seq = 0;
-    std::int64_t last_ts = 0;
-    std::uint64_t inversions = 0;
-    std::uint64_t lost_events = 0, lost_buffers = 0, refused = 0;
-    bool unreadable_lost = false;
-    bool header_first = !records.empty() && records[0].value("kind", "") == "header";
-    if (header_first && (records[0].value("opcode", 1u) != 0 ||
-                         records[0].value("payload", "").size() < 2 * sizeof(TRACE_LOGFILE_HEADER))) {
-      f.add(rules::kConHeaderEvent, "header",
-            fmt::format("the header event has Opcode {} and {} payload bytes (expected Opcode 0 "
-                        "and a TRACE_LOGFILE_HEADER, {} bytes)",
-                        records[0].value("opcode", 1u), records[0].value("payload", "").size() / 2,
-                        sizeof(TRACE_LOGFILE_HEADER)));
-    }
-    if (!header_first && process_status == 0) {
-      f.add(rules::kConHeaderEvent, "header",
-            records.empty() ? "no record at all, not even the header event"
-                            : "the first record is not the EventTraceGuid header event: " +
-                                  records[0].dump());
-    }
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const json& r = records[i];
-      const std::string kind = r.value("kind", "");
-      if (c.event_record_mode) {
-        const auto ctx = parse_hex(r.value("context", ""));
-        if (ctx != c.context) {
-          f.add(rules::kConUserContext, "context",
-                fmt::format("record #{} ({}): UserContext expected {}, observed {}", i, kind,
-                            format_hex(c.context), r.value("context", "?")),
-                format_hex(c.context), r.value("context", "?"));
-        }
-      }
-      if (kind == "header") continue;
-      if (subject_record(c.consumer, r)) continue;
-      const std::int64_t ts = r.value("ts", std::int64_t{0});
-      // RT_LostEvent is stamped when the gap is announced, ahead of older data: not ordered.
-      if (kind != "lost") {
-      if (ts < last_ts) {
-        ++inversions;
-        f.add(rules::kConOrder, "timestamp",
-              fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind,
-                          ts, last_ts));
-      }
-      last_ts = std::max(last_ts, ts);
-      }
-      if (kind == "lost") {
-        const auto bytes = hex_to_bytes(r.value("payload", "")).value_or(std::vector<std::uint8_t>{});
-        auto u64 = [&](std::size_t at) {
-          std::uint64_t v = 0;
-          for (int b = 7; b >= 0; --b) v = (v << 8) | bytes[at + static_cast<std::size_t>(b)];
-          return v;
-        };
-        const unsigned type = r.value("opcode", 0u);
-        if (type == kRtLostBuffer && bytes.size() >= 16) {
-          lost_buffers += u64(0);
-          lost_events += u64(8);
-        } else if (type == kRtLostEvent && bytes.size() >= 8) {
-          refused += u64(0);
-          lost_events += u64(0);
-        } else {
-          unreadable_lost = true;
-          note(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
-                                       who, type, r.value("payload", "")));
-        }
-        continue;
-      }
-      if (!r.contains("seq") || !r["seq"].is_number_unsigned()) {
-        f.add(rules::kFltPerSession, "extra",
-              fmt::format("unexpected record #{} without a sequence number: {}", i, r.dump()));
-        continue;
-      }
-      const auto seq = r["seq"].get<std::uint64_t>();
-      auto it = want.find(seq);
-      if (it == want.end()) {
-        auto ex = c.excluded.find(seq);
-        if (ex != c.excluded.end()) {
-          f.add(ex->second.rule, "extra",
-                fmt::format("event #{} delivered but must not be: {}", seq, ex->second.reason),
-                "not delivered", fmt::format("event #{} delivered", seq));
-        } else {
-          f.add(rules::kFltPerSession, "extra",
-                fmt::format("event #{} was never written for this consumer", seq));
-        }
-        continue;
-      }
-      if (!seen.insert(seq).second) {
-        f.add(rules::kConOrder, "duplicate", fmt::format("event #{} delivered twice", seq));
-        continue;
-      }
-      if (seq < last_seq) {
-        f.add(rules::kConOrder, "order", fmt::format("event #{} arrived after event #{}", seq, last_seq),
-              fmt::format("event #{} before event #{}", seq, last_seq),
-              fmt::format("event #{} after event #{}", seq, last_seq));
-      }
-      last_seq = std::max(last_seq, seq);
-      check_record(c, *it->second, r, f);
-    }
-    std::uint64_t missing_lossy = 0;
-    for (const auto& ev : c.events) {
-      if (seen.count(ev.seq)) continue;
-      if (ev.lossy) {
-        ++missing_lossy;
-        continue;
-      }
-      f.add(ev.rule.empty() ? rules::kFltPerSession : ev.rule, "missing",
-            fmt::format("event #{} ({} id {} level {} keyword {}) never arrived", ev.seq,
-                        ev.provider, ev.def.id, ev.def.level, format_hex(ev.def.keyword)),
-            fmt::format("event #{} delivered", ev.seq), "never arrived");
-    }
-    if (c.lossy) {
-      const std::uint64_t written = c.events.size();
-      const std::uint64_t delivered = seen.size();
-      note(fmt::format(
-          "{}: written {} delivered {} reported lost {} (RT_LostEvent: {} buffers, {} refused "
-          "at write); session EventsLost {} RealTimeBuffersLost {}",
-          who, written, delivered, lost_events, lost_buffers, refused,
-          properties.value("events_lost", 0), properties.value("real_time_buffers_lost", 0)));
-      if (delivered + lost_events != written) {
-        f.add(rules::kConSlow, "accounting",
-              fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})",
-                          written, delivered, lost_events,
-                          static_cast<std::int64_t>(written - delivered) -
-                              static_cast<std::int64_t>(lost_events)));
-      }
-      // The announcements and the session's counters tell the same loss (when every
-      // RT_LostEvent could be read): events refused at write and buffers lost in delivery.
-      if (!unreadable_lost && properties.contains("events_lost") &&
-          (refused != properties.value("events_lost", std::uint64_t{0}) ||
-           lost_buffers != properties.value("real_time_buffers_lost", std::uint64_t{0}))) {
-        f.add(rules::kConSlow, "counters",
-              fmt::format("RT_LostEvent reports {} events refused and {} buffers lost; "
-                          "ControlTrace says EventsLost {} and RealTimeBuffersLost {}",
-                          refused, lost_buffers, properties.value("events_lost", 0),
-                          properties.value("real_time_buffers_lost", 0)));
-      }
-      if (c.delay_us > 0 && missing_lossy == 0) {
-        f.add(rules::kConSlow, "no loss",
-              fmt::format("a consumer slowed by {} us per event lost nothing of {} events",
-                          c.delay_us, written));
-      }
-    } else if (lost_events != 0) {
-      f.add(rules::kConSlow, "lost",
-            fmt::format("{} events reported lost where none may be", lost_events));
-    }
-    if (inversions > 0) {
-      note(fmt::format("{}: {} timestamp inversions", who, inversions));
-    }
-    if (!c.lossy) {
-      note(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
-                                   who, seen.size(), c.events.size(), c.excluded.size()));
-    }
-    for (const auto& [key, list] : f.by_key) {
-      Finding first = list.front();
-      first.text = who + ": ";
-      for (std::size_t k = 0; k < list.size() && k < 3; ++k) {
-        first.text += (k ? "; " : "") + list[k].text;
-      }
-      if (list.size() > 3) first.text += fmt::format(" (and {} more)", list.size() - 3);
-      if (list.size() > 1) first.evidence = fmt::format("{} such mismatches", list.size());
-      fail(std::move(first));
-    }
-  }
-
-  // The fields of a delivered event against what was written (CON-RECORD-MODE, TR-IN-EVENTS).
-  void check_record(const oracle::ConsumerExpectation& c, const oracle::ExpectedEvent& ev,
-                    const json& r, Mismatches& f) {
-    const ProviderDef& p = case_.providers.at(ev.provider);
-    std::vector<std::string> wrong, expected, observed;
-    auto expect = [&](const char* field, const json& value) {
-      if (!r.contains(field) || r[field] != value) {
-        const std::string seen = r.contains(field) ? r[field].dump() : "none";
-        wrong.push_back(fmt::format("{} expected {}, observed {}", field, value.dump(), seen));
-        expected.push_back(fmt::format("{} {}", field, value.dump()));
-        observed.push_back(fmt::format("{} {}", field, seen));
-      }
-    };
-    expect("provider", format_guid(p.guid));
-    expect("opcode", ev.def.opcode);
-    expect("level", ev.def.level);
-    expect("version", ev.def.version);
-    if (c.event_record_mode) {
-      expect("id", ev.def.id);
-      expect("channel", ev.def.channel);
-      expect("task", ev.def.task);
-      expect("keyword", format_hex(ev.def.keyword));
-    }
-    std::vector<std::uint8_t> payload(8);
-    for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ev.seq >> (8 * b));
-    payload.insert(payload.end(), ev.def.payload.begin(), ev.def.payload.end());
-    expect("payload", bytes_to_hex(payload.data(), payload.size()));
-    if (agents_.count(p.agent) && !gone_.count(p.agent)) {
-      expect("pid", agents_.at(p.agent)->pid());
-    }
-    if (c.event_record_mode && ev.flags != 0 &&
-        (r.value("flags", 0u) & ev.flags) != ev.flags) {
-      f.add(ev.flags_rule, "flags",
-            fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
-                        r.value("flags", 0u), ev.flags));
-    }
-    if (!wrong.empty()) {
-      f.add(rules::kConRecordMode, "fields", fmt::format("event #{}: {}", ev.seq, join(wrong)),
-            join(expected), join(observed));
-    }
-    if (c.event_record_mode) {
-      auto blob = traits_.find(ev.provider);
-      if (ev.traits && blob != traits_.end()) {
-        if (r.value("traits", "") != blob->second) {
-          f.add(rules::kTrInEvents, "traits",
-                fmt::format("event #{}: traits extended data expected {}, observed {}", ev.seq,
-                            blob->second, r.contains("traits") ? r["traits"].dump() : "none"));
-        }
-      } else if (!ev.traits && r.contains("traits")) {
-        f.add(rules::kTrInEvents, "traits",
-              fmt::format("event #{}: traits extended data from a provider that set none: {}",
-                          ev.seq, r["traits"].dump()));
-      }
-    }
   }
 
   void require_session(const std::string& label) {
@@ -914,17 +669,13 @@ class CaseRun {
       for (auto& [provider, events] : got) {
         std::size_t& consumed = consumed_[provider];
         const auto& want = by_provider[provider];
-        for (std::size_t k = 0; k < want.size(); ++k) {
-          if (consumed + k < events.size()) {
-            compare(*want[k], events[consumed + k]);
-          } else {
-            missing_callback(provider, *want[k]);
-          }
-        }
-        for (std::size_t k = consumed + want.size(); k < events.size(); ++k) {
+        const OrderedMatch m = match_in_order(want.size(), events.size(), consumed);
+        for (const auto& [w, g] : m.pairs) compare(*want[w], events[g]);
+        for (std::size_t w : m.missing) missing_callback(provider, *want[w]);
+        for (std::size_t g : m.extra) {
           fail(failed_check(rules::kCbRecompute, "unexpected callback",
-                            fmt::format("{}: unexpected callback {}", provider, events[k].dump()),
-                            "none", events[k].dump()));
+                            fmt::format("{}: unexpected callback {}", provider, events[g].dump()),
+                            "none", events[g].dump()));
         }
         consumed = events.size();
       }
