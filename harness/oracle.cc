@@ -305,6 +305,8 @@ void Model::enable(const Step& step, StepExpectation& e) {
   en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
   en.event_ids = event_id_filter(step.filters);
   e.status = ERROR_SUCCESS;
+  // An enable by the 8th session or fewer succeeding is what SES-MAX-8 asks; in a case about
+  // something else it only prepares the case (a failure is a setup failure).
   if (m.size() <= 8 && case_has(rules::kSesMax8)) e.status_rule = rules::kSesMax8;
   const auto [source, source_rule] = expected_source(step);
   notify_change(guid_key, e, rules::kCbRecompute, "enable by session " + step.session, source,
@@ -382,7 +384,11 @@ void Model::query_enabled(const Step& step, StepExpectation& e) {
     return;
   }
   e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
-  e.provider_enabled_rule = case_has(rules::kSesPersist) ? rules::kSesPersist : rules::kRtWriteDisabled;
+  // EventProviderEnabled checks RT-WRITE-DISABLED's predicate; after a session ends it also
+  // checks SES-PERSIST (what the ended session enabled is gone): blamed on that when the case
+  // is about it.
+  e.provider_enabled_rule =
+      case_has(rules::kSesPersist) ? rules::kSesPersist : rules::kRtWriteDisabled;
 }
 
 void Model::agent_gone(const Step& step) {
