@@ -202,12 +202,16 @@ void CaseRun::check_status(const oracle::StepExpectation& e, const json& reply) 
   }
   const auto status = reply["status"].get<std::uint32_t>();
   if (e.status && status != *e.status) {
-    fail(failed_check(e.status_rule, "status",
-                      fmt::format("status expected {}, observed {}", *e.status, status),
-                      std::to_string(*e.status), std::to_string(status)));
+    Finding f = failed_check(e.status_rule, "status",
+                             fmt::format("status expected {}, observed {}", *e.status, status),
+                             std::to_string(*e.status), std::to_string(status));
+    f.evidence = reply.dump();  // the whole reply: what the platform returned beside the status
+    fail(std::move(f));
   } else if (e.status_nonzero && status == 0) {
-    fail(failed_check(e.status_rule, "status",
-                      "status expected a failure (non-zero), observed 0", "non-zero", "0"));
+    Finding f = failed_check(e.status_rule, "status",
+                             "status expected a failure (non-zero), observed 0", "non-zero", "0");
+    f.evidence = reply.dump();
+    fail(std::move(f));
   } else if (!e.status && !e.status_nonzero) {
     note(fmt::format("{} status {}", current_->pointer, status));
   }
