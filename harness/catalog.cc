@@ -1,9 +1,10 @@
 #include "catalog.h"
 
+#include "json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 
 namespace etwh {
 
@@ -18,19 +19,12 @@ const Rule* Catalog::find(const std::string& id) const {
   return it == rules.end() ? nullptr : &*it;
 }
 
-Catalog load_catalog(const std::filesystem::path& file) {
+namespace {
+
+Catalog parse_catalog(const nlohmann::json& doc, const std::string& name) {
   using nlohmann::json;
-  const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw CatalogError(name + ": -: cannot open the file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw CatalogError(name + ": byte " + std::to_string(e.byte) + ": " + e.what());
-  }
   auto fail = [&](const std::string& pointer, const std::string& reason) {
-    throw CatalogError(name + ": " + pointer + ": " + reason);
+    throw InputError(name, pointer, reason);
   };
   if (!doc.is_object() || !doc.contains("rules") || !doc["rules"].is_array()) {
     fail("/rules", "expected an array of rules");
@@ -94,6 +88,21 @@ Catalog load_catalog(const std::filesystem::path& file) {
     catalog.rules.push_back(std::move(rule));
   }
   return catalog;
+}
+
+}  // namespace
+
+Catalog load_catalog(const std::filesystem::path& file) {
+  return load_catalog_text(read_input_file(file), file.string());
+}
+
+Catalog load_catalog_text(const std::string& text, const std::string& name) {
+  const nlohmann::json doc = parse_input_json(text, name);
+  try {
+    return parse_catalog(doc, name);
+  } catch (const InputError& e) {
+    throw e.located_in(text);
+  }
 }
 
 }  // namespace etwh

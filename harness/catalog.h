@@ -2,6 +2,8 @@
 // one-line text, the document it comes from and the kind of subject it judges.
 #pragma once
 
+#include "input_error.h"
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -24,11 +26,6 @@ struct Rule {
   std::map<std::string, std::string> unsupported;
 };
 
-class CatalogError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct Catalog {
   std::vector<Rule> rules;  // in file order
 
@@ -37,7 +34,10 @@ struct Catalog {
 };
 
 // Loads and validates the catalog (unique IDs, known kinds, no missing field). Throws
-// CatalogError with "<file>: <pointer>: reason".
+// InputError.
 Catalog load_catalog(const std::filesystem::path& file);
+
+// Same, from text already in memory (`file` only names it in messages).
+Catalog load_catalog_text(const std::string& text, const std::string& file);
 
 }  // namespace etwh

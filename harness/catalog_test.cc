@@ -46,7 +46,7 @@ std::string catalog_error(const std::string& text) {
   std::string error = "(no error)";
   try {
     load_catalog(path);
-  } catch (const CatalogError& e) {
+  } catch (const InputError& e) {
     error = e.what();
     error = error.substr(error.find(": ") + 2);  // drop the temporary file name
   }

@@ -4,6 +4,8 @@
 
 #include "agent_client.h"
 #include "oracle.h"
+#include "ordered_match.h"
+#include "rules.h"
 #include "scenario.h"
 #include "win32_text.h"
 
@@ -34,13 +36,57 @@ json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectatio
   }
   const json reply = hooks.agent(c.providers.at(step.provider).agent).call(request, kReplyWait);
   if (step.op == StepOp::kTraceEvent && reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
-    hooks.fail("HDR-CLASSIC-LEVEL",
-               fmt::format("{}: the provider skipped {} events after reading its level with "
-                           "GetTraceEnableLevel; expected {}",
-                           step.provider, reply.value("skipped", std::uint64_t{0}),
-                           e.classic.skipped));
+    const std::uint64_t skipped = reply.value("skipped", std::uint64_t{0});
+    hooks.fail(failed_check(rules::kHdrClassicLevel, "skipped",
+                            fmt::format("{}: the provider skipped {} events after reading its "
+                                        "level with GetTraceEnableLevel; expected {}",
+                                        step.provider, skipped, e.classic.skipped),
+                            std::to_string(e.classic.skipped), std::to_string(skipped)));
   }
   return reply;
+}
+
+void Run::compare(const std::string& label, const ExpectedControl& w, const json& ev,
+                  const DriverHooks& hooks) {
+  const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
+  if (const unsigned code = ev.value("request_code", 0u); code != w.code) {
+    hooks.fail(failed_check(
+        rules::kSesClassicOne, "RequestCode",
+        fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
+        std::to_string(w.code), std::to_string(code)));
+    return;
+  }
+  const std::string logger = ev.value("logger", "");
+  if (w.code == kWmiEnableEvents) {
+    if (const unsigned level = ev.value("level", 256u); level != w.level) {
+      hooks.fail(failed_check(
+          rules::kHdrClassicLevel, "GetTraceEnableLevel",
+          fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level, level),
+          std::to_string(w.level), std::to_string(level)));
+    }
+    if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
+      const std::string flags = ev.value("flags", "?");
+      hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
+                              fmt::format("{}: GetTraceEnableFlags expected {}, observed {}",
+                                          who, format_hex(w.flags), flags),
+                              format_hex(w.flags), flags));
+    }
+    auto& loggers = loggers_[label];
+    for (const auto& [session, seen] : loggers) {
+      if (session != w.session && seen == logger) {
+        hooks.fail(failed_check(
+            rules::kSesClassicOne, "logger handle",
+            fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own", who,
+                        logger, session, w.session),
+            w.session + "'s own", logger));
+      }
+    }
+    if (loggers.count(w.session) && loggers[w.session] != logger) {
+      hooks.note(fmt::format("{}: logger handle of {} changed from {} to {}", who, w.session,
+                             loggers[w.session], logger));
+    }
+    loggers[w.session] = logger;
+  }
 }
 
 void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
@@ -68,50 +114,19 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
       got = mine();
     }
     if (got.size() < consumed + want.size()) hooks.callback_missed();
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      const ExpectedControl& w = *want[k];
-      const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
-      const std::string rule = "SES-CLASSIC-ONE";
-      if (consumed + k >= got.size()) {
-        hooks.fail(rule, fmt::format("{}: expected request {} never came", who, w.code));
-        continue;
-      }
-      const json& ev = got[consumed + k];
-      if (ev.value("request_code", 0u) != w.code) {
-        hooks.fail(rule, fmt::format("{}: RequestCode expected {}, observed {}", who, w.code,
-                                     ev.value("request_code", 0u)));
-        continue;
-      }
-      const std::string logger = ev.value("logger", "");
-      if (w.code == kWmiEnableEvents) {
-        if (ev.value("level", 256u) != w.level) {
-          hooks.fail("HDR-CLASSIC-LEVEL",
-                     fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level,
-                                 ev.value("level", 256u)));
-        }
-        if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
-          hooks.fail("HDR-CLASSIC-LEVEL",
-                     fmt::format("{}: GetTraceEnableFlags expected {}, observed {}", who,
-                                 format_hex(w.flags), ev.value("flags", "?")));
-        }
-        auto& loggers = loggers_[label];
-        for (const auto& [session, seen] : loggers) {
-          if (session != w.session && seen == logger) {
-            hooks.fail("SES-CLASSIC-ONE",
-                       fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own",
-                                   who, logger, session, w.session));
-          }
-        }
-        if (loggers.count(w.session) && loggers[w.session] != logger) {
-          hooks.note(fmt::format("{}: logger handle of {} changed from {} to {}", who, w.session,
-                                 loggers[w.session], logger));
-        }
-        loggers[w.session] = logger;
-      }
+    const OrderedMatch m = match_in_order(want.size(), got.size(), consumed);
+    for (const auto& [w, g] : m.pairs) compare(label, *want[w], got[g], hooks);
+    for (std::size_t w : m.missing) {
+      hooks.fail(failed_check(rules::kSesClassicOne, "missing",
+                              fmt::format("{} ControlCallback ({}): expected request {} never came",
+                                          label, want[w]->cause, want[w]->code),
+                              std::to_string(want[w]->code), "none"));
     }
-    for (std::size_t k = consumed + want.size(); k < got.size(); ++k) {
-      hooks.fail("SES-CLASSIC-ONE",
-                 fmt::format("{}: unexpected ControlCallback {}", label, got[k].dump()));
+    for (std::size_t g : m.extra) {
+      hooks.fail(failed_check(
+          rules::kSesClassicOne, "unexpected",
+          fmt::format("{}: unexpected ControlCallback {}", label, got[g].dump()), "none",
+          got[g].dump()));
     }
     consumed = got.size();
   }
@@ -128,8 +143,10 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
     for (const json& ev : events) {
       if (ev.value("event", "") != "classic_callback" || ev.value("provider", "") != label) continue;
       if (++n > consumed_[label]) {
-        hooks.fail("SES-CLASSIC-ONE",
-                   fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()));
+        hooks.fail(failed_check(
+            rules::kSesClassicOne, "unexpected",
+            fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()), "none",
+            ev.dump()));
       }
     }
     consumed_[label] = std::max(consumed_[label], n);

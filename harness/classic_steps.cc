@@ -1,4 +1,5 @@
 #include "classic_steps.h"
+#include "rules.h"
 
 #include "oracle.h"
 #include "scenario.h"
@@ -27,7 +28,7 @@ constexpr std::uint16_t kFlagTraceMessage = 0x0008;   // EVENT_HEADER_FLAG_TRACE
 
 [[noreturn]] void bad(const std::string& file, const std::string& pointer,
                       const std::string& reason) {
-  throw ScenarioError(file + ": " + pointer + ": " + reason);
+  throw InputError(file, pointer, reason);
 }
 
 std::uint64_t unsigned_field(const json& v, const std::string& file, const std::string& p,
@@ -174,6 +175,9 @@ class Model {
     return std::find(c_.rules.begin(), c_.rules.end(), rule) != c_.rules.end();
   }
 
+  // A check that judges two rules at once (a MOF event's Opcode is both DESC-MOF-OPCODE and
+  // HDR-FLAGS; a WPP write both CON-WPP and SES-CLASSIC-ONE) is blamed on the one the case is
+  // about, the other when it names neither.
   std::string rule_or(const char* preferred, const char* fallback) const {
     return named(preferred) ? preferred : fallback;
   }
@@ -254,18 +258,17 @@ class Model {
     const std::string by = registered_.count(step.provider) ? owner(guid) : std::string();
     const std::uint8_t level = r.value("level", std::uint8_t{0});
     const bool only_enabled = r.value("only_enabled", false);
-    const std::string first_rule = c_.rules.empty() ? std::string() : c_.rules.front();
     if (r.contains("flags") &&
         (parse_hex(r["flags"].get<std::string>()).value_or(0) & kTracedGuid) == 0) {
-      set_status(step, e, kErrorInvalidFlagNumber, "HDR-FLAGS");
+      set_status(step, e, kErrorInvalidFlagNumber, rules::kHdrFlags);
       return;
     }
     if (by.empty()) {
       if (only_enabled) {
         e.classic.skipped = count;
-        set_status(step, e, 0, rule_or("HDR-CLASSIC-LEVEL", first_rule.c_str()));
+        set_status(step, e, 0, rules::kHdrClassicLevel);
       } else {
-        set_status(step, e, 0, rule_or("SES-CLASSIC-ONE", first_rule.c_str()), true);
+        set_status(step, e, 0, rules::kSesClassicOne, true);
       }
       return;
     }
@@ -274,7 +277,7 @@ class Model {
     // GetTraceEnableLevel; a higher level includes the lower ones).
     if (only_enabled && level != 0 && level > s.level) {
       e.classic.skipped = count;
-      set_status(step, e, 0, "HDR-CLASSIC-LEVEL");
+      set_status(step, e, 0, rules::kHdrClassicLevel);
       return;
     }
     std::vector<std::uint8_t> payload;
@@ -284,14 +287,14 @@ class Model {
                                                      : 8 + static_cast<std::uint32_t>(payload.size()));
     const std::uint32_t size = r.value("size", natural);
     if (size < kHeaderSize || size >= buffer_bytes(by) - kBufferOverhead) {
-      set_status(step, e, 0, "HDR-SIZE", true);
+      set_status(step, e, 0, rules::kHdrSize, true);
       return;
     }
     if (r.contains("mof_fields") && r["mof_fields"].get<std::uint32_t>() > kMaxMofFields) {
-      set_status(step, e, 0, "HDR-FLAGS", true);
+      set_status(step, e, 0, rules::kHdrFlags, true);
       return;
     }
-    set_status(step, e, 0, rule_or("HDR-FLAGS", first_rule.c_str()));
+    set_status(step, e, 0, rules::kHdrFlags);
     if (!r.contains("mof_fields") && size > natural) payload.resize(payload.size() + size - natural);
     for (std::uint64_t i = 0; i < count; ++i) {
       Event ev;
@@ -302,7 +305,7 @@ class Model {
       ev.def.version = r.value("version", std::uint8_t{0});
       ev.def.payload = payload;
       ev.flags = kFlagClassicHeader;
-      ev.flags_rule = rule_or("DESC-MOF-OPCODE", "HDR-FLAGS");
+      ev.flags_rule = rule_or(rules::kDescMofOpcode, rules::kHdrFlags);
       ev.owner = by;
       ev.step = index;
       events_.push_back(ev);
@@ -317,10 +320,10 @@ class Model {
     const std::string by = registered_.count(step.provider) ? owner(key(step.provider))
                                                             : std::string();
     if (by.empty()) {
-      set_status(step, e, 0, rule_or("CON-WPP", "SES-CLASSIC-ONE"), true);
+      set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne), true);
       return;
     }
-    set_status(step, e, 0, rule_or("CON-WPP", "SES-CLASSIC-ONE"));
+    set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne));
     std::vector<std::uint8_t> payload;
     if (r.contains("payload")) payload = *hex_to_bytes(r["payload"].get<std::string>());
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -330,7 +333,7 @@ class Model {
       ev.def.id = r.value("number", std::uint16_t{0});
       ev.def.payload = payload;
       ev.flags = kFlagTraceMessage;
-      ev.flags_rule = "CON-WPP";
+      ev.flags_rule = rules::kConWpp;
       ev.owner = by;
       ev.step = index;
       events_.push_back(ev);
@@ -351,11 +354,11 @@ class Model {
           x.def = ev.def;
           x.flags = ev.flags;
           x.flags_rule = ev.flags_rule;
-          x.rule = rule_or("SES-CLASSIC-ONE", ev.flags_rule.c_str());
+          x.rule = rule_or(rules::kSesClassicOne, ev.flags_rule.c_str());
           consumer.events.push_back(x);
         } else {
           consumer.excluded[ev.seq] = {
-              "SES-CLASSIC-ONE",
+              rules::kSesClassicOne,
               "written through " + ev.owner + "'s logger while it had the provider, not " +
                   session};
         }

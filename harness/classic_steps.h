@@ -5,6 +5,8 @@
 // driver's part: the agent requests and the check of "classic_callback" events.
 #pragma once
 
+#include "result.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -52,7 +54,7 @@ bool is_classic_op(const std::string& op);
 
 // Validates a classic step's JSON `v` at `pointer` of `file` and fills `s.provider` and
 // `s.classic` (the request fields for the agent). `providers` are the case's labels.
-// Throws ScenarioError("<file>: <pointer>: reason").
+// Throws InputError.
 void parse_step(const nlohmann::json& v, const std::string& file, const std::string& pointer,
                 const std::set<std::string>& providers, Step& s);
 
@@ -64,7 +66,7 @@ void expect(const Case& c, std::vector<oracle::StepExpectation>& out);
 // What the driver lends the classic part.
 struct DriverHooks {
   std::function<AgentProcess&(const std::string& agent)> agent;
-  std::function<void(const std::string& rule, const std::string& what)> fail;
+  std::function<void(Finding failed)> fail;
   std::function<void(const std::string& what)> note;
   // How long to wait for expected ControlCallbacks, and telling the driver some never came
   // (it then shortens later waits of the case).
@@ -83,6 +85,10 @@ class Run {
   void check_callbacks(const Case& c, const oracle::StepExpectation& e, const DriverHooks& hooks);
 
  private:
+  // One ControlCallback `ev` of provider `label` against the expected `w`.
+  void compare(const std::string& label, const ExpectedControl& w, const nlohmann::json& ev,
+               const DriverHooks& hooks);
+
   std::map<std::string, std::size_t> consumed_;  // provider -> classic callbacks matched
   // provider -> session -> the logger handle its callbacks carried (hex)
   std::map<std::string, std::map<std::string, std::string>> loggers_;

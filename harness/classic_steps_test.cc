@@ -96,12 +96,12 @@ TEST(ClassicOracle, HeaderChecksAndLevels) {
 
 TEST(ClassicOracle, LoaderRejectsBadClassicFields) {
   EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "mof_fields": 1}])"),
-               ScenarioError);
+               InputError);
   EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "colour": 1}])"),
-               ScenarioError);
-  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "q"}])"), ScenarioError);
+               InputError);
+  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "q"}])"), InputError);
   EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "flags": 3}])"),
-               ScenarioError);
+               InputError);
 }
 
 }  // namespace

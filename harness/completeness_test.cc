@@ -81,7 +81,7 @@ TEST(Completeness, ACaseNamingAnUnknownRuleIsRejected) {
   try {
     load_scenario_text(text, "x.json", catalog().ids());
     FAIL() << "an unknown rule was accepted";
-  } catch (const ScenarioError& e) {
+  } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown rule ID \"NO-SUCH-RULE\""), std::string::npos);
   }
 }

@@ -1,44 +1,17 @@
-#include "driver.h"
-
+// The driver: one case at a time (CaseRun, case_run.h), each step through its family's runner,
+// then what every step may cause (status, callbacks, timing, budgets) is judged.
+#include "case_run.h"
 #include "etwh/stop_signals.h"
-#include "group_steps.h"
-#include "lint.h"
 
-#include "agent_client.h"
-#include "classic_steps.h"
-#include "oracle.h"
-#include "subject_oracle.h"
-#include "win32_ops.h"
 #include "win32_text.h"
 
 #include <evntrace.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
-#include <vector>
-
 namespace etwh {
-
-namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-
-// Generous upper bounds, never verdicts: they only keep a broken platform from hanging us.
-constexpr milliseconds kReplySlack{10000};
-constexpr milliseconds kCallbackWait{3000};
-// Once a case has missed an expected callback it has failed; later waits only collect what is
-// in flight, so a platform without callbacks (Wine) or a mutant pays one full wait per case.
-constexpr milliseconds kCallbackWaitAfterMiss{200};
-constexpr milliseconds kCollectWait{15000};
-// RT_LostEvent's event types (EVENT_TRACE_TYPE_RT_LOST_*; not every SDK header names them).
-constexpr unsigned kRtLostEvent = 32;
-constexpr unsigned kRtLostBuffer = 33;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -46,978 +19,217 @@ std::int64_t now_ns() {
       .count();
 }
 
-// A fault of the harness or the scenario (never a platform verdict).
-struct HarnessFault : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct SessionState {
-  std::string name;    // the real session name
-  std::string handle;  // hex, as replied
-  std::string owner;   // "" = the driver, else the agent that started it
-  bool running = false;
-};
-
-class CaseRun {
- public:
-  CaseRun(const Case& c, const DriverOptions& options, unsigned index)
-      : case_(c), options_(options), index_(index) {}
-
-  ~CaseRun() { cleanup(); }
-
-  CaseOutcome run() {
-    CaseOutcome out;
-    try {
-      const std::vector<oracle::StepExpectation> expected = oracle::expect_case(case_);
-      spawn_agents();
-      for (std::size_t i = 0; i < case_.steps.size(); ++i) {
-        throw_if_stop_requested();  // SIGINT/SIGTERM: the destructor's cleanup ends the case
-        run_step(case_.steps[i], expected[i]);
-        check_agents_alive(case_.steps[i]);
-        if (!failures_.empty()) {
-          out.status = Status::kFail;
-          out.message = fmt::format("step {} ({}): ", case_.steps[i].pointer,
-                                    step_op_name(case_.steps[i].op)) + join(failures_);
-          break;
-        }
-      }
-    } catch (const AgentError& e) {
-      switch (e.kind()) {
-        case AgentError::Kind::kTimeout: out.status = Status::kTimeout; break;
-        case AgentError::Kind::kCrashed: out.status = Status::kCrash; break;
-        default: out.status = Status::kHarnessError; break;
-      }
-      out.message = where() + e.what();
-    } catch (const BadRequest& e) {
-      out.status = Status::kHarnessError;
-      out.message = where() + "bad request: " + e.what();
-    } catch (const std::exception& e) {
-      out.status = Status::kHarnessError;
-      out.message = where() + e.what();
-    }
-    if (out.status == Status::kPass && !notes_.empty()) {
-      out.message = "observed (not judged): " + join(notes_);
-    }
-    out.subject_events = subject_events();
-    return out;
-  }
-
- private:
-  static std::string join(const std::vector<std::string>& parts) {
-    std::string s;
-    for (const std::string& p : parts) s += (s.empty() ? "" : "; ") + p;
-    return s;
-  }
-
-  std::string where() const {
-    return current_ ? fmt::format("step {} ({}): ", current_->pointer, step_op_name(current_->op))
-                    : std::string("setup: ");
-  }
-
-  void fail(const std::string& rule, const std::string& what) {
-    failures_.push_back(fmt::format("{}: {}", rule.empty() ? "setup" : rule, what));
-  }
-
-  void spawn_agents() {
-    for (const std::string& label : case_.agents) {
-      const bool subject = case_.subject_agents.count(label) > 0;
-      if (subject && options_.subject.empty()) {
-        throw HarnessFault("agent \"" + label + "\" is a subject, and no --subject was given");
-      }
-      agents_[label] = AgentProcess::spawn(subject ? options_.subject : options_.agent, label, {}, {});
-    }
-  }
-
-  AgentProcess& agent(const std::string& label) {
-    auto it = agents_.find(label);
-    if (it == agents_.end() || gone_.count(label)) {
-      throw HarnessFault("agent \"" + label + "\" is not running (exited earlier in the case)");
-    }
-    return *it->second;
-  }
-
-  // An agent that died without being told to is a crash, whatever the step was.
-  void check_agents_alive(const Step& step) {
-    for (auto& [label, a] : agents_) {
-      if (gone_.count(label)) continue;
-      if (auto ex = a->wait_exit(milliseconds(0))) {
-        throw AgentError(AgentError::Kind::kCrashed,
-                         fmt::format("agent \"{}\" died after step {} ({}): {} {}; stderr: {}",
-                                     label, step.pointer, step_op_name(step.op),
-                                     ex->signaled ? "signal" : "exit code",
-                                     ex->signaled ? ex->signal : ex->exit_code,
-                                     a->stderr_text()));
-      }
-    }
-  }
-
-  json session_request(const std::string& op, const std::string& label, const std::string& via) {
-    const SessionState& s = sessions_.at(label);
-    json req = {{"op", op}};
-    if (s.owner == via) {
-      req["session"] = label;
-    } else {
-      req["name"] = s.name;
-      req["handle"] = s.handle;
-    }
-    return req;
-  }
-
-  json controller_call(const std::string& via, json req, milliseconds timeout) {
-    if (!via.empty()) return agent(via).call(std::move(req), timeout);
-    const std::string op = req["op"];
-    req.erase("op");
-    if (op == "start_session") return controller_.start_session(req);
-    if (op == "enable") return controller_.enable(req);
-    return controller_.control(req);
-  }
-
-  void run_step(const Step& step, const oracle::StepExpectation& e) {
-    current_ = &step;
-    const milliseconds reply_timeout = milliseconds(step.timeout_ms) + kReplySlack;
-    json reply;
-    std::int64_t returned_ns = 0;
-    switch (step.op) {
-      case StepOp::kStart: {
-        SessionState& s = sessions_[step.session];
-        s.name = fmt::format("{}{}-{}", options_.session_prefix, index_, step.session);
-        s.owner = step.via;
-        json req = {{"op", "start_session"}, {"session", step.session}, {"name", s.name}};
-        for (const auto& [k, v] : case_.sessions.at(step.session).settings.items()) req[k] = v;
-        started_names_.insert(s.name);
-        reply = controller_call(step.via, req, reply_timeout);
-        if (reply.value("status", 1) == 0) {
-          s.running = true;
-          s.handle = reply.value("handle", "0x0");
-        }
-        break;
-      }
-      case StepOp::kStop: {
-        require_session(step.session);
-        json req = session_request("control", step.session, step.via);
-        req.erase("handle");  // by name when not the owner: ControlTrace accepts either
-        req["code"] = EVENT_TRACE_CONTROL_STOP;
-        reply = controller_call(step.via, req, reply_timeout);
-        if (reply.value("status", 1) == 0) sessions_[step.session].running = false;
-        break;
-      }
-      case StepOp::kEnable:
-      case StepOp::kDisable:
-      case StepOp::kCaptureState: {
-        require_session(step.session);
-        json req = session_request("enable", step.session, step.via);
-        // A provider group: its GUID with EVENT_ENABLE_PROPERTY_PROVIDER_GROUP (group_steps.h).
-        req["guid"] = step.group ? format_guid(*step.group)
-                                 : wire_guid(step.provider);
-        req["control_code"] = step.op == StepOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
-                              : step.op == StepOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
-                                                            : EVENT_CONTROL_CODE_CAPTURE_STATE;
-        req["level"] = step.level;
-        req["match_any"] = format_hex(step.match_any);
-        req["match_all"] = format_hex(step.match_all);
-        req["timeout_ms"] = step.timeout_ms;
-        req["api"] = step.api;
-        if (step.has_parameters) {
-          json params = json::object();
-          if (step.source_id) params["source_id"] = format_guid(*step.source_id);
-          if (step.enable_property || step.group) {
-            params["enable_property"] =
-                step.enable_property | (step.group ? EVENT_ENABLE_PROPERTY_PROVIDER_GROUP : 0u);
-          }
-          if (!step.filters.empty()) {
-            params["filters"] = json::array();
-            for (const FilterDef& f : step.filters) {
-              params["filters"].push_back(
-                  {{"type", f.type}, {"data", bytes_to_hex(f.data.data(), f.data.size())}});
-            }
-          }
-          req["parameters"] = params;
-        }
-        reply = controller_call(step.via, req, reply_timeout);
-        returned_ns = now_ns();
-        break;
-      }
-      case StepOp::kRegister: {
-        const ProviderDef& p = case_.providers.at(step.provider);
-        if (p.subject) {
-          reply = register_subject(p);
-          break;
-        }
-        json req = {{"op", "register"},
-                    {"provider", p.label},
-                    {"guid", format_guid(p.guid)},
-                    {"context", format_hex(p.context)},
-                    {"callback", p.has_callback ? "record" : "none"}};
-        if (p.delay_ms) req["behavior"] = {{"delay_ms", p.delay_ms}};
-        reply = agent(p.agent).call(req, kReplySlack);
-        break;
-      }
-      case StepOp::kUnregister:
-        reply = agent(case_.providers.at(step.provider).agent)
-                    .call(case_.providers.at(step.provider).subject
-                              ? json{{"op", "subject_unregister"}}
-                              : json{{"op", "unregister"}, {"provider", step.provider}},
-                          kReplySlack);
-        break;
-      case StepOp::kSubjectWrite:
-      case StepOp::kInjectCallback:
-        subject_step(step);
-        check_callbacks(e);
-        check_callback_budgets();
-        return;
-      case StepOp::kSetTraits: {
-        const std::vector<std::uint8_t> blob = lint::traits_blob_of(step);
-        traits_[step.provider] = bytes_to_hex(blob.data(), blob.size());
-        reply = agent(case_.providers.at(step.provider).agent)
-                    .call({{"op", "set_information"},
-                           {"provider", step.provider},
-                           {"class", 2},  // EventProviderSetTraits
-                           {"data", bytes_to_hex(blob.data(), blob.size())}},
-                          kReplySlack);
-        break;
-      }
-      case StepOp::kQueryEnabled:
-        reply = agent(case_.providers.at(step.provider).agent)
-                    .call({{"op", "query_enabled"},
-                           {"provider", step.provider},
-                           {"level", step.level},
-                           {"keyword", format_hex(step.keyword)}},
-                          kReplySlack);
-        break;
-      case StepOp::kExitAgent: {
-        AgentProcess& a = agent(step.agent);
-        gone_.insert(step.agent);
-        a.call({{"op", "exit"}, {"code", 0}}, kReplySlack);
-        if (!a.wait_exit(kReplySlack)) throw HarnessFault("agent \"" + step.agent + "\" did not exit");
-        return;
-      }
-      case StepOp::kKillAgent: {
-        AgentProcess& a = agent(step.agent);
-        gone_.insert(step.agent);
-        a.kill();
-        a.wait_exit(kReplySlack);
-        return;
-      }
-      case StepOp::kConsume: {
-        require_session(step.session);
-        reply = agent(step.agent).call({{"op", "consume_start"},
-                                        {"consumer", step.consumer},
-                                        {"name", sessions_.at(step.session).name},
-                                        {"mode", step.event_record_mode ? "event_record" : "event_trace"},
-                                        {"context", format_hex(step.context)},
-                                        {"delay_us", step.delay_us},
-                                        {"wait_ms", kCallbackWait.count()}},
-                                       kReplySlack + kCallbackWait);
-        if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
-          notes_.push_back(fmt::format("consumer {}: no header event before ProcessTrace {}",
-                                       step.consumer,
-                                       reply.contains("process_status")
-                                           ? "returned " + reply["process_status"].dump()
-                                           : std::string("went on")));
-        }
-        break;
-      }
-      case StepOp::kWrite:
-        reply = write_events(step, e);
-        break;
-      case StepOp::kFlush: {
-        require_session(step.session);
-        json req = session_request("control", step.session, "");
-        req.erase("handle");
-        req["code"] = EVENT_TRACE_CONTROL_FLUSH;
-        reply = controller_call("", req, reply_timeout);
-        break;
-      }
-      case StepOp::kRegisterClassic:
-      case StepOp::kUnregisterClassic:
-      case StepOp::kTraceEvent:
-      case StepOp::kTraceMessage:
-        reply = classic_.run_step(case_, step, e, classic_hooks());
-        break;
-      case StepOp::kCollect:
-        collect(e);
-        check_callbacks(e);
-        return;
-      case StepOp::kDisallow: {
-        require_session(step.session);
-        std::vector<GUID> guids;
-        for (const std::string& label : step.disallow) guids.push_back(case_.providers.at(label).guid);
-        reply = set_disallow_list(parse_hex(sessions_.at(step.session).handle).value_or(0), guids);
+CaseOutcome CaseRun::run() {
+  CaseOutcome out;
+  try {
+    const std::vector<oracle::StepExpectation> expected = oracle::expect_case(case_);
+    spawn_agents();
+    for (std::size_t i = 0; i < case_.steps.size(); ++i) {
+      throw_if_stop_requested();  // SIGINT/SIGTERM: the destructor's cleanup ends the case
+      current_index_ = i;
+      run_step(case_.steps[i], expected[i]);
+      check_agents_alive(case_.steps[i]);
+      if (!failures_.empty()) {
+        out.status = Status::kFail;
         break;
       }
     }
-    if (step.op != StepOp::kQueryEnabled) check_status(e, reply);
-    if (e.provider_enabled) {
-      if (!reply.contains("provider_enabled") || !reply["provider_enabled"].is_boolean()) {
-        throw HarnessFault("query_enabled reply without a boolean provider_enabled");
-      }
-      if (reply["provider_enabled"].get<bool>() != *e.provider_enabled) {
-        fail(e.provider_enabled_rule,
-             fmt::format("EventProviderEnabled(level {}, keyword {}) expected {}, observed {}",
-                         step.level, format_hex(step.keyword), *e.provider_enabled,
-                         reply["provider_enabled"].get<bool>()));
-      }
+  } catch (const AgentError& e) {
+    switch (e.kind()) {
+      case AgentError::Kind::kTimeout: out.status = Status::kTimeout; break;
+      case AgentError::Kind::kCrashed: out.status = Status::kCrash; break;
+      default: out.status = Status::kHarnessError; break;
     }
-    check_callbacks(e);
-    classic_.check_callbacks(case_, e, classic_hooks());
-    check_timing(e, returned_ns);
-    check_callback_budgets();
+    out.fault = where() + e.what();
+  } catch (const BadRequest& e) {
+    out.status = Status::kHarnessError;
+    out.fault = where() + "bad request: " + e.what();
+  } catch (const std::exception& e) {
+    out.status = Status::kHarnessError;
+    out.fault = where() + e.what();
   }
+  out.findings = failures_;
+  out.findings.insert(out.findings.end(), notes_.begin(), notes_.end());
+  out.subject_events = subject_events();
+  return out;
+}
 
-  // What classic_steps.cc needs of this run.
-  classic::DriverHooks classic_hooks() {
-    return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
-            [this](const std::string& rule, const std::string& what) { fail(rule, what); },
-            [this](const std::string& what) { notes_.push_back(what); },
-            [this] { return callback_wait_; },
-            [this] { callback_wait_ = kCallbackWaitAfterMiss; }};
+std::string CaseRun::where() const {
+  return current_ ? fmt::format("step {} ({}): ", current_->pointer, step_op_name(current_->op))
+                  : std::string("setup: ");
+}
+
+StepLocation CaseRun::location() const {
+  StepLocation at;
+  at.case_id = case_.id;
+  at.file = case_.file;
+  if (current_ != nullptr) {
+    at.index = current_index_;
+    at.op = step_op_name(current_->op);
+    at.pointer = current_->pointer;
   }
+  return at;
+}
 
-  // --- Providers under test (subject agents, harness/subject_oracle.h) ---------------------
+// A failed check of the current step (its rule empty: a step that only prepares the case).
+void CaseRun::fail(Finding f) {
+  f.step = location();
+  failures_.push_back(std::move(f));
+}
 
-  // The GUID a controller call names: a subject's own, else the case's.
-  std::string wire_guid(const std::string& provider) const {
-    auto it = subject_guids_.find(provider);
-    return it != subject_guids_.end() ? it->second
-                                      : format_guid(case_.providers.at(provider).guid);
-  }
+// A value observed and recorded, judging nothing.
+void CaseRun::note(std::string text) {
+  Finding f;
+  f.check = kCheckObserved;
+  f.text = std::move(text);
+  f.severity = Severity::kNote;
+  f.step = location();
+  notes_.push_back(std::move(f));
+}
 
-  json register_subject(const ProviderDef& p) {
-    json reply = agent(p.agent).call({{"op", "subject_register"}, {"provider", p.label}}, kReplySlack);
-    if (reply.value("status", 1) == 0) {
-      if (!reply.contains("guid") || !reply["guid"].is_string() ||
-          !parse_guid(reply["guid"].get<std::string>())) {
-        throw HarnessFault("subject " + p.agent + " registered no provider with a callback: " +
-                           reply.dump());
-      }
-      try {
-        subject_descriptions_[p.label] = subject::parse_description(reply);
-      } catch (const std::exception& e) {
-        throw HarnessFault("subject " + p.agent + ": subject_register reply: " + e.what());
-      }
-      subject_guids_[p.label] = format_guid(*parse_guid(reply["guid"].get<std::string>()));
+void CaseRun::spawn_agents() {
+  for (const std::string& label : case_.agents) {
+    const bool subject = case_.subject_agents.count(label) > 0;
+    if (subject && options_.subject.empty()) {
+      throw HarnessFault("agent \"" + label + "\" is a subject, and no --subject was given");
     }
-    return reply;
+    agents_[label] = AgentProcess::spawn(subject ? options_.subject : options_.agent, label, {}, {});
   }
+}
 
-  void subject_step(const Step& step) {
-    const ProviderDef& p = case_.providers.at(step.provider);
-    if (!subject_descriptions_.count(p.label)) {
-      throw HarnessFault("provider \"" + p.label + "\" is used before its register step");
-    }
-    if (step.op == StepOp::kSubjectWrite) {
-      agent(p.agent).call({{"op", "subject_write"}, {"which", step.state_events ? "state" : "test"}},
-                          kReplySlack);
-      return;
-    }
-    const json req = {{"op", "subject_inject"}, {"is_enabled", step.is_enabled},
-                      {"level", step.level},     {"match_any", format_hex(step.match_any)},
-                      {"match_all", format_hex(step.match_all)}};
-    const bool unknown = step.is_enabled > EVENT_CONTROL_CODE_CAPTURE_STATE;
-    try {
-      const json r = agent(p.agent).call(req, kReplySlack);
-      check_budget(p, fmt::format("injected callback (IsEnabled {})", step.is_enabled),
-                   r.value("duration_ns", std::int64_t{0}));
-    } catch (const AgentError& e) {
-      if (e.kind() != AgentError::Kind::kCrashed || !unknown) throw;
-      // The provider died of a control code it should have ignored: the rule's verdict.
-      gone_.insert(p.agent);
-      fail("CB-UNKNOWN-CODE", fmt::format("{}: the provider crashed when its callback got "
-                                          "IsEnabled {}: {}", p.label, step.is_enabled, e.what()));
-    }
+AgentProcess& CaseRun::agent(const std::string& label) {
+  auto it = agents_.find(label);
+  if (it == agents_.end() || gone_.count(label)) {
+    throw HarnessFault("agent \"" + label + "\" is not running (exited earlier in the case)");
   }
+  return *it->second;
+}
 
-  // CB-FAST: a callback slower than the scenario's budget for that provider.
-  void check_budget(const ProviderDef& p, const std::string& which, std::int64_t duration_ns) {
-    if (p.callback_budget_ms == 0) return;
-    if (duration_ns > std::int64_t{p.callback_budget_ms} * 1'000'000) {
-      fail("CB-FAST", fmt::format("{}: {} took {:.1f} ms, over the scenario's budget of {} ms",
-                                  p.label, which, static_cast<double>(duration_ns) / 1e6,
-                                  p.callback_budget_ms));
+// An agent that died without being told to is a crash, whatever the step was.
+void CaseRun::check_agents_alive(const Step& step) {
+  for (auto& [label, a] : agents_) {
+    if (gone_.count(label)) continue;
+    if (auto ex = a->wait_exit(milliseconds(0))) {
+      throw AgentError(AgentError::Kind::kCrashed,
+                       fmt::format("agent \"{}\" died after step {} ({}): {} {}; stderr: {}",
+                                   label, step.pointer, step_op_name(step.op),
+                                   ex->signaled ? "signal" : "exit code",
+                                   ex->signaled ? ex->signal : ex->exit_code,
+                                   a->stderr_text()));
     }
   }
+}
 
-  void check_callback_budgets() {
-    for (const auto& [label, p] : case_.providers) {
-      if (!p.subject || p.callback_budget_ms == 0 || !agents_.count(p.agent)) continue;
-      std::size_t& checked = budget_checked_[label];
-      std::size_t seen = 0;
-      for (const json& ev : agents_.at(p.agent)->events()) {
-        if (ev.value("event", "") != "callback" || ev.value("provider", "") != label) continue;
-        if (++seen <= checked) continue;
-        check_budget(p, fmt::format("callback #{} (IsEnabled {})", ev.value("n", 0),
-                                    ev.value("is_enabled", 0u)),
-                     ev.value("duration_ns", std::int64_t{0}));
-      }
-      checked = seen;
-    }
+json CaseRun::session_request(const std::string& op, const std::string& label, const std::string& via) {
+  const SessionState& s = sessions_.at(label);
+  json req = {{"op", op}};
+  if (s.owner == via) {
+    req["session"] = label;
+  } else {
+    req["name"] = s.name;
+    req["handle"] = s.handle;
   }
+  return req;
+}
 
-  // Sets aside a record of a provider under test (judged by judge_subjects); true if it was one.
-  bool subject_record(const std::string& consumer, const json& r) {
-    for (const auto& [label, guid] : subject_guids_) {
-      if (r.value("provider", "") == guid) {
-        subject_records_[consumer][label].push_back(r);
-        return true;
-      }
-    }
-    return false;
+json CaseRun::controller_call(const std::string& via, json req, milliseconds timeout) {
+  if (!via.empty()) return agent(via).call(std::move(req), timeout);
+  const std::string op = req["op"];
+  req.erase("op");
+  if (op == "start_session") return controller_.start_session(req);
+  if (op == "enable") return controller_.enable(req);
+  return controller_.control(req);
+}
+
+void CaseRun::run_step(const Step& step, const oracle::StepExpectation& e) {
+  current_ = &step;
+  returned_ns_ = 0;
+  const auto runner = runners().find(step.op);
+  if (runner == runners().end()) {
+    throw HarnessFault(std::string("no runner for op ") + step_op_name(step.op));
   }
+  const std::optional<StepReply> r = (this->*(runner->second))(step, e);
+  if (!r) return;
+  if (r->status_judged) check_status(e, r->reply);
+  check_callbacks(e);
+  classic_.check_callbacks(case_, e, classic_hooks());
+  check_timing(e, returned_ns_);
+  check_callback_budgets();
+}
 
-  // What the providers under test wrote, from one consumer each (several consumers of one
-  // provider received copies of the same events).
-  std::vector<SubjectEvent> subject_events() const {
-    std::vector<SubjectEvent> out;
-    std::set<std::string> done;
-    for (const auto& [consumer, by_provider] : subject_records_) {
-      for (const auto& [label, records] : by_provider) {
-        if (records.empty() || !done.insert(label).second) continue;
-        for (const json& r : records) {
-          if (r.value("kind", "") != "event") continue;
-          lint::Descriptor d;
-          d.id = r.value("id", 0u);
-          d.version = r.value("version", 0u);
-          d.channel = r.value("channel", 0u);
-          d.level = r.value("level", 0u);
-          d.opcode = r.value("opcode", 0u);
-          d.keyword = std::stoull(r.value("keyword", std::string("0x0")), nullptr, 16);
-          d.payload_size = r.value("payload", std::string()).size() / 2;
-          out.push_back({label, d});
-        }
-      }
-    }
-    return out;
-  }
-
-  // What each consumer received from each provider under test, against subject_oracle.
-  void judge_subjects(const oracle::StepExpectation& e) {
-    const std::vector<oracle::StepExpectation> base = oracle::expect_case(case_);
-    for (const auto& [label, description] : subject_descriptions_) {
-      const auto expected = subject::expect_subject_events(case_, base, label, description);
-      for (const oracle::ConsumerExpectation& c : e.consumers) {
-        auto segments = expected.find(c.consumer);
-        const std::vector<json>& records = subject_records_[c.consumer][label];
-        const auto findings = subject::judge_records(
-            segments != expected.end() ? segments->second : std::vector<subject::Segment>{},
-            records, case_.rules);
-        for (const subject::Finding& f : findings) {
-          fail(f.rule, fmt::format("consumer {} of session {}, provider {}: {}", c.consumer,
-                                   c.session, label, f.message));
-        }
-        if (findings.empty()) {
-          notes_.push_back(fmt::format("consumer {}: {} events of provider under test {} as "
-                                       "expected", c.consumer, records.size(), label));
-        }
-      }
-    }
-  }
-
-  // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
-  // first, for that entry's descriptor, where the oracle can tell what they must say.
-  json write_events(const Step& step, const oracle::StepExpectation& e) {
-    AgentProcess& a = agent(case_.providers.at(step.provider).agent);
-    std::uint32_t first_status = 0;
-    std::uint64_t failed = 0;
-    for (std::size_t i = 0; i < step.events.size(); ++i) {
-      const EventDef& d = step.events[i];
-      const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
-                               {"level", d.level},   {"opcode", d.opcode},   {"task", d.task},
-                               {"keyword", format_hex(d.keyword)}};
-      if (i < e.event_enabled.size() && e.event_enabled[i]) {
-        const json q = a.call({{"op", "query_enabled"},
-                               {"provider", step.provider},
-                               {"level", d.level},
-                               {"keyword", format_hex(d.keyword)},
-                               {"descriptor", descriptor}},
-                              kReplySlack);
-        const bool want = *e.event_enabled[i];
-        for (const char* field : {"event_enabled", "provider_enabled"}) {
-          if (!q.contains(field) || !q[field].is_boolean()) {
-            throw HarnessFault(std::string("query_enabled reply without a boolean ") + field);
-          }
-          if (q[field].get<bool>() != want) {
-            fail(e.event_enabled_rule,
-                 fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
-                             field == std::string("event_enabled") ? "EventEnabled"
-                                                                   : "EventProviderEnabled",
-                             i, d.level, format_hex(d.keyword), want, !want));
-          }
-        }
-      }
-      json req = {{"op", "write"},       {"provider", step.provider}, {"descriptor", descriptor},
-                  {"count", d.count},    {"sequence", e.first_seq.at(i)},
-                  {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
-      const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
-      const auto status = r.value("status", 0u);
-      if (first_status == 0) first_status = status;
-      failed += r.value("failed", std::uint64_t{0});
-    }
-    written_failed_[step.provider] += failed;
-    return {{"status", first_status}, {"failed", failed}};
-  }
-
-  // Ends every consumer: stops their sessions (ProcessTrace then returns with all that was
-  // committed), takes each consumer's records and judges them against the oracle's.
-  void collect(const oracle::StepExpectation& e) {
-    std::map<std::string, json> properties;
-    for (const std::string& session : e.collect_sessions) {
-      require_session(session);
-      json req = session_request("control", session, "");
-      req.erase("handle");
-      req["code"] = EVENT_TRACE_CONTROL_STOP;
-      const json r = controller_call("", req, kReplySlack);
-      if (r.value("status", 1) != 0) {
-        throw HarnessFault(fmt::format("collect: stopping session {} returned {}", session,
-                                       r.value("status", 1)));
-      }
-      sessions_[session].running = false;
-      properties[session] = r.value("properties", json::object());
-    }
-    for (const oracle::ConsumerExpectation& c : e.consumers) {
-      const json r = agent(c.agent).call(
-          {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
-          kReplySlack + kCollectWait);
-      judge_consumer(c, r, properties[c.session]);
-    }
-    judge_subjects(e);
-  }
-
-  std::string first_rule(std::initializer_list<const char*> rules) const {
-    for (const char* r : rules) {
-      if (std::find(case_.rules.begin(), case_.rules.end(), r) != case_.rules.end()) return r;
-    }
-    return *rules.begin();
-  }
-
-  // At most a few examples per kind of mismatch, with the total.
-  struct Findings {
-    std::map<std::string, std::vector<std::string>> by_key;  // "rule\nkind" -> messages
-    void add(const std::string& rule, const std::string& kind, std::string what) {
-      by_key[rule + "\n" + kind].push_back(std::move(what));
-    }
+const std::map<StepOp, CaseRun::StepRunner>& CaseRun::runners() {
+  static const std::map<StepOp, StepRunner> table = {
+      // Sessions, enables and their callbacks (steps/sessions.cc)
+      {StepOp::kStart, &CaseRun::start_session},
+      {StepOp::kStop, &CaseRun::stop_session},
+      {StepOp::kEnable, &CaseRun::enable},
+      {StepOp::kDisable, &CaseRun::enable},
+      {StepOp::kCaptureState, &CaseRun::enable},
+      {StepOp::kFlush, &CaseRun::flush_session},
+      // Groups and disallow lists (steps/groups.cc)
+      {StepOp::kDisallow, &CaseRun::disallow},
+      // Providers and agents (steps/providers.cc)
+      {StepOp::kRegister, &CaseRun::register_provider},
+      {StepOp::kUnregister, &CaseRun::unregister_provider},
+      {StepOp::kQueryEnabled, &CaseRun::query_enabled},
+      {StepOp::kExitAgent, &CaseRun::exit_agent},
+      {StepOp::kKillAgent, &CaseRun::kill_agent},
+      // Traits (steps/traits.cc)
+      {StepOp::kSetTraits, &CaseRun::set_traits},
+      // Data path and consumers (steps/data_path.cc)
+      {StepOp::kConsume, &CaseRun::consume},
+      {StepOp::kWrite, &CaseRun::write},
+      {StepOp::kCollect, &CaseRun::collect_step},
+      // Providers under test (steps/subjects.cc)
+      {StepOp::kSubjectWrite, &CaseRun::subject},
+      {StepOp::kInjectCallback, &CaseRun::subject},
+      // Classic providers (steps/classic.cc)
+      {StepOp::kRegisterClassic, &CaseRun::classic_step},
+      {StepOp::kUnregisterClassic, &CaseRun::classic_step},
+      {StepOp::kTraceEvent, &CaseRun::classic_step},
+      {StepOp::kTraceMessage, &CaseRun::classic_step},
   };
+  return table;
+}
 
-  void judge_consumer(const oracle::ConsumerExpectation& c, const json& reply,
-                      const json& properties) {
-    const std::string who = "consumer " + c.consumer + " of session " + c.session;
-    Findings f;
-    const auto process_status = reply.value("process_status", 0xFFFFFFFFu);
-    if (process_status != 0) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
-            fmt::format("ProcessTrace returned {}", process_status));
-    }
-    if (!reply.value("returned_by_itself", false)) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "ProcessTrace",
-            "ProcessTrace did not return when the session stopped (CloseTrace ended it)");
-    }
-    const json records = reply.value("records", json::array());
-    std::map<std::uint64_t, const oracle::ExpectedEvent*> want;
-    for (const auto& ev : c.events) want[ev.seq] = &ev;
-    std::set<std::uint64_t> seen;
-    std::uint64_t last_seq = 0;
-    std::int64_t last_ts = 0;
-    std::uint64_t inversions = 0;
-    std::uint64_t lost_events = 0, lost_buffers = 0, refused = 0;
-    bool unreadable_lost = false;
-    bool header_first = !records.empty() && records[0].value("kind", "") == "header";
-    if (header_first && (records[0].value("opcode", 1u) != 0 ||
-                         records[0].value("payload", "").size() < 2 * sizeof(TRACE_LOGFILE_HEADER))) {
-      f.add("CON-HEADER-EVENT", "header",
-            fmt::format("the header event has Opcode {} and {} payload bytes (expected Opcode 0 "
-                        "and a TRACE_LOGFILE_HEADER, {} bytes)",
-                        records[0].value("opcode", 1u), records[0].value("payload", "").size() / 2,
-                        sizeof(TRACE_LOGFILE_HEADER)));
-    }
-    if (!header_first && process_status == 0) {
-      f.add("CON-HEADER-EVENT", "header",
-            records.empty() ? "no record at all, not even the header event"
-                            : "the first record is not the EventTraceGuid header event: " +
-                                  records[0].dump());
-    }
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const json& r = records[i];
-      const std::string kind = r.value("kind", "");
-      if (c.event_record_mode) {
-        const auto ctx = parse_hex(r.value("context", ""));
-        if (ctx != c.context) {
-          f.add("CON-USER-CONTEXT", "context",
-                fmt::format("record #{} ({}): UserContext expected {}, observed {}", i, kind,
-                            format_hex(c.context), r.value("context", "?")));
-        }
-      }
-      if (kind == "header") continue;
-      if (subject_record(c.consumer, r)) continue;
-      const std::int64_t ts = r.value("ts", std::int64_t{0});
-      // RT_LostEvent is stamped when the gap is announced, ahead of older data: not ordered.
-      if (kind != "lost") {
-      if (ts < last_ts) {
-        ++inversions;
-        f.add("CON-ORDER", "timestamp",
-              fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind,
-                          ts, last_ts));
-      }
-      last_ts = std::max(last_ts, ts);
-      }
-      if (kind == "lost") {
-        const auto bytes = hex_to_bytes(r.value("payload", "")).value_or(std::vector<std::uint8_t>{});
-        auto u64 = [&](std::size_t at) {
-          std::uint64_t v = 0;
-          for (int b = 7; b >= 0; --b) v = (v << 8) | bytes[at + static_cast<std::size_t>(b)];
-          return v;
-        };
-        const unsigned type = r.value("opcode", 0u);
-        if (type == kRtLostBuffer && bytes.size() >= 16) {
-          lost_buffers += u64(0);
-          lost_events += u64(8);
-        } else if (type == kRtLostEvent && bytes.size() >= 8) {
-          refused += u64(0);
-          lost_events += u64(0);
-        } else {
-          unreadable_lost = true;
-          notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
-                                       who, type, r.value("payload", "")));
-        }
-        continue;
-      }
-      if (!r.contains("seq") || !r["seq"].is_number_unsigned()) {
-        f.add(first_rule({"FLT-PER-SESSION"}), "extra",
-              fmt::format("unexpected record #{} without a sequence number: {}", i, r.dump()));
-        continue;
-      }
-      const auto seq = r["seq"].get<std::uint64_t>();
-      auto it = want.find(seq);
-      if (it == want.end()) {
-        auto ex = c.excluded.find(seq);
-        if (ex != c.excluded.end()) {
-          f.add(ex->second.rule, "extra",
-                fmt::format("event #{} delivered but must not be: {}", seq, ex->second.reason));
-        } else {
-          f.add(first_rule({"FLT-PER-SESSION"}), "extra",
-                fmt::format("event #{} was never written for this consumer", seq));
-        }
-        continue;
-      }
-      if (!seen.insert(seq).second) {
-        f.add(first_rule({"CON-ORDER"}), "duplicate", fmt::format("event #{} delivered twice", seq));
-        continue;
-      }
-      if (seq < last_seq) {
-        f.add("CON-ORDER", "order",
-              fmt::format("event #{} arrived after event #{}", seq, last_seq));
-      }
-      last_seq = std::max(last_seq, seq);
-      check_record(c, *it->second, r, f);
-    }
-    std::uint64_t missing_lossy = 0;
-    for (const auto& ev : c.events) {
-      if (seen.count(ev.seq)) continue;
-      if (ev.lossy) {
-        ++missing_lossy;
-        continue;
-      }
-      f.add(ev.rule.empty() ? first_rule({"FLT-PER-SESSION"}) : ev.rule, "missing",
-            fmt::format("event #{} ({} id {} level {} keyword {}) never arrived", ev.seq,
-                        ev.provider, ev.def.id, ev.def.level, format_hex(ev.def.keyword)));
-    }
-    if (c.lossy) {
-      const std::uint64_t written = c.events.size();
-      const std::uint64_t delivered = seen.size();
-      notes_.push_back(fmt::format(
-          "{}: written {} delivered {} reported lost {} (RT_LostEvent: {} buffers, {} refused "
-          "at write); session EventsLost {} RealTimeBuffersLost {}",
-          who, written, delivered, lost_events, lost_buffers, refused,
-          properties.value("events_lost", 0), properties.value("real_time_buffers_lost", 0)));
-      if (delivered + lost_events != written) {
-        f.add("CON-SLOW", "accounting",
-              fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})",
-                          written, delivered, lost_events,
-                          static_cast<std::int64_t>(written - delivered) -
-                              static_cast<std::int64_t>(lost_events)));
-      }
-      // The announcements and the session's counters tell the same loss (when every
-      // RT_LostEvent could be read): events refused at write and buffers lost in delivery.
-      if (!unreadable_lost && properties.contains("events_lost") &&
-          (refused != properties.value("events_lost", std::uint64_t{0}) ||
-           lost_buffers != properties.value("real_time_buffers_lost", std::uint64_t{0}))) {
-        f.add("CON-SLOW", "counters",
-              fmt::format("RT_LostEvent reports {} events refused and {} buffers lost; "
-                          "ControlTrace says EventsLost {} and RealTimeBuffersLost {}",
-                          refused, lost_buffers, properties.value("events_lost", 0),
-                          properties.value("real_time_buffers_lost", 0)));
-      }
-      if (c.delay_us > 0 && missing_lossy == 0) {
-        f.add("CON-SLOW", "no loss",
-              fmt::format("a consumer slowed by {} us per event lost nothing of {} events",
-                          c.delay_us, written));
-      }
-    } else if (lost_events != 0) {
-      f.add(first_rule({"CON-SLOW"}), "lost",
-            fmt::format("{} events reported lost where none may be", lost_events));
-    }
-    if (inversions > 0) {
-      notes_.push_back(fmt::format("{}: {} timestamp inversions", who, inversions));
-    }
-    if (!c.lossy) {
-      notes_.push_back(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
-                                   who, seen.size(), c.events.size(), c.excluded.size()));
-    }
-    for (const auto& [key, list] : f.by_key) {
-      const std::string rule = key.substr(0, key.find('\n'));
-      std::string text = who + ": ";
-      for (std::size_t k = 0; k < list.size() && k < 3; ++k) text += (k ? "; " : "") + list[k];
-      if (list.size() > 3) text += fmt::format(" (and {} more)", list.size() - 3);
-      fail(rule, text);
+void CaseRun::require_session(const std::string& label) {
+  if (!sessions_.count(label)) {
+    throw HarnessFault("session \"" + label + "\" is used before a start step");
+  }
+}
+
+void CaseRun::check_status(const oracle::StepExpectation& e, const json& reply) {
+  if (!reply.contains("status") || !reply["status"].is_number_unsigned()) {
+    throw HarnessFault("reply without a status: " + reply.dump());
+  }
+  const auto status = reply["status"].get<std::uint32_t>();
+  if (e.status && status != *e.status) {
+    Finding f = failed_check(e.status_rule, "status",
+                             fmt::format("status expected {}, observed {}", *e.status, status),
+                             std::to_string(*e.status), std::to_string(status));
+    f.evidence = reply.dump();  // the whole reply: what the platform returned beside the status
+    fail(std::move(f));
+  } else if (e.status_nonzero && status == 0) {
+    Finding f = failed_check(e.status_rule, "status",
+                             "status expected a failure (non-zero), observed 0", "non-zero", "0");
+    f.evidence = reply.dump();
+    fail(std::move(f));
+  } else if (!e.status && !e.status_nonzero) {
+    note(fmt::format("{} status {}", current_->pointer, status));
+  }
+}
+
+// Stops every session the case started, by name, even those of exited agents.
+void CaseRun::cleanup() noexcept {
+  for (const std::string& name : started_names_) {
+    try {
+      controller_.control({{"name", name}, {"code", EVENT_TRACE_CONTROL_STOP}});
+    } catch (...) {
+      // Best effort: a session that never started or is already gone is fine.
     }
   }
-
-  // The fields of a delivered event against what was written (CON-RECORD-MODE, TR-IN-EVENTS).
-  void check_record(const oracle::ConsumerExpectation& c, const oracle::ExpectedEvent& ev,
-                    const json& r, Findings& f) {
-    const ProviderDef& p = case_.providers.at(ev.provider);
-    std::vector<std::string> wrong;
-    auto expect = [&](const char* field, const json& value) {
-      if (!r.contains(field) || r[field] != value) {
-        wrong.push_back(fmt::format("{} expected {}, observed {}", field, value.dump(),
-                                    r.contains(field) ? r[field].dump() : "none"));
-      }
-    };
-    expect("provider", format_guid(p.guid));
-    expect("opcode", ev.def.opcode);
-    expect("level", ev.def.level);
-    expect("version", ev.def.version);
-    if (c.event_record_mode) {
-      expect("id", ev.def.id);
-      expect("channel", ev.def.channel);
-      expect("task", ev.def.task);
-      expect("keyword", format_hex(ev.def.keyword));
-    }
-    std::vector<std::uint8_t> payload(8);
-    for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ev.seq >> (8 * b));
-    payload.insert(payload.end(), ev.def.payload.begin(), ev.def.payload.end());
-    expect("payload", bytes_to_hex(payload.data(), payload.size()));
-    if (agents_.count(p.agent) && !gone_.count(p.agent)) {
-      expect("pid", agents_.at(p.agent)->pid());
-    }
-    if (c.event_record_mode && ev.flags != 0 &&
-        (r.value("flags", 0u) & ev.flags) != ev.flags) {
-      f.add(ev.flags_rule, "flags",
-            fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
-                        r.value("flags", 0u), ev.flags));
-    }
-    if (!wrong.empty()) {
-      f.add(first_rule({"CON-RECORD-MODE"}), "fields",
-            fmt::format("event #{}: {}", ev.seq, join(wrong)));
-    }
-    if (c.event_record_mode) {
-      auto blob = traits_.find(ev.provider);
-      if (ev.traits && blob != traits_.end()) {
-        if (r.value("traits", "") != blob->second) {
-          f.add("TR-IN-EVENTS", "traits",
-                fmt::format("event #{}: traits extended data expected {}, observed {}", ev.seq,
-                            blob->second, r.contains("traits") ? r["traits"].dump() : "none"));
-        }
-      } else if (!ev.traits && r.contains("traits")) {
-        f.add(first_rule({"TR-IN-EVENTS"}), "traits",
-              fmt::format("event #{}: traits extended data from a provider that set none: {}",
-                          ev.seq, r["traits"].dump()));
-      }
-    }
-  }
-
-  void require_session(const std::string& label) {
-    if (!sessions_.count(label)) {
-      throw HarnessFault("session \"" + label + "\" is used before a start step");
-    }
-  }
-
-  void check_status(const oracle::StepExpectation& e, const json& reply) {
-    if (!reply.contains("status") || !reply["status"].is_number_unsigned()) {
-      throw HarnessFault("reply without a status: " + reply.dump());
-    }
-    const auto status = reply["status"].get<std::uint32_t>();
-    if (e.status && status != *e.status) {
-      fail(e.status_rule, fmt::format("status expected {}, observed {}", *e.status, status));
-    } else if (e.status_nonzero && status == 0) {
-      fail(e.status_rule, "status expected a failure (non-zero), observed 0");
-    } else if (!e.status && !e.status_nonzero) {
-      notes_.push_back(fmt::format("{} status {}", current_->pointer, status));
-    }
-  }
-
-  // Waits for the callbacks the oracle expects, then compares them in order per registration.
-  // Anything beyond them that has arrived by then is reported as unexpected.
-  void check_callbacks(const oracle::StepExpectation& e) {
-    std::map<std::string, std::vector<const oracle::ExpectedCallback*>> by_provider;
-    std::map<std::string, std::size_t> wanted_by_agent;
-    std::uint64_t delays = 0;
-    for (const auto& cb : e.callbacks) {
-      by_provider[cb.provider].push_back(&cb);
-      const ProviderDef& p = case_.providers.at(cb.provider);
-      ++wanted_by_agent[p.agent];
-      delays += p.delay_ms;
-    }
-    for (auto& [label, a] : agents_) {
-      if (gone_.count(label)) continue;
-      const std::size_t target = seen_by_agent_[label] + wanted_by_agent[label];
-      if (wanted_by_agent[label] > 0) {
-        if (!a->wait_for_events("callback", target, callback_wait_ + milliseconds(delays)))
-          callback_wait_ = kCallbackWaitAfterMiss;
-      }
-      std::map<std::string, std::vector<json>> got;
-      std::size_t total = 0;
-      for (const json& ev : a->events()) {
-        if (ev.value("event", "") != "callback") continue;
-        ++total;
-        got[ev.value("provider", "")].push_back(ev);
-      }
-      seen_by_agent_[label] = total;
-      for (auto& [provider, events] : got) {
-        std::size_t& consumed = consumed_[provider];
-        const auto& want = by_provider[provider];
-        for (std::size_t k = 0; k < want.size(); ++k) {
-          if (consumed + k < events.size()) {
-            compare(*want[k], events[consumed + k]);
-          } else {
-            fail(want[k]->is_enabled_rule,
-                 fmt::format("{}: expected callback (IsEnabled {}) for {} never came",
-                             provider, want[k]->is_enabled, want[k]->cause));
-          }
-        }
-        for (std::size_t k = consumed + want.size(); k < events.size(); ++k) {
-          fail("CB-RECOMPUTE", fmt::format("{}: unexpected callback {}", provider,
-                                           events[k].dump()));
-        }
-        consumed = events.size();
-      }
-      for (const auto& [provider, want] : by_provider) {
-        if (case_.providers.at(provider).agent == label && !got.count(provider)) {
-          for (const auto* w : want) {
-            fail(w->is_enabled_rule,
-                 fmt::format("{}: expected callback (IsEnabled {}) for {} never came", provider,
-                             w->is_enabled, w->cause));
-          }
-        }
-      }
-    }
-  }
-
-  void compare(const oracle::ExpectedCallback& want, const json& ev) {
-    const std::string who = fmt::format("{} callback #{} ({})", want.provider,
-                                        ev.value("n", 0), want.cause);
-    const auto is_enabled = ev.value("is_enabled", 0xFFFFFFFFu);
-    const auto level = ev.value("level", 0u);
-    const auto any = parse_hex(ev.value("match_any", "")).value_or(~0ull);
-    const auto all = parse_hex(ev.value("match_all", "")).value_or(~0ull);
-    const std::string source = ev.value("source_id", "");
-    const bool has_filter = ev.contains("filter") && !ev["filter"].is_null();
-    if (is_enabled != want.is_enabled) {
-      fail(want.is_enabled_rule,
-           fmt::format("{}: IsEnabled expected {}, observed {}", who, want.is_enabled, is_enabled));
-    }
-    if (want.judge_values) {
-      if (level != want.values.level) {
-        fail("CB-LEVEL-MAX", fmt::format("{}: Level expected {}, observed {}", who,
-                                         want.values.level, level));
-      }
-      if (any != want.values.match_any) {
-        fail("CB-ANY-OR", fmt::format("{}: MatchAnyKeyword expected {}, observed {}", who,
-                                      format_hex(want.values.match_any), format_hex(any)));
-      }
-      if (all != want.values.match_all) {
-        fail("CB-ALL-AND", fmt::format("{}: MatchAllKeyword expected {}, observed {}", who,
-                                       format_hex(want.values.match_all), format_hex(all)));
-      }
-    } else {
-      notes_.push_back(fmt::format("{}: Level {} MatchAny {} MatchAll {}", who, level,
-                                   format_hex(any), format_hex(all)));
-    }
-    if (!want.source_rule.empty()) {
-      if (source != format_guid(want.source_id)) {
-        fail(want.source_rule, fmt::format("{}: SourceId expected {}, observed {}", who,
-                                           format_guid(want.source_id), source));
-      }
-    } else {
-      notes_.push_back(fmt::format("{}: SourceId {}", who, source));
-    }
-    if (want.filter == oracle::FilterExpect::kAbsent && has_filter) {
-      fail(want.filter_rule, fmt::format("{}: FilterData expected NULL, observed {}", who,
-                                         ev["filter"].dump()));
-    } else if (want.filter == oracle::FilterExpect::kPresent && !has_filter) {
-      fail(want.filter_rule, fmt::format("{}: FilterData expected, observed NULL", who));
-    }
-    const auto context = parse_hex(ev.value("context", ""));
-    // A provider under test registers with its own CallbackContext, unknown to the case.
-    if (context != want.context && !case_.providers.at(want.provider).subject) {
-      fail("CB-CONTEXT", fmt::format("{}: CallbackContext expected {}, observed {}", who,
-                                     format_hex(want.context), ev.value("context", "?")));
-    }
-  }
-
-  // CB-TIMEOUT compares orderings on the system-wide steady clock, never durations.
-  void check_timing(const oracle::StepExpectation& e, std::int64_t returned_ns) {
-    if (e.timing == oracle::TimingExpect::kNone || e.callbacks.empty()) return;
-    const std::string& provider = e.callbacks.front().provider;
-    AgentProcess& a = agent(case_.providers.at(provider).agent);
-    std::optional<json> cb;
-    std::size_t seen = 0;
-    const std::size_t wanted = consumed_[provider];
-    for (const json& ev : a.events()) {
-      if (ev.value("event", "") == "callback" && ev.value("provider", "") == provider) {
-        if (++seen == wanted) cb = ev;
-      }
-    }
-    if (!cb) return;  // already reported as missing
-    const std::int64_t ended = cb->value("t_ns", std::int64_t{0}) +
-                               cb->value("duration_ns", std::int64_t{0});
-    if (e.timing == oracle::TimingExpect::kReturnsBeforeCallbackEnds && returned_ns >= ended) {
-      fail("CB-TIMEOUT", fmt::format("Timeout 0: the call returned {} ns after the callback "
-                                     "ended; expected it to return without waiting",
-                                     returned_ns - ended));
-    }
-    if (e.timing == oracle::TimingExpect::kReturnsAfterCallbackEnds && returned_ns < ended) {
-      fail("CB-TIMEOUT", fmt::format("Timeout > 0: the call returned {} ns before the callback "
-                                     "ended; expected it to wait for it",
-                                     ended - returned_ns));
-    }
-  }
-
-  // Stops every session the case started, by name, even those of exited agents.
-  void cleanup() noexcept {
-    for (const std::string& name : started_names_) {
-      try {
-        controller_.control({{"name", name}, {"code", EVENT_TRACE_CONTROL_STOP}});
-      } catch (...) {
-        // Best effort: a session that never started or is already gone is fine.
-      }
-    }
-    agents_.clear();
-  }
-
-  const Case& case_;
-  const DriverOptions& options_;
-  unsigned index_;
-  Controller controller_;
-  std::map<std::string, std::unique_ptr<AgentProcess>> agents_;
-  std::set<std::string> gone_;
-  std::map<std::string, SessionState> sessions_;
-  std::set<std::string> started_names_;
-  std::map<std::string, std::size_t> consumed_;      // provider label -> callbacks matched
-  std::map<std::string, std::size_t> seen_by_agent_;  // agent -> callbacks seen
-  std::map<std::string, std::string> traits_;         // provider -> the blob it set (hex)
-  std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
-  std::map<std::string, std::string> subject_guids_;  // subject provider -> its real GUID
-  std::map<std::string, subject::Description> subject_descriptions_;
-  // consumer -> subject provider -> its records, in arrival order
-  std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;
-  std::map<std::string, std::size_t> budget_checked_;  // subject provider -> callbacks judged
-  std::vector<std::string> failures_;
-  milliseconds callback_wait_ = kCallbackWait;  // see kCallbackWaitAfterMiss
-  std::vector<std::string> notes_;
-  const Step* current_ = nullptr;
-  classic::Run classic_;
-};
-
-}  // namespace
+  agents_.clear();
+}
 
 CaseOutcome Driver::run(const Case& c) {
   const auto start = std::chrono::steady_clock::now();

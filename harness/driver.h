@@ -5,7 +5,7 @@
 #pragma once
 
 #include "lint.h"
-#include "report.h"
+#include "result.h"
 #include "scenario.h"
 
 #include <filesystem>
@@ -30,7 +30,9 @@ struct SubjectEvent {
 
 struct CaseOutcome {
   Status status = Status::kPass;  // PASS, FAIL, TIMEOUT, CRASH or HARNESS_ERROR
-  std::string message;            // failed checks, or the fault; observed-only values too
+  // The failed checks of the step that failed the case, then the values only observed (notes).
+  std::vector<Finding> findings;
+  std::string fault;  // what ended the case early (TIMEOUT, CRASH, HARNESS_ERROR), with where
   double duration_s = 0;
   // Per provider under test, the events of the first consumer that received any of its.
   std::vector<SubjectEvent> subject_events;

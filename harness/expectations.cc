@@ -1,25 +1,17 @@
 #include "expectations.h"
 
-#include <nlohmann/json.hpp>
+#include "json_text.h"
 
-#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace etwh {
 
-Expectations load_expectations(const std::filesystem::path& file,
-                               const std::set<std::string>& known_cases) {
-  using nlohmann::json;
-  const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw ExpectationsError(name + ": -: cannot open the file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ExpectationsError(name + ": byte " + std::to_string(e.byte) + ": JSON syntax error");
-  }
+namespace {
+
+Expectations parse_expectations(const nlohmann::json& doc, const std::string& name,
+                                const std::set<std::string>& known_cases) {
   auto fail = [&](const std::string& pointer, const std::string& reason) {
-    throw ExpectationsError(name + ": " + pointer + ": " + reason);
+    throw InputError(name, pointer, reason);
   };
   if (!doc.is_object()) fail("/", "expected an object of case id -> {status, reason}");
   Expectations out;
@@ -43,6 +35,20 @@ Expectations load_expectations(const std::filesystem::path& file,
     out[id] = Expectation{*status, entry["reason"].get<std::string>()};
   }
   return out;
+}
+
+}  // namespace
+
+Expectations load_expectations(const std::filesystem::path& file,
+                               const std::set<std::string>& known_cases) {
+  const std::string name = file.string();
+  const std::string text = read_input_file(file);
+  const nlohmann::json doc = parse_input_json(text, name);
+  try {
+    return parse_expectations(doc, name, known_cases);
+  } catch (const InputError& e) {
+    throw e.located_in(text);
+  }
 }
 
 std::pair<Status, bool> classify(Status actual, const Expectations& expectations,

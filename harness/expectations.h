@@ -3,7 +3,8 @@
 // that fails is XFAIL (fine), one that passes is XPASS (not fine: stale expectation).
 #pragma once
 
-#include "report.h"
+#include "input_error.h"
+#include "result.h"
 
 #include <filesystem>
 #include <map>
@@ -13,11 +14,6 @@
 
 namespace etwh {
 
-class ExpectationsError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct Expectation {
   Status status = Status::kPass;
   std::string reason;
@@ -26,7 +22,7 @@ struct Expectation {
 using Expectations = std::map<std::string, Expectation>;
 
 // Loads a file; `known_cases` (when non-empty) rejects entries naming no known case. Throws
-// ExpectationsError with "<file>: <pointer>: reason".
+// InputError.
 Expectations load_expectations(const std::filesystem::path& file,
                                const std::set<std::string>& known_cases);
 

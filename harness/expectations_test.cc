@@ -45,16 +45,16 @@ TEST(LoadExpectations, ParsesAndRejects) {
   try {
     load_expectations(bad, {"c"});
     FAIL() << "no error";
-  } catch (const ExpectationsError& ex) {
+  } catch (const InputError& ex) {
     EXPECT_EQ(std::string(ex.what()),
-              bad.string() + ": /c/status: status \"XPASS\" is not one of PASS, FAIL, "
+              bad.string() + ":1:18: /c/status: status \"XPASS\" is not one of PASS, FAIL, "
                              "UNSUPPORTED, TIMEOUT, CRASH, HARNESS_ERROR");
   }
   try {
     load_expectations(ok, {"other"});
     FAIL() << "no error";
-  } catch (const ExpectationsError& ex) {
-    EXPECT_EQ(std::string(ex.what()), ok.string() + ": /c: unknown case id \"c\"");
+  } catch (const InputError& ex) {
+    EXPECT_EQ(std::string(ex.what()), ok.string() + ":1:7: /c: unknown case id \"c\"");
   }
   std::filesystem::remove(ok);
   std::filesystem::remove(bad);

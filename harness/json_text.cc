@@ -1,5 +1,10 @@
 #include "json_text.h"
 
+#include <cctype>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
 namespace etwh {
 
 std::string json_type_name(const nlohmann::json& v) {
@@ -15,17 +20,154 @@ std::string json_type_name(const nlohmann::json& v) {
   }
 }
 
-std::string line_col(const std::string& text, std::size_t offset) {
-  std::size_t line = 1, col = 1;
+TextPosition position_of(const std::string& text, std::size_t offset) {
+  TextPosition p;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
     if (text[i] == '\n') {
-      ++line;
-      col = 1;
+      ++p.line;
+      p.col = 1;
     } else {
-      ++col;
+      ++p.col;
     }
   }
-  return std::to_string(line) + ":" + std::to_string(col);
+  return p;
+}
+
+std::string line_col(const std::string& text, std::size_t offset) {
+  const TextPosition p = position_of(text, offset);
+  return std::to_string(p.line) + ":" + std::to_string(p.col);
+}
+
+std::string read_input_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string(), "", "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+nlohmann::json parse_input_json(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's byte offset points one past the offending character; its message starts with
+    // its own position, which ours replaces.
+    const TextPosition at = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
+    std::string reason = e.what();
+    const auto colon = reason.rfind(": ");
+    if (colon != std::string::npos) reason = reason.substr(colon + 2);
+    throw InputError(file, "", "JSON syntax error: " + reason, at.line, at.col);
+  }
+}
+
+namespace {
+
+// A scanner just good enough to find where values start in text that nlohmann already
+// accepted: it never validates, only skips.
+class PointerScanner {
+ public:
+  explicit PointerScanner(const std::string& text) : t_(text) {}
+
+  std::size_t find(const std::vector<std::string>& tokens) {
+    skip_ws();
+    std::size_t found = at_;
+    for (const std::string& token : tokens) {
+      if (!enter(token)) break;
+      found = at_;
+    }
+    return found;
+  }
+
+ private:
+  // Moves to the value named `token` inside the container at at_; false if there is none.
+  bool enter(const std::string& token) {
+    if (at_ >= t_.size()) return false;
+    const char open = t_[at_];
+    if (open != '{' && open != '[') return false;
+    ++at_;
+    for (std::size_t index = 0;; ++index) {
+      skip_ws();
+      if (at_ >= t_.size() || t_[at_] == '}' || t_[at_] == ']') return false;
+      bool match = open == '[' && token == std::to_string(index);
+      if (open == '{') {
+        match = read_string() == token;
+        skip_ws();
+        ++at_;  // ':'
+        skip_ws();
+      }
+      if (match) return true;
+      skip_value();
+      skip_ws();
+      if (at_ < t_.size() && t_[at_] == ',') ++at_;
+    }
+  }
+
+  void skip_ws() {
+    while (at_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[at_]))) ++at_;
+  }
+
+  // The string at at_ (escapes of \" \\ \/ and the single-letter ones decoded; \u kept as is,
+  // enough to compare with pointer tokens of ASCII keys).
+  std::string read_string() {
+    std::string s;
+    ++at_;  // '"'
+    while (at_ < t_.size() && t_[at_] != '"') {
+      if (t_[at_] == '\\' && at_ + 1 < t_.size()) ++at_;
+      s += t_[at_++];
+    }
+    ++at_;
+    return s;
+  }
+
+  void skip_value() {
+    if (at_ >= t_.size()) return;
+    if (t_[at_] == '"') {
+      read_string();
+      return;
+    }
+    if (t_[at_] != '{' && t_[at_] != '[') {
+      while (at_ < t_.size() && t_[at_] != ',' && t_[at_] != '}' && t_[at_] != ']' &&
+             !std::isspace(static_cast<unsigned char>(t_[at_])))
+        ++at_;
+      return;
+    }
+    int depth = 0;
+    while (at_ < t_.size()) {
+      const char c = t_[at_];
+      if (c == '"') {
+        read_string();
+        continue;
+      }
+      ++at_;
+      if (c == '{' || c == '[') ++depth;
+      if ((c == '}' || c == ']') && --depth == 0) return;
+    }
+  }
+
+  const std::string& t_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::size_t locate_pointer(const std::string& text, const std::string& pointer) {
+  // "/a/b~1c" -> {"a", "b/c"}; "" and "/" name the whole document.
+  std::vector<std::string> tokens;
+  for (std::size_t at = 0; at < pointer.size() && pointer[at] == '/';) {
+    std::size_t end = pointer.find('/', at + 1);
+    if (end == std::string::npos) end = pointer.size();
+    std::string token;
+    for (std::size_t i = at + 1; i < end; ++i) {
+      if (pointer[i] == '~' && i + 1 < end) {
+        token += pointer[++i] == '1' ? '/' : '~';
+      } else {
+        token += pointer[i];
+      }
+    }
+    if (!(tokens.empty() && token.empty() && end == pointer.size())) tokens.push_back(token);
+    at = end;
+  }
+  return PointerScanner(text).find(tokens);
 }
 
 }  // namespace etwh

@@ -1,9 +1,13 @@
-// How the loaders (scenarios, stress profiles) name JSON things in their error messages.
+// How the loaders (scenarios, catalog, expectations, mutants, stress profiles) name JSON
+// things and places in their error messages.
 #pragma once
+
+#include "input_error.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 
 namespace etwh {
@@ -11,7 +15,27 @@ namespace etwh {
 // "a string", "an object", "a fractional number", ... for "expected X, got Y" messages.
 std::string json_type_name(const nlohmann::json& v);
 
-// "L:C" (1-based, as editors count) of the byte at `offset` in `text`.
+struct TextPosition {
+  std::size_t line = 1;  // 1-based, as editors count
+  std::size_t col = 1;
+};
+
+// The line and column of the byte at `offset` in `text`.
+TextPosition position_of(const std::string& text, std::size_t offset);
+
+// "L:C" of the byte at `offset` in `text`.
 std::string line_col(const std::string& text, std::size_t offset);
+
+// The offset in `text` (a JSON document) of the value that the JSON pointer `pointer` names,
+// or of its deepest enclosing value that exists (a missing field is reported at its object).
+// 0 when `text` does not parse that far.
+std::size_t locate_pointer(const std::string& text, const std::string& pointer);
+
+// The whole content of an input file. Throws InputError "<file>: cannot open the file".
+std::string read_input_file(const std::filesystem::path& file);
+
+// Parses `text` (the content of `file`). Throws InputError "<file>:<line>:<col>: JSON syntax
+// error: reason".
+nlohmann::json parse_input_json(const std::string& text, const std::string& file);
 
 }  // namespace etwh

@@ -1,4 +1,5 @@
 #include "lint.h"
+#include "rules.h"
 
 #include "win32_ops.h"
 
@@ -73,29 +74,29 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
   std::vector<Finding> out;
   const std::string at = where + ": " + describe_descriptor(d);
   if (d.channel == kChannelTraceLogging && d.id != 0) {
-    out.push_back(make(catalog, "DESC-TL-ID0", at,
+    out.push_back(make(catalog, rules::kDescTlId0, at,
                        "a TraceLogging event (channel 11) has Id " + std::to_string(d.id) +
                            "; TraceLogging events are identified by name with Id 0"));
   }
   if (d.channel != 0 && d.channel != kChannelTraceLogging &&
       d.channel != kChannelManifestWithTraits && d.channel < kFirstProviderChannel) {
-    out.push_back(make(catalog, "DESC-CHANNEL", at,
+    out.push_back(make(catalog, rules::kDescChannel, at,
                        fmt::format("channel {} is reserved (0 manifest, 11 TraceLogging, 12 "
                                    "manifest with traits, 16 and up provider-defined)",
                                    d.channel)));
   }
   if (d.level == 0) {
-    out.push_back(make(catalog, "DESC-LEVEL-NONZERO", at,
+    out.push_back(make(catalog, rules::kDescLevelNonzero, at,
                        "level 0 (LOG_ALWAYS) bypasses every session's level filter"));
   } else if (d.level >= 6 && d.level <= 15) {
-    out.push_back(make(catalog, "DESC-LEVEL-NONZERO", at,
+    out.push_back(make(catalog, rules::kDescLevelNonzero, at,
                        fmt::format("level {} is reserved (6..15)", d.level)));
   }
   if (d.keyword == 0) {
-    out.push_back(make(catalog, "DESC-KEYWORD-NONZERO", at,
+    out.push_back(make(catalog, rules::kDescKeywordNonzero, at,
                        "keyword 0 bypasses every session's keyword filter"));
   } else if ((d.keyword & ~kMicrosoftKeywords) == 0) {
-    out.push_back(make(catalog, "DESC-KEYWORD-NONZERO", at,
+    out.push_back(make(catalog, rules::kDescKeywordNonzero, at,
                        "only Microsoft's keyword bits (top 16) are set; the provider's own are "
                        "the low 48"));
   }
@@ -115,14 +116,14 @@ std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events,
   }
   for (const auto& [key, sizes] : layouts) {
     if (sizes.size() < 2) continue;
-    out.push_back(make(catalog, "DESC-ID-VERSION",
+    out.push_back(make(catalog, rules::kDescIdVersion,
                        fmt::format("{}: Id {} Version {}", where, key.first, key.second),
                        fmt::format("one (provider, Id, Version) carries {} payload layouts "
                                    "(sizes {})",
                                    sizes.size(), fmt::join(sizes, ", "))));
   }
   if (starts != stops) {
-    out.push_back(make(catalog, "DESC-OPCODE", where,
+    out.push_back(make(catalog, rules::kDescOpcode, where,
                        fmt::format("{} START (opcode 1) and {} STOP (opcode 2) events: an "
                                    "activity is left unpaired",
                                    starts, stops)));
@@ -152,13 +153,13 @@ std::vector<Finding> lint_traits(const std::vector<std::uint8_t>& blob, const st
   for (const auto& [type, data_size] : traits) {
     if (type == kTraitTypeGroup && data_size == sizeof(GUID)) continue;
     if (type >= kFirstCustomTraitType) continue;
-    out.push_back(make(catalog, "TR-TYPE-RESERVED", fmt::format("{}: trait type {}", where, type),
+    out.push_back(make(catalog, rules::kTrTypeReserved, fmt::format("{}: trait type {}", where, type),
                        fmt::format("trait type {} is reserved to Microsoft (1..127); custom "
                                    "traits use 128..255",
                                    type)));
   }
   if (blob.size() >= kTraitsSizeLimit) {
-    out.push_back(make(catalog, "TR-SIZE-256", where,
+    out.push_back(make(catalog, rules::kTrSize256, where,
                        fmt::format("the traits blob is {} bytes; keep it under 256 (it travels "
                                    "with every event)",
                                    blob.size())));
@@ -173,31 +174,31 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
                                (static_cast<std::uint32_t>(h.level) << 8) |
                                (static_cast<std::uint32_t>(h.version) << 16);
   if (h.class_version != rolled) {
-    out.push_back(make(catalog, "HDR-CLASS-ROLLUP", where,
+    out.push_back(make(catalog, rules::kHdrClassRollup, where,
                        fmt::format("Class.Version 0x{:08x} is not Type | Level << 8 | Version "
                                    "<< 16 = 0x{:08x}",
                                    h.class_version, rolled)));
   }
   if (h.type > kLastPredefinedType && h.type < kFirstCustomType) {
-    out.push_back(make(catalog, "HDR-TYPES", where,
+    out.push_back(make(catalog, rules::kHdrTypes, where,
                        fmt::format("Type {} is neither predefined (0..8) nor custom (10 and up)",
                                    h.type)));
   }
   if ((h.flags & kTracedGuid) == 0) {
-    out.push_back(make(catalog, "HDR-FLAGS", where, "Flags lack WNODE_FLAG_TRACED_GUID"));
+    out.push_back(make(catalog, rules::kHdrFlags, where, "Flags lack WNODE_FLAG_TRACED_GUID"));
   }
   if (((h.flags & kUseGuidPtr) != 0) != h.guid_ptr_used) {
-    out.push_back(make(catalog, "HDR-FLAGS", where,
+    out.push_back(make(catalog, rules::kHdrFlags, where,
                        h.guid_ptr_used ? "GuidPtr is used without WNODE_FLAG_USE_GUID_PTR"
                                        : "WNODE_FLAG_USE_GUID_PTR is set but Guid is used"));
   }
   if (((h.flags & kUseMofPtr) != 0) != (h.mof_fields > 0)) {
-    out.push_back(make(catalog, "HDR-FLAGS", where,
+    out.push_back(make(catalog, rules::kHdrFlags, where,
                        h.mof_fields > 0 ? "MOF_FIELDs follow without WNODE_FLAG_USE_MOF_PTR"
                                         : "WNODE_FLAG_USE_MOF_PTR is set but no MOF_FIELD follows"));
   }
   if (h.mof_fields > kMaxMofFields) {
-    out.push_back(make(catalog, "HDR-FLAGS", where,
+    out.push_back(make(catalog, rules::kHdrFlags, where,
                        fmt::format("{} MOF_FIELDs; at most MAX_MOF_FIELDS (16)", h.mof_fields)));
   }
   return out;
@@ -266,10 +267,14 @@ Judgement judge(const std::vector<std::string>& expected, const std::vector<Find
   for (const Finding& f : found) fired.insert(f.rule);
   std::vector<std::string> problems;
   for (const std::string& rule : expected) {
-    if (!fired.count(rule)) problems.push_back("lint rule " + rule + " did not fire");
+    if (!fired.count(rule)) {
+      j.missing.push_back(rule);
+      problems.push_back("lint rule " + rule + " did not fire");
+    }
   }
   for (const std::string& rule : fired) {
     if (std::find(expected.begin(), expected.end(), rule) == expected.end()) {
+      j.unexpected.push_back(rule);
       problems.push_back("lint rule " + rule + " fired unexpectedly");
     }
   }

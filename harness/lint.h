@@ -6,6 +6,7 @@
 #pragma once
 
 #include "catalog.h"
+#include "result.h"
 #include "scenario.h"
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 
 namespace etwh::lint {
 
-enum class Severity { kWarning, kFailure };
+using etwh::Severity;  // kWarning or kFailure, never kNote
 
 struct Finding {
   std::string rule;
@@ -76,7 +77,9 @@ std::vector<std::uint8_t> traits_blob_of(const Step& step);
 
 struct Judgement {
   bool ok = true;
-  std::string message;  // what did not match, then every finding
+  std::vector<std::string> missing;     // expected rules that did not fire
+  std::vector<std::string> unexpected;  // rules that fired and were not expected
+  std::string message;                  // what did not match, then every finding
 };
 
 // Compares the rules that fired with the expected ones (each expected rule must fire, no other

@@ -6,6 +6,7 @@
 #include "expectations.h"
 #include "lint.h"
 #include "report.h"
+#include "rules.h"
 #include "scenario.h"
 #ifdef ETWH_HAVE_STRESS
 #include "stress_command.h"
@@ -31,6 +32,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #ifndef ETWH_DATA_DIR
@@ -194,7 +196,17 @@ int list_rules(const fs::path& catalog_file, const fs::path& scenarios_dir, bool
   return kExitOk;
 }
 
-// A case with expect_lint passes only if the linter reports exactly the rules it lists.
+// A lint finding as the case reports it: its rule, its text (severity, where, what) and how it
+// counts.
+etwh::Finding lint_finding(const etwh::lint::Finding& f, etwh::Severity severity) {
+  etwh::Finding out;
+  out.rule = f.rule;
+  out.check = etwh::kCheckLint;
+  out.text = etwh::lint::describe(f);
+  out.severity = severity;
+  return out;
+}
+
 // The events a provider under test wrote, linted as the rules' severity says: a failure fails
 // the case, warnings are reported with it. Each distinct descriptor is named once.
 void lint_subject_events(const etwh::Case& c, const etwh::Catalog& catalog,
@@ -218,30 +230,59 @@ void lint_subject_events(const etwh::Case& c, const etwh::Catalog& catalog,
       findings.push_back(f);
     }
   }
-  bool failed = false;
-  std::string text;
   for (const etwh::lint::Finding& f : findings) {
-    failed = failed || f.severity == etwh::lint::Severity::kFailure;
-    text += (text.empty() ? "" : "; ") + etwh::lint::describe(f);
+    outcome.findings.push_back(lint_finding(f, f.severity));
+    if (f.severity == etwh::Severity::kFailure && outcome.status == etwh::Status::kPass) {
+      outcome.status = etwh::Status::kFail;
+    }
   }
-  if (text.empty()) return;
-  if (failed && outcome.status == etwh::Status::kPass) {
-    // The lint failure is what failed the case: it leads the message.
-    outcome.status = etwh::Status::kFail;
-    outcome.message = "lint: " + text + (outcome.message.empty() ? "" : " | " + outcome.message);
-    return;
-  }
-  outcome.message += (outcome.message.empty() ? "" : " | ") + std::string("lint: ") + text;
 }
 
+// A case with expect_lint passes only if the linter reports exactly the rules it lists: then
+// each finding is only a note, and each rule that did not fire, or fired unexpectedly, fails.
 void apply_lint(const etwh::Case& c, const etwh::Catalog& catalog, etwh::CaseOutcome& outcome) {
   lint_subject_events(c, catalog, outcome);
   if (!c.expect_lint) return;
-  const etwh::lint::Judgement j =
-      etwh::lint::judge(*c.expect_lint, etwh::lint::lint_case(c, catalog));
-  if (j.message.empty()) return;
-  outcome.message += (outcome.message.empty() ? "" : " | ") + j.message;
+  const std::vector<etwh::lint::Finding> found = etwh::lint::lint_case(c, catalog);
+  const etwh::lint::Judgement j = etwh::lint::judge(*c.expect_lint, found);
+  for (const std::string& rule : j.missing) {
+    outcome.findings.push_back(etwh::failed_check(
+        rule, etwh::kCheckExpectLint, "lint rule " + rule + " did not fire", "fires", "silent"));
+  }
+  for (const std::string& rule : j.unexpected) {
+    outcome.findings.push_back(etwh::failed_check(rule, etwh::kCheckExpectLint,
+                                                  "lint rule " + rule + " fired unexpectedly",
+                                                  "silent", "fires"));
+  }
+  for (const etwh::lint::Finding& f : found) {
+    outcome.findings.push_back(lint_finding(f, etwh::Severity::kNote));
+  }
   if (!j.ok && outcome.status == etwh::Status::kPass) outcome.status = etwh::Status::kFail;
+}
+
+// The platform's expectation for the case, when it has one, recorded with the result.
+void note_expectation(const etwh::Expectations& expectations, const std::string& case_id,
+                      etwh::CaseOutcome& outcome) {
+  auto it = expectations.find(case_id);
+  if (it == expectations.end()) return;
+  etwh::Finding f;
+  f.check = etwh::kCheckExpectation;
+  f.severity = etwh::Severity::kNote;
+  f.expected = etwh::status_name(it->second.status);
+  f.observed = etwh::status_name(outcome.status);
+  f.text = std::string("expected ") + f.expected + ": " + it->second.reason;
+  outcome.findings.push_back(std::move(f));
+}
+
+// The harness blames findings on the rules of harness/rules.h: a catalog without one of them
+// cannot judge a run.
+void require_harness_rules(const etwh::Catalog& catalog, const fs::path& catalog_file) {
+  for (std::string_view id : etwh::rules::kAll) {
+    if (catalog.find(std::string(id)) == nullptr) {
+      throw etwh::InputError(catalog_file.string(), "/rules",
+                             "no rule \"" + std::string(id) + "\", which the harness checks");
+    }
+  }
 }
 
 struct RunArgs {
@@ -254,6 +295,7 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
         const fs::path& exe_dir, const std::string& command_line) {
   const fs::path data = data_dir(exe_dir);
   const etwh::Catalog catalog = etwh::load_catalog(catalog_file);
+  require_harness_rules(catalog, catalog_file);
   std::vector<fs::path> paths(args.paths.begin(), args.paths.end());
   if (paths.empty()) paths.push_back(scenarios_dir);
   const auto cases = etwh::load_scenarios(paths, catalog.ids());
@@ -312,13 +354,10 @@ int run(const RunArgs& args, const fs::path& catalog_file, const fs::path& scena
     if (etwh::stop_requested()) break;
     etwh::CaseOutcome outcome = driver.run(c);
     apply_lint(c, catalog, outcome);
+    note_expectation(expectations, c.id, outcome);
     auto [status, ok] = etwh::classify(outcome.status, expectations, c.id);
-    std::string message = outcome.message;
-    if (auto it = expectations.find(c.id); it != expectations.end()) {
-      message += (message.empty() ? "" : " | ") + std::string("expected ") +
-                 etwh::status_name(it->second.status) + ": " + it->second.reason;
-    }
-    results.push_back({c.id, c.rules, status, ok, message, outcome.duration_s, c.file});
+    results.push_back({c.id, c.rules, status, ok, etwh::summarize(outcome.findings, outcome.fault),
+                       outcome.duration_s, c.file, std::move(outcome.findings)});
   }
   info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Stopped: the driver has ended every case it began; `home` goes on return. No report: the
@@ -452,16 +491,8 @@ int main(int argc, char** argv) {
     }
 #endif
     return run(run_args, catalog_file, scenarios_dir, exe_dir, command_line);
-  } catch (const etwh::ScenarioError& e) {
+  } catch (const etwh::InputError& e) {
     std::cerr << e.what() << "\n";
-  } catch (const etwh::CatalogError& e) {
-    std::cerr << e.what() << "\n";
-  } catch (const etwh::ExpectationsError& e) {
-    std::cerr << e.what() << "\n";
-#ifdef ETWH_HAVE_SELFTEST
-  } catch (const etwh::selftest::SelftestError& e) {
-    std::cerr << e.what() << "\n";
-#endif
   } catch (const std::exception& e) {
     std::cerr << "etwh: " << e.what() << "\n";
   }

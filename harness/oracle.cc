@@ -1,5 +1,7 @@
 #include "oracle.h"
 
+#include "oracle_model.h"
+#include "rules.h"
 #include "win32_text.h"
 
 #include <evntprov.h>
@@ -73,18 +75,7 @@ std::optional<std::string> traits_blob_error(std::span<const std::uint8_t> blob)
   return std::nullopt;
 }
 
-namespace {
-
-constexpr GUID kNullGuid{};
-
-struct Enable {
-  SessionEnable settings;
-  bool has_filter = false;
-  // EVENT_FILTER_TYPE_EVENT_ID given: FilterIn and the IDs (applied per session on delivery).
-  std::optional<std::pair<bool, std::set<std::uint16_t>>> event_ids;
-  bool via_group = false;  // derived from a group enable (GRP-ENABLE)
-  bool ids_ignored = false;  // the group enable gave event ID filters, not applied (GRP-NO-ID-FILTERS)
-};
+namespace detail {
 
 bool same_enable(const Enable& a, const Enable& b) {
   return a.settings.level == b.settings.level && a.settings.match_any == b.settings.match_any &&
@@ -92,12 +83,10 @@ bool same_enable(const Enable& a, const Enable& b) {
          a.settings.enable_property == b.settings.enable_property && a.has_filter == b.has_filter;
 }
 
-// A filter descriptor bound for the provider's callback (not one the platform applies).
 bool provider_bound(const FilterDef& f) {
   return (f.type & 0x80000000u) == 0 || f.type == EVENT_FILTER_TYPE_SCHEMATIZED;
 }
 
-// EVENT_FILTER_EVENT_ID bytes: FilterIn (BOOLEAN), Reserved, Count (USHORT), Events[Count].
 std::optional<std::pair<bool, std::set<std::uint16_t>>> event_id_filter(
     const std::vector<FilterDef>& filters) {
   for (const FilterDef& f : filters) {
@@ -112,601 +101,310 @@ std::optional<std::pair<bool, std::set<std::uint16_t>>> event_id_filter(
   return std::nullopt;
 }
 
-// The replayed world: who enables which provider GUID, who is registered.
-class Model {
- public:
-  explicit Model(const Case& c) : case_(c) {}
-
-  StepExpectation apply(const Step& step) {
-    StepExpectation e;
-    switch (step.op) {
-      case StepOp::kStart: start(step, e); break;
-      case StepOp::kStop: stop(step, e); break;
-      case StepOp::kRegister: do_register(step, e); break;
-      case StepOp::kUnregister: unregister(step, e); break;
-      case StepOp::kEnable: enable(step, e); break;
-      case StepOp::kDisable: disable(step, e); break;
-      case StepOp::kCaptureState: capture_state(step, e); break;
-      case StepOp::kSetTraits: set_traits(step, e); break;
-      case StepOp::kQueryEnabled: query_enabled(step, e); break;
-      case StepOp::kExitAgent:
-      case StepOp::kKillAgent: agent_gone(step); break;
-      case StepOp::kConsume: consume(step, e); break;
-      case StepOp::kWrite: write(step, e); break;
-      case StepOp::kFlush:
-        if (started_.count(step.session)) e.status = ERROR_SUCCESS;
-        break;
-      case StepOp::kCollect: collect(step, e); break;
-      case StepOp::kDisallow: disallow(step, e); break;
-      case StepOp::kRegisterClassic:
-      case StepOp::kUnregisterClassic:
-      case StepOp::kTraceEvent:
-      case StepOp::kTraceMessage:
-        break;  // classic::expect adds these (classic_steps.cc).
-      case StepOp::kSubjectWrite:
-      case StepOp::kInjectCallback:
-        break;  // the provider's side: harness/subject_oracle.* judges what it writes
-    }
-    if (step.expect_status) {
-      e.status_nonzero = step.expect_status->nonzero;
-      e.status = step.expect_status->nonzero ? std::nullopt
-                                             : std::optional(step.expect_status->value);
-    }
-    return e;
+StepExpectation Model::apply(const Step& step) {
+  StepExpectation e;
+  switch (step.op) {
+    case StepOp::kStart: start(step, e); break;
+    case StepOp::kStop: stop(step, e); break;
+    case StepOp::kRegister: do_register(step, e); break;
+    case StepOp::kUnregister: unregister(step, e); break;
+    case StepOp::kEnable: enable(step, e); break;
+    case StepOp::kDisable: disable(step, e); break;
+    case StepOp::kCaptureState: capture_state(step, e); break;
+    case StepOp::kSetTraits: set_traits(step, e); break;
+    case StepOp::kQueryEnabled: query_enabled(step, e); break;
+    case StepOp::kExitAgent:
+    case StepOp::kKillAgent: agent_gone(step); break;
+    case StepOp::kConsume: consume(step, e); break;
+    case StepOp::kWrite: write(step, e); break;
+    case StepOp::kFlush:
+      if (started_.count(step.session)) e.status = ERROR_SUCCESS;
+      break;
+    case StepOp::kCollect: collect(step, e); break;
+    case StepOp::kDisallow: disallow(step, e); break;
+    case StepOp::kRegisterClassic:
+    case StepOp::kUnregisterClassic:
+    case StepOp::kTraceEvent:
+    case StepOp::kTraceMessage:
+      break;  // classic::expect adds these (classic_steps.cc).
+    case StepOp::kSubjectWrite:
+    case StepOp::kInjectCallback:
+      break;  // the provider's side: harness/subject_oracle.* judges what it writes
   }
-
- private:
-  using SessionMap = std::map<std::string, Enable>;  // session label -> its enable
-
-  std::string key(const std::string& provider) const {
-    return format_guid(case_.providers.at(provider).guid);
+  if (step.expect_status) {
+    e.status_nonzero = step.expect_status->nonzero;
+    e.status = step.expect_status->nonzero ? std::nullopt
+                                           : std::optional(step.expect_status->value);
   }
+  return e;
+}
 
-  std::vector<SessionEnable> settings_of(const SessionMap& m) const {
-    std::vector<SessionEnable> v;
-    for (const auto& [label, en] : m) v.push_back(en.settings);
-    return v;
-  }
+std::string Model::key(const std::string& provider) const {
+  return format_guid(case_.providers.at(provider).guid);
+}
 
-  static bool any_filter(const SessionMap& m) {
-    return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.has_filter; });
-  }
+std::vector<SessionEnable> Model::settings_of(const SessionMap& m) const {
+  std::vector<SessionEnable> v;
+  for (const auto& [label, en] : m) v.push_back(en.settings);
+  return v;
+}
 
-  // Registrations that receive callbacks for `guid_key`, by label.
-  std::vector<const ProviderDef*> listeners(const std::string& guid_key) const {
-    std::vector<const ProviderDef*> out;
-    for (const auto& [label, def] : case_.providers) {
-      if (registered_.count(label) && def.has_callback && format_guid(def.guid) == guid_key) {
-        out.push_back(&def);
-      }
-    }
-    return out;
-  }
+bool Model::any_filter(const SessionMap& m) {
+  return std::any_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.has_filter; });
+}
 
-  // Appends the callbacks every listener gets after a change of `guid_key`'s sessions.
-  void notify_change(const std::string& guid_key, StepExpectation& e,
-                     const std::string& is_enabled_rule, const std::string& cause,
-                     const GUID& source, const std::string& source_rule) {
-    for (const ProviderDef* p : listeners(guid_key)) {
-      push_callback(*p, effective(p->label), e, is_enabled_rule, cause, source, source_rule);
+// Registrations that receive callbacks for `guid_key`, by label.
+std::vector<const ProviderDef*> Model::listeners(const std::string& guid_key) const {
+  std::vector<const ProviderDef*> out;
+  for (const auto& [label, def] : case_.providers) {
+    if (registered_.count(label) && def.has_callback && format_guid(def.guid) == guid_key) {
+      out.push_back(&def);
     }
   }
+  return out;
+}
 
-  // The callback `p` gets when the sessions enabling it become `m`.
-  void push_callback(const ProviderDef& provider, const SessionMap& m, StepExpectation& e,
-                     const std::string& is_enabled_rule, const std::string& cause,
-                     const GUID& source, const std::string& source_rule) {
-    const std::vector<SessionEnable> s = settings_of(m);
-    const Aggregate agg = aggregate(s);
-    {
-      const ProviderDef* p = &provider;
-      ExpectedCallback cb;
-      cb.provider = p->label;
-      cb.context = p->context;
-      cb.cause = cause;
-      cb.is_enabled = agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
-                                  : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
-      cb.is_enabled_rule = agg.enabled ? is_enabled_rule : "CB-DISABLE-LAST";
-      cb.values = agg;
-      cb.judge_values = agg.enabled;  // the values sent with a disable are not documented
-      cb.source_id = source;
-      cb.source_rule = source_rule;
-      if (agg.enabled) {
-        cb.filter = any_filter(m) ? FilterExpect::kPresent : FilterExpect::kAbsent;
-        cb.filter_rule = "CB-FILTER-PER-SESSION";
-      }
-      e.callbacks.push_back(cb);
-    }
+// Appends the callbacks every listener gets after a change of `guid_key`'s sessions.
+void Model::notify_change(const std::string& guid_key, StepExpectation& e,
+                          const std::string& is_enabled_rule, const std::string& cause,
+                          const GUID& source, const std::string& source_rule) {
+  for (const ProviderDef* p : listeners(guid_key)) {
+    push_callback(*p, effective(p->label), e, is_enabled_rule, cause, source, source_rule);
   }
+}
 
-  // CB-TIMEOUT: what the return of a controller call must look like given the callbacks' delays.
-  void timing(const Step& step, StepExpectation& e) {
-    if (e.callbacks.empty()) return;
-    std::uint32_t slowest = 0;
-    for (const ExpectedCallback& cb : e.callbacks) {
-      slowest = std::max(slowest, case_.providers.at(cb.provider).delay_ms);
-    }
-    if (step.timeout_ms == 0) {
-      // Only a clearly slow callback makes "returned before it ended" observable.
-      if (slowest >= 100) {
-        e.timing = TimingExpect::kReturnsBeforeCallbackEnds;
-        e.status_rule = "CB-TIMEOUT";
-      }
-      return;
-    }
-    // Generous margins both ways: the verdict must not depend on scheduling noise.
-    if (std::uint64_t{slowest} * 4 <= step.timeout_ms) {
-      e.timing = TimingExpect::kReturnsAfterCallbackEnds;
-      e.status = ERROR_SUCCESS;
-      e.status_rule = "CB-TIMEOUT";
-    } else if (slowest >= std::uint64_t{step.timeout_ms} * 4 && slowest - step.timeout_ms >= 200) {
-      e.status = ERROR_TIMEOUT;
-      e.status_rule = "CB-TIMEOUT";
-    } else {
-      e.status.reset();
-    }
-  }
-
-  void start(const Step& step, StepExpectation& e) {
-    if (started_.count(step.session) || stopped_.count(step.session)) return;  // not judged
-    started_.insert(step.session);
-    e.status = ERROR_SUCCESS;
-  }
-
-  void stop(const Step& step, StepExpectation& e) {
-    if (!started_.count(step.session)) return;
-    started_.erase(step.session);
-    data_.erase(step.session);
-    stopped_.insert(step.session);
-    e.status = ERROR_SUCCESS;
-    // Every registration the session enabled, directly or through a group, hears of it.
-    const auto before = snapshot();
-    for (auto& [guid_key, m] : enables_) m.erase(step.session);
-    for (auto& [group, m] : group_enables_) m.erase(step.session);
-    disallow_.erase(step.session);
-    // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
-    notify_diff(before, e, "CB-RECOMPUTE", "stop of session " + step.session, kNullGuid, "");
-  }
-
-  void do_register(const Step& step, StepExpectation& e) {
-    if (registered_.count(step.provider)) return;
-    registered_.insert(step.provider);
-    traits_attempted_.erase(step.provider);
-    traits_set_.erase(step.provider);
-    e.status = ERROR_SUCCESS;
-    const ProviderDef& p = case_.providers.at(step.provider);
-    const SessionMap m = effective(step.provider);
-    if (m.empty() || !p.has_callback) return;
+// The callback `p` gets when the sessions enabling it become `m`.
+void Model::push_callback(const ProviderDef& provider, const SessionMap& m, StepExpectation& e,
+                          const std::string& is_enabled_rule, const std::string& cause,
+                          const GUID& source, const std::string& source_rule) {
+  const std::vector<SessionEnable> s = settings_of(m);
+  const Aggregate agg = aggregate(s);
+  {
+    const ProviderDef* p = &provider;
     ExpectedCallback cb;
-    cb.provider = p.label;
-    cb.context = p.context;
-    cb.cause = "registration of a provider enabled beforehand";
-    cb.is_enabled = EVENT_CONTROL_CODE_ENABLE_PROVIDER;
-    cb.is_enabled_rule = "CB-SOURCEID-NULL-PREENABLED";
-    cb.values = aggregate(settings_of(m));
-    cb.judge_values = true;
-    cb.source_id = kNullGuid;
-    cb.source_rule = "CB-SOURCEID-NULL-PREENABLED";
-    cb.filter = FilterExpect::kAbsent;
-    cb.filter_rule = "CB-SOURCEID-NULL-PREENABLED";
+    cb.provider = p->label;
+    cb.context = p->context;
+    cb.cause = cause;
+    cb.is_enabled = agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
+                                : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
+    cb.is_enabled_rule = agg.enabled ? is_enabled_rule : rules::kCbDisableLast;
+    cb.values = agg;
+    cb.judge_values = agg.enabled;  // the values sent with a disable are not documented
+    cb.source_id = source;
+    cb.source_rule = source_rule;
+    if (agg.enabled) {
+      cb.filter = any_filter(m) ? FilterExpect::kPresent : FilterExpect::kAbsent;
+      cb.filter_rule = rules::kCbFilterPerSession;
+    }
     e.callbacks.push_back(cb);
   }
+}
 
-  void unregister(const Step& step, StepExpectation& e) {
-    if (registered_.erase(step.provider) == 0) return;
-    member_group_.erase(step.provider);
+// CB-TIMEOUT: what the return of a controller call must look like given the callbacks' delays.
+void Model::timing(const Step& step, StepExpectation& e) {
+  if (e.callbacks.empty()) return;
+  std::uint32_t slowest = 0;
+  for (const ExpectedCallback& cb : e.callbacks) {
+    slowest = std::max(slowest, case_.providers.at(cb.provider).delay_ms);
+  }
+  if (step.timeout_ms == 0) {
+    // Only a clearly slow callback makes "returned before it ended" observable.
+    if (slowest >= 100) {
+      e.timing = TimingExpect::kReturnsBeforeCallbackEnds;
+      e.status_rule = rules::kCbTimeout;
+    }
+    return;
+  }
+  // Generous margins both ways: the verdict must not depend on scheduling noise.
+  if (std::uint64_t{slowest} * 4 <= step.timeout_ms) {
+    e.timing = TimingExpect::kReturnsAfterCallbackEnds;
     e.status = ERROR_SUCCESS;
-  }
-
-  // The SourceId a callback must carry for a controller call, and the rule behind it.
-  static std::pair<GUID, std::string> expected_source(const Step& step) {
-    if (step.api == "EnableTrace") return {kNullGuid, "CB-SOURCEID-NULL-LEGACY"};
-    if (step.source_id) return {*step.source_id, "CB-SOURCEID"};
-    return {kNullGuid, ""};  // NULL EnableParameters: the runtime picks one, not judged
-  }
-
-  void enable(const Step& step, StepExpectation& e) {
-    if (!started_.count(step.session)) return;
-    if (step.group) {
-      group_enable(step, e);
-      return;
-    }
-    const std::string guid_key = key(step.provider);
-    SessionMap& m = enables_[guid_key];
-    if (!m.count(step.session) && m.size() >= 8) {
-      e.status = ERROR_NO_SYSTEM_RESOURCES;
-      e.status_rule = "SES-MAX-8";
-      return;
-    }
-    if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
-    Enable& en = m[step.session];
-    en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-    en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
-    en.event_ids = event_id_filter(step.filters);
-    e.status = ERROR_SUCCESS;
-    if (m.size() <= 8 && case_has("SES-MAX-8")) e.status_rule = "SES-MAX-8";
-    const auto [source, source_rule] = expected_source(step);
-    notify_change(guid_key, e, "CB-RECOMPUTE", "enable by session " + step.session, source,
-                  source_rule);
-    if (step.api == "EnableTrace") {
-      // The legacy call has 32-bit flags and no MatchAll: only IsEnabled and SourceId judged.
-      for (ExpectedCallback& cb : e.callbacks) cb.judge_values = false;
-    }
-    timing(step, e);
-  }
-
-  void disable(const Step& step, StepExpectation& e) {
-    if (step.group) {
-      if (started_.count(step.session)) group_enable(step, e);
-      return;
-    }
-    const std::string guid_key = key(step.provider);
-    SessionMap& m = enables_[guid_key];
-    if (!started_.count(step.session) || m.erase(step.session) == 0) return;
-    e.status = ERROR_SUCCESS;
-    notify_change(guid_key, e, "CB-ENABLED-STAYS", "disable by session " + step.session,
-                  kNullGuid, "");
-    timing(step, e);
-  }
-
-  void capture_state(const Step& step, StepExpectation& e) {
-    const std::string guid_key = key(step.provider);
-    const SessionMap& m = enables_[guid_key];
-    if (!started_.count(step.session) || !m.count(step.session)) return;
-    e.status = ERROR_SUCCESS;
-    for (const ProviderDef* p : listeners(guid_key)) {
-      ExpectedCallback cb;
-      cb.provider = p->label;
-      cb.context = p->context;
-      cb.cause = "capture state by session " + step.session;
-      cb.is_enabled = EVENT_CONTROL_CODE_CAPTURE_STATE;
-      cb.is_enabled_rule = "CB-CAPTURE-STATE";
-      cb.values = Aggregate{true, step.level, step.match_any, step.match_all};
-      e.callbacks.push_back(cb);
-    }
-    timing(step, e);
-  }
-
-  void set_traits(const Step& step, StepExpectation& e) {
-    if (!registered_.count(step.provider)) return;
-    const bool attempted_before = traits_attempted_.count(step.provider) > 0;
-    traits_attempted_.insert(step.provider);
-    // A structured blob is well-formed by construction (the loader bounds its size).
-    if (step.traits_raw && traits_blob_error(step.traits_blob)) {
-      e.status_nonzero = true;
-      e.status_rule = "TR-FORMAT";
-    } else if (traits_set_.count(step.provider)) {
-      e.status_nonzero = true;
-      e.status_rule = "TR-SET-ONCE";
-    } else if (!attempted_before) {
-      // Whether a rejected malformed blob used up the one chance is not documented.
-      e.status = ERROR_SUCCESS;
-      e.status_rule = step.traits_raw ? "TR-FORMAT" : "TR-SET-ONCE";
-      traits_set_.insert(step.provider);
-      if (!step.traits_raw && step.traits_group) {
-        // Joining a group some session enabled enables the registration (GRP-ENABLE).
-        const auto before = snapshot();
-        member_group_[step.provider] = format_guid(*step.traits_group);
-        notify_diff(before, e, "GRP-ENABLE", "traits naming group " + member_group_[step.provider],
-                    kNullGuid, "");
-      }
-    }
-  }
-
-  void query_enabled(const Step& step, StepExpectation& e) {
-    if (!registered_.count(step.provider)) return;
-    const std::vector<SessionEnable> s = settings_of(effective(step.provider));
-    // MatchAny 0 on the enabling side is where runtimes differ in practice: not judged here.
-    if (std::any_of(s.begin(), s.end(), [](const SessionEnable& x) { return x.match_any == 0; })) {
-      return;
-    }
-    e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
-    e.provider_enabled_rule = case_has("SES-PERSIST") ? "SES-PERSIST" : "RT-WRITE-DISABLED";
-  }
-
-  void agent_gone(const Step& step) {
-    for (const auto& [label, def] : case_.providers) {
-      if (def.agent == step.agent) registered_.erase(label);
-    }
-  }
-
-  // --- Data path -------------------------------------------------------------------------
-
-  struct SessionData {
-    bool consumer_attached = false;            // a consumer has attached since the start
-    std::vector<ExpectedEvent> buffered;        // for the first consumer (CON-RT-BUFFERED)
-    std::map<std::uint64_t, Exclusion> buffered_excluded;
-    std::vector<std::string> consumers;         // active consumer labels
-  };
-
-  // The rule a delivery decision checks, preferring one the case names.
-  std::string pick(const std::string& rule) const {
-    if (case_has(rule) || case_.rules.empty()) return rule;
-    for (const char* r : {"FLT-REPLACE", "FLT-PER-SESSION", "RT-WRITE-DISABLED"}) {
-      if (case_has(r)) return r;
-    }
-    return case_.rules.front();
-  }
-
-  // Which filter rule decides whether `s` takes `ev`.
-  static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev) {
-    if (ev.level != 0 && ev.level > s.level) return "FLT-LEVEL";
-    if (ev.keyword == 0) {
-      return (s.enable_property & kEnablePropertyIgnoreKeyword0) ? "FLT-IGNORE-KEYWORD0"
-                                                                 : "FLT-KEYWORD0-BYPASS";
-    }
-    if (s.match_any == 0) return "FLT-ANY-ZERO";
-    if (!session_accepts(s, ev)) return "FLT-KEYWORD";
-    return ev.level == 0 ? "FLT-LEVEL" : "FLT-KEYWORD";  // level 0 passed the level test
-  }
-
-  void consume(const Step& step, StepExpectation& e) {
-    if (!started_.count(step.session)) return;
-    e.status = ERROR_SUCCESS;
-    e.status_rule = pick("CON-RECORD-MODE");
-    SessionData& sd = data_[step.session];
-    ConsumerExpectation c;
-    c.consumer = step.consumer;
-    c.agent = step.agent;
-    c.session = step.session;
-    c.event_record_mode = step.event_record_mode;
-    c.context = step.context;
-    c.delay_us = step.delay_us;
-    if (!sd.consumer_attached) {
-      // The first consumer gets what the session kept while nobody read it.
-      c.events = sd.buffered;
-      c.excluded = sd.buffered_excluded;
-      for (ExpectedEvent& ev : c.events) {
-        if (case_has("CON-RT-BUFFERED")) ev.rule = "CON-RT-BUFFERED";
-        c.lossy = c.lossy || ev.lossy;
-      }
-      sd.consumer_attached = true;
-    } else {
-      for (std::uint64_t seq = 1; seq < next_seq_; ++seq) {
-        c.excluded[seq] = {pick("CON-RT-SECOND"),
-                           "written before this consumer attached (a later consumer gets only "
-                           "new events)"};
-      }
-    }
-    sd.consumers.push_back(step.consumer);
-    consumers_[step.consumer] = std::move(c);
-  }
-
-  void write(const Step& step, StepExpectation& e) {
-    if (!registered_.count(step.provider)) return;
-    const std::string guid_key = key(step.provider);
-    const SessionMap m = effective(step.provider);
-    const std::vector<SessionEnable> all = settings_of(m);
-    const bool any_zero = std::any_of(all.begin(), all.end(),
-                                      [](const SessionEnable& x) { return x.match_any == 0; });
-    bool any_taken = false;
-    for (const EventDef& def : step.events) {
-      const EventLevelKeyword lk{def.level, def.keyword};
-      e.first_seq.push_back(next_seq_);
-      // MatchAny 0 on the enabling side is where runtimes differ in EventEnabled: not judged.
-      if (any_zero) {
-        e.event_enabled.push_back(std::nullopt);
-      } else {
-        e.event_enabled.push_back(any_session_accepts(all, lk));
-      }
-      for (std::uint32_t k = 0; k < def.count; ++k) {
-        const std::uint64_t seq = next_seq_++;
-        for (const std::string& session : started_) {
-          SessionData& sd = data_[session];
-          ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
-                           step.lossy, "", 0, ""};
-          Exclusion why;
-          bool taken = false;
-          auto it = m.find(session);
-          if (it == m.end()) {
-            why = {pick("FLT-PER-SESSION"), "session " + session + " does not enable the provider"};
-            if (disallowed_group(session, step.provider)) {
-              why = {pick("GRP-DISALLOW"), "session " + session +
-                                               " enables the provider's group but disallows it"};
-            }
-          } else {
-            const std::string rule = pick(replaced_.count(session + "\n" + guid_key)
-                                              ? "FLT-REPLACE"
-                                              : filter_rule(it->second.settings, lk));
-            taken = session_accepts(it->second.settings, lk);
-            ev.rule = rule;
-            if (it->second.via_group) {
-              ev.rule = pick(it->second.ids_ignored ? "GRP-NO-ID-FILTERS" : "GRP-ENABLE");
-            }
-            if (taken && it->second.event_ids &&
-                it->second.event_ids->second.count(def.id) != it->second.event_ids->first) {
-              taken = false;
-              why = {pick("FLT-PER-SESSION"),
-                     "session " + session + "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
-                         (it->second.event_ids->first ? "TRUE" : "FALSE") + ") drops event ID " +
-                         std::to_string(def.id)};
-              if (!sd.consumer_attached) {
-                sd.buffered_excluded[seq] = why;
-              } else {
-                for (const std::string& label : sd.consumers) consumers_.at(label).excluded[seq] = why;
-              }
-              continue;
-            }
-            why = {rule, "session " + session + " filters it out (level " +
-                             std::to_string(it->second.settings.level) + ", MatchAny " +
-                             format_hex(it->second.settings.match_any) + ", MatchAll " +
-                             format_hex(it->second.settings.match_all) + ")"};
-          }
-          if (ev.traits && case_has("TR-IN-EVENTS")) ev.rule = "TR-IN-EVENTS";
-          any_taken = any_taken || taken;
-          if (!sd.consumer_attached) {
-            if (taken) sd.buffered.push_back(ev);
-            else sd.buffered_excluded[seq] = why;
-            continue;
-          }
-          for (const std::string& label : sd.consumers) {
-            ConsumerExpectation& c = consumers_.at(label);
-            if (taken) {
-              c.events.push_back(ev);
-              c.lossy = c.lossy || ev.lossy;
-            } else {
-              c.excluded[seq] = why;
-            }
-          }
-        }
-      }
-    }
-    e.event_enabled_rule = pick("RT-WRITE-DISABLED");
-    if (!step.lossy) {
-      e.status = ERROR_SUCCESS;
-      // RT-WRITE-DISABLED: a write no session wants still returns ERROR_SUCCESS.
-      if (!any_taken) e.status_rule = pick("RT-WRITE-DISABLED");
-    }
-  }
-
-  void collect(const Step& step, StepExpectation& e) {
-    for (const auto& [session, sd] : data_) {
-      if (sd.consumers.empty() || !started_.count(session)) continue;
-      e.collect_sessions.push_back(session);
-      for (const std::string& label : sd.consumers) e.consumers.push_back(consumers_.at(label));
-    }
-    for (const std::string& session : e.collect_sessions) {
-      Step stop_step = step;
-      stop_step.session = session;
-      stop(stop_step, e);
-      data_.erase(session);
-    }
+    e.status_rule = rules::kCbTimeout;
+  } else if (slowest >= std::uint64_t{step.timeout_ms} * 4 && slowest - step.timeout_ms >= 200) {
+    e.status = ERROR_TIMEOUT;
+    e.status_rule = rules::kCbTimeout;
+  } else {
     e.status.reset();
   }
+}
 
-  // --- Provider groups (GRP-*) -------------------------------------------------------------
+void Model::start(const Step& step, StepExpectation& e) {
+  if (started_.count(step.session) || stopped_.count(step.session)) return;  // not judged
+  started_.insert(step.session);
+  e.status = ERROR_SUCCESS;
+}
 
-  // The sessions enabling registration `label`: its GUID's own enables, plus the group enable
-  // of each session that enabled the group its traits named, unless that session enables the
-  // GUID directly or disallows it (GRP-ENABLE, GRP-DISALLOW). Event ID filters given with a
-  // group enable do not apply (GRP-NO-ID-FILTERS).
-  SessionMap effective(const std::string& label) const {
-    const std::string guid_key = key(label);
-    auto direct = enables_.find(guid_key);
-    SessionMap m = direct == enables_.end() ? SessionMap{} : direct->second;
-    auto member = member_group_.find(label);
-    if (member == member_group_.end()) return m;
-    auto groups = group_enables_.find(member->second);
-    if (groups == group_enables_.end()) return m;
-    for (const auto& [session, en] : groups->second) {
-      if (m.count(session)) continue;
-      auto dis = disallow_.find(session);
-      if (dis != disallow_.end() && dis->second.count(guid_key)) continue;
-      Enable derived = en;
-      derived.via_group = true;
-      derived.ids_ignored = en.event_ids.has_value();
-      derived.event_ids.reset();
-      m[session] = derived;
-    }
-    return m;
+void Model::stop(const Step& step, StepExpectation& e) {
+  if (!started_.count(step.session)) return;
+  started_.erase(step.session);
+  data_.erase(step.session);
+  stopped_.insert(step.session);
+  e.status = ERROR_SUCCESS;
+  // Every registration the session enabled, directly or through a group, hears of it.
+  const auto before = snapshot();
+  for (auto& [guid_key, m] : enables_) m.erase(step.session);
+  for (auto& [group, m] : group_enables_) m.erase(step.session);
+  disallow_.erase(step.session);
+  // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
+  notify_diff(before, e, rules::kCbRecompute, "stop of session " + step.session, kNullGuid, "");
+}
+
+void Model::do_register(const Step& step, StepExpectation& e) {
+  if (registered_.count(step.provider)) return;
+  registered_.insert(step.provider);
+  traits_attempted_.erase(step.provider);
+  traits_set_.erase(step.provider);
+  e.status = ERROR_SUCCESS;
+  const ProviderDef& p = case_.providers.at(step.provider);
+  const SessionMap m = effective(step.provider);
+  if (m.empty() || !p.has_callback) return;
+  ExpectedCallback cb;
+  cb.provider = p.label;
+  cb.context = p.context;
+  cb.cause = "registration of a provider enabled beforehand";
+  cb.is_enabled = EVENT_CONTROL_CODE_ENABLE_PROVIDER;
+  cb.is_enabled_rule = rules::kCbSourceidNullPreenabled;
+  cb.values = aggregate(settings_of(m));
+  cb.judge_values = true;
+  cb.source_id = kNullGuid;
+  cb.source_rule = rules::kCbSourceidNullPreenabled;
+  cb.filter = FilterExpect::kAbsent;
+  cb.filter_rule = rules::kCbSourceidNullPreenabled;
+  e.callbacks.push_back(cb);
+}
+
+void Model::unregister(const Step& step, StepExpectation& e) {
+  if (registered_.erase(step.provider) == 0) return;
+  member_group_.erase(step.provider);
+  e.status = ERROR_SUCCESS;
+}
+
+// The SourceId a callback must carry for a controller call, and the rule behind it.
+std::pair<GUID, std::string> Model::expected_source(const Step& step) {
+  if (step.api == "EnableTrace") return {kNullGuid, rules::kCbSourceidNullLegacy};
+  if (step.source_id) return {*step.source_id, rules::kCbSourceid};
+  return {kNullGuid, ""};  // NULL EnableParameters: the runtime picks one, not judged
+}
+
+void Model::enable(const Step& step, StepExpectation& e) {
+  if (!started_.count(step.session)) return;
+  if (step.group) {
+    group_enable(step, e);
+    return;
   }
-
-  bool disallowed_group(const std::string& session, const std::string& label) const {
-    auto member = member_group_.find(label);
-    auto dis = disallow_.find(session);
-    if (member == member_group_.end() || dis == disallow_.end()) return false;
-    auto groups = group_enables_.find(member->second);
-    return groups != group_enables_.end() && groups->second.count(session) &&
-           dis->second.count(key(label));
+  const std::string guid_key = key(step.provider);
+  SessionMap& m = enables_[guid_key];
+  if (!m.count(step.session) && m.size() >= 8) {
+    e.status = ERROR_NO_SYSTEM_RESOURCES;
+    e.status_rule = rules::kSesMax8;
+    return;
   }
-
-  // The sessions enabling each registered provider with a callback, to compare after a change.
-  std::map<std::string, SessionMap> snapshot() const {
-    std::map<std::string, SessionMap> out;
-    for (const auto& [label, def] : case_.providers) {
-      if (registered_.count(label) && def.has_callback) out[label] = effective(label);
-    }
-    return out;
+  if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
+  Enable& en = m[step.session];
+  en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
+  en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
+  en.event_ids = event_id_filter(step.filters);
+  e.status = ERROR_SUCCESS;
+  // An enable by the 8th session or fewer succeeding is what SES-MAX-8 asks; in a case about
+  // something else it only prepares the case (a failure is a setup failure).
+  if (m.size() <= 8 && case_has(rules::kSesMax8)) e.status_rule = rules::kSesMax8;
+  const auto [source, source_rule] = expected_source(step);
+  notify_change(guid_key, e, rules::kCbRecompute, "enable by session " + step.session, source,
+                source_rule);
+  if (step.api == "EnableTrace") {
+    // The legacy call has 32-bit flags and no MatchAll: only IsEnabled and SourceId judged.
+    for (ExpectedCallback& cb : e.callbacks) cb.judge_values = false;
   }
+  timing(step, e);
+}
 
-  // One callback to every registration whose enabling sessions changed since `before`.
-  void notify_diff(const std::map<std::string, SessionMap>& before, StepExpectation& e,
-                   const std::string& is_enabled_rule, const std::string& cause,
-                   const GUID& source, const std::string& source_rule) {
-    for (const auto& [label, old] : before) {
-      const SessionMap now = effective(label);
-      bool same = now.size() == old.size();
-      for (auto a = now.begin(), b = old.begin(); same && a != now.end(); ++a, ++b) {
-        same = a->first == b->first && same_enable(a->second, b->second);
-      }
-      if (same) continue;
-      push_callback(case_.providers.at(label), now, e, is_enabled_rule, cause, source,
-                    source_rule);
-    }
+void Model::disable(const Step& step, StepExpectation& e) {
+  if (step.group) {
+    if (started_.count(step.session)) group_enable(step, e);
+    return;
   }
-
-  bool is_private(const std::string& session) const {
-    const nlohmann::json& settings = case_.sessions.at(session).settings;
-    return settings.contains("log_file_mode") && settings["log_file_mode"].is_number_unsigned() &&
-           (settings["log_file_mode"].get<std::uint32_t>() & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0;
-  }
-
-  // enable / disable of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
-  void group_enable(const Step& step, StepExpectation& e) {
-    if (is_private(step.session)) {
-      e.status_nonzero = true;
-      e.status_rule = "GRP-NO-PRIVATE";
-      return;
-    }
-    const std::string group = format_guid(*step.group);
-    const auto before = snapshot();
-    if (step.op == StepOp::kEnable) {
-      Enable& en = group_enables_[group][step.session];
-      en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-      en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
-      en.event_ids = event_id_filter(step.filters);
-    } else if (group_enables_[group].erase(step.session) == 0) {
-      e.status = ERROR_SUCCESS;
-      return;
-    }
-    e.status = ERROR_SUCCESS;
-    e.status_rule = pick("GRP-ENABLE");
-    const auto [source, source_rule] = expected_source(step);
-    notify_diff(before, e, pick("GRP-ENABLE"),
-                std::string(step.op == StepOp::kEnable ? "enable" : "disable") + " of group " +
-                    group + " by session " + step.session,
-                source, source_rule);
-    timing(step, e);
-  }
-
-  // disallow: TraceSetInformation(TraceSetDisallowList) replaces the session's list; what it
-  // enabled through groups follows at once (GRP-DISALLOW).
-  void disallow(const Step& step, StepExpectation& e) {
-    if (!started_.count(step.session)) return;
-    const auto before = snapshot();
-    std::set<std::string> keys;
-    for (const std::string& label : step.disallow) keys.insert(key(label));
-    disallow_[step.session] = keys;
-    e.status = ERROR_SUCCESS;
-    e.status_rule = pick("GRP-DISALLOW");
-    notify_diff(before, e, pick("GRP-DISALLOW"), "disallow list of session " + step.session,
+  const std::string guid_key = key(step.provider);
+  SessionMap& m = enables_[guid_key];
+  if (!started_.count(step.session) || m.erase(step.session) == 0) return;
+  e.status = ERROR_SUCCESS;
+  notify_change(guid_key, e, rules::kCbEnabledStays, "disable by session " + step.session,
                 kNullGuid, "");
+  timing(step, e);
+}
+
+void Model::capture_state(const Step& step, StepExpectation& e) {
+  const std::string guid_key = key(step.provider);
+  const SessionMap& m = enables_[guid_key];
+  if (!started_.count(step.session) || !m.count(step.session)) return;
+  e.status = ERROR_SUCCESS;
+  for (const ProviderDef* p : listeners(guid_key)) {
+    ExpectedCallback cb;
+    cb.provider = p->label;
+    cb.context = p->context;
+    cb.cause = "capture state by session " + step.session;
+    cb.is_enabled = EVENT_CONTROL_CODE_CAPTURE_STATE;
+    cb.is_enabled_rule = rules::kCbCaptureState;
+    cb.values = Aggregate{true, step.level, step.match_any, step.match_all};
+    e.callbacks.push_back(cb);
   }
+  timing(step, e);
+}
 
-  bool case_has(const std::string& rule) const {
-    return std::find(case_.rules.begin(), case_.rules.end(), rule) != case_.rules.end();
+void Model::set_traits(const Step& step, StepExpectation& e) {
+  if (!registered_.count(step.provider)) return;
+  const bool attempted_before = traits_attempted_.count(step.provider) > 0;
+  traits_attempted_.insert(step.provider);
+  // A structured blob is well-formed by construction (the loader bounds its size).
+  if (step.traits_raw && traits_blob_error(step.traits_blob)) {
+    e.status_nonzero = true;
+    e.status_rule = rules::kTrFormat;
+  } else if (traits_set_.count(step.provider)) {
+    e.status_nonzero = true;
+    e.status_rule = rules::kTrSetOnce;
+  } else if (!attempted_before) {
+    // Whether a rejected malformed blob used up the one chance is not documented.
+    e.status = ERROR_SUCCESS;
+    e.status_rule = step.traits_raw ? rules::kTrFormat : rules::kTrSetOnce;
+    traits_set_.insert(step.provider);
+    if (!step.traits_raw && step.traits_group) {
+      // Joining a group some session enabled enables the registration (GRP-ENABLE).
+      const auto before = snapshot();
+      member_group_[step.provider] = format_guid(*step.traits_group);
+      notify_diff(before, e, rules::kGrpEnable, "traits naming group " + member_group_[step.provider],
+                  kNullGuid, "");
+    }
   }
+}
 
-  const Case& case_;
-  std::set<std::string> started_;
-  std::set<std::string> stopped_;
-  std::set<std::string> registered_;
-  std::set<std::string> traits_attempted_;
-  std::set<std::string> traits_set_;
-  std::map<std::string, SessionMap> enables_;  // provider GUID text -> sessions enabling it
-  std::map<std::string, SessionData> data_;     // session label -> its data path state
-  std::map<std::string, ConsumerExpectation> consumers_;
-  std::set<std::string> replaced_;              // "<session>\n<guid>" enabled again (FLT-REPLACE)
-  std::map<std::string, std::string> member_group_;  // provider label -> group GUID text
-  std::map<std::string, SessionMap> group_enables_;  // group GUID text -> sessions enabling it
-  std::map<std::string, std::set<std::string>> disallow_;  // session -> provider GUID texts
-  std::uint64_t next_seq_ = 1;
-};
+void Model::query_enabled(const Step& step, StepExpectation& e) {
+  if (!registered_.count(step.provider)) return;
+  const std::vector<SessionEnable> s = settings_of(effective(step.provider));
+  // MatchAny 0 on the enabling side is where runtimes differ in practice: not judged here.
+  if (std::any_of(s.begin(), s.end(), [](const SessionEnable& x) { return x.match_any == 0; })) {
+    return;
+  }
+  e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
+  // EventProviderEnabled checks RT-WRITE-DISABLED's predicate; after a session ends it also
+  // checks SES-PERSIST (what the ended session enabled is gone): blamed on that when the case
+  // is about it.
+  e.provider_enabled_rule =
+      case_has(rules::kSesPersist) ? rules::kSesPersist : rules::kRtWriteDisabled;
+}
 
-}  // namespace
+void Model::agent_gone(const Step& step) {
+  for (const auto& [label, def] : case_.providers) {
+    if (def.agent == step.agent) registered_.erase(label);
+  }
+}
+
+bool Model::case_has(const std::string& rule) const {
+  return std::find(case_.rules.begin(), case_.rules.end(), rule) != case_.rules.end();
+}
+
+}  // namespace detail
 
 std::vector<StepExpectation> expect_case(const Case& c) {
-  Model model(c);
+  detail::Model model(c);
   std::vector<StepExpectation> out;
   out.reserve(c.steps.size());
   for (const Step& step : c.steps) out.push_back(model.apply(step));

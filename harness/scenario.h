@@ -1,7 +1,9 @@
 // The scenario model and its loader: conformance cases as data (scenarios/README.md describes
 // the JSON format). Loading checks everything it can before anything runs, and reports bad
-// input as "<file>: <JSON pointer or line:col>: reason".
+// input as InputError "<file>:<line>:<col>: <JSON pointer>: reason".
 #pragma once
+
+#include "input_error.h"
 
 #include <windows.h>
 
@@ -17,12 +19,6 @@
 #include <vector>
 
 namespace etwh {
-
-// Input that cannot be loaded. what() is the complete "<file>: <where>: reason" line.
-class ScenarioError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct ProviderDef {
   std::string label;
@@ -159,7 +155,7 @@ struct Case {
   std::optional<std::vector<std::string>> expect_lint;
 };
 
-// Loads one scenario file. `known_rules` is the catalog's ID set. Throws ScenarioError.
+// Loads one scenario file. `known_rules` is the catalog's ID set. Throws InputError.
 std::vector<Case> load_scenario_file(const std::filesystem::path& file,
                                      const std::set<std::string>& known_rules);
 
@@ -168,7 +164,7 @@ std::vector<Case> load_scenario_text(const std::string& text, const std::string&
                                      const std::set<std::string>& known_rules);
 
 // Loads several files (directories expand to their *.json, sorted) and rejects a case id used
-// twice across them. Throws ScenarioError on the first problem.
+// twice across them. Throws InputError on the first problem.
 std::vector<Case> load_scenarios(const std::vector<std::filesystem::path>& paths,
                                  const std::set<std::string>& known_rules);
 

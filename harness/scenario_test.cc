@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace etwh {
 namespace {
 
@@ -23,11 +25,13 @@ std::string valid(const std::string& step = R"({"op": "enable", "session": "s1",
   }]})";
 }
 
+// The error without its line:col when it has a pointer (LocatesThePointer checks positions).
 std::string error_of(const std::string& text) {
   try {
     load_scenario_text(text, "f.json", kRules);
-  } catch (const ScenarioError& e) {
-    return e.what();
+  } catch (const InputError& e) {
+    return e.pointer().empty() ? e.what()
+                               : format_input_error(e.file(), e.pointer(), e.reason(), 0, 0);
   }
   return "(no error)";
 }
@@ -52,8 +56,40 @@ TEST(Loader, LoadsValidCase) {
 
 TEST(Loader, SyntaxErrorGivesLineAndColumn) {
   EXPECT_EQ(error_of("{\"cases\": [\n  {\"id\": \"x\",, }\n]}"),
-            "f.json: 2:14: JSON syntax error: syntax error while parsing object key - "
+            "f.json:2:14: JSON syntax error: syntax error while parsing object key - "
             "unexpected ','; expected string literal");
+}
+
+TEST(Loader, LocatesThePointer) {
+  // The bad value's own line and column; a missing field's object; the whole document.
+  const std::string bad_level = valid(R"({"op": "enable", "session": "s1", "provider": "p",
+      "level": 300})");
+  try {
+    load_scenario_text(bad_level, "f.json", kRules);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/cases/0/steps/2/level");
+    const std::size_t at = bad_level.find("300");
+    std::size_t line = 1 + static_cast<std::size_t>(
+                               std::count(bad_level.begin(), bad_level.begin() + at, '\n'));
+    EXPECT_EQ(e.line(), line);
+    EXPECT_EQ(e.col(), at - bad_level.rfind('\n', at));
+    EXPECT_EQ(std::string(e.what()), "f.json:" + std::to_string(e.line()) + ":" +
+                                         std::to_string(e.col()) +
+                                         ": /cases/0/steps/2/level: level 300 > 255");
+  }
+  try {
+    load_scenario_text("{\n  \"cases\": [\n    {\"id\": \"x\"}]}", "f.json", kRules);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "f.json:3:5: /cases/0: missing field \"rules\"");
+  }
+  try {
+    load_scenario_text("[]", "f.json", kRules);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "f.json:1:1: /: expected an object, got an array");
+  }
 }
 
 TEST(Loader, UnknownField) {

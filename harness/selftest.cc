@@ -1,11 +1,12 @@
 #include "selftest.h"
 
+#include "catalog.h"
 #include "etwh/child_process.h"
+#include "json_text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -24,17 +25,28 @@ namespace etwh::selftest {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
+                                  const std::set<std::string>& known_rules);
+}  // namespace
+
 std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
                                       const std::set<std::string>& known_rules) {
-  auto fail = [&](const std::string& pointer, const std::string& reason) {
-    throw SelftestError(file + ": " + pointer + ": " + reason);
-  };
-  json doc;
+  const json doc = parse_input_json(text, file);
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw SelftestError(file + ": byte " + std::to_string(e.byte) + ": " + e.what());
+    return parse_mutants(doc, file, known_rules);
+  } catch (const InputError& e) {
+    throw e.located_in(text);
   }
+}
+
+namespace {
+
+std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
+                                  const std::set<std::string>& known_rules) {
+  auto fail = [&](const std::string& pointer, const std::string& reason) {
+    throw InputError(file, pointer, reason);
+  };
   if (!doc.is_object()) fail("", "expected an object");
   if (doc.value("schema_version", 0) != 1) fail("/schema_version", "expected 1");
   if (!doc.contains("mutants") || !doc["mutants"].is_array()) {
@@ -108,12 +120,10 @@ std::vector<Mutant> load_mutants_text(const std::string& text, const std::string
   return out;
 }
 
+}  // namespace
+
 std::vector<Mutant> load_mutants(const fs::path& file, const std::set<std::string>& known_rules) {
-  std::ifstream in(file);
-  if (!in) throw SelftestError(file.string() + ": -: cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_mutants_text(text.str(), file.string(), known_rules);
+  return load_mutants_text(read_input_file(file), file.string(), known_rules);
 }
 
 std::vector<std::string> expand_args(const std::vector<std::string>& args, const std::string& bin,
@@ -154,6 +164,11 @@ RunSummary summarize_report(const json& report) {
     if (r.contains("rules") && r["rules"].is_array()) {
       for (const json& rule : r["rules"]) f.rules.push_back(rule.get<std::string>());
     }
+    for (const json& finding : r.value("findings", json::array())) {
+      if (finding.value("severity", "") == "failure" && !finding.value("rule", "").empty()) {
+        f.finding_rules.push_back(finding["rule"].get<std::string>());
+      }
+    }
     (f.status == "HARNESS_ERROR" ? s.harness_errors : s.failures).push_back(std::move(f));
   }
   s.report_read = true;
@@ -162,24 +177,11 @@ RunSummary summarize_report(const json& report) {
 
 Verdict judge(const Mutant& mutant, const RunSummary& run) {
   Verdict v;
-  // A rule catches the mutant when a failing case checks it or its message names it (a check
-  // of another rule's case may be the one that sees the defect, and says so).
-  const auto names = [](const std::string& message, const std::string& rule) {
-    for (std::size_t at = message.find(rule); at != std::string::npos;
-         at = message.find(rule, at + 1)) {
-      const std::size_t end = at + rule.size();
-      const auto part_of_id = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; };
-      if ((at == 0 || !part_of_id(message[at - 1])) &&
-          (end == message.size() || !part_of_id(message[end])))
-        return true;
-    }
-    return false;
-  };
+  // A rule catches the mutant when a failing case checks it, or when a failed check of the
+  // case is blamed on it (a check in another rule's case may be the one that sees the defect).
   for (const Failure& f : run.failures) {
     for (const std::string& rule : f.rules) v.caught.emplace(rule, f);
-    for (const std::string& rule : mutant.expect_rules) {
-      if (names(f.message, rule)) v.caught.emplace(rule, f);
-    }
+    for (const std::string& rule : f.finding_rules) v.caught.emplace(rule, f);
   }
   for (const std::string& rule : mutant.expect_rules) {
     if (v.caught.count(rule)) v.killed = true;
@@ -315,7 +317,7 @@ std::string log_tail(const fs::path& log, std::size_t lines) {
 fs::path fresh_dir(const fs::path& parent, const std::string& prefix) {
   std::string templ = (parent / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(templ.data()) == nullptr) {
-    throw SelftestError(parent.string() + ": cannot create a temporary folder");
+    throw std::runtime_error(parent.string() + ": cannot create a temporary folder");
   }
   return templ;
 }
@@ -368,22 +370,13 @@ RunSummary run_suite(const Options& o, const std::string& label,
 int run(const Options& o) {
   // Bad input first, before anything runs.
   std::set<std::string> rules;
-  {
-    std::ifstream in(o.catalog_file);
-    json catalog;
-    try {
-      catalog = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw SelftestError(o.catalog_file.string() + ": " + e.what());
-    }
-    for (const json& r : catalog.value("rules", json::array())) rules.insert(r.value("id", ""));
-  }
+  for (const Rule& r : load_catalog(o.catalog_file).rules) rules.insert(r.id);
   std::vector<Mutant> mutants = load_mutants(o.mutants_file, rules);
   if (!o.only.empty()) {
     for (const std::string& name : o.only) {
       if (std::none_of(mutants.begin(), mutants.end(),
                        [&](const Mutant& m) { return m.name == name; })) {
-        throw SelftestError(o.mutants_file.string() + ": no mutant named \"" + name + "\"");
+        throw InputError("--only", "", "no mutant named \"" + name + "\" in " + o.mutants_file.string());
       }
     }
     std::erase_if(mutants, [&](const Mutant& m) {
@@ -396,7 +389,7 @@ int run(const Options& o) {
     return m.kind == MutantKind::kRuntime;
   });
   if (any_runtime && (!fs::exists(lib_dir / "libetwrt.so.0") || !fs::exists(broker))) {
-    throw SelftestError(o.mutant_dir.string() +
+    throw std::runtime_error(o.mutant_dir.string() +
                         ": no mutant build of etwrt (lib/libetwrt.so.0, libexec/etwrt-broker); "
                         "build the targets etwrt_mutants and etwrt-broker-mutants");
   }
@@ -495,7 +488,7 @@ int run(const Options& o) {
     }
     std::ofstream f(o.json_file);
     f << out.dump(2) << "\n";
-    if (!f) throw SelftestError(o.json_file.string() + ": cannot write");
+    if (!f) throw std::runtime_error(o.json_file.string() + ": cannot write");
   }
   if (o.keep_dir.empty()) {
     std::error_code ec;
@@ -509,7 +502,7 @@ int run(const Options& o) {
 #else
 
 int run(const Options&) {
-  throw SelftestError("etwh selftest runs on Linux only (it swaps in the mutant build of etwrt)");
+  throw std::runtime_error("etwh selftest runs on Linux only (it swaps in the mutant build of etwrt)");
 }
 
 #endif

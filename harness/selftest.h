@@ -4,6 +4,8 @@
 // failed. A mutant that survives is a hole in the suite.
 #pragma once
 
+#include "input_error.h"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -15,11 +17,6 @@
 #include <vector>
 
 namespace etwh::selftest {
-
-class SelftestError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class MutantKind { kRuntime, kProvider };
 
@@ -33,7 +30,7 @@ struct Mutant {
 };
 
 // Loads and checks the registry: unique names of [a-z0-9-], known kinds, catalog rule IDs,
-// etwh_args for provider mutants. Throws SelftestError "<file>: <pointer>: reason".
+// etwh_args for provider mutants. Throws InputError.
 std::vector<Mutant> load_mutants(const std::filesystem::path& file,
                                  const std::set<std::string>& known_rules);
 std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
@@ -48,7 +45,8 @@ std::vector<std::string> expand_args(const std::vector<std::string>& args,
 // One case of a run that did not end as expected.
 struct Failure {
   std::string case_id;
-  std::vector<std::string> rules;
+  std::vector<std::string> rules;          // the rules the case names
+  std::vector<std::string> finding_rules;  // the rules its failed checks are blamed on
   std::string status;
   std::string message;
 };
@@ -71,7 +69,8 @@ struct Verdict {
   std::map<std::string, Failure> caught;
 };
 
-// Killed iff some failing case names one of the mutant's expect_rules.
+// Killed iff some failing case names one of the mutant's expect_rules, or one of its failed
+// checks (a finding of severity "failure" in the report) is blamed on one of them.
 Verdict judge(const Mutant& mutant, const RunSummary& run);
 
 // The kill matrix: one row per mutant, one column per rule that a mutant expects or that some

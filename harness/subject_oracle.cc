@@ -1,4 +1,5 @@
 #include "subject_oracle.h"
+#include "rules.h"
 
 #include "win32_text.h"
 
@@ -55,12 +56,14 @@ std::vector<EventDef> events_from_json(const json& reply, const char* key) {
   return out;
 }
 
-// The rule of `rules` that the case names, else the first.
+// A segment's events are checked by several rules at once (a state write after a capture
+// checks PROV-CAPTURE-STATE and PROV-RECORD): a mismatch is blamed on the one the case is
+// about, else the most specific.
 std::string pick_rule(const std::vector<std::string>& rules, const std::vector<std::string>& case_rules) {
   for (const std::string& r : rules) {
     if (std::find(case_rules.begin(), case_rules.end(), r) != case_rules.end()) return r;
   }
-  return rules.empty() ? std::string("PROV-EVENT-ENABLED") : rules.front();
+  return rules.empty() ? std::string(rules::kProvEventEnabled) : rules.front();
 }
 
 std::string list(const std::vector<std::string>& items) {
@@ -190,7 +193,7 @@ std::map<std::string, std::vector<Segment>> expect_subject_events(
           state.recorded.enabled = false;
           state.unknown_code.clear();
         } else if (cb.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-          deliver(step, "capture state (IsEnabled 2)", {"PROV-CAPTURE-STATE"},
+          deliver(step, "capture state (IsEnabled 2)", {rules::kProvCaptureState},
                   description.state_events);
         }
       }
@@ -205,14 +208,14 @@ std::map<std::string, std::vector<Segment>> expect_subject_events(
         state.recorded.enabled = false;
         state.unknown_code.clear();
       } else if (step.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-        deliver(step, "injected capture state (IsEnabled 2)", {"PROV-CAPTURE-STATE"},
+        deliver(step, "injected capture state (IsEnabled 2)", {rules::kProvCaptureState},
                 description.state_events);
       } else {
         state.unknown_code = std::to_string(step.is_enabled);
       }
     } else if (step.op == StepOp::kSubjectWrite) {
       if (step.state_events) {
-        deliver(step, "write_state_events()", {"PROV-CAPTURE-STATE"}, description.state_events);
+        deliver(step, "write_state_events()", {rules::kProvCaptureState}, description.state_events);
         continue;
       }
       std::vector<EventDef> written;
@@ -230,16 +233,16 @@ std::map<std::string, std::vector<Segment>> expect_subject_events(
       std::vector<std::string> rules;
       if (!state.unknown_code.empty()) {
         cause += ", after an injected IsEnabled " + state.unknown_code;
-        rules = {"CB-UNKNOWN-CODE", "PROV-RECORD", "PROV-EVENT-ENABLED"};
+        rules = {rules::kCbUnknownCode, rules::kProvRecord, rules::kProvEventEnabled};
       } else if (!state.skipped.empty()) {
         std::vector<std::string> ids;
         for (std::uint16_t id : state.skipped) ids.push_back(std::to_string(id));
         cause += ", skipping IDs " + list(ids) + " given in FilterData";
-        rules = {"CB-FILTER-COPY", "PROV-EVENT-ENABLED"};
+        rules = {rules::kCbFilterCopy, rules::kProvEventEnabled};
       } else if (!r.enabled) {
-        rules = {"PROV-RECORD"};
+        rules = {rules::kProvRecord};
       } else {
-        rules = {"PROV-EVENT-ENABLED", "PROV-RECORD"};
+        rules = {rules::kProvEventEnabled, rules::kProvRecord};
       }
       deliver(step, cause, rules, written);
     }
@@ -270,19 +273,24 @@ std::vector<Finding> judge_records(const std::vector<Segment>& segments,
       const std::size_t shown = std::min(got.size(), at + want.size() + 3);
       const std::vector<std::string> around(got.begin() + static_cast<std::ptrdiff_t>(at),
                                             got.begin() + static_cast<std::ptrdiff_t>(shown));
-      return {{pick_rule(seg.rules, case_rules),
-               fmt::format("step {} ({}): expected {}, received {}{}", seg.step, seg.cause,
-                           list(want), list(around), shown < got.size() ? " ..." : "")}};
+      return {failed_check(pick_rule(seg.rules, case_rules), "events",
+                           fmt::format("step {} ({}): expected {}, received {}{}", seg.step,
+                                       seg.cause, list(want), list(around),
+                                       shown < got.size() ? " ..." : ""),
+                           list(want), list(seen))};
     }
     at = end;
   }
   if (at < got.size()) {
     const std::vector<std::string> extra(got.begin() + static_cast<std::ptrdiff_t>(at), got.end());
     const Segment* last = segments.empty() ? nullptr : &segments.back();
-    return {{last ? pick_rule(last->rules, case_rules) : pick_rule({"PROV-RECORD"}, case_rules),
-             fmt::format("{} events more than expected{}: {}", extra.size(),
-                         last ? " after step " + last->step + " (" + last->cause + ")" : "",
-                         list(extra))}};
+    return {failed_check(
+        last ? pick_rule(last->rules, case_rules) : pick_rule({rules::kProvRecord}, case_rules),
+        "extra events",
+        fmt::format("{} events more than expected{}: {}", extra.size(),
+                    last ? " after step " + last->step + " (" + last->cause + ")" : "",
+                    list(extra)),
+        "none", list(extra))};
   }
   return {};
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "oracle.h"
+#include "result.h"
 #include "scenario.h"
 
 #include <nlohmann/json.hpp>
@@ -46,12 +47,6 @@ struct Segment {
 std::map<std::string, std::vector<Segment>> expect_subject_events(
     const Case& c, const std::vector<oracle::StepExpectation>& base, const std::string& provider,
     const Description& description);
-
-// One failed check: the rule and the message.
-struct Finding {
-  std::string rule;
-  std::string message;
-};
 
 // Compares `records` (a consumer's records from the subject provider, in arrival order, as
 // consume_stop gives them) with `segments`; a mismatch is reported under the first of its

@@ -145,12 +145,12 @@ TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
   auto missing = judge_records(segments, {record(ev(1, 1, 1))}, {});
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].rule, "PROV-EVENT-ENABLED");
-  EXPECT_NE(missing[0].message.find("/w1"), std::string::npos);
+  EXPECT_NE(missing[0].text.find("/w1"), std::string::npos);
   auto extra = judge_records(
       segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2)), record(ev(3, 3, 0))}, {});
   ASSERT_EQ(extra.size(), 1u);
   EXPECT_EQ(extra[0].rule, "PROV-RECORD");
-  EXPECT_NE(extra[0].message.find("id 3"), std::string::npos);
+  EXPECT_NE(extra[0].text.find("id 3"), std::string::npos);
 }
 
 const std::set<std::string> kRules = {"PROV-RECORD", "CB-FAST"};
@@ -186,7 +186,7 @@ TEST(SubjectLoader, RejectsMisusedSubjects) {
   auto error = [](const std::string& text) {
     try {
       load_scenario_text(text, "t.json", kRules);
-    } catch (const ScenarioError& e) {
+    } catch (const InputError& e) {
       return std::string(e.what());
     }
     return std::string("loaded");

@@ -11,10 +11,6 @@ namespace etwh {
 
 namespace {
 
-constexpr Status kAllStatuses[] = {Status::kPass,        Status::kFail,    Status::kXFail,
-                                   Status::kXPass,       Status::kUnsupported,
-                                   Status::kTimeout,     Status::kCrash,   Status::kHarnessError};
-
 // Higher is worse, so that a rule shows the most alarming outcome among its cases.
 int severity(Status s) {
   switch (s) {
@@ -30,28 +26,33 @@ int severity(Status s) {
   return 7;
 }
 
+nlohmann::ordered_json finding_json(const Finding& f) {
+  nlohmann::ordered_json out{{"rule", f.rule},
+                             {"check", f.check},
+                             {"severity", severity_name(f.severity)},
+                             {"text", f.text}};
+  if (!f.expected.empty()) out["expected"] = f.expected;
+  if (!f.observed.empty()) out["observed"] = f.observed;
+  if (!f.step.pointer.empty()) {
+    out["step"] = {{"case", f.step.case_id}, {"op", f.step.op}, {"pointer", f.step.pointer},
+                   {"file", f.step.file}};
+    if (f.step.index) out["step"]["index"] = *f.step.index;
+  }
+  if (!f.evidence.empty()) out["evidence"] = f.evidence;
+  return out;
+}
+
+// One line per finding that is not a note: "<severity> <rule>: <text>".
+std::string findings_text(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::kNote) continue;
+    out += fmt::format("{} {}\n", severity_name(f.severity), describe(f));
+  }
+  return out;
+}
+
 }  // namespace
-
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kPass: return "PASS";
-    case Status::kFail: return "FAIL";
-    case Status::kXFail: return "XFAIL";
-    case Status::kXPass: return "XPASS";
-    case Status::kUnsupported: return "UNSUPPORTED";
-    case Status::kTimeout: return "TIMEOUT";
-    case Status::kCrash: return "CRASH";
-    case Status::kHarnessError: return "HARNESS_ERROR";
-  }
-  return "HARNESS_ERROR";
-}
-
-std::optional<Status> parse_status(const std::string& s) {
-  for (Status st : kAllStatuses) {
-    if (s == status_name(st)) return st;
-  }
-  return std::nullopt;
-}
 
 std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
                                        const std::vector<CaseResult>& results) {
@@ -103,18 +104,21 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
                        std::ostream& out) const {
   // Ordered, so that the file reads in the documented order.
   nlohmann::ordered_json doc;
-  doc["schema_version"] = 1;
+  doc["schema_version"] = 2;
   doc["run_info"] = {{"platform", info.platform},     {"etwh_version", info.version},
                      {"start_time", info.start_time}, {"host", info.host},
                      {"duration", info.duration_s},   {"command_line", info.command_line}};
   doc["results"] = nlohmann::ordered_json::array();
   for (const CaseResult& r : results) {
-    doc["results"].push_back(nlohmann::ordered_json{{"id", r.id},
-                              {"rules", r.rules},
-                              {"status", status_name(r.status)},
-                              {"as_expected", r.as_expected},
-                              {"message", r.message},
-                              {"duration", r.duration_s}});
+    nlohmann::ordered_json result{{"id", r.id},
+                                  {"rules", r.rules},
+                                  {"status", status_name(r.status)},
+                                  {"as_expected", r.as_expected},
+                                  {"message", r.message},
+                                  {"duration", r.duration_s}};
+    result["findings"] = nlohmann::ordered_json::array();
+    for (const Finding& f : r.findings) result["findings"].push_back(finding_json(f));
+    doc["results"].push_back(std::move(result));
   }
   doc["rules"] = nlohmann::ordered_json::array();
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
@@ -157,6 +161,9 @@ void JunitReport::write(const RunInfo& info, const std::vector<CaseResult>& resu
       auto f = tc.append_child(is_error ? "error" : "failure");
       f.append_attribute("type") = status_name(r.status);
       f.append_attribute("message") = r.message.c_str();
+      if (const std::string body = findings_text(r.findings); !body.empty()) {
+        f.text().set(body.c_str());
+      }
       (is_error ? errors : failures)++;
     }
   }

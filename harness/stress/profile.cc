@@ -27,7 +27,7 @@ class Checker {
   explicit Checker(std::string where) : where_(std::move(where)) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
-    throw StressProfileError(where_ + ": " + (pointer.empty() ? "/" : pointer) + ": " + reason);
+    throw InputError(where_, pointer.empty() ? "/" : pointer, reason);
   }
 
   void only(const json& obj, const std::string& pointer,
@@ -141,7 +141,7 @@ std::string value_text(const json& v) { return v.is_string() ? v.get<std::string
 Sweep parse_sweep(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw StressProfileError("--sweep: expected DIMENSION=V1,V2,..., got \"" + text + "\"");
+    throw InputError("--sweep", "", "expected DIMENSION=V1,V2,..., got \"" + text + "\"");
   }
   Sweep s;
   s.dimension = text.substr(0, eq);
@@ -149,39 +149,38 @@ Sweep parse_sweep(const std::string& text) {
                    [&](const char* d) { return s.dimension == d; })) {
     std::string known;
     for (const char* d : kDimensions) known += (known.empty() ? "" : ", ") + std::string(d);
-    throw StressProfileError("--sweep: unknown dimension \"" + s.dimension + "\" (one of " +
-                             known + ")");
+    throw InputError("--sweep", "",
+                     "unknown dimension \"" + s.dimension + "\" (one of " + known + ")");
   }
   s.pointer = "/" + s.dimension;
   std::replace(s.pointer.begin(), s.pointer.end(), '.', '/');
   std::stringstream values(text.substr(eq + 1));
   std::string item;
   while (std::getline(values, item, ',')) {
-    if (item.empty()) throw StressProfileError("--sweep " + text + ": empty value");
+    if (item.empty()) throw InputError("--sweep " + text, "", "empty value");
     // Numbers stay numbers; anything else ("max") is a string, checked by the loader.
     json v = json::parse(item, nullptr, false);
     if (v.is_discarded() || !v.is_primitive()) v = item;
     s.values.push_back(std::move(v));
   }
   if (s.values.empty() || text.back() == ',') {
-    throw StressProfileError("--sweep " + text + ": give at least one value, none empty");
+    throw InputError("--sweep " + text, "", "give at least one value, none empty");
   }
   return s;
 }
 
 std::vector<Profile> load_profile_text(const std::string& text, const std::string& file,
                                        const std::optional<Sweep>& sweep) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string reason = e.what();
-    if (auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
-    throw StressProfileError(file + ": " + line_col(text, e.byte > 0 ? e.byte - 1 : 0) +
-                             ": JSON syntax error: " + reason);
-  }
+  const json doc = parse_input_json(text, file);
   const std::string stem = std::filesystem::path(file).stem().string();
-  if (!sweep) return {check_profile(doc, file, stem, file)};
+  if (!sweep) {
+    try {
+      return {check_profile(doc, file, stem, file)};
+    } catch (const InputError& e) {
+      throw e.located_in(text);
+    }
+  }
+  // A swept value is not in the text: its errors name the sweep and the pointer only.
   if (!doc.is_object()) Checker(file).fail("", "expected an object, got " + json_type_name(doc));
   std::vector<Profile> out;
   for (const json& v : sweep->values) {
@@ -199,11 +198,7 @@ std::vector<Profile> load_profile_text(const std::string& text, const std::strin
 
 std::vector<Profile> load_profile_file(const std::filesystem::path& file,
                                        const std::optional<Sweep>& sweep) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw StressProfileError(file.string() + ": -: cannot open the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_profile_text(text.str(), file.string(), sweep);
+  return load_profile_text(read_input_file(file), file.string(), sweep);
 }
 
 }  // namespace etwh::stress

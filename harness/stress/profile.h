@@ -1,8 +1,10 @@
 // Stress profiles (scenarios/stress/*.json, format in harness/stress/README.md) and their loader.
 // Loading checks every field before anything runs and reports bad input as
-// "<file>: <JSON pointer or line:col>: reason" (StressProfileError); a sweep value is applied
+// "<file>:<line>:<col>: <JSON pointer>: reason" (InputError); a sweep value is applied
 // to the JSON before the checks, so a bad one is reported the same way.
 #pragma once
+
+#include "input_error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,11 +16,6 @@
 #include <vector>
 
 namespace etwh::stress {
-
-class StressProfileError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class LossExpectation { kUnspecified, kNone, kSome };
 
@@ -55,7 +52,7 @@ struct Sweep {
 };
 
 // Parses "dim=v1,v2,...": dimensions are the profile's fields, nested ones dotted; values are
-// JSON (numbers) or bare words ("max"). Throws StressProfileError("--sweep: ...").
+// JSON (numbers) or bare words ("max"). Throws InputError("--sweep: ...").
 Sweep parse_sweep(const std::string& text);
 
 // Loads one profile from text; `file` names it in messages. With a sweep, returns one profile

@@ -10,8 +10,10 @@ namespace {
 std::string error_of(const std::string& text, const std::optional<Sweep>& sweep = std::nullopt) {
   try {
     load_profile_text(text, "p.json", sweep);
-  } catch (const StressProfileError& e) {
-    return e.what();
+  } catch (const InputError& e) {
+    // Without line:col (the loaders' shared locator is tested with the scenarios).
+    return e.pointer().empty() ? e.what()
+                               : format_input_error(e.file(), e.pointer(), e.reason(), 0, 0);
   }
   return "(no error)";
 }
@@ -49,7 +51,7 @@ TEST(StressProfile, FieldsAndDefaults) {
 
 TEST(StressProfile, ErrorsNameFilePointerAndReason) {
   EXPECT_EQ(error_of("{\n  \"rate\": 5,\n  \"duration_ms\": }"),
-            "p.json: 3:18: JSON syntax error: syntax error while parsing value - unexpected '}'; "
+            "p.json:3:18: JSON syntax error: syntax error while parsing value - unexpected '}'; "
             "expected '[', '{', or a literal");
   EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "thread": 2})"),
             "p.json: /thread: unknown field \"thread\"");
@@ -90,7 +92,7 @@ TEST(StressProfile, BadSweepsAreRejectedPrecisely) {
   auto sweep_error = [](const std::string& text) {
     try {
       parse_sweep(text);
-    } catch (const StressProfileError& e) {
+    } catch (const InputError& e) {
       return std::string(e.what());
     }
     return std::string("(no error)");

@@ -135,7 +135,7 @@ int run_stress_command(const StressArgs& args) {
       auto loaded = load_profile_file(file, sweep);
       profiles.insert(profiles.end(), loaded.begin(), loaded.end());
     }
-  } catch (const StressProfileError& e) {
+  } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   }

@@ -1,0 +1,192 @@
+// The oracle's data path: which consumer gets which event, and why one must not (filters per
+// session, FLT-REPLACE, groups, buffering before the first consumer, a second consumer),
+// what EventEnabled must say, and what collect judges.
+#include "oracle_model.h"
+#include "rules.h"
+#include "win32_text.h"
+
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <algorithm>
+
+namespace etwh::oracle::detail {
+
+// An event a session takes has passed every filter test at once (level, keyword, keyword 0,
+// MatchAny 0): its delivery checks each of those rules, and is blamed on the one the case is
+// about. (A dropped event has one deciding rule: filter_rule's.)
+std::string Model::delivery_rule(const std::string& deciding) const {
+  static constexpr const char* kFilterRules[] = {rules::kFltLevel, rules::kFltKeyword,
+                                                  rules::kFltKeyword0Bypass,
+                                                  rules::kFltIgnoreKeyword0, rules::kFltAnyZero};
+  const auto is_filter_rule = [](const std::string& r) {
+    return std::find(std::begin(kFilterRules), std::end(kFilterRules), r) !=
+           std::end(kFilterRules);
+  };
+  if (!is_filter_rule(deciding) || case_has(deciding)) return deciding;
+  for (const char* r : kFilterRules) {
+    if (case_has(r)) return r;
+  }
+  return deciding;
+}
+
+// Which filter rule decides whether `s` takes `ev`.
+std::string Model::filter_rule(const SessionEnable& s, const EventLevelKeyword& ev) {
+  if (ev.level != 0 && ev.level > s.level) return rules::kFltLevel;
+  if (ev.keyword == 0) {
+    return (s.enable_property & kEnablePropertyIgnoreKeyword0) ? rules::kFltIgnoreKeyword0
+                                                               : rules::kFltKeyword0Bypass;
+  }
+  if (s.match_any == 0) return rules::kFltAnyZero;
+  if (!session_accepts(s, ev)) return rules::kFltKeyword;
+  return ev.level == 0 ? rules::kFltLevel : rules::kFltKeyword;  // level 0 passed the level test
+}
+
+void Model::consume(const Step& step, StepExpectation& e) {
+  if (!started_.count(step.session)) return;
+  e.status = ERROR_SUCCESS;
+  e.status_rule = rules::kConRecordMode;
+  SessionData& sd = data_[step.session];
+  ConsumerExpectation c;
+  c.consumer = step.consumer;
+  c.agent = step.agent;
+  c.session = step.session;
+  c.event_record_mode = step.event_record_mode;
+  c.context = step.context;
+  c.delay_us = step.delay_us;
+  if (!sd.consumer_attached) {
+    // The first consumer gets what the session kept while nobody read it.
+    c.events = sd.buffered;
+    c.excluded = sd.buffered_excluded;
+    for (ExpectedEvent& ev : c.events) {
+      // A buffered event's delivery checks its filter rule and CON-RT-BUFFERED at once: it is
+      // blamed on the one the case is about (both verdicts would be true).
+      if (case_has(rules::kConRtBuffered)) ev.rule = rules::kConRtBuffered;
+      c.lossy = c.lossy || ev.lossy;
+    }
+    sd.consumer_attached = true;
+  } else {
+    for (std::uint64_t seq = 1; seq < next_seq_; ++seq) {
+      c.excluded[seq] = {rules::kConRtSecond,
+                         "written before this consumer attached (a later consumer gets only "
+                         "new events)"};
+    }
+  }
+  sd.consumers.push_back(step.consumer);
+  consumers_[step.consumer] = std::move(c);
+}
+
+// One written event `seq` at one started session: taken, or excluded with the rule and the
+// reason, for the consumers attached (before the first one: for the first to come). True when
+// the session takes it.
+bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
+                    const std::string& session, const SessionMap& m) {
+  const std::string guid_key = key(step.provider);
+  const EventLevelKeyword lk{def.level, def.keyword};
+  SessionData& sd = data_[session];
+  ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
+                   step.lossy, "", 0, ""};
+  Exclusion why;
+  bool taken = false;
+  auto it = m.find(session);
+  if (it == m.end()) {
+    why = {rules::kFltPerSession, "session " + session + " does not enable the provider"};
+    if (disallowed_group(session, step.provider)) {
+      why = {rules::kGrpDisallow,
+             "session " + session + " enables the provider's group but disallows it"};
+    }
+  } else {
+    const std::string rule = replaced_.count(session + "\n" + guid_key)
+                                 ? rules::kFltReplace
+                                 : filter_rule(it->second.settings, lk);
+    taken = session_accepts(it->second.settings, lk);
+    ev.rule = taken ? delivery_rule(rule) : rule;
+    if (it->second.via_group) {
+      ev.rule = it->second.ids_ignored ? rules::kGrpNoIdFilters : rules::kGrpEnable;
+    }
+    if (taken && it->second.event_ids &&
+        it->second.event_ids->second.count(def.id) != it->second.event_ids->first) {
+      taken = false;
+      why = {rules::kFltPerSession,
+             "session " + session + "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
+                 (it->second.event_ids->first ? "TRUE" : "FALSE") + ") drops event ID " +
+                 std::to_string(def.id)};
+      if (!sd.consumer_attached) {
+        sd.buffered_excluded[seq] = why;
+      } else {
+        for (const std::string& label : sd.consumers) consumers_.at(label).excluded[seq] = why;
+      }
+      return false;
+    }
+    why = {rule, "session " + session + " filters it out (level " +
+                     std::to_string(it->second.settings.level) + ", MatchAny " +
+                     format_hex(it->second.settings.match_any) + ", MatchAll " +
+                     format_hex(it->second.settings.match_all) + ")"};
+  }
+  // An event carrying traits checks TR-IN-EVENTS as well as its filter rule: blamed on
+  // TR-IN-EVENTS when the case is about it.
+  if (ev.traits && case_has(rules::kTrInEvents)) ev.rule = rules::kTrInEvents;
+  if (!sd.consumer_attached) {
+    if (taken) sd.buffered.push_back(ev);
+    else sd.buffered_excluded[seq] = why;
+    return taken;
+  }
+  for (const std::string& label : sd.consumers) {
+    ConsumerExpectation& c = consumers_.at(label);
+    if (taken) {
+      c.events.push_back(ev);
+      c.lossy = c.lossy || ev.lossy;
+    } else {
+      c.excluded[seq] = why;
+    }
+  }
+  return taken;
+}
+
+void Model::write(const Step& step, StepExpectation& e) {
+  if (!registered_.count(step.provider)) return;
+  const SessionMap m = effective(step.provider);
+  const std::vector<SessionEnable> all = settings_of(m);
+  const bool any_zero = std::any_of(all.begin(), all.end(),
+                                    [](const SessionEnable& x) { return x.match_any == 0; });
+  bool any_taken = false;
+  for (const EventDef& def : step.events) {
+    const EventLevelKeyword lk{def.level, def.keyword};
+    e.first_seq.push_back(next_seq_);
+    // MatchAny 0 on the enabling side is where runtimes differ in EventEnabled: not judged.
+    if (any_zero) {
+      e.event_enabled.push_back(std::nullopt);
+    } else {
+      e.event_enabled.push_back(any_session_accepts(all, lk));
+    }
+    for (std::uint32_t k = 0; k < def.count; ++k) {
+      const std::uint64_t seq = next_seq_++;
+      for (const std::string& session : started_) {
+        if (deliver(step, def, seq, session, m)) any_taken = true;
+      }
+    }
+  }
+  e.event_enabled_rule = rules::kRtWriteDisabled;
+  if (!step.lossy) {
+    e.status = ERROR_SUCCESS;
+    // RT-WRITE-DISABLED: a write no session wants still returns ERROR_SUCCESS.
+    if (!any_taken) e.status_rule = rules::kRtWriteDisabled;
+  }
+}
+
+void Model::collect(const Step& step, StepExpectation& e) {
+  for (const auto& [session, sd] : data_) {
+    if (sd.consumers.empty() || !started_.count(session)) continue;
+    e.collect_sessions.push_back(session);
+    for (const std::string& label : sd.consumers) e.consumers.push_back(consumers_.at(label));
+  }
+  for (const std::string& session : e.collect_sessions) {
+    Step stop_step = step;
+    stop_step.session = session;
+    stop(stop_step, e);
+    data_.erase(session);
+  }
+  e.status.reset();
+}
+
+}  // namespace etwh::oracle::detail

@@ -1,0 +1,115 @@
+#include "result.h"
+
+#include <fmt/format.h>
+
+namespace etwh {
+
+namespace {
+
+constexpr Status kAllStatuses[] = {Status::kPass,        Status::kFail,    Status::kXFail,
+                                   Status::kXPass,       Status::kUnsupported,
+                                   Status::kTimeout,     Status::kCrash,   Status::kHarnessError};
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string s;
+  for (const std::string& p : parts) s += (s.empty() ? "" : separator) + p;
+  return s;
+}
+
+// The step failures, one "step P (op): ..." group per step in order of appearance.
+std::vector<std::string> step_groups(const std::vector<Finding>& findings) {
+  std::vector<std::string> groups;
+  const StepLocation* open = nullptr;
+  for (const Finding& f : findings) {
+    if (f.severity != Severity::kFailure || f.check == kCheckLint || f.check == kCheckExpectLint)
+      continue;
+    if (open != nullptr && open->pointer == f.step.pointer) {
+      groups.back() += "; " + describe(f);
+      continue;
+    }
+    open = &f.step;
+    groups.push_back((f.step.pointer.empty()
+                          ? std::string()
+                          : fmt::format("step {} ({}): ", f.step.pointer, f.step.op)) +
+                     describe(f));
+  }
+  return groups;
+}
+
+}  // namespace
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::kPass: return "PASS";
+    case Status::kFail: return "FAIL";
+    case Status::kXFail: return "XFAIL";
+    case Status::kXPass: return "XPASS";
+    case Status::kUnsupported: return "UNSUPPORTED";
+    case Status::kTimeout: return "TIMEOUT";
+    case Status::kCrash: return "CRASH";
+    case Status::kHarnessError: return "HARNESS_ERROR";
+  }
+  return "HARNESS_ERROR";
+}
+
+std::optional<Status> parse_status(const std::string& s) {
+  for (Status st : kAllStatuses) {
+    if (s == status_name(st)) return st;
+  }
+  return std::nullopt;
+}
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kFailure: return "failure";
+    case Severity::kWarning: return "warning";
+    case Severity::kNote: return "note";
+  }
+  return "failure";
+}
+
+Finding failed_check(std::string rule, std::string check, std::string text,
+                     std::string expected, std::string observed) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.check = std::move(check);
+  f.text = std::move(text);
+  f.expected = std::move(expected);
+  f.observed = std::move(observed);
+  return f;
+}
+
+std::string describe(const Finding& f) {
+  if (!f.rule.empty()) return f.rule + ": " + f.text;
+  // A failed check with no rule is a step that only prepares the case.
+  return f.severity == Severity::kFailure ? "setup: " + f.text : f.text;
+}
+
+std::string summarize(const std::vector<Finding>& findings, const std::string& fault) {
+  std::vector<std::string> parts = step_groups(findings);
+  if (!fault.empty()) parts.push_back(fault);
+  bool failed = !parts.empty();
+  for (const Finding& f : findings) failed = failed || f.severity == Severity::kFailure;
+  std::vector<std::string> lint, expect_lint, notes, expectation;
+  for (const Finding& f : findings) {
+    if (f.check == kCheckLint) {
+      lint.push_back(f.text);
+    } else if (f.check == kCheckExpectLint) {
+      expect_lint.push_back(f.text);
+    } else if (f.check == kCheckExpectation) {
+      expectation.push_back(f.text);
+    } else if (f.severity == Severity::kNote) {
+      notes.push_back(f.text);
+    }
+  }
+  // What was only observed matters when nothing failed: then it is all the case says.
+  if (!failed && !notes.empty()) {
+    parts.push_back("observed (not judged): " + join(notes, "; "));
+  }
+  if (!lint.empty()) parts.push_back("lint: " + join(lint, "; "));
+  if (!expect_lint.empty()) parts.push_back(join(expect_lint, "; "));
+  for (const std::string& e : expectation) parts.push_back(e);
+  return join(parts, " | ");
+}
+
+}  // namespace etwh

@@ -1,0 +1,129 @@
+// Data path and consumers: consume (a realtime consumer in an agent), write (EventEnabled and
+// EventProviderEnabled asked first where the oracle can tell), and collect (the consumers
+// ended and judged by consumer_judge.h).
+#include "case_run.h"
+
+#include "consumer_judge.h"
+#include "win32_text.h"
+
+#include <evntrace.h>
+#include <fmt/format.h>
+
+namespace etwh {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::optional<StepReply> CaseRun::consume(const Step& step, const oracle::StepExpectation&) {
+  require_session(step.session);
+  json reply = agent(step.agent).call(
+      {{"op", "consume_start"},
+       {"consumer", step.consumer},
+       {"name", sessions_.at(step.session).name},
+       {"mode", step.event_record_mode ? "event_record" : "event_trace"},
+       {"context", format_hex(step.context)},
+       {"delay_us", step.delay_us},
+       {"wait_ms", kCallbackWait.count()}},
+      kReplySlack + kCallbackWait);
+  if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
+    note(fmt::format("consumer {}: no header event before ProcessTrace {}", step.consumer,
+                     reply.contains("process_status")
+                         ? "returned " + reply["process_status"].dump()
+                         : std::string("went on")));
+  }
+  return StepReply{std::move(reply)};
+}
+
+std::optional<StepReply> CaseRun::write(const Step& step, const oracle::StepExpectation& e) {
+  return StepReply{write_events(step, e)};
+}
+
+std::optional<StepReply> CaseRun::collect_step(const Step&, const oracle::StepExpectation& e) {
+  collect(e);
+  check_callbacks(e);
+  return std::nullopt;
+}
+
+// One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
+// first, for that entry's descriptor, where the oracle can tell what they must say.
+json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
+  AgentProcess& a = agent(case_.providers.at(step.provider).agent);
+  std::uint32_t first_status = 0;
+  std::uint64_t failed = 0;
+  for (std::size_t i = 0; i < step.events.size(); ++i) {
+    const EventDef& d = step.events[i];
+    const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
+                             {"level", d.level},   {"opcode", d.opcode},   {"task", d.task},
+                             {"keyword", format_hex(d.keyword)}};
+    if (i < e.event_enabled.size() && e.event_enabled[i]) {
+      const json q = a.call({{"op", "query_enabled"},
+                             {"provider", step.provider},
+                             {"level", d.level},
+                             {"keyword", format_hex(d.keyword)},
+                             {"descriptor", descriptor}},
+                            kReplySlack);
+      const bool want = *e.event_enabled[i];
+      for (const char* field : {"event_enabled", "provider_enabled"}) {
+        if (!q.contains(field) || !q[field].is_boolean()) {
+          throw HarnessFault(std::string("query_enabled reply without a boolean ") + field);
+        }
+        if (q[field].get<bool>() != want) {
+          const char* api = field == std::string("event_enabled") ? "EventEnabled"
+                                                                  : "EventProviderEnabled";
+          fail(failed_check(
+              e.event_enabled_rule, api,
+              fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
+                          api, i, d.level, format_hex(d.keyword), want, !want),
+              fmt::format("{}", want), fmt::format("{}", !want)));
+        }
+      }
+    }
+    json req = {{"op", "write"},       {"provider", step.provider}, {"descriptor", descriptor},
+                {"count", d.count},    {"sequence", e.first_seq.at(i)},
+                {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
+    const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
+    const auto status = r.value("status", 0u);
+    if (first_status == 0) first_status = status;
+    failed += r.value("failed", std::uint64_t{0});
+  }
+  written_failed_[step.provider] += failed;
+  return {{"status", first_status}, {"failed", failed}};
+}
+
+// Ends every consumer: stops their sessions (ProcessTrace then returns with all that was
+// committed), takes each consumer's records and judges them against the oracle's.
+void CaseRun::collect(const oracle::StepExpectation& e) {
+  std::map<std::string, json> properties;
+  for (const std::string& session : e.collect_sessions) {
+    require_session(session);
+    json req = session_request("control", session, "");
+    req.erase("handle");
+    req["code"] = EVENT_TRACE_CONTROL_STOP;
+    const json r = controller_call("", req, kReplySlack);
+    if (r.value("status", 1) != 0) {
+      throw HarnessFault(fmt::format("collect: stopping session {} returned {}", session,
+                                     r.value("status", 1)));
+    }
+    sessions_[session].running = false;
+    properties[session] = r.value("properties", json::object());
+  }
+  for (const oracle::ConsumerExpectation& c : e.consumers) {
+    const json r = agent(c.agent).call(
+        {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
+        kReplySlack + kCollectWait);
+    ConsumerFacts facts;
+    facts.c = &case_;
+    facts.traits = &traits_;
+    facts.pid_of = [this](const std::string& label) -> std::optional<int> {
+      if (!agents_.count(label) || gone_.count(label)) return std::nullopt;
+      return agents_.at(label)->pid();
+    };
+    facts.set_aside = [&](const json& record) { return subject_record(c.consumer, record); };
+    ConsumerVerdict verdict = judge_consumer(c, r, properties[c.session], facts);
+    for (Finding& f : verdict.failures) fail(std::move(f));
+    for (std::string& n : verdict.notes) note(std::move(n));
+  }
+  judge_subjects(e);
+}
+
+}  // namespace etwh

@@ -1,0 +1,24 @@
+// Traits: EventSetInformation(EventProviderSetTraits) with the step's blob (lint.h builds it);
+// the blob is kept to judge TR-IN-EVENTS on what consumers receive (consumer_judge.h).
+#include "case_run.h"
+
+#include "lint.h"
+#include "win32_text.h"
+
+namespace etwh {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::optional<StepReply> CaseRun::set_traits(const Step& step, const oracle::StepExpectation&) {
+  const std::vector<std::uint8_t> blob = lint::traits_blob_of(step);
+  traits_[step.provider] = bytes_to_hex(blob.data(), blob.size());
+  return StepReply{agent(case_.providers.at(step.provider).agent)
+                       .call({{"op", "set_information"},
+                              {"provider", step.provider},
+                              {"class", 2},  // EventProviderSetTraits
+                              {"data", bytes_to_hex(blob.data(), blob.size())}},
+                             kReplySlack)};
+}
+
+}  // namespace etwh
