@@ -1,9 +1,12 @@
 #include "catalog.h"
 
+#include "json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 namespace etwh {
 
@@ -21,13 +24,19 @@ const Rule* Catalog::find(const std::string& id) const {
 Catalog load_catalog(const std::filesystem::path& file) {
   using nlohmann::json;
   const std::string name = file.string();
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw CatalogError(name + ": -: cannot open the file");
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw CatalogError(name + ": byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::out_of_range& e) {  // a number no double holds (1e999)
+    throw CatalogError(name + ": byte " + std::to_string(json_error_offset(text) + 1) + ": " +
+                       json_error_reason(e));
   }
   auto fail = [&](const std::string& pointer, const std::string& reason) {
     throw CatalogError(name + ": " + pointer + ": " + reason);

@@ -1,8 +1,11 @@
 #include "expectations.h"
 
+#include "json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 namespace etwh {
 
@@ -10,13 +13,19 @@ Expectations load_expectations(const std::filesystem::path& file,
                                const std::set<std::string>& known_cases) {
   using nlohmann::json;
   const std::string name = file.string();
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw ExpectationsError(name + ": -: cannot open the file");
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw ExpectationsError(name + ": byte " + std::to_string(e.byte) + ": JSON syntax error");
+  } catch (const json::out_of_range& e) {  // a number no double holds (1e999)
+    throw ExpectationsError(name + ": byte " + std::to_string(json_error_offset(text) + 1) +
+                            ": " + json_error_reason(e));
   }
   auto fail = [&](const std::string& pointer, const std::string& reason) {
     throw ExpectationsError(name + ": " + pointer + ": " + reason);

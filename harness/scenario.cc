@@ -661,6 +661,9 @@ std::vector<Case> load_scenario_text(const std::string& text, const std::string&
     const auto colon = reason.rfind(": ");
     if (colon != std::string::npos) reason = reason.substr(colon + 2);
     throw ScenarioError(file + ": " + line_col(text, at) + ": JSON syntax error: " + reason);
+  } catch (const json::out_of_range& e) {  // a number no double holds (1e999)
+    throw ScenarioError(file + ": " + line_col(text, json_error_offset(text)) + ": " +
+                        json_error_reason(e));
   }
   Reader r(file);
   r.object(doc, "", {"description", "cases"});

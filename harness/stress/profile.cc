@@ -179,6 +179,9 @@ std::vector<Profile> load_profile_text(const std::string& text, const std::strin
     if (auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
     throw StressProfileError(file + ": " + line_col(text, e.byte > 0 ? e.byte - 1 : 0) +
                              ": JSON syntax error: " + reason);
+  } catch (const json::out_of_range& e) {  // a number no double holds (1e999)
+    throw StressProfileError(file + ": " + line_col(text, json_error_offset(text)) + ": " +
+                             json_error_reason(e));
   }
   const std::string stem = std::filesystem::path(file).stem().string();
   if (!sweep) return {check_profile(doc, file, stem, file)};
