@@ -57,6 +57,9 @@ nlohmann::json parse_input_json(const std::string& text, const std::string& file
     const auto colon = reason.rfind(": ");
     if (colon != std::string::npos) reason = reason.substr(colon + 2);
     throw InputError(file, "", "JSON syntax error: " + reason, at.line, at.col);
+  } catch (const nlohmann::json::out_of_range& e) {  // a number no double holds (1e999)
+    const TextPosition at = position_of(text, json_error_offset(text));
+    throw InputError(file, "", json_error_reason(e), at.line, at.col);
   }
 }
 
@@ -168,6 +171,48 @@ std::size_t locate_pointer(const std::string& text, const std::string& pointer) 
     at = end;
   }
   return PointerScanner(text).find(tokens);
+}
+
+namespace {
+
+// Accepts every value and remembers where the parser stopped.
+class ErrorLocator : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit ErrorLocator(std::size_t end) : offset(end) {}
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    offset = position > 0 ? position - 1 : 0;
+    return false;
+  }
+  std::size_t offset;
+};
+
+}  // namespace
+
+std::size_t json_error_offset(const std::string& text) {
+  ErrorLocator locator(text.size());
+  nlohmann::json::sax_parse(text, &locator);
+  return locator.offset;
+}
+
+std::string json_error_reason(const std::exception& e) {
+  std::string reason = e.what();
+  if (reason.starts_with("[json.exception.")) {
+    if (auto end = reason.find("] "); end != std::string::npos) reason.erase(0, end + 2);
+  }
+  return reason;
 }
 
 }  // namespace etwh

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <exception>
 #include <filesystem>
 #include <string>
 
@@ -37,5 +38,13 @@ std::string read_input_file(const std::filesystem::path& file);
 // Parses `text` (the content of `file`). Throws InputError "<file>:<line>:<col>: JSON syntax
 // error: reason".
 nlohmann::json parse_input_json(const std::string& text, const std::string& file);
+
+// Where json::parse gives up on `text`: the offset of the last byte it read (text.size() when
+// it does not give up). For the error nlohmann throws without a position: a number that no
+// double holds ("1e999") is a json::out_of_range (406), not a parse_error with its byte.
+std::size_t json_error_offset(const std::string& text);
+
+// An exception's message without nlohmann's "[json.exception.<kind>.<id>] " prefix.
+std::string json_error_reason(const std::exception& e);
 
 }  // namespace etwh

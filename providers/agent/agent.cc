@@ -24,6 +24,16 @@ std::array<std::atomic<CallbackState*>, kSlots> g_slots{};
 // Where a callback that no registration owns is reported (set by the Agent).
 std::atomic<LineWriter*> g_stray_out{nullptr};
 
+// A request line as JSON. A number no double holds ("1e999") is out_of_range (406) to
+// nlohmann, not a parse_error: still a line the agent cannot read, not an internal error.
+json parse_request(const std::string& line) {
+  try {
+    return json::parse(line);
+  } catch (const json::out_of_range& e) {
+    throw BadRequest(std::string("request: not JSON: ") + e.what());
+  }
+}
+
 json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
   if (filter == nullptr) return nullptr;
   json out = {{"type", filter->Type}, {"size", filter->Size}, {"data", nullptr}};
@@ -119,7 +129,7 @@ Agent::Next Agent::handle_line(const std::string& line, int& exit_code) {
   json reply = {{"id", nullptr}};
   Next next = Next::kContinue;
   try {
-    json request = json::parse(line);
+    json request = parse_request(line);
     if (!request.is_object()) throw BadRequest("request: must be a JSON object");
     auto id = request.find("id");
     if (id == request.end()) throw BadRequest("id: missing");
