@@ -31,6 +31,15 @@ Catalog parse_catalog(const nlohmann::json& doc, const std::string& name) {
   }
   static const std::set<std::string> kinds = {"runtime", "provider", "consumer", "lint"};
   Catalog catalog;
+  if (!doc.contains("platforms") || !doc["platforms"].is_object() || doc["platforms"].empty()) {
+    fail("/platforms", "expected an object of platform name -> description");
+  }
+  for (const auto& [platform, text] : doc["platforms"].items()) {
+    if (!text.is_string() || text.get<std::string>().empty()) {
+      fail("/platforms/" + platform, "the description must be a non-empty string");
+    }
+    catalog.platforms[platform] = text;
+  }
   std::set<std::string> seen;
   for (std::size_t i = 0; i < doc["rules"].size(); ++i) {
     const json& r = doc["rules"][i];
@@ -73,11 +82,10 @@ Catalog parse_catalog(const nlohmann::json& doc, const std::string& name) {
       rule.severity = r["severity"];
     }
     if (r.contains("unsupported")) {
-      static const std::set<std::string> platforms = {"etwrt", "wine", "windows"};
       if (!r["unsupported"].is_object()) fail(p + "/unsupported", "expected an object");
       for (const auto& [platform, reason] : r["unsupported"].items()) {
-        if (!platforms.count(platform)) {
-          fail(p + "/unsupported/" + platform, "unknown platform (etwrt, wine, windows)");
+        if (!catalog.platforms.count(platform)) {
+          fail(p + "/unsupported/" + platform, "unknown platform (not in /platforms)");
         }
         if (!reason.is_string() || reason.get<std::string>().empty()) {
           fail(p + "/unsupported/" + platform, "the reason must be a non-empty string");

@@ -1,5 +1,5 @@
-// The rule catalog (catalog/rules.json): every rule of shared/RULES.md with its stable ID, our
-// one-line text, the document it comes from and the kind of subject it judges.
+// The rule catalog (catalog/rules.json): every documented rule with its stable ID, our one-line
+// text, the document it comes from and the kind of subject it judges; and the platforms.
 #pragma once
 
 #include "input_error.h"
@@ -28,6 +28,9 @@ struct Rule {
 
 struct Catalog {
   std::vector<Rule> rules;  // in file order
+  // Every platform a run can judge (`platforms` in the file: name -> what answers the API
+  // there): the one list of them, checked by --platform, expectations and `unsupported`.
+  std::map<std::string, std::string> platforms;
 
   std::set<std::string> ids() const;
   const Rule* find(const std::string& id) const;

@@ -54,17 +54,34 @@ std::string catalog_error(const std::string& text) {
   return error;
 }
 
+// A catalog text with one platform and the given "rules" member.
+std::string with_rules(const std::string& rules) {
+  return R"({"platforms": {"etwrt": "Linux"}, "rules": )" + rules + "}";
+}
+
 TEST(LoadCatalog, RejectsBadEntries) {
   const std::string rule = R"({"id": "A-B", "text": "t", "citation": "c", "kind": "runtime"})";
-  EXPECT_EQ(catalog_error(R"({"rules": [)" + rule + "]}"), "(no error)");
-  EXPECT_EQ(catalog_error(R"({"rules": [)" + rule + "," + rule + "]}"),
+  EXPECT_EQ(catalog_error(with_rules("[" + rule + "]")), "(no error)");
+  EXPECT_EQ(catalog_error(with_rules("[" + rule + "," + rule + "]")),
             "/rules/1/id: duplicate rule ID \"A-B\"");
-  EXPECT_EQ(catalog_error(R"({"rules": [{"id": "X", "text": "t", "citation": "c",
-                                         "kind": "kernel"}]})"),
+  EXPECT_EQ(catalog_error(with_rules(R"([{"id": "X", "text": "t", "citation": "c",
+                                         "kind": "kernel"}])")),
             "/rules/0/kind: unknown kind \"kernel\"");
-  EXPECT_EQ(catalog_error(R"({"rules": [{"id": "X", "citation": "c", "kind": "lint"}]})"),
+  EXPECT_EQ(catalog_error(with_rules(R"([{"id": "X", "citation": "c", "kind": "lint"}])")),
             "/rules/0/text: missing or not a non-empty string");
-  EXPECT_EQ(catalog_error(R"({"rules": {}})"), "/rules: expected an array of rules");
+  EXPECT_EQ(catalog_error(with_rules("{}")), "/rules: expected an array of rules");
+}
+
+TEST(LoadCatalog, PlatformsAreTheOneList) {
+  const std::string rule = R"({"id": "A-B", "text": "t", "citation": "c", "kind": "runtime",
+                              "unsupported": {"wine": "w"}})";
+  EXPECT_EQ(catalog_error(R"({"rules": [])"), "/platforms: expected an object of platform name -> description");
+  EXPECT_EQ(catalog_error(with_rules("[" + rule + "]")),
+            "/rules/0/unsupported/wine: unknown platform (not in /platforms)");
+  const Catalog shipped = load_catalog(ETWH_CATALOG_FILE);
+  EXPECT_EQ(shipped.platforms.size(), 3u);
+  EXPECT_TRUE(shipped.platforms.count("etwrt") && shipped.platforms.count("wine") &&
+              shipped.platforms.count("windows"));
 }
 
 }  // namespace

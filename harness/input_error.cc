@@ -6,11 +6,22 @@ namespace etwh {
 
 std::string format_input_error(const std::string& file, const std::string& pointer,
                                const std::string& reason, std::size_t line, std::size_t col) {
+  // Appended piece by piece: GCC 12 (mingw-w64, -O2) sees a false -Wrestrict in
+  // `":" + std::to_string(...)`.
   std::string s = file;
-  if (line > 0) s += ":" + std::to_string(line) + ":" + std::to_string(col);
+  if (line > 0) {
+    s += ':';
+    s += std::to_string(line);
+    s += ':';
+    s += std::to_string(col);
+  }
   s += ": ";
-  if (!pointer.empty()) s += pointer + ": ";
-  return s + reason;
+  if (!pointer.empty()) {
+    s += pointer;
+    s += ": ";
+  }
+  s += reason;
+  return s;
 }
 
 InputError::InputError(std::string file, std::string pointer, std::string reason,

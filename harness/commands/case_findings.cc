@@ -1,0 +1,109 @@
+#include "case_findings.h"
+
+#include "lint.h"
+#include "result.h"
+#include "rules.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace etwh::cli {
+namespace {
+
+// A lint finding as the case reports it: its rule, its text (severity, where, what) and how it
+// counts.
+Finding lint_finding(const lint::Finding& f, Severity severity) {
+  Finding out;
+  out.rule = f.rule;
+  out.check = kCheckLint;
+  out.text = lint::describe(f);
+  out.severity = severity;
+  return out;
+}
+
+// The events a provider under test wrote, linted as the rules' severity says: a failure fails
+// the case, warnings are reported with it. Each distinct descriptor is named once.
+void lint_subject_events(const Case& c, const Catalog& catalog,
+                         CaseOutcome& outcome) {
+  std::map<std::string, std::vector<lint::Descriptor>> by_provider;
+  for (const SubjectEvent& e : outcome.subject_events) {
+    by_provider[e.provider].push_back(e.descriptor);
+  }
+  std::vector<lint::Finding> findings;
+  for (const auto& [provider, events] : by_provider) {
+    std::set<std::tuple<int, int, int, int, int, std::uint64_t>> seen;
+    for (const lint::Descriptor& d : events) {
+      if (!seen.insert({d.id, d.version, d.channel, d.level, d.opcode, d.keyword}).second) continue;
+      const std::string where = fmt::format(
+          "{} provider under test {}: id {} version {} channel {} level {} opcode {} keyword 0x{:x}",
+          c.id, provider, d.id, d.version, d.channel, d.level, d.opcode, d.keyword);
+      for (auto& f : lint::lint_descriptor(d, where, catalog)) findings.push_back(f);
+    }
+    for (auto& f : lint::lint_event_set(
+             events, fmt::format("{} provider under test {}", c.id, provider), catalog)) {
+      findings.push_back(f);
+    }
+  }
+  for (const lint::Finding& f : findings) {
+    outcome.findings.push_back(lint_finding(f, f.severity));
+    if (f.severity == Severity::kFailure && outcome.status == Status::kPass) {
+      outcome.status = Status::kFail;
+    }
+  }
+}
+
+}  // namespace
+
+// A case with expect_lint passes only if the linter reports exactly the rules it lists: then
+// each finding is only a note, and each rule that did not fire, or fired unexpectedly, fails.
+void apply_lint(const Case& c, const Catalog& catalog, CaseOutcome& outcome) {
+  lint_subject_events(c, catalog, outcome);
+  if (!c.expect_lint) return;
+  const std::vector<lint::Finding> found = lint::lint_case(c, catalog);
+  const lint::Judgement j = lint::judge(*c.expect_lint, found);
+  for (const std::string& rule : j.missing) {
+    outcome.findings.push_back(failed_check(
+        rule, kCheckExpectLint, "lint rule " + rule + " did not fire", "fires", "silent"));
+  }
+  for (const std::string& rule : j.unexpected) {
+    outcome.findings.push_back(failed_check(rule, kCheckExpectLint,
+                                                  "lint rule " + rule + " fired unexpectedly",
+                                                  "silent", "fires"));
+  }
+  for (const lint::Finding& f : found) {
+    outcome.findings.push_back(lint_finding(f, Severity::kNote));
+  }
+  if (!j.ok && outcome.status == Status::kPass) outcome.status = Status::kFail;
+}
+
+// The platform's expectation for the case, when it has one, recorded with the result.
+void note_expectation(const Expectations& expectations, const std::string& case_id,
+                      CaseOutcome& outcome) {
+  auto it = expectations.find(case_id);
+  if (it == expectations.end()) return;
+  Finding f;
+  f.check = kCheckExpectation;
+  f.severity = Severity::kNote;
+  f.expected = status_name(it->second.status);
+  f.observed = status_name(outcome.status);
+  f.text = std::string("expected ") + f.expected + ": " + it->second.reason;
+  outcome.findings.push_back(std::move(f));
+}
+
+// The harness blames findings on the rules of harness/rules.h: a catalog without one of them
+// cannot judge a run.
+void require_harness_rules(const Catalog& catalog, const std::filesystem::path& catalog_file) {
+  for (std::string_view id : rules::kAll) {
+    if (catalog.find(std::string(id)) == nullptr) {
+      throw InputError(catalog_file.string(), "/rules",
+                             "no rule \"" + std::string(id) + "\", which the harness checks");
+    }
+  }
+}
+
+}  // namespace etwh::cli
