@@ -75,7 +75,8 @@ TEST(LoadCatalog, RejectsBadEntries) {
 TEST(LoadCatalog, PlatformsAreTheOneList) {
   const std::string rule = R"({"id": "A-B", "text": "t", "citation": "c", "kind": "runtime",
                               "unsupported": {"wine": "w"}})";
-  EXPECT_EQ(catalog_error(R"({"rules": [])"), "/platforms: expected an object of platform name -> description");
+  EXPECT_EQ(catalog_error(R"({"rules": []})"),
+            "/platforms: expected an object of platform name -> description");
   EXPECT_EQ(catalog_error(with_rules("[" + rule + "]")),
             "/rules/0/unsupported/wine: unknown platform (not in /platforms)");
   const Catalog shipped = load_catalog(ETWH_CATALOG_FILE);

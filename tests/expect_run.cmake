@@ -1,6 +1,7 @@
 # Runs COMMAND ('|'-separated) and checks its exit code (EXPECT_EXIT) and that its combined
 # output matches the regular expression EXPECT_OUTPUT; optionally that EXPECT_FILES exist and
-# that a JSON report in them parses with the expected schema version (EXPECT_SCHEMA).
+# that a JSON report in them parses with the expected schema version (EXPECT_SCHEMA); and that it
+# does not match EXPECT_NO_OUTPUT.
 string(REPLACE "|" ";" command "${COMMAND}")
 # `etwh run` reports are at schema_version 2 (with findings); `etwh stress` ones at 1.
 if(NOT EXPECT_SCHEMA)
@@ -17,6 +18,10 @@ if(NOT rc STREQUAL "${EXPECT_EXIT}")
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT_OUTPUT}")
   message(FATAL_ERROR "output does not match: ${EXPECT_OUTPUT}")
+endif()
+# EXPECT_NO_OUTPUT: a regular expression the output must not match (e.g. proof that no case ran).
+if(EXPECT_NO_OUTPUT AND "${out}${err}" MATCHES "${EXPECT_NO_OUTPUT}")
+  message(FATAL_ERROR "output matches what it must not: ${EXPECT_NO_OUTPUT}")
 endif()
 if(EXPECT_FILES)
   string(REPLACE "|" ";" files "${EXPECT_FILES}")
