@@ -87,6 +87,10 @@ void EventLoop::run() {
       break;
     }
   }
+  // Ending on a signal: the sessions end as if stopped, so their consumers return (the
+  // "stopped" frames go out before the sockets close).
+  state_.stop_all_sessions();
+  flush();
 }
 
 void EventLoop::accept_peer() {

@@ -295,6 +295,10 @@ void BrokerState::stop_session(std::uint64_t handle) {
   sessions_.erase(handle);
 }
 
+void BrokerState::stop_all_sessions() {
+  while (!sessions_.empty()) stop_session(sessions_.begin()->first);
+}
+
 json BrokerState::on_control(const ControlRequest& request) {
   Session* s = find_session(request.handle, request.name);
   if (s == nullptr) return {{"status", ERROR_WMI_INSTANCE_NOT_FOUND}};

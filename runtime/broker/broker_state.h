@@ -94,6 +94,9 @@ class BrokerState {
   void disconnect(PeerId peer);
   // Hands the buffers of dead writers and the claims of dead readers on, in every pool.
   void recover_pools();
+  // Stops every session as ControlTrace(STOP) would (the broker is ending on a signal or
+  // because its owner is gone): providers are notified, consumers drain and return.
+  void stop_all_sessions();
   // The frames to send, in order, since the last call.
   std::vector<Outgoing> take_outbox() { return std::exchange(outbox_, {}); }
   // No session and no peer: the broker may exit.

@@ -396,8 +396,18 @@ void Client::connection_lost(int fd, std::uint64_t generation) {
   }
   pending_.clear();
   replies_cv_.notify_all();
-  // The broker's sessions are gone with it: nothing enables our providers any more.
+  // The broker's sessions are gone with it: nothing enables our providers any more, and the
+  // consumers of its pools drain what is committed there and return.
   for (auto& [token, registration] : registrations_) registration->table.publish(nullptr, 0);
+  {
+    std::lock_guard pools_lock(pools_mu_);
+    for (auto& [id, p] : pools_) {
+      if (p->stopped.load(std::memory_order_acquire)) continue;
+      p->broker_lost.store(true, std::memory_order_release);
+      p->stopped.store(true, std::memory_order_release);
+      p->pool.wake_reader();
+    }
+  }
   if (registrations_.empty() || reattaching_) return;
   reattaching_ = true;
   lock.unlock();

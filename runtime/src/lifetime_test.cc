@@ -1,0 +1,217 @@
+// libetwrt when its broker dies: a consumer in ProcessTrace returns after delivering what the
+// session had, writers never block. Each test has its own ETWRT_HOME and broker.
+#include "test_broker_home.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+const GUID kProvider = {0x5b1e6c33, 0x1d2f, 0x4a60, {0x8b, 0x31, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99}};
+
+struct Properties {
+  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<char> bytes;
+};
+
+pid_t broker_pid(const std::string& home) {
+  std::ifstream in(home + "/broker.pid");
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+ULONG write_indexed(REGHANDLE h, std::uint32_t index) {
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 7, 0, 0, 4, 0, 0, 0);
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, &index, sizeof index);
+  return EventWrite(h, &d, 1, &data);
+}
+
+// OpenTraceA + ProcessTrace on a thread of its own; keeps the indices kProvider's events carry.
+// Heap-allocated and leaked when ProcessTrace never returns (the test fails instead of hanging).
+class Consumer {
+ public:
+  explicit Consumer(const std::string& session) : name_(session) {
+    logfile_.LoggerName = name_.data();
+    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+    logfile_.EventRecordCallback = &Consumer::on_event;
+    logfile_.Context = this;
+    handle_ = OpenTraceA(&logfile_);
+  }
+  bool opened() const { return handle_ != INVALID_PROCESSTRACE_HANDLE; }
+  void start() {
+    std::thread([this] {
+      const ULONG status = ProcessTrace(&handle_, 1, nullptr, nullptr);
+      done_.set_value(status);
+    }).detach();
+  }
+  bool wait_for_header() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 20s, [&] { return header_; });
+  }
+  // ProcessTrace's status, or nullopt when it did not return within `limit`.
+  std::optional<ULONG> join(std::chrono::milliseconds limit) {
+    auto future = done_.get_future();
+    if (future.wait_for(limit) != std::future_status::ready) return std::nullopt;
+    CloseTrace(handle_);
+    return future.get();
+  }
+  std::vector<std::uint32_t> indices() {
+    std::lock_guard lock(mu_);
+    return indices_;
+  }
+
+ private:
+  static void WINAPI on_event(PEVENT_RECORD r) {
+    auto* self = static_cast<Consumer*>(r->UserContext);
+    std::lock_guard lock(self->mu_);
+    if (r->EventHeader.ProviderId == EventTraceGuid) self->header_ = true;
+    if (r->EventHeader.ProviderId == kProvider && r->UserDataLength == sizeof(std::uint32_t)) {
+      std::uint32_t i;
+      std::memcpy(&i, r->UserData, sizeof i);
+      self->indices_.push_back(i);
+    }
+    self->cv_.notify_all();
+  }
+
+  std::string name_;
+  EVENT_TRACE_LOGFILEA logfile_{};
+  TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
+  std::promise<ULONG> done_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool header_ = false;
+  std::vector<std::uint32_t> indices_;
+};
+
+class EtwrtBrokerDeath : public ::testing::Test {
+ protected:
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-lifetime-test"};
+
+  // A session enabling kProvider, a registration of it and a consumer in ProcessTrace that
+  // saw its header event; then `count` events written (not waited for).
+  Consumer* start_and_write(const std::string& name, REGHANDLE& h, std::uint32_t count) {
+    Properties p;
+    TRACEHANDLE session = 0;
+    EXPECT_EQ(StartTraceA(&session, name.c_str(), p.get()), ERROR_SUCCESS);
+    EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &h), ERROR_SUCCESS);
+    EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
+                             10000, nullptr),
+              ERROR_SUCCESS);
+    auto* consumer = new Consumer(name);
+    EXPECT_TRUE(consumer->opened());
+    consumer->start();
+    EXPECT_TRUE(consumer->wait_for_header());
+    for (std::uint32_t i = 0; i < count; ++i) EXPECT_EQ(write_indexed(h, i), ERROR_SUCCESS);
+    return consumer;
+  }
+
+  // Kills the broker and waits until it is gone (it is nobody's child here: a zombie counts).
+  void kill_broker(int signal) {
+    const pid_t pid = broker_pid(home_.home());
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, signal), 0);
+    for (int i = 0; i < 500 && ::kill(pid, 0) == 0 && !zombie(pid); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  static bool zombie(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string a, b, state;
+    return !(stat >> a >> b >> state) || state == "Z";
+  }
+};
+
+std::vector<std::uint32_t> iota(std::uint32_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::uint32_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+TEST_F(EtwrtBrokerDeath, ProcessTraceReturnsWhenTheBrokerIsKilled) {
+  REGHANDLE h = 0;
+  Consumer* consumer = start_and_write("death-kill", h, 300);
+  kill_broker(SIGKILL);
+  const std::optional<ULONG> status = consumer->join(10s);
+  ASSERT_TRUE(status.has_value()) << "ProcessTrace did not return after the broker died";
+  EXPECT_EQ(*status, ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
+  EXPECT_EQ(consumer->indices(), iota(300)) << "what the session had is delivered first";
+  EventUnregister(h);
+  delete consumer;
+}
+
+TEST_F(EtwrtBrokerDeath, ProcessTraceReturnsWhenTheBrokerIsTerminated) {
+  REGHANDLE h = 0;
+  Consumer* consumer = start_and_write("death-term", h, 300);
+  kill_broker(SIGTERM);
+  const std::optional<ULONG> status = consumer->join(10s);
+  ASSERT_TRUE(status.has_value()) << "ProcessTrace did not return after the broker ended";
+  EXPECT_EQ(*status, ULONG{ERROR_SUCCESS}) << "a terminated broker stops its sessions";
+  EXPECT_EQ(consumer->indices(), iota(300));
+  EventUnregister(h);
+  delete consumer;
+}
+
+TEST_F(EtwrtBrokerDeath, WritersDoNotBlockWhenTheBrokerIsGone) {
+  REGHANDLE h = 0;
+  Consumer* consumer = start_and_write("death-writers", h, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> slowest_us{0};
+  std::atomic<std::uint64_t> writes{0};
+  std::atomic<ULONG> unexpected{ERROR_SUCCESS};
+  std::thread writer([&] {
+    for (std::uint32_t i = 0; !stop.load(); ++i) {
+      const auto before = std::chrono::steady_clock::now();
+      const ULONG status = write_indexed(h, i);
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - before).count();
+      if (us > slowest_us.load()) slowest_us.store(us);
+      if (status != ERROR_SUCCESS && status != ERROR_NOT_ENOUGH_MEMORY) unexpected.store(status);
+      writes.fetch_add(1);
+    }
+  });
+  std::this_thread::sleep_for(200ms);
+  kill_broker(SIGKILL);
+  const std::uint64_t at_kill = writes.load();
+  std::this_thread::sleep_for(1s);
+  stop.store(true);
+  writer.join();
+  EXPECT_GT(writes.load(), at_kill + 1000) << "the writer kept writing after the broker died";
+  EXPECT_LT(slowest_us.load(), 500'000) << "one EventWrite took " << slowest_us.load() << " us";
+  EXPECT_EQ(unexpected.load(), ULONG{ERROR_SUCCESS});
+  EXPECT_TRUE(consumer->join(10s).has_value());
+  EventUnregister(h);
+  delete consumer;
+}
+
+}  // namespace
