@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,24 +62,32 @@ std::string broker_executable() {
   return {};
 }
 
-// Starts a detached broker (double fork + setsid, so it is nobody's zombie and survives us).
-bool spawn_broker(const std::string& home) {
+// Starts a detached broker (double fork + setsid, so it is nobody's zombie and survives us),
+// its output to broker.log in the verified home `dir_fd`.
+bool spawn_broker(const std::string& home, int dir_fd) {
   const std::string path = broker_executable();
   if (path.empty()) {
     std::fprintf(stderr, "etwrt: cannot find etwrt-broker (set ETWRT_BROKER)\n");
     return false;
   }
-  const std::string log = home + "/broker.log";
+  const int log_fd = ::openat(dir_fd, kLogName,
+                              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat log_stat {};
+  if (log_fd >= 0 && ::fstat(log_fd, &log_stat) == 0 && log_stat.st_size > kMaxLogBytes) {
+    (void)::ftruncate(log_fd, 0);  // Bounded: a broker that keeps failing cannot fill the disk.
+  }
   // Everything the child needs is prepared before fork: only async-signal-safe calls after.
   std::array<char*, 4> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--home"),
                             const_cast<char*>(home.c_str()), nullptr};
   const pid_t child = ::fork();
-  if (child < 0) return false;
+  if (child < 0) {
+    if (log_fd >= 0) ::close(log_fd);
+    return false;
+  }
   if (child == 0) {
     ::setsid();
     if (::fork() != 0) ::_exit(0);
     const int null_fd = ::open("/dev/null", O_RDONLY);
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (null_fd >= 0) ::dup2(null_fd, 0);
     if (log_fd >= 0) {
       ::dup2(log_fd, 1);
@@ -88,14 +97,20 @@ bool spawn_broker(const std::string& home) {
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  if (log_fd >= 0) ::close(log_fd);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   return true;
 }
 
-int connect_to(const std::string& home) {
-  const std::string path = socket_path(home);
+// Connects to the broker of the verified home `dir_fd`: -1 when nobody listens. Sets `refused`
+// (and `error`) instead when what is there is not this user's broker: a planted link or file,
+// or a listener of another user (SO_PEERCRED); nothing is sent to it and no broker started.
+int connect_to(int dir_fd, const std::string& home, std::string& error, bool& refused) {
+  refused = !check_home_files(dir_fd, home, error);
+  if (refused) return -1;
+  const std::string path = path_in(dir_fd, kSocketName);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) return -1;
@@ -104,6 +119,17 @@ int connect_to(const std::string& home) {
   if (fd < 0) return -1;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     ::close(fd);
+    return -1;
+  }
+  ucred cred{};
+  socklen_t length = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 ||
+      (cred.uid != ::geteuid() && cred.uid != 0)) {
+    ::close(fd);
+    refused = true;
+    error = socket_path(home) + " is served by uid " + std::to_string(cred.uid) +
+            ", not by this user: nothing was sent to it; remove it (the next call starts this " +
+            "user's broker), or set ETWRT_HOME to another directory of your own with mode 0700";
     return -1;
   }
   return fd;
@@ -164,29 +190,37 @@ ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
     fd_ = -1;
   }
   std::string error;
-  if (!ensure_private_dir(home, error)) {
+  const int dir_fd = open_private_dir(home, error);
+  if (dir_fd < 0) {
     std::fprintf(stderr, "etwrt: %s\n", error.c_str());
     return ERROR_ACCESS_DENIED;
   }
   lock.unlock();
   // Connect, starting the broker when nobody listens; retry with backoff for about 5 s, since
   // a starting broker needs a moment and racing starters leave only one of them running.
-  int fd = connect_to(home);
+  bool refused = false;
+  int fd = connect_to(dir_fd, home, error, refused);
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   auto next_spawn = std::chrono::steady_clock::now();
   auto delay = 5ms;
-  while (fd < 0 && std::chrono::steady_clock::now() < deadline) {
+  while (fd < 0 && !refused && std::chrono::steady_clock::now() < deadline) {
     if (std::chrono::steady_clock::now() >= next_spawn) {
-      spawn_broker(home);
+      spawn_broker(home, dir_fd);
       next_spawn = std::chrono::steady_clock::now() + 1s;
     }
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(200));
-    fd = connect_to(home);
+    fd = connect_to(dir_fd, home, error, refused);
   }
+  ::close(dir_fd);
   lock.lock();
+  if (refused) {
+    std::fprintf(stderr, "etwrt: %s\n", error.c_str());
+    return ERROR_ACCESS_DENIED;
+  }
   if (fd < 0) {
-    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s\n", home.c_str());
+    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s (its log: %s/%s)\n",
+                 home.c_str(), home.c_str(), kLogName);
     return ERROR_NOT_SUPPORTED;
   }
   if (fd_ >= 0) {

@@ -9,13 +9,19 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -212,6 +218,150 @@ TEST_F(EtwrtBrokerDeath, WritersDoNotBlockWhenTheBrokerIsGone) {
   EXPECT_TRUE(consumer->join(10s).has_value());
   EventUnregister(h);
   delete consumer;
+}
+
+// The home: opened without following links, refused (not repaired) when others can reach it,
+// and only this user's broker is talked to.
+class EtwrtHome : public ::testing::Test {
+ protected:
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-home-test"};
+
+  std::string in_home(const char* name) const { return home_.home() + "/" + name; }
+
+  static ULONG start_session(const std::string& name) {
+    Properties p;
+    TRACEHANDLE session = 0;
+    return StartTraceA(&session, name.c_str(), p.get());
+  }
+
+  static ULONG stop_session(const std::string& name) {
+    Properties p;
+    return ControlTraceA(0, name.c_str(), p.get(), EVENT_TRACE_CONTROL_STOP);
+  }
+
+  // Runs etwrt-broker on the home directly; its exit code (-1 if it did not end within 10 s).
+  int run_broker() const {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::execl(ETWRT_BROKER_PATH, ETWRT_BROKER_PATH, "--home", home_.home().c_str(), nullptr);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 1000; ++i) {
+      int status = 0;
+      if (::waitpid(child, &status, WNOHANG) == child) {
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return -1;
+  }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(EtwrtHome, PlantedLinksAreNotFollowed) {
+  ASSERT_EQ(::mkdir(home_.home().c_str(), 0700), 0);
+  const std::string victim = home_.dir() + "/victim";
+  const std::string lock_target = home_.dir() + "/lock-target";
+  std::ofstream(victim) << "precious\n";
+  ASSERT_EQ(::symlink(victim.c_str(), in_home("broker.pid").c_str()), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), in_home("broker.log").c_str()), 0);
+  ASSERT_EQ(::symlink(lock_target.c_str(), in_home("broker.lock").c_str()), 0);
+  EXPECT_EQ(start_session("planted"), ULONG{ERROR_ACCESS_DENIED});
+  EXPECT_EQ(run_broker(), 1) << "the broker refuses the home too";
+  EXPECT_EQ(read_all(victim), "precious\n") << "the link's target was written to";
+  EXPECT_FALSE(std::filesystem::exists(lock_target)) << "a file was created through a link";
+  EXPECT_TRUE(std::filesystem::is_symlink(in_home("broker.pid")));
+  EXPECT_FALSE(std::filesystem::exists(in_home("broker.sock")));
+}
+
+TEST_F(EtwrtHome, HomeThatOthersCanReachIsRefusedNotRepaired) {
+  ASSERT_EQ(::mkdir(home_.home().c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(home_.home().c_str(), 0777), 0);
+  EXPECT_EQ(start_session("open-home"), ULONG{ERROR_ACCESS_DENIED});
+  EXPECT_EQ(run_broker(), 1);
+  struct stat st {};
+  ASSERT_EQ(::stat(home_.home().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777u) << "left as it was, for its owner to judge";
+  EXPECT_FALSE(std::filesystem::exists(in_home("broker.sock")));
+}
+
+TEST_F(EtwrtHome, PidFileIsPrivate) {
+  ASSERT_EQ(start_session("pid-mode"), ULONG{ERROR_SUCCESS});
+  struct stat st {};
+  ASSERT_EQ(::stat(in_home("broker.pid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(home_.home().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(stop_session("pid-mode"), ULONG{ERROR_SUCCESS});
+}
+
+constexpr uid_t kNobody = 65534;
+
+TEST_F(EtwrtHome, AnotherUsersHomeIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a directory of another user";
+  ASSERT_EQ(::mkdir(home_.home().c_str(), 0700), 0);
+  ASSERT_EQ(::chown(home_.home().c_str(), kNobody, kNobody), 0);
+  EXPECT_EQ(start_session("taken-home"), ULONG{ERROR_ACCESS_DENIED});
+  EXPECT_EQ(run_broker(), 1);
+  struct stat st {};
+  ASSERT_EQ(::stat(home_.home().c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kNobody);
+  EXPECT_FALSE(std::filesystem::exists(in_home("broker.sock")));
+}
+
+TEST_F(EtwrtHome, AnotherUsersListenerIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to listen as another user (setuid)";
+  ASSERT_EQ(::mkdir(home_.home().c_str(), 0700), 0);
+  int ready[2], result[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(result), 0);
+  const std::string path = in_home("broker.sock");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Bound as root (the socket file passes every check of the file), listening as nobody:
+    // only the peer's credentials tell the client it is not its broker.
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) ::_exit(2);
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0 || ::listen(fd, 4) != 0) ::_exit(3);
+    if (::write(ready[1], "r", 1) != 1) ::_exit(4);
+    long received = 0;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) == 1) {
+      const int peer = ::accept(fd, nullptr, nullptr);
+      pollfd q{peer, POLLIN, 0};
+      char buffer[4096];
+      while (::poll(&q, 1, 1000) == 1) {
+        const ssize_t n = ::read(peer, buffer, sizeof buffer);
+        if (n <= 0) break;
+        received += n;
+      }
+    }
+    if (::write(result[1], &received, sizeof received) != sizeof received) ::_exit(5);
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(start_session("foreign-listener"), ULONG{ERROR_ACCESS_DENIED});
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 3s) << "refused at once, not retried";
+  long received = -1;
+  ASSERT_EQ(::read(result[0], &received, sizeof received),
+            static_cast<ssize_t>(sizeof received));
+  EXPECT_EQ(received, 0) << "the request went to another user's listener";
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  for (int fd : {ready[0], ready[1], result[0], result[1]}) ::close(fd);
 }
 
 }  // namespace
