@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -39,9 +41,25 @@ volatile sig_atomic_t g_stop = 0;
 
 void on_signal(int) { g_stop = 1; }
 
+// The process whose end ends this broker (ETWRT_BROKER_OWNER_PID): a pidfd to poll, or
+// without pidfd_open its pid to probe each loop.
+struct Owner {
+  pid_t pid = 0;  // 0: no owner, the broker lives until idle or a signal.
+  int exit_fd = -1;
+  bool gone() const {
+    if (pid == 0) return false;
+    if (exit_fd >= 0) {
+      pollfd p{exit_fd, POLLIN, 0};
+      return ::poll(&p, 1, 0) == 1;
+    }
+    return ::kill(pid, 0) != 0 && errno == ESRCH;
+  }
+};
+
 class EventLoop {
  public:
-  EventLoop(int listen_fd, std::chrono::milliseconds idle) : listen_fd_(listen_fd), idle_(idle) {}
+  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner)
+      : listen_fd_(listen_fd), idle_(idle), owner_(owner) {}
 
   void run();
 
@@ -56,6 +74,7 @@ class EventLoop {
 
   int listen_fd_;
   std::chrono::milliseconds idle_;
+  Owner owner_;
   std::map<int, FrameReader> readers_;  // By connection fd.
   broker::BrokerState state_;
 };
@@ -66,12 +85,19 @@ void EventLoop::run() {
   while (g_stop == 0) {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
+    // The owner's pidfd (or an unused slot): readable when the owner ended.
+    fds.push_back({owner_.exit_fd, POLLIN, 0});
     for (const auto& [fd, reader] : readers_) fds.push_back({fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 500);
     if (ready < 0 && errno != EINTR) break;
+    if (owner_.gone()) {
+      std::fprintf(stderr, "etwrt-broker: owner process %d ended; stopping every session\n",
+                   static_cast<int>(owner_.pid));
+      break;
+    }
     if (ready > 0) {
       if ((fds[0].revents & POLLIN) != 0) accept_peer();
-      for (std::size_t i = 1; i < fds.size(); ++i) {
+      for (std::size_t i = 2; i < fds.size(); ++i) {
         if (fds[i].revents != 0) read_peer(fds[i].fd);
       }
     }
@@ -240,6 +266,24 @@ int listen_in(int dir_fd, const std::string& home, std::string& error) {
   return fd;
 }
 
+// ETWRT_BROKER_OWNER_PID, if set: the process whose end ends this broker. False with `error`
+// when the value is not a process id.
+bool read_owner(Owner& owner, std::string& error) {
+  const char* text = std::getenv("ETWRT_BROKER_OWNER_PID");
+  if (text == nullptr || *text == '\0') return true;
+  char* end = nullptr;
+  errno = 0;
+  const long pid = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || pid <= 0 || pid > INT32_MAX) {
+    error = std::string("ETWRT_BROKER_OWNER_PID: expected a process id (a positive integer), "
+                        "got '") + text + "'";
+    return false;
+  }
+  owner.pid = static_cast<pid_t>(pid);
+  owner.exit_fd = os::process_exit_fd(owner.pid);
+  return true;
+}
+
 // broker.pid, made afresh (mode 0600, O_EXCL: never through a link or into another file).
 bool write_pid(int dir_fd, const std::string& home, std::string& error) {
   ::unlinkat(dir_fd, kPidName, 0);
@@ -263,6 +307,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--home") == 0) home = argv[i + 1];
   }
   std::string error;
+  Owner owner;
+  if (!read_owner(owner, error)) return refuse(error);
+  if (owner.gone()) return 0;  // Its owner ended already: nothing to serve.
   const int dir_fd = open_private_dir(home, error);
   if (dir_fd < 0 || !check_home_files(dir_fd, home, error)) return refuse(error);
   const int lock_fd = take_lock(dir_fd, home, error);
@@ -281,7 +328,7 @@ int main(int argc, char** argv) {
   if (const char* idle = std::getenv("ETWRT_BROKER_IDLE_MS"); idle != nullptr) {
     idle_ms = std::max(100L, std::strtol(idle, nullptr, 10));
   }
-  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms));
+  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms), owner);
   loop.run();
   // Unlink while still holding the lock, so a new broker never loses its fresh socket to us.
   ::unlinkat(dir_fd, kSocketName, 0);

@@ -364,4 +364,64 @@ TEST_F(EtwrtHome, AnotherUsersListenerIsRefused) {
   for (int fd : {ready[0], ready[1], result[0], result[1]}) ::close(fd);
 }
 
+// ETWRT_BROKER_OWNER_PID: a broker of a throwaway home ends with the process that made it.
+class EtwrtOwner : public EtwrtBrokerDeath {
+ protected:
+  void TearDown() override { ::unsetenv("ETWRT_BROKER_OWNER_PID"); }
+
+  static bool ended_within(pid_t pid, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::kill(pid, 0) != 0 || zombie(pid)) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+};
+
+TEST_F(EtwrtOwner, BrokerStopsItsSessionsAndExitsWhenItsOwnerEnds) {
+  const pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(owner).c_str(), 1);
+  REGHANDLE h = 0;
+  Consumer* consumer = start_and_write("owned", h, 50);
+  const pid_t broker = broker_pid(home_.home());
+  ASSERT_GT(broker, 0);
+  // The broker has its owner; brokers started later (the provider's reconnection) have none.
+  ::unsetenv("ETWRT_BROKER_OWNER_PID");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(ended_within(broker, 0ms)) << "the broker ended while its owner lived";
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  EXPECT_TRUE(ended_within(broker, 1500ms)) << "the broker outlived its owner";
+  const std::optional<ULONG> status = consumer->join(5s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, ULONG{ERROR_SUCCESS}) << "the session was stopped, as by ControlTrace";
+  EXPECT_EQ(consumer->indices(), iota(50));
+  EventUnregister(h);
+  delete consumer;
+  // The session is gone: a new broker does not know it.
+  Properties p;
+  EXPECT_EQ(ControlTraceA(0, "owned", p.get(), EVENT_TRACE_CONTROL_QUERY),
+            ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
+}
+
+TEST_F(EtwrtOwner, BadOwnerPidIsRefused) {
+  ::setenv("ETWRT_BROKER_OWNER_PID", "12abc", 1);
+  ASSERT_EQ(::mkdir(home_.home().c_str(), 0700), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl(ETWRT_BROKER_PATH, ETWRT_BROKER_PATH, "--home", home_.home().c_str(), nullptr);
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_FALSE(std::filesystem::exists(home_.home() + "/broker.sock"));
+}
+
 }  // namespace
