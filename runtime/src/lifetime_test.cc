@@ -1,6 +1,7 @@
 // libetwrt when its broker dies: a consumer in ProcessTrace returns after delivering what the
 // session had, writers never block. Each test has its own ETWRT_HOME and broker.
 #include "test_broker_home.h"
+#include "wire.h"
 
 #include <windows.h>
 #include <evntcons.h>
@@ -422,6 +423,57 @@ TEST_F(EtwrtOwner, BadOwnerPidIsRefused) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
   EXPECT_FALSE(std::filesystem::exists(home_.home() + "/broker.sock"));
+}
+
+// Sizes are bounded: a session's pool, a frame.
+class EtwrtBounds : public ::testing::Test {
+ protected:
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-bounds-test"};
+};
+
+TEST_F(EtwrtBounds, AbsurdBufferSettingsGetABoundedPool) {
+  Properties p;
+  p.get()->BufferSize = 16 * 1024;   // 16 MB ...
+  p.get()->MaximumBuffers = 65536;   // ... x 65536 = 1 TiB asked.
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(StartTraceA(&session, "huge-pool", p.get()), ULONG{ERROR_SUCCESS});
+  const auto pool_bytes = [](EVENT_TRACE_PROPERTIES* q) {
+    return std::uint64_t{q->BufferSize} * 1024 * q->MaximumBuffers;
+  };
+  EXPECT_LE(pool_bytes(p.get()), std::uint64_t{1} << 30) << "StartTraceA's properties";
+  EXPECT_LE(p.get()->MinimumBuffers, p.get()->MaximumBuffers);
+  Properties q;
+  ASSERT_EQ(ControlTraceA(session, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_LE(pool_bytes(q.get()), std::uint64_t{1} << 30) << "QUERY's properties";
+  Properties u;
+  u.get()->MaximumBuffers = 65536;
+  ASSERT_EQ(ControlTraceA(session, nullptr, u.get(), EVENT_TRACE_CONTROL_UPDATE), ERROR_SUCCESS);
+  EXPECT_LE(pool_bytes(u.get()), std::uint64_t{1} << 30) << "UPDATE's properties";
+  EXPECT_EQ(ControlTraceA(session, nullptr, q.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+TEST(EtwrtBoundsFrames, FramesOverTheLimitAreRefused) {
+  const auto header = [](std::uint32_t n) {
+    std::string h(4, '\0');
+    for (int i = 0; i < 4; ++i) h[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+    return h;
+  };
+  bool corrupt = false;
+  etwrt::FrameReader at_limit;
+  const std::string h1 = header(etwrt::kMaxFrameBytes);
+  at_limit.append(h1.data(), h1.size());
+  EXPECT_FALSE(at_limit.next(corrupt).has_value());
+  EXPECT_FALSE(corrupt) << "a frame of exactly the limit waits for its bytes";
+  etwrt::FrameReader over;
+  const std::string h2 = header(etwrt::kMaxFrameBytes + 1);
+  over.append(h2.data(), h2.size());
+  EXPECT_FALSE(over.next(corrupt).has_value());
+  EXPECT_TRUE(corrupt) << "a longer one is refused before its bytes are read";
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  EXPECT_FALSE(etwrt::send_frame_body(pair[0], std::string(etwrt::kMaxFrameBytes + 1, ' ')));
+  ::close(pair[0]);
+  ::close(pair[1]);
 }
 
 }  // namespace
