@@ -36,6 +36,9 @@ class TempHome {
             ("etwh-agent-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
+    // etwrt refuses a home that other users can reach (runtime/README.md, "The home").
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace);
   }
   ~TempHome() {
     std::error_code ignored;

@@ -18,12 +18,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -40,9 +41,25 @@ volatile sig_atomic_t g_stop = 0;
 
 void on_signal(int) { g_stop = 1; }
 
+// The process whose end ends this broker (ETWRT_BROKER_OWNER_PID): a pidfd to poll, or
+// without pidfd_open its pid to probe each loop.
+struct Owner {
+  pid_t pid = 0;  // 0: no owner, the broker lives until idle or a signal.
+  int exit_fd = -1;
+  bool gone() const {
+    if (pid == 0) return false;
+    if (exit_fd >= 0) {
+      pollfd p{exit_fd, POLLIN, 0};
+      return ::poll(&p, 1, 0) == 1;
+    }
+    return ::kill(pid, 0) != 0 && errno == ESRCH;
+  }
+};
+
 class EventLoop {
  public:
-  EventLoop(int listen_fd, std::chrono::milliseconds idle) : listen_fd_(listen_fd), idle_(idle) {}
+  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner)
+      : listen_fd_(listen_fd), idle_(idle), owner_(owner) {}
 
   void run();
 
@@ -57,6 +74,7 @@ class EventLoop {
 
   int listen_fd_;
   std::chrono::milliseconds idle_;
+  Owner owner_;
   std::map<int, FrameReader> readers_;  // By connection fd.
   broker::BrokerState state_;
 };
@@ -67,12 +85,19 @@ void EventLoop::run() {
   while (g_stop == 0) {
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
+    // The owner's pidfd (or an unused slot): readable when the owner ended.
+    fds.push_back({owner_.exit_fd, POLLIN, 0});
     for (const auto& [fd, reader] : readers_) fds.push_back({fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 500);
     if (ready < 0 && errno != EINTR) break;
+    if (owner_.gone()) {
+      std::fprintf(stderr, "etwrt-broker: owner process %d ended; stopping every session\n",
+                   static_cast<int>(owner_.pid));
+      break;
+    }
     if (ready > 0) {
       if ((fds[0].revents & POLLIN) != 0) accept_peer();
-      for (std::size_t i = 1; i < fds.size(); ++i) {
+      for (std::size_t i = 2; i < fds.size(); ++i) {
         if (fds[i].revents != 0) read_peer(fds[i].fd);
       }
     }
@@ -87,6 +112,10 @@ void EventLoop::run() {
       break;
     }
   }
+  // Ending on a signal: the sessions end as if stopped, so their consumers return (the
+  // "stopped" frames go out before the sockets close).
+  state_.stop_all_sessions();
+  flush();
 }
 
 void EventLoop::accept_peer() {
@@ -96,7 +125,7 @@ void EventLoop::accept_peer() {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-    allowed = cred.uid == ::getuid() || cred.uid == 0;
+    allowed = cred.uid == ::geteuid() || cred.uid == 0;
   }
   // A peer that stops reading must not stall every other client forever.
   timeval timeout{2, 0};
@@ -185,6 +214,92 @@ void EventLoop::drop_peer(int fd) {
 }  // namespace
 }  // namespace etwrt
 
+namespace etwrt {
+namespace {
+
+// Reports a refusal to start on stderr (broker.log when the library started us): 1.
+int refuse(const std::string& what) {
+  std::fprintf(stderr, "etwrt-broker: %s\n", what.c_str());
+  return 1;
+}
+
+// The lock of the verified home `dir_fd`, opened without following a link: -1 and `error`
+// when it cannot be, -2 when another broker holds it.
+int take_lock(int dir_fd, const std::string& home, std::string& error) {
+  const int fd = ::openat(dir_fd, kLockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    error = "cannot use " + lock_path(home) + ": " +
+            (fd < 0 ? std::strerror(errno) : "not a regular file of this user") +
+            "; remove it, or set ETWRT_HOME to another directory of your own with mode 0700";
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  if (!os::try_lock_exclusive(fd)) {
+    ::close(fd);
+    return -2;
+  }
+  return fd;
+}
+
+// The listening socket, made in the verified home (the stale socket of a dead broker goes
+// first: we hold the lock). Only this user may connect (mode 0600).
+int listen_in(int dir_fd, const std::string& home, std::string& error) {
+  const std::string path = path_in(dir_fd, kSocketName);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) {
+    error = "socket path too long: " + path;
+    return -1;
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  ::unlinkat(dir_fd, kSocketName, 0);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const mode_t old_mask = ::umask(0177);
+  const int bound = fd < 0 ? -1 : ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::umask(old_mask);
+  if (fd < 0 || bound != 0 || ::listen(fd, 64) != 0) {
+    error = "cannot listen on " + socket_path(home) + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// ETWRT_BROKER_OWNER_PID, if set: the process whose end ends this broker. False with `error`
+// when the value is not a process id.
+bool read_owner(Owner& owner, std::string& error) {
+  const char* text = std::getenv("ETWRT_BROKER_OWNER_PID");
+  if (text == nullptr || *text == '\0') return true;
+  char* end = nullptr;
+  errno = 0;
+  const long pid = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || pid <= 0 || pid > INT32_MAX) {
+    error = std::string("ETWRT_BROKER_OWNER_PID: expected a process id (a positive integer), "
+                        "got '") + text + "'";
+    return false;
+  }
+  owner.pid = static_cast<pid_t>(pid);
+  owner.exit_fd = os::process_exit_fd(owner.pid);
+  return true;
+}
+
+// broker.pid, made afresh (mode 0600, O_EXCL: never through a link or into another file).
+bool write_pid(int dir_fd, const std::string& home, std::string& error) {
+  ::unlinkat(dir_fd, kPidName, 0);
+  const int fd =
+      ::openat(dir_fd, kPidName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const std::string text = std::to_string(::getpid()) + "\n";
+  const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
+                                 static_cast<ssize_t>(text.size());
+  if (!ok) error = "cannot write " + pid_path(home) + ": " + std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+}  // namespace
+}  // namespace etwrt
+
 int main(int argc, char** argv) {
   using namespace etwrt;
   std::string home = broker_home();
@@ -192,42 +307,17 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--home") == 0) home = argv[i + 1];
   }
   std::string error;
-  if (!ensure_private_dir(home, error)) {
-    std::fprintf(stderr, "etwrt-broker: %s\n", error.c_str());
-    return 1;
-  }
-  const int lock_fd = ::open(lock_path(home).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) {
-    std::fprintf(stderr, "etwrt-broker: cannot open %s: %s\n", lock_path(home).c_str(),
-                 std::strerror(errno));
-    return 1;
-  }
+  Owner owner;
+  if (!read_owner(owner, error)) return refuse(error);
+  if (owner.gone()) return 0;  // Its owner ended already: nothing to serve.
+  const int dir_fd = open_private_dir(home, error);
+  if (dir_fd < 0 || !check_home_files(dir_fd, home, error)) return refuse(error);
+  const int lock_fd = take_lock(dir_fd, home, error);
   // Another broker already serves this home: the starter that raced us will reach it.
-  if (!os::try_lock_exclusive(lock_fd)) return 0;
-
-  const std::string path = socket_path(home);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof address.sun_path) {
-    std::fprintf(stderr, "etwrt-broker: socket path too long: %s\n", path.c_str());
-    return 1;
-  }
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  ::unlink(path.c_str());  // A stale socket of a broker that died; we hold the lock.
-  const int listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const mode_t old_mask = ::umask(0177);
-  const int bound = ::bind(listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  ::umask(old_mask);
-  if (listen_fd < 0 || bound != 0 || ::listen(listen_fd, 64) != 0) {
-    std::fprintf(stderr, "etwrt-broker: cannot listen on %s: %s\n", path.c_str(),
-                 std::strerror(errno));
-    return 1;
-  }
-  ::chmod(path.c_str(), 0600);
-  {
-    std::ofstream pid_file(pid_path(home), std::ios::trunc);
-    pid_file << ::getpid() << "\n";
-  }
+  if (lock_fd == -2) return 0;
+  if (lock_fd < 0) return refuse(error);
+  const int listen_fd = listen_in(dir_fd, home, error);
+  if (listen_fd < 0 || !write_pid(dir_fd, home, error)) return refuse(error);
   struct sigaction action {};
   action.sa_handler = on_signal;
   ::sigaction(SIGTERM, &action, nullptr);
@@ -238,11 +328,11 @@ int main(int argc, char** argv) {
   if (const char* idle = std::getenv("ETWRT_BROKER_IDLE_MS"); idle != nullptr) {
     idle_ms = std::max(100L, std::strtol(idle, nullptr, 10));
   }
-  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms));
+  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms), owner);
   loop.run();
   // Unlink while still holding the lock, so a new broker never loses its fresh socket to us.
-  ::unlink(path.c_str());
-  ::unlink(pid_path(home).c_str());
+  ::unlinkat(dir_fd, kSocketName, 0);
+  ::unlinkat(dir_fd, kPidName, 0);
   ::close(listen_fd);
   return 0;
 }

@@ -7,6 +7,8 @@
 
 #include <evntrace.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -236,14 +238,12 @@ json BrokerState::on_start(const StartRequest& request) {
   s.flush_timer = request.flush_timer;
   s.enable_flags = request.enable_flags;
   s.maximum_file_size = request.maximum_file_size;
-  // Defaults and clamps as Windows applies them (observed): a 64 KB buffer when 0 is given,
-  // at most 16 MB; at least two buffers per processor; at least 20 more maximum than minimum.
-  s.buffer_size_kb = request.buffer_size;
-  if (s.buffer_size_kb == 0) s.buffer_size_kb = 64;
-  s.buffer_size_kb = std::min<ULONG>(s.buffer_size_kb, 16 * 1024);
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
-  s.minimum_buffers = std::max(request.minimum_buffers, 2 * processors);
-  s.maximum_buffers = std::max(request.maximum_buffers, s.minimum_buffers + 20);
+  const BufferPlan plan = plan_buffers(request.buffer_size, request.minimum_buffers,
+                                       request.maximum_buffers, processors, pool_limit_bytes());
+  s.buffer_size_kb = plan.buffer_size_kb;
+  s.minimum_buffers = plan.minimum_buffers;
+  s.maximum_buffers = plan.maximum_buffers;
   dataplane::PoolConfig config;
   config.buffer_size_kb = s.buffer_size_kb;
   config.minimum_buffers = s.minimum_buffers;
@@ -295,6 +295,32 @@ void BrokerState::stop_session(std::uint64_t handle) {
   sessions_.erase(handle);
 }
 
+std::uint64_t pool_limit_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return kMaxPoolBytes;
+  return std::min(kMaxPoolBytes,
+                  static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 4);
+}
+
+BufferPlan plan_buffers(ULONG buffer_size_kb, ULONG minimum, ULONG maximum, ULONG processors,
+                        std::uint64_t limit_bytes) {
+  constexpr std::uint64_t kMostBuffers = 65536;  // dataplane::PoolConfig's limit.
+  BufferPlan plan;
+  plan.buffer_size_kb = buffer_size_kb == 0 ? 64 : std::min<ULONG>(buffer_size_kb, 16 * 1024);
+  plan.minimum_buffers = std::max(minimum, 2 * processors);
+  plan.maximum_buffers = std::max(maximum, plan.minimum_buffers + 20);
+  const std::uint64_t fit = std::max<std::uint64_t>(
+      2, std::min(kMostBuffers, limit_bytes / (std::uint64_t{plan.buffer_size_kb} * 1024)));
+  plan.maximum_buffers = static_cast<ULONG>(std::min<std::uint64_t>(plan.maximum_buffers, fit));
+  plan.minimum_buffers = std::min(plan.minimum_buffers, plan.maximum_buffers);
+  return plan;
+}
+
+void BrokerState::stop_all_sessions() {
+  while (!sessions_.empty()) stop_session(sessions_.begin()->first);
+}
+
 json BrokerState::on_control(const ControlRequest& request) {
   Session* s = find_session(request.handle, request.name);
   if (s == nullptr) return {{"status", ERROR_WMI_INSTANCE_NOT_FOUND}};
@@ -304,6 +330,11 @@ json BrokerState::on_control(const ControlRequest& request) {
     if (request.flush_timer != 0) s->flush_timer = request.flush_timer;
     if (request.maximum_buffers != 0) {
       s->maximum_buffers = std::max(request.maximum_buffers, s->minimum_buffers);
+      // Bounded as at start (the pool itself keeps the size it was made with).
+      const std::uint64_t buffer_bytes = std::uint64_t{s->buffer_size_kb} * 1024;
+      s->maximum_buffers = static_cast<ULONG>(std::max<std::uint64_t>(
+          s->minimum_buffers,
+          std::min<std::uint64_t>(s->maximum_buffers, pool_limit_bytes() / buffer_bytes)));
     }
     if (request.enable_flags != 0) s->enable_flags = request.enable_flags;
     if (request.log_file_mode != 0) {

@@ -94,6 +94,9 @@ class BrokerState {
   void disconnect(PeerId peer);
   // Hands the buffers of dead writers and the claims of dead readers on, in every pool.
   void recover_pools();
+  // Stops every session as ControlTrace(STOP) would (the broker is ending on a signal or
+  // because its owner is gone): providers are notified, consumers drain and return.
+  void stop_all_sessions();
   // The frames to send, in order, since the last call.
   std::vector<Outgoing> take_outbox() { return std::exchange(outbox_, {}); }
   // No session and no peer: the broker may exit.
@@ -180,6 +183,25 @@ class BrokerState {
   std::uint64_t next_wait_ = 1;
   std::mt19937_64 random_{std::random_device{}()};
 };
+
+// The most memory one session's buffers may take (BufferSize x MaximumBuffers), etwrt's
+// choice: 1 GiB, or a quarter of physical memory when that is less (pool_limit_bytes()).
+inline constexpr std::uint64_t kMaxPoolBytes = std::uint64_t{1} << 30;
+std::uint64_t pool_limit_bytes();
+
+struct BufferPlan {
+  ULONG buffer_size_kb = 0;
+  ULONG minimum_buffers = 0;
+  ULONG maximum_buffers = 0;
+};
+
+// StartTrace's buffer settings as etwrt applies them. EVENT_TRACE_PROPERTIES: ETW checks them
+// against physical memory and processors and replaces unreasonable ones (the call succeeds,
+// the properties carry the values used). A 64 KB buffer when 0 is given, at most 16 MB; at
+// least two buffers per processor; MaximumBuffers at least MinimumBuffers + 20; then both
+// lowered until the pool fits `limit_bytes` and 65536 buffers (never below 2).
+BufferPlan plan_buffers(ULONG buffer_size_kb, ULONG minimum, ULONG maximum, ULONG processors,
+                        std::uint64_t limit_bytes);
 
 // What an EnableTraceEx2 request (direct or through a group) asks of a provider.
 Enable enable_from(const EnableRequest& request, const GUID& source);

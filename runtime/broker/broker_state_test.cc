@@ -196,5 +196,46 @@ TEST_F(BrokerStateTest, NinthSessionOnOneProviderIsRefused) {
   EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_NO_SYSTEM_RESOURCES);
 }
 
+// Pools are bounded: unreasonable buffer settings are replaced, as EVENT_TRACE_PROPERTIES says
+// ETW does (the values used come back in the properties).
+TEST(BrokerStatePools, BufferSettingsAreBoundedByTheMemoryLimit) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  const BufferPlan huge = plan_buffers(16 * 1024, 0, 65536, 2, kGiB);  // 1 TiB asked.
+  EXPECT_EQ(huge.buffer_size_kb, 16u * 1024);
+  EXPECT_EQ(huge.maximum_buffers, 64u);  // 64 x 16 MB = 1 GiB.
+  EXPECT_EQ(huge.minimum_buffers, 4u);
+  const BufferPlan both = plan_buffers(16 * 1024, 1000, 2000, 2, kGiB);
+  EXPECT_EQ(both.maximum_buffers, 64u);
+  EXPECT_EQ(both.minimum_buffers, 64u) << "MinimumBuffers never above MaximumBuffers";
+  const BufferPlan tight = plan_buffers(16 * 1024, 0, 0, 1, 1);  // Below two buffers.
+  EXPECT_EQ(tight.maximum_buffers, 2u);
+  EXPECT_EQ(tight.minimum_buffers, 2u);
+  const BufferPlan usual = plan_buffers(64, 8, 64, 2, kGiB);  // Within bounds: unchanged.
+  EXPECT_EQ(usual.buffer_size_kb, 64u);
+  EXPECT_EQ(usual.minimum_buffers, 8u);
+  EXPECT_EQ(usual.maximum_buffers, 64u);
+  const BufferPlan defaults = plan_buffers(0, 0, 0, 4, kGiB);
+  EXPECT_EQ(defaults.buffer_size_kb, 64u);
+  EXPECT_EQ(defaults.minimum_buffers, 8u);
+  EXPECT_EQ(defaults.maximum_buffers, 28u);
+  EXPECT_LE(pool_limit_bytes(), kMaxPoolBytes);
+  EXPECT_GT(pool_limit_bytes(), 0u);
+}
+
+TEST(BrokerStatePools, StartReportsTheBoundedPool) {
+  BrokerState state;
+  state.connect(kController, true);
+  StartRequest s = start("huge");
+  s.buffer_size = 16 * 1024;
+  s.maximum_buffers = 65536;
+  state.handle(kController, request(1, s));
+  const json reply = frames(state.take_outbox(), kController, "").at(0);
+  ASSERT_EQ(reply["status"], ERROR_SUCCESS);
+  const std::uint64_t kb = reply["properties"]["buffer_size"].get<std::uint64_t>();
+  const std::uint64_t buffers = reply["properties"]["maximum_buffers"].get<std::uint64_t>();
+  EXPECT_LE(kb * 1024 * buffers, kMaxPoolBytes);
+  EXPECT_GE(buffers, reply["properties"]["minimum_buffers"].get<std::uint64_t>());
+}
+
 }  // namespace
 }  // namespace etwrt::broker

@@ -90,6 +90,18 @@ inline ssize_t receive_with_fds(int socket, char* buffer, std::size_t size,
   return n;
 }
 
+// A descriptor that becomes readable when process `pid` ends (pidfd_open; close-on-exec);
+// -1 with errno (ESRCH: no such process; ENOSYS: a kernel before 5.3).
+inline int process_exit_fd(pid_t pid) {
+#if defined(SYS_pidfd_open)
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 // Takes the exclusive lock of `fd`'s file without waiting; false when another process holds it.
 inline bool try_lock_exclusive(int fd) { return ::flock(fd, LOCK_EX | LOCK_NB) == 0; }
 

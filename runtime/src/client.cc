@@ -3,19 +3,16 @@
 #include "etwrt_os.h"
 #include "replies.h"
 
+#include "broker_link.h"
 #include "system_filters.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
 #endif
 
-#include <dlfcn.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -38,75 +35,6 @@ std::atomic<Client*> g_client{nullptr};
 void reset_after_fork() {
   g_client.store(nullptr, std::memory_order_relaxed);
   g_fork_generation.fetch_add(1, std::memory_order_relaxed);
-}
-
-std::string broker_executable() {
-  if (const char* path = std::getenv("ETWRT_BROKER"); path != nullptr && *path != '\0') {
-    return path;
-  }
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&broker_executable), &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return {};
-  }
-  char resolved[PATH_MAX];
-  if (::realpath(info.dli_fname, resolved) == nullptr) return {};
-  std::string dir(resolved);
-  dir.erase(dir.find_last_of('/'));
-  // The installed layout (LIBDIR may be multiarch), then the build tree's lib/ -> libexec/.
-  for (const std::string& candidate :
-       {dir + "/" ETWRT_BROKER_FROM_LIBDIR, dir + "/../libexec/etwrt-broker"}) {
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-// Starts a detached broker (double fork + setsid, so it is nobody's zombie and survives us).
-bool spawn_broker(const std::string& home) {
-  const std::string path = broker_executable();
-  if (path.empty()) {
-    std::fprintf(stderr, "etwrt: cannot find etwrt-broker (set ETWRT_BROKER)\n");
-    return false;
-  }
-  const std::string log = home + "/broker.log";
-  // Everything the child needs is prepared before fork: only async-signal-safe calls after.
-  std::array<char*, 4> argv{const_cast<char*>(path.c_str()), const_cast<char*>("--home"),
-                            const_cast<char*>(home.c_str()), nullptr};
-  const pid_t child = ::fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    ::setsid();
-    if (::fork() != 0) ::_exit(0);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, 1);
-      ::dup2(log_fd, 2);
-    }
-    ::close_range(3, ~0u, 0);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  return true;
-}
-
-int connect_to(const std::string& home) {
-  const std::string path = socket_path(home);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof address.sun_path) return -1;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // A notification's fields, read and checked before the callback runs.
@@ -164,29 +92,37 @@ ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
     fd_ = -1;
   }
   std::string error;
-  if (!ensure_private_dir(home, error)) {
+  const int dir_fd = open_private_dir(home, error);
+  if (dir_fd < 0) {
     std::fprintf(stderr, "etwrt: %s\n", error.c_str());
     return ERROR_ACCESS_DENIED;
   }
   lock.unlock();
   // Connect, starting the broker when nobody listens; retry with backoff for about 5 s, since
   // a starting broker needs a moment and racing starters leave only one of them running.
-  int fd = connect_to(home);
+  bool refused = false;
+  int fd = connect_to(dir_fd, home, error, refused);
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   auto next_spawn = std::chrono::steady_clock::now();
   auto delay = 5ms;
-  while (fd < 0 && std::chrono::steady_clock::now() < deadline) {
+  while (fd < 0 && !refused && std::chrono::steady_clock::now() < deadline) {
     if (std::chrono::steady_clock::now() >= next_spawn) {
-      spawn_broker(home);
+      spawn_broker(home, dir_fd);
       next_spawn = std::chrono::steady_clock::now() + 1s;
     }
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(200));
-    fd = connect_to(home);
+    fd = connect_to(dir_fd, home, error, refused);
   }
+  ::close(dir_fd);
   lock.lock();
+  if (refused) {
+    std::fprintf(stderr, "etwrt: %s\n", error.c_str());
+    return ERROR_ACCESS_DENIED;
+  }
   if (fd < 0) {
-    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s\n", home.c_str());
+    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s (its log: %s/%s)\n",
+                 home.c_str(), home.c_str(), kLogName);
     return ERROR_NOT_SUPPORTED;
   }
   if (fd_ >= 0) {
@@ -396,8 +332,18 @@ void Client::connection_lost(int fd, std::uint64_t generation) {
   }
   pending_.clear();
   replies_cv_.notify_all();
-  // The broker's sessions are gone with it: nothing enables our providers any more.
+  // The broker's sessions are gone with it: nothing enables our providers any more, and the
+  // consumers of its pools drain what is committed there and return.
   for (auto& [token, registration] : registrations_) registration->table.publish(nullptr, 0);
+  {
+    std::lock_guard pools_lock(pools_mu_);
+    for (auto& [id, p] : pools_) {
+      if (p->stopped.load(std::memory_order_acquire)) continue;
+      p->broker_lost.store(true, std::memory_order_release);
+      p->stopped.store(true, std::memory_order_release);
+      p->pool.wake_reader();
+    }
+  }
   if (registrations_.empty() || reattaching_) return;
   reattaching_ = true;
   lock.unlock();

@@ -37,8 +37,15 @@ struct SessionPool {
       : id(pool_id), pool(std::move(mapped)) {}
   std::uint64_t id;
   dataplane::Pool pool;
-  std::atomic<bool> stopped{false};  // The broker said the session stopped.
+  std::atomic<bool> stopped{false};  // The broker said the session stopped (or died).
+  // The connection to the broker that owned the session closed before it said "stopped": the
+  // session ended with its broker (ProcessTrace drains, then returns kBrokerLostStatus).
+  std::atomic<bool> broker_lost{false};
 };
+
+// ProcessTrace's status when the session's broker died (ProcessTrace doc: "The session from
+// which you are trying to consume events in real time is not running").
+inline constexpr ULONG kBrokerLostStatus = ERROR_WMI_INSTANCE_NOT_FOUND;
 
 // Bumped in a forked child: thread-local writers made before the fork are not reused.
 inline std::atomic<std::uint32_t> g_fork_generation{0};

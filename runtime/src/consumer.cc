@@ -251,7 +251,9 @@ struct Subscriber {
   std::size_t queued_records = 0;
   std::uint64_t since_ns = 0;  // Records stamped before it joined are not its own.
   bool ended = false;          // The session stopped and everything was queued.
-  ULONG error = ERROR_SUCCESS; // The pool could not be read (another process reads it).
+  // ProcessTrace's status once the queue is taken: the pool could not be read (another
+  // process reads it), or the session's broker died.
+  ULONG error = ERROR_SUCCESS;
 };
 
 // Bounds what a slow consumer holds in memory: the hub waits, the pool fills, and the loss
@@ -272,7 +274,7 @@ class Hub {
     // by another one's reader (a relay), only what is written once the feed started.
     s->since_ns = mode_ == Mode::detached ? 0 : pool_->pool.now_ns();
     if (mode_ == Mode::relay) s->since_ns = std::max(s->since_ns, relay_since_);
-    if (finished_) s->ended = true;
+    if (finished_) end_locked(s);
     subs_.push_back(s);
     cv_.notify_all();
     pool_->pool.wake_reader();  // The hub may sleep on the pool's futex.
@@ -378,7 +380,7 @@ class Hub {
             s->queue.push_back(b);
             s->queued_records += b->records;
           }
-          if (stopped) s->ended = true;
+          if (stopped) end_locked(s);
         }
         if (stopped) {
           finished_ = true;
@@ -465,7 +467,7 @@ class Hub {
           s->queue.push_back(batch);
           s->queued_records += batch->records;
         }
-        if (ended) s->ended = true;
+        if (ended) end_locked(s);
       }
       if (ended) {
         finished_ = true;
@@ -516,6 +518,13 @@ class Hub {
       for (Subscriber* s : subs_) s->since_ns = std::max(s->since_ns, relay_since);
     }
     cv_.notify_all();
+  }
+
+  // The session ended and everything was queued: ProcessTrace returns once it took the rest,
+  // with ERROR_SUCCESS after a stop, kBrokerLostStatus when the broker died instead.
+  void end_locked(Subscriber* s) {
+    s->ended = true;
+    if (pool_->broker_lost.load(std::memory_order_acquire)) s->error = etwrt::kBrokerLostStatus;
   }
 
   void fail_all(ULONG error) {

@@ -10,42 +10,6 @@
 
 namespace etwrt {
 
-std::string broker_home() {
-  if (const char* home = std::getenv("ETWRT_HOME"); home != nullptr && *home != '\0') {
-    return home;
-  }
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0') {
-    return std::string(xdg) + "/etwrt";
-  }
-  return "/tmp/etwrt-" + std::to_string(::getuid());
-}
-
-bool ensure_private_dir(const std::string& home, std::string& error) {
-  if (::mkdir(home.c_str(), 0700) != 0 && errno != EEXIST) {
-    error = "cannot create " + home + ": " + std::strerror(errno);
-    return false;
-  }
-  struct stat st {};
-  if (::lstat(home.c_str(), &st) != 0) {
-    error = "cannot stat " + home + ": " + std::strerror(errno);
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
-    error = home + " is not a directory owned by this user";
-    return false;
-  }
-  // Another user must not reach the socket even if the directory pre-existed with wider modes.
-  if ((st.st_mode & 077) != 0 && ::chmod(home.c_str(), 0700) != 0) {
-    error = "cannot restrict " + home + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
-}
-
-std::string socket_path(const std::string& home) { return home + "/broker.sock"; }
-std::string lock_path(const std::string& home) { return home + "/broker.lock"; }
-std::string pid_path(const std::string& home) { return home + "/broker.pid"; }
-
 bool send_frame(int fd, const nlohmann::json& message, int pass_fd) {
   return send_frame_body(fd, message.dump(), pass_fd);
 }

@@ -1,6 +1,8 @@
 // etwrt wire format between libetwrt and etwrt-broker: each message is a 4-byte little-endian
-// length followed by that many bytes of JSON. Also where the broker lives (ETWRT_HOME).
+// length followed by that many bytes of JSON. Where the broker lives (ETWRT_HOME): home.h.
 #pragma once
+
+#include "home.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,17 +18,6 @@ namespace etwrt {
 
 // Larger frames mean a corrupt or hostile peer: the connection is dropped.
 inline constexpr std::uint32_t kMaxFrameBytes = 16u << 20;
-
-// The directory of the broker: $ETWRT_HOME, else $XDG_RUNTIME_DIR/etwrt, else /tmp/etwrt-<uid>.
-std::string broker_home();
-
-// Creates `home` (mode 0700) if absent. Returns false and sets `error` when it cannot, or when
-// it exists but is not a directory owned by this user.
-bool ensure_private_dir(const std::string& home, std::string& error);
-
-std::string socket_path(const std::string& home);
-std::string lock_path(const std::string& home);
-std::string pid_path(const std::string& home);
 
 // Sends one frame, retrying on EINTR and partial writes. False when the peer is gone.
 // `pass_fd` >= 0 travels with the frame (SCM_RIGHTS); the receiver owns its copy.
