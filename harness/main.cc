@@ -1,6 +1,7 @@
 // etwh: the conformance harness's command line. `etwh list` prints the rule catalog, `etwh run`
 // runs conformance scenarios and reports a verdict per rule.
 #include "catalog.h"
+#include "compare_command.h"
 #include "driver.h"
 #include "etwh/stop_signals.h"
 #include "expectations.h"
@@ -391,7 +392,41 @@ int main(int argc, char** argv) {
   stress_cmd->add_option("--sweep", stress_args.sweep,
                          "Run each profile once per value: DIMENSION=V1,V2,...");
   stress_cmd->add_option("--writer", stress_writer, "The etwh-stress-writer executable");
+  stress_cmd->add_option("--repetitions", stress_args.repetitions,
+                         "Run each profile N times and keep every run (default 1)")
+      ->check(CLI::Range(1u, 1000u));
+  stress_cmd->add_option("--series-ms", stress_args.series_ms,
+                         "Time series step in ms (default 100)")
+      ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{60000}));
+  double stress_min_effect_pct = 5;
+  stress_cmd->add_option("--baseline", stress_args.baseline,
+                         "Compare with this results file (etwh compare BASELINE <this run>)");
+  stress_cmd->add_option("--alpha", stress_args.thresholds.alpha,
+                         "With --baseline: significance level of the U test (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  stress_cmd->add_option("--min-effect", stress_min_effect_pct,
+                         "With --baseline: smallest change of a median that counts, in % (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  stress_cmd->add_option("--only", stress_args.thresholds.only,
+                         "With --baseline: compare only the figures this regular expression finds");
 #endif
+
+  etwh::compare::CompareArgs compare_args;
+  double compare_min_effect_pct = 5;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "Compare two result files (stress, run or Google Benchmark JSON): exit 1 on a regression");
+  compare_cmd->add_option("old", compare_args.old_file, "The baseline")->required();
+  compare_cmd->add_option("new", compare_args.new_file, "The results to judge")->required();
+  compare_cmd->add_option("--alpha", compare_args.thresholds.alpha,
+                          "Significance level of the Mann-Whitney U test (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  compare_cmd->add_option("--min-effect", compare_min_effect_pct,
+                          "Smallest change of a median that counts, in % (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  compare_cmd->add_option("--only", compare_args.thresholds.only,
+                          "Compare only the figures this regular expression finds");
+  compare_cmd->add_option("--markdown", compare_args.markdown_file, "Write markdown to FILE");
+  compare_cmd->add_option("--json", compare_args.json_file, "Write JSON to FILE");
 
 #ifdef ETWH_HAVE_SELFTEST
   etwh::selftest::Options selftest_opts;
@@ -424,6 +459,10 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return list_rules(catalog_file, scenarios_dir, list_json);
+    if (*compare_cmd) {
+      compare_args.thresholds.min_effect = compare_min_effect_pct / 100;
+      return etwh::compare::run_compare_command(compare_args);
+    }
 #ifdef ETWH_HAVE_SELFTEST
     if (*selftest_cmd) {
       selftest_opts.etwh = exe_dir / "etwh";
@@ -448,6 +487,7 @@ int main(int argc, char** argv) {
       stress_args.command_line = command_line;
       stress_args.host = hostname();
       stress_args.start_time = utc_now();
+      stress_args.thresholds.min_effect = stress_min_effect_pct / 100;
       return etwh::stress::run_stress_command(stress_args);
     }
 #endif
