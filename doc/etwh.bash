@@ -11,7 +11,7 @@ _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations" ;;
-    stress) echo "--json --sweep --writer" ;;
+    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
   esac
 }

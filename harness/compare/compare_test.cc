@@ -112,6 +112,9 @@ TEST(CompareBenchmark, IterationsInNanosecondsAggregatesSkipped) {
   ASSERT_EQ(d.figures.size(), 2u);
   EXPECT_EQ(d.figures[0].name, "BM_Write real_time");
   EXPECT_EQ(d.figures[0].values, (std::vector<double>{1000, 1100, 900}));
+  // Aggregates alone cannot be tested: bad input, saying why.
+  benchmarks.erase(benchmarks.begin(), benchmarks.begin() + 3);
+  EXPECT_THROW(read_document({{"benchmarks", benchmarks}}, "b"), CompareInputError);
 }
 
 TEST(CompareRun, ChangedVerdictsPerCaseAndRule) {

@@ -114,12 +114,16 @@ std::vector<Figure> stress_figures(const Reader& r, const json& doc) {
 // Google Benchmark JSON (--benchmark_out): every iteration run (one per repetition), times in ns.
 std::vector<Figure> benchmark_figures(const Reader& r, const json& doc) {
   FigureSet set;
+  bool aggregates = false;
   const json& benchmarks = r.array(doc, "", "benchmarks");
   for (std::size_t i = 0; i < benchmarks.size(); ++i) {
     const std::string at = fmt::format("/benchmarks/{}", i);
     const json& b = benchmarks[i];
     if (!b.is_object()) r.fail(at, "expected an object, got " + json_type_name(b));
-    if (b.value("run_type", "iteration") == "aggregate") continue;  // mean, median, stddev, cv
+    if (b.value("run_type", "iteration") == "aggregate") {  // mean, median, stddev, cv
+      aggregates = true;
+      continue;
+    }
     if (b.value("error_occurred", false)) continue;
     const std::string name = b.contains("run_name") ? r.string(b, at, "run_name")
                                                     : r.string(b, at, "name");
@@ -131,7 +135,12 @@ std::vector<Figure> benchmark_figures(const Reader& r, const json& doc) {
     set.add(name + " real_time", "ns", Better::kLower, r.number(b, at, "real_time") * scale->second);
     set.add(name + " cpu_time", "ns", Better::kLower, r.number(b, at, "cpu_time") * scale->second);
   }
-  return set.take();
+  std::vector<Figure> figures = set.take();
+  if (figures.empty() && aggregates) {
+    r.fail("/benchmarks", "only aggregate rows: the repetitions are needed (run without "
+                          "--benchmark_report_aggregates_only)");
+  }
+  return figures;
 }
 
 // `etwh run` JSON, schema_version 1 or 2: only the fields both versions keep.

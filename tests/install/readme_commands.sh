@@ -41,7 +41,7 @@ etwh=$build/bin/etwh
 while IFS= read -r line; do
   words=${line%%  *}
   command=$(printf '%s\n' "$words" | awk '{ print $2 }')
-  case $command in list | run | stress | selftest) ;; *) command="" ;; esac
+  case $command in list | run | stress | selftest | compare) ;; *) command="" ;; esac
   help=$("$etwh" --help; [ -z "$command" ] || "$etwh" "$command" --help)
   for option in $(printf '%s\n' "$words" | grep -oE -- '--[a-z][a-z-]*' || true); do
     printf '%s\n' "$help" | grep -qE -- "(^|[ ,])$option( |,|$)" ||
