@@ -343,6 +343,50 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
   }
 }
 
+// Starts the profile's sessions, enables the provider on each and attaches a consumer to each;
+// returns once every consumer got its session's header event.
+void start_sessions(RunResources& res, const Profile& profile, const GUID& provider,
+                    unsigned run_number) {
+  const std::uint32_t writers_total = profile.processes * profile.threads;
+  for (std::uint32_t i = 0; i < profile.sessions; ++i) {
+    StartedSession s;
+    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
+    Properties p;
+    EVENT_TRACE_PROPERTIES* props = p.get();
+    props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    props->BufferSize = profile.buffers.buffer_size_kb;
+    props->MinimumBuffers = profile.buffers.minimum_buffers;
+    props->MaximumBuffers = profile.buffers.maximum_buffers;
+    props->FlushTimer = profile.buffers.flush_timer_s;
+    if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
+    }
+    s.running = true;
+    res.sessions.push_back(s);
+    if (ULONG st = EnableTraceEx2(s.handle, &provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                                  TRACE_LEVEL_VERBOSE, 0, 0, 0, nullptr);
+        st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
+    }
+    res.consumers.push_back(std::make_unique<SessionConsumer>(
+        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
+    res.consumers.back()->open();
+  }
+  // The consumers must be attached before anything is written, or early events would be
+  // buffered (or lost with no reader to reclaim for) outside the regime being measured.
+  for (auto& c : res.consumers) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!c->attached()) {
+      throw_if_stop_requested();
+      if (c->finished() || std::chrono::steady_clock::now() > deadline) {
+        throw StressHarnessError("a consumer never received its session's header event");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+}
+
 }  // namespace
 
 void judge_run(RunResult& run) {
@@ -440,49 +484,12 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   run.profile = profile;
   const GUID provider = random_guid();
   const unsigned run_number = run_counter.fetch_add(1);
-  const std::uint32_t writers_total = profile.processes * profile.threads;
   reset_peak_rss();
   run.series_ms = options.series_ms;
   const CpuTime cpu_at_start = cpu_since({});
 
   RunResources res;
-  for (std::uint32_t i = 0; i < profile.sessions; ++i) {
-    StartedSession s;
-    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
-    Properties p;
-    EVENT_TRACE_PROPERTIES* props = p.get();
-    props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-    props->BufferSize = profile.buffers.buffer_size_kb;
-    props->MinimumBuffers = profile.buffers.minimum_buffers;
-    props->MaximumBuffers = profile.buffers.maximum_buffers;
-    props->FlushTimer = profile.buffers.flush_timer_s;
-    if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
-    }
-    s.running = true;
-    res.sessions.push_back(s);
-    if (ULONG st = EnableTraceEx2(s.handle, &provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
-                                  TRACE_LEVEL_VERBOSE, 0, 0, 0, nullptr);
-        st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
-    }
-    res.consumers.push_back(std::make_unique<SessionConsumer>(
-        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
-    res.consumers.back()->open();
-  }
-  // The consumers must be attached before anything is written, or early events would be
-  // buffered (or lost with no reader to reclaim for) outside the regime being measured.
-  for (auto& c : res.consumers) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (!c->attached()) {
-      throw_if_stop_requested();
-      if (c->finished() || std::chrono::steady_clock::now() > deadline) {
-        throw StressHarnessError("a consumer never received its session's header event");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-
+  start_sessions(res, profile, provider, run_number);
   const std::string provider_text = format_guid(provider);
   for (std::uint32_t i = 0; i < profile.processes; ++i) {
     std::vector<std::string> args = {

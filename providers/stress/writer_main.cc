@@ -152,6 +152,72 @@ std::uint64_t planted_spin() {
   return text == nullptr ? 0 : std::strtoull(text, nullptr, 10);
 }
 
+// Runs every writer on its own thread from start_ns and, meanwhile, samples all threads'
+// attempts every series_ms; returns the samples (at start_ns + k * series_ms, k = 1, 2, ...).
+std::vector<std::uint64_t> write_and_sample(std::vector<ThreadWriter>& writers,
+                                            const std::vector<std::atomic<std::uint64_t>>& published,
+                                            const Pace& pace, std::uint64_t start_ns,
+                                            std::uint64_t series_ms) {
+  std::vector<std::uint64_t> written_series;
+  // Joined before the counts are read: each thread's etwrt writers hand over their last
+  // buffer at thread exit, so everything accepted is on its way to the consumer.
+  std::mutex mutex;
+  std::condition_variable all_done;
+  auto running = static_cast<std::uint32_t>(writers.size());
+  std::vector<std::jthread> pool;
+  for (auto& w : writers) {
+    pool.emplace_back([&w, &pace, &mutex, &running, &all_done, start_ns] {
+      w.run(pace, start_ns);
+      std::lock_guard lock(mutex);
+      if (--running == 0) all_done.notify_one();
+    });
+  }
+  // steady_clock is CLOCK_MONOTONIC, the clock of start_ns. The last thread's end wakes the
+  // sampler at once, so the process does not linger to the next step.
+  std::unique_lock lock(mutex);
+  for (std::uint64_t k = 1;; ++k) {
+    const std::chrono::steady_clock::time_point due{
+        std::chrono::nanoseconds(start_ns + k * series_ms * 1000000ull)};
+    if (all_done.wait_until(lock, due, [&] { return running == 0; })) break;
+    std::uint64_t sum = 0;
+    for (const auto& p : published) sum += p.load(std::memory_order_relaxed);
+    written_series.push_back(sum);
+  }
+  lock.unlock();
+  pool.clear();  // joins
+  return written_series;
+}
+
+// The line the driver reads once the threads are done: each thread's counts, the written
+// samples, and the process's peak RSS and CPU time.
+nlohmann::json final_counts(std::uint32_t process_index, const std::vector<ThreadWriter>& writers,
+                            std::uint64_t start_ns,
+                            const std::vector<std::uint64_t>& written_series) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  nlohmann::json out = {{"process_index", process_index},
+                        {"peak_rss_kb", usage.ru_maxrss},
+                        {"cpu_user_s", seconds(usage.ru_utime)},
+                        {"cpu_system_s", seconds(usage.ru_stime)},
+                        {"series_start_ns", start_ns},
+                        {"written_series", written_series},
+                        {"threads", nlohmann::json::array()}};
+  for (const auto& w : writers) {
+    const ThreadCounts& c = w.counts();
+    out["threads"].push_back({{"attempts", c.attempts},
+                              {"accepted", c.accepted},
+                              {"refused_no_buffer", c.refused_no_buffer},
+                              {"refused_too_large", c.refused_too_large},
+                              {"refused_other", c.refused_other},
+                              {"first_write_ns", c.first_write_ns},
+                              {"last_write_ns", c.last_write_ns}});
+  }
+  return out;
+}
+
 // While the threads write, nobody reads stdin: a watcher does, and ends the process when the
 // driver is gone (end of file), since nothing would ever read what it writes.
 void exit_when_stdin_closes() {
@@ -219,58 +285,12 @@ int main(int argc, char** argv) {
     writers.emplace_back(handle, process_index, t, payload_bytes, published[t]);
     writers.back().set_spin(planted_spin());
   }
-  std::vector<std::uint64_t> written_series;  // all threads' attempts at start + k * series_ms
   const std::uint64_t start_ns = monotonic_ns();
-  {
-    // Joined before the counts are read: each thread's etwrt writers hand over their last
-    // buffer at thread exit, so everything accepted is on its way to the consumer.
-    std::mutex mutex;
-    std::condition_variable all_done;
-    std::uint32_t running = threads;
-    std::vector<std::jthread> pool;
-    for (auto& w : writers) {
-      pool.emplace_back([&w, &pace, &mutex, &running, &all_done, start_ns] {
-        w.run(pace, start_ns);
-        std::lock_guard lock(mutex);
-        if (--running == 0) all_done.notify_one();
-      });
-    }
-    // steady_clock is CLOCK_MONOTONIC, the clock of start_ns. The last threads' end wakes the
-    // sampler at once, so the process does not linger to the next step.
-    std::unique_lock lock(mutex);
-    for (std::uint64_t k = 1;; ++k) {
-      const std::chrono::steady_clock::time_point due{
-          std::chrono::nanoseconds(start_ns + k * series_ms * 1000000ull)};
-      if (all_done.wait_until(lock, due, [&] { return running == 0; })) break;
-      std::uint64_t sum = 0;
-      for (const auto& p : published) sum += p.load(std::memory_order_relaxed);
-      written_series.push_back(sum);
-    }
-  }
+  const std::vector<std::uint64_t> written_series =
+      write_and_sample(writers, published, pace, start_ns, series_ms);
   EventUnregister(handle);
 
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-  };
-  nlohmann::json out = {{"process_index", process_index},
-                        {"peak_rss_kb", usage.ru_maxrss},
-                        {"cpu_user_s", seconds(usage.ru_utime)},
-                        {"cpu_system_s", seconds(usage.ru_stime)},
-                        {"series_start_ns", start_ns},
-                        {"written_series", written_series},
-                        {"threads", nlohmann::json::array()}};
-  for (const auto& w : writers) {
-    const ThreadCounts& c = w.counts();
-    out["threads"].push_back({{"attempts", c.attempts},
-                              {"accepted", c.accepted},
-                              {"refused_no_buffer", c.refused_no_buffer},
-                              {"refused_too_large", c.refused_too_large},
-                              {"refused_other", c.refused_other},
-                              {"first_write_ns", c.first_write_ns},
-                              {"last_write_ns", c.last_write_ns}});
-  }
+  nlohmann::json out = final_counts(process_index, writers, start_ns, written_series);
   // A deliberate defect for the harness's own tests: one event fewer reported than written,
   // which the run must catch as an imbalance.
   if (const char* mutant = std::getenv("ETWH_STRESS_WRITER_MUTANT");
