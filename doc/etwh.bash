@@ -4,14 +4,15 @@
 # --help`; the etwh_completion CTest fails when they drift apart.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run stress selftest"
+_etwh_commands="list run compare stress selftest"
 
 # The options of one command, without the global ones (--help is one).
 _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations" ;;
-    stress) echo "--json --sweep --writer" ;;
+    compare) echo "--alpha --min-effect --only --markdown --json" ;;
+    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
   esac
 }

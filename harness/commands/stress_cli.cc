@@ -16,6 +16,21 @@ class StressCommand : public Command {
     cmd->add_option("--json", args_.json_file, "Write the JSON results to FILE");
     cmd->add_option("--sweep", args_.sweep, "Run each profile once per value: DIMENSION=V1,V2,...");
     cmd->add_option("--writer", writer_, "The etwh-stress-writer executable");
+    cmd->add_option("--repetitions", args_.repetitions,
+                    "Run each profile N times and keep every run (default 1)")
+        ->check(CLI::Range(1u, 1000u));
+    cmd->add_option("--series-ms", args_.series_ms, "Time series step in ms (default 100)")
+        ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{60000}));
+    cmd->add_option("--baseline", args_.baseline,
+                    "Compare with this results file (etwh compare BASELINE <this run>)");
+    cmd->add_option("--alpha", args_.thresholds.alpha,
+                    "With --baseline: significance level of the U test (default 0.05)")
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--min-effect", min_effect_pct_,
+                    "With --baseline: smallest change of a median that counts, in % (default 5)")
+        ->check(CLI::Range(0.0, 1000.0));
+    cmd->add_option("--only", args_.thresholds.only,
+                    "With --baseline: compare only the figures this regular expression finds");
     return cmd;
   }
 
@@ -29,12 +44,14 @@ class StressCommand : public Command {
     args_.command_line = context.command_line;
     args_.host = host_name();
     args_.start_time = utc_now();
+    args_.thresholds.min_effect = min_effect_pct_ / 100;
     return stress::run_stress_command(args_);
   }
 
  private:
   stress::StressArgs args_;
   std::string writer_;
+  double min_effect_pct_ = 5;
 };
 
 }  // namespace

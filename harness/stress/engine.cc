@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "session_consumer.h"
 
 #include "etwh/child_process.h"
 #include "etwh/stop_signals.h"
@@ -14,11 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -46,7 +49,6 @@ GUID random_guid() {
   return g;
 }
 
-bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // Peak RSS of this process since the last reset (Linux: VmHWM; writing 5 to clear_refs resets
 // it, so each run measures its own peak).
@@ -62,156 +64,6 @@ std::uint64_t peak_rss_kb() {
   }
   return 0;
 }
-
-// One session's realtime consumer: ProcessTrace on its own thread, accounting in the callback.
-// Everything but the atomics is touched only by that thread until it is joined.
-class SessionConsumer {
- public:
-  SessionConsumer(std::string name, const GUID& provider, std::uint32_t threads_per_process,
-                  std::uint32_t writers, std::uint64_t delay_us)
-      : name_(std::move(name)),
-        provider_(provider),
-        threads_per_process_(threads_per_process),
-        delay_ns_(delay_us * 1000),
-        trackers_(writers) {
-    result_.name = name_;
-  }
-  SessionConsumer(const SessionConsumer&) = delete;
-  SessionConsumer& operator=(const SessionConsumer&) = delete;
-
-  ~SessionConsumer() { join(); }
-
-  void open() {
-    logfile_.LoggerName = name_.data();
-    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
-    logfile_.EventRecordCallback = &SessionConsumer::on_record;
-    logfile_.Context = this;
-    trace_ = OpenTraceA(&logfile_);
-    if (trace_ == INVALID_PROCESSTRACE_HANDLE) {
-      throw StressHarnessError("OpenTraceA(\"" + name_ + "\") failed");
-    }
-    thread_ = std::thread([this] {
-      TRACEHANDLE t = trace_;
-      process_status_ = ProcessTrace(&t, 1, nullptr, nullptr);
-      finished_.store(true);
-    });
-  }
-
-  bool attached() const { return header_seen_.load(); }
-  bool finished() const { return finished_.load(); }
-  std::uint64_t delivered_so_far() const { return delivered_live_.load(std::memory_order_relaxed); }
-
-  // Returns once ProcessTrace has returned (the session stopped and everything was drained).
-  void join() {
-    if (thread_.joinable()) thread_.join();
-    if (trace_ != INVALID_PROCESSTRACE_HANDLE) {
-      CloseTrace(trace_);
-      trace_ = INVALID_PROCESSTRACE_HANDLE;
-    }
-  }
-  ULONG process_status() const { return process_status_; }
-
-  // After join(): the sequence bookkeeping closed with what each writer wrote.
-  SessionResult& finish(const std::vector<std::uint64_t>& written_per_writer) {
-    for (std::size_t w = 0; w < trackers_.size(); ++w) {
-      SequenceTracker& t = trackers_[w];
-      t.finish(w < written_per_writer.size() ? written_per_writer[w] : 0);
-      result_.duplicates += t.duplicates();
-      result_.gaps += t.gaps();
-      result_.missing += t.missing();
-      result_.beyond_written += t.beyond_written();
-    }
-    return result_;
-  }
-
- private:
-  static void WINAPI on_record(PEVENT_RECORD record) {
-    static_cast<SessionConsumer*>(record->UserContext)->record(*record);
-  }
-
-  void record(const EVENT_RECORD& r) {
-    const std::uint64_t now = monotonic_ns();
-    const GUID& from = r.EventHeader.ProviderId;
-    if (same_guid(from, provider_)) {
-      data(r, now);
-      if (delay_ns_ > 0) {
-        // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
-        while (monotonic_ns() - now < delay_ns_) {
-        }
-      }
-      return;
-    }
-    if (same_guid(from, EventTraceGuid)) {
-      header_seen_.store(true);
-      return;
-    }
-    if (same_guid(from, RTLostEventGuid)) {
-      lost_notice(r);
-      return;
-    }
-    ++result_.foreign_records;
-  }
-
-  void data(const EVENT_RECORD& r, std::uint64_t now) {
-    EventStamp stamp{};
-    if (r.UserDataLength < sizeof stamp || r.UserData == nullptr) {
-      ++result_.foreign_records;
-      return;
-    }
-    std::memcpy(&stamp, r.UserData, sizeof stamp);
-    const std::uint64_t writer =
-        std::uint64_t{stamp.process_index} * threads_per_process_ + stamp.thread_index;
-    if (stamp.thread_index >= threads_per_process_ || writer >= trackers_.size()) {
-      ++result_.foreign_records;
-      return;
-    }
-    trackers_[writer].observe(stamp.sequence);
-    ++result_.delivered;
-    result_.delivered_bytes += r.UserDataLength;
-    if (now >= stamp.write_time_ns) {
-      result_.latency.record(now - stamp.write_time_ns);
-    } else {
-      ++result_.clock_inversions;
-      result_.latency.record(0);
-    }
-    if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
-    result_.last_delivery_ns = now;
-    delivered_live_.store(result_.delivered, std::memory_order_relaxed);
-  }
-
-  // RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},
-  // RTLostEvent (32) = {events refused at write}, each a ULONG64.
-  void lost_notice(const EVENT_RECORD& r) {
-    std::uint64_t counts[2] = {};
-    const std::size_t need = r.EventHeader.EventDescriptor.Opcode == 33 ? 16 : 8;
-    const UCHAR op = r.EventHeader.EventDescriptor.Opcode;
-    if ((op != 32 && op != 33) || r.UserDataLength < need || r.UserData == nullptr) {
-      ++result_.foreign_records;
-      return;
-    }
-    std::memcpy(counts, r.UserData, need);
-    if (op == 33) {
-      ++result_.lost_buffer_notices;
-      result_.lost_buffers_announced += counts[0];
-      result_.lost_buffer_events_announced += counts[1];
-    } else {
-      result_.lost_events_announced += counts[0];
-    }
-  }
-
-  std::string name_;
-  GUID provider_;
-  std::uint32_t threads_per_process_;
-  std::uint64_t delay_ns_;
-  std::vector<SequenceTracker> trackers_;
-  SessionResult result_;
-  EVENT_TRACE_LOGFILEA logfile_{};
-  TRACEHANDLE trace_ = INVALID_PROCESSTRACE_HANDLE;
-  std::thread thread_;
-  ULONG process_status_ = ERROR_SUCCESS;
-  std::atomic<bool> header_seen_{false}, finished_{false};
-  std::atomic<std::uint64_t> delivered_live_{0};
-};
 
 // EVENT_TRACE_PROPERTIES followed by room for the logger name.
 class Properties {
@@ -336,6 +188,205 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
+// This process's CPU time since `before` (getrusage: every thread, the consumers included).
+CpuTime cpu_since(const CpuTime& before) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return {seconds(usage.ru_utime) - before.user_s, seconds(usage.ru_stime) - before.system_s};
+}
+
+// One step of every session's series: what the consumers have counted (read first, at t_ms)
+// and what the sessions say about loss and buffers (ControlTraceA QUERY, a broker round trip
+// later). `written` comes later, from the writers' own samples.
+void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go,
+                     std::vector<std::vector<SeriesPoint>>& series) {
+  const double t_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go).count();
+  for (std::size_t i = 0; i < res.sessions.size(); ++i) {
+    SeriesPoint point;
+    point.t_ms = t_ms;
+    point.delivered = res.consumers[i]->delivered_so_far();
+    point.lost = res.consumers[i]->buffer_lost_so_far();
+    series[i].push_back(point);
+  }
+  for (std::size_t i = 0; i < res.sessions.size(); ++i) {
+    Properties p;
+    const StartedSession& s = res.sessions[i];
+    if (ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY);
+        st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("ControlTraceA(QUERY, \"{}\") failed with {}", s.name, st));
+    }
+    SeriesPoint& point = series[i].back();
+    point.lost += p.get()->EventsLost;
+    const ULONG total = p.get()->NumberOfBuffers;
+    point.buffers_in_use = total - std::min(total, p.get()->FreeBuffers);
+  }
+}
+
+// Waits for every writer to exit, drawing progress and sampling the sessions every series_ms.
+void wait_for_writers(RunResources& res, const Profile& profile, const EngineOptions& options,
+                      std::chrono::steady_clock::time_point go,
+                      std::vector<std::vector<SeriesPoint>>& series) {
+  ProgressLine progress(options.progress);
+  const auto writer_deadline =
+      go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
+  const auto step = std::chrono::milliseconds(options.series_ms);
+  auto next_sample = go + step;
+  auto next_draw = go;
+  for (;;) {
+    throw_if_stop_requested();  // RunResources ends the writers and stops the sessions
+    bool all = true;
+    for (auto& w : res.writers) all = w->poll_exit() && all;
+    if (all) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now > writer_deadline) {
+      throw StressHarnessError("writers still running 30 s after the profile's duration");
+    }
+    if (now >= next_sample) {
+      sample_sessions(res, go, series);
+      next_sample += step;
+    }
+    if (now >= next_draw) {
+      const double elapsed = std::chrono::duration<double>(now - go).count();
+      std::string text = fmt::format("{}: {:.1f}/{:.1f} s, delivered", profile.name, elapsed,
+                                     static_cast<double>(profile.duration_ms) / 1000);
+      for (std::size_t i = 0; i < res.consumers.size(); ++i) {
+        text += fmt::format(" s{} {}", i, thousands(res.consumers[i]->delivered_so_far()));
+      }
+      progress.draw(text, elapsed);
+      next_draw = now + std::chrono::milliseconds(100);
+    }
+    std::this_thread::sleep_until(std::min({next_sample, next_draw, now + std::chrono::milliseconds(100)}));
+  }
+}
+
+// Reads every writer's final line into `run` (counts, CPU time, written series); returns what
+// each writer thread wrote, for the sequence bookkeeping.
+std::vector<std::uint64_t> collect_writer_counts(RunResources& res, const Profile& profile,
+                                                 RunResult& run) {
+  std::vector<std::uint64_t> written_per_writer(std::size_t{profile.processes} * profile.threads, 0);
+  for (auto& w : res.writers) {
+    if (!w->status().success()) {
+      throw StressHarnessError(
+          fmt::format("writer {} {}", w->pid(), w->status().describe()));
+    }
+    auto line = w->read_line(5000);
+    const auto msg = line ? nlohmann::json::parse(*line, nullptr, false) : nlohmann::json();
+    if (!line || msg.is_discarded() || !msg.contains("threads")) {
+      throw StressHarnessError(fmt::format("writer {} reported no counts", w->pid()));
+    }
+    const auto process_index = msg.at("process_index").get<std::uint32_t>();
+    run.writer_peak_rss_kb = std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
+    run.writer_cpu.user_s += msg.at("cpu_user_s").get<double>();
+    run.writer_cpu.system_s += msg.at("cpu_system_s").get<double>();
+    WriterSamples samples;
+    samples.start_ns = msg.at("series_start_ns").get<std::uint64_t>();
+    samples.step_ns = run.series_ms * 1000000;
+    samples.samples = msg.at("written_series").get<std::vector<std::uint64_t>>();
+    const auto& threads = msg.at("threads");
+    if (process_index >= profile.processes || threads.size() != profile.threads) {
+      throw StressHarnessError(fmt::format("writer {} reported process {} with {} threads",
+                                           w->pid(), process_index, threads.size()));
+    }
+    for (std::size_t t = 0; t < threads.size(); ++t) {
+      const auto& c = threads[t];
+      const auto attempts = c.at("attempts").get<std::uint64_t>();
+      written_per_writer[std::size_t{process_index} * profile.threads + t] = attempts;
+      samples.total += attempts;
+      run.attempts += attempts;
+      run.accepted += c.at("accepted").get<std::uint64_t>();
+      run.refused_no_buffer += c.at("refused_no_buffer").get<std::uint64_t>();
+      run.refused_too_large += c.at("refused_too_large").get<std::uint64_t>();
+      run.refused_other += c.at("refused_other").get<std::uint64_t>();
+      const auto first = c.at("first_write_ns").get<std::uint64_t>();
+      const auto last = c.at("last_write_ns").get<std::uint64_t>();
+      if (first != 0 && (run.first_write_ns == 0 || first < run.first_write_ns)) run.first_write_ns = first;
+      run.last_write_ns = std::max(run.last_write_ns, last);
+      samples.end_ns = std::max(samples.end_ns, last);
+    }
+    run.writer_samples.push_back(std::move(samples));
+  }
+  if (run.last_write_ns > run.first_write_ns) {
+    run.write_events_per_s = static_cast<double>(run.attempts) /
+                             (static_cast<double>(run.last_write_ns - run.first_write_ns) / 1e9);
+  }
+  return written_per_writer;
+}
+
+// Writers are gone, so the counters are final: STOP reports them, and ProcessTrace returns
+// once the consumer has drained what the session still held.
+void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_per_writer,
+                   RunResult& run) {
+  for (std::size_t i = 0; i < res.sessions.size(); ++i) {
+    StartedSession& s = res.sessions[i];
+    Properties p;
+    const ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    if (st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
+    }
+    s.running = false;
+    res.consumers[i]->join();
+    if (res.consumers[i]->process_status() != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("ProcessTrace on \"{}\" returned {}", s.name,
+                                           res.consumers[i]->process_status()));
+    }
+    SessionResult& r = res.consumers[i]->finish(written_per_writer);
+    r.events_lost = p.get()->EventsLost;
+    r.realtime_buffers_lost = p.get()->RealTimeBuffersLost;
+    r.buffers_written = p.get()->BuffersWritten;
+    r.number_of_buffers = p.get()->NumberOfBuffers;
+    r.free_buffers = p.get()->FreeBuffers;
+    run.sessions.push_back(r);
+  }
+}
+
+// Starts the profile's sessions, enables the provider on each and attaches a consumer to each;
+// returns once every consumer got its session's header event.
+void start_sessions(RunResources& res, const Profile& profile, const GUID& provider,
+                    unsigned run_number) {
+  const std::uint32_t writers_total = profile.processes * profile.threads;
+  for (std::uint32_t i = 0; i < profile.sessions; ++i) {
+    StartedSession s;
+    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
+    Properties p;
+    EVENT_TRACE_PROPERTIES* props = p.get();
+    props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    props->BufferSize = profile.buffers.buffer_size_kb;
+    props->MinimumBuffers = profile.buffers.minimum_buffers;
+    props->MaximumBuffers = profile.buffers.maximum_buffers;
+    props->FlushTimer = profile.buffers.flush_timer_s;
+    if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
+    }
+    s.running = true;
+    res.sessions.push_back(s);
+    if (ULONG st = EnableTraceEx2(s.handle, &provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                                  TRACE_LEVEL_VERBOSE, 0, 0, 0, nullptr);
+        st != ERROR_SUCCESS) {
+      throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
+    }
+    res.consumers.push_back(std::make_unique<SessionConsumer>(
+        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
+    res.consumers.back()->open();
+  }
+  // The consumers must be attached before anything is written, or early events would be
+  // buffered (or lost with no reader to reclaim for) outside the regime being measured.
+  for (auto& c : res.consumers) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!c->attached()) {
+      throw_if_stop_requested();
+      if (c->finished() || std::chrono::steady_clock::now() > deadline) {
+        throw StressHarnessError("a consumer never received its session's header event");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+}
+
 }  // namespace
 
 void judge_run(RunResult& run) {
@@ -391,7 +442,21 @@ void judge_run(RunResult& run) {
     }
     s.lag_ms = s.last_delivery_ns > run.last_write_ns
                    ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6 : 0.0;
+    for (SeriesPoint& point : s.series) {
+      const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
+      double written = 0;
+      for (const WriterSamples& w : run.writer_samples) written += written_at(w, t_ns);
+      point.written = static_cast<std::uint64_t>(std::llround(written));
+      const std::uint64_t consumed = point.delivered + point.lost;
+      point.lag_events = point.written > consumed ? point.written - consumed : 0;
+    }
   }
+  std::uint64_t delivered_all = 0;
+  for (const SessionResult& s : run.sessions) delivered_all += s.delivered;
+  run.writer_cpu_ns_per_event =
+      run.attempts > 0 ? run.writer_cpu.total_s() * 1e9 / static_cast<double>(run.attempts) : 0;
+  run.consumer_cpu_ns_per_event =
+      delivered_all > 0 ? run.consumer_cpu.total_s() * 1e9 / static_cast<double>(delivered_all) : 0;
   // What EventWrite returned must agree with the sessions' EventsLost: a refused call lost the
   // event in at least one session, and a session's loss was a refused call.
   const std::uint64_t refused = run.refused_no_buffer + run.refused_too_large + run.refused_other;
@@ -419,54 +484,19 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   run.profile = profile;
   const GUID provider = random_guid();
   const unsigned run_number = run_counter.fetch_add(1);
-  const std::uint32_t writers_total = profile.processes * profile.threads;
   reset_peak_rss();
+  run.series_ms = options.series_ms;
+  const CpuTime cpu_at_start = cpu_since({});
 
   RunResources res;
-  for (std::uint32_t i = 0; i < profile.sessions; ++i) {
-    StartedSession s;
-    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
-    Properties p;
-    EVENT_TRACE_PROPERTIES* props = p.get();
-    props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-    props->BufferSize = profile.buffers.buffer_size_kb;
-    props->MinimumBuffers = profile.buffers.minimum_buffers;
-    props->MaximumBuffers = profile.buffers.maximum_buffers;
-    props->FlushTimer = profile.buffers.flush_timer_s;
-    if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
-    }
-    s.running = true;
-    res.sessions.push_back(s);
-    if (ULONG st = EnableTraceEx2(s.handle, &provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
-                                  TRACE_LEVEL_VERBOSE, 0, 0, 0, nullptr);
-        st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
-    }
-    res.consumers.push_back(std::make_unique<SessionConsumer>(
-        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
-    res.consumers.back()->open();
-  }
-  // The consumers must be attached before anything is written, or early events would be
-  // buffered (or lost with no reader to reclaim for) outside the regime being measured.
-  for (auto& c : res.consumers) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (!c->attached()) {
-      throw_if_stop_requested();
-      if (c->finished() || std::chrono::steady_clock::now() > deadline) {
-        throw StressHarnessError("a consumer never received its session's header event");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-
+  start_sessions(res, profile, provider, run_number);
   const std::string provider_text = format_guid(provider);
   for (std::uint32_t i = 0; i < profile.processes; ++i) {
     std::vector<std::string> args = {
         "--provider", provider_text, "--process-index", std::to_string(i), "--threads",
         std::to_string(profile.threads), "--payload-bytes", std::to_string(profile.payload_bytes),
         "--rate", std::to_string(profile.rate), "--duration-ms",
-        std::to_string(profile.duration_ms)};
+        std::to_string(profile.duration_ms), "--series-ms", std::to_string(options.series_ms)};
     if (profile.burst_events > 0) {
       args.insert(args.end(), {"--burst-events", std::to_string(profile.burst_events),
                                "--burst-period-ms", std::to_string(profile.burst_period_ms)});
@@ -486,90 +516,27 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
   }
   for (auto& w : res.writers) w->send("go");
 
-  // Wait for the writers, drawing progress.
-  ProgressLine progress(options.progress);
+  // steady_clock is CLOCK_MONOTONIC, the clock of the writers' stamps and samples.
   const auto go = std::chrono::steady_clock::now();
-  const auto writer_deadline =
-      go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
-  for (;;) {
-    throw_if_stop_requested();  // RunResources ends the writers and stops the sessions
-    bool all = true;
-    for (auto& w : res.writers) all = w->poll_exit() && all;
-    if (all) break;
-    if (std::chrono::steady_clock::now() > writer_deadline) {
-      throw StressHarnessError("writers still running 30 s after the profile's duration");
-    }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - go).count();
-    std::string text = fmt::format("{}: {:.1f}/{:.1f} s, delivered", profile.name, elapsed,
-                                   static_cast<double>(profile.duration_ms) / 1000);
-    for (std::size_t i = 0; i < res.consumers.size(); ++i) {
-      text += fmt::format(" s{} {}", i, thousands(res.consumers[i]->delivered_so_far()));
-    }
-    progress.draw(text, elapsed);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  run.go_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(go.time_since_epoch()).count());
+  std::vector<std::vector<SeriesPoint>> series(res.sessions.size());
+  wait_for_writers(res, profile, options, go, series);
+  const std::vector<std::uint64_t> written_per_writer = collect_writer_counts(res, profile, run);
+  stop_sessions(res, written_per_writer, run);
+  const double end_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - go).count();
+  for (std::size_t i = 0; i < run.sessions.size(); ++i) {
+    SessionResult& r = run.sessions[i];
+    r.series = std::move(series[i]);
+    SeriesPoint last;
+    last.t_ms = end_ms;
+    last.delivered = r.delivered;
+    last.lost = r.events_lost + r.lost_buffer_events_announced;
+    last.buffers_in_use = r.number_of_buffers - std::min(r.number_of_buffers, r.free_buffers);
+    r.series.push_back(last);
   }
-
-  std::vector<std::uint64_t> written_per_writer(writers_total, 0);
-  for (auto& w : res.writers) {
-    if (!w->status().success()) {
-      throw StressHarnessError(
-          fmt::format("writer {} {}", w->pid(), w->status().describe()));
-    }
-    auto line = w->read_line(5000);
-    const auto msg = line ? nlohmann::json::parse(*line, nullptr, false) : nlohmann::json();
-    if (!line || msg.is_discarded() || !msg.contains("threads")) {
-      throw StressHarnessError(fmt::format("writer {} reported no counts", w->pid()));
-    }
-    const auto process_index = msg.at("process_index").get<std::uint32_t>();
-    run.writer_peak_rss_kb = std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
-    const auto& threads = msg.at("threads");
-    if (process_index >= profile.processes || threads.size() != profile.threads) {
-      throw StressHarnessError(fmt::format("writer {} reported process {} with {} threads",
-                                           w->pid(), process_index, threads.size()));
-    }
-    for (std::size_t t = 0; t < threads.size(); ++t) {
-      const auto& c = threads[t];
-      const auto attempts = c.at("attempts").get<std::uint64_t>();
-      written_per_writer[std::size_t{process_index} * profile.threads + t] = attempts;
-      run.attempts += attempts;
-      run.accepted += c.at("accepted").get<std::uint64_t>();
-      run.refused_no_buffer += c.at("refused_no_buffer").get<std::uint64_t>();
-      run.refused_too_large += c.at("refused_too_large").get<std::uint64_t>();
-      run.refused_other += c.at("refused_other").get<std::uint64_t>();
-      const auto first = c.at("first_write_ns").get<std::uint64_t>();
-      const auto last = c.at("last_write_ns").get<std::uint64_t>();
-      if (first != 0 && (run.first_write_ns == 0 || first < run.first_write_ns)) run.first_write_ns = first;
-      run.last_write_ns = std::max(run.last_write_ns, last);
-    }
-  }
-  if (run.last_write_ns > run.first_write_ns) {
-    run.write_events_per_s = static_cast<double>(run.attempts) /
-                             (static_cast<double>(run.last_write_ns - run.first_write_ns) / 1e9);
-  }
-
-  // Writers are gone, so the counters are final: STOP reports them, and ProcessTrace returns
-  // once the consumer has drained what the session still held.
-  for (std::size_t i = 0; i < res.sessions.size(); ++i) {
-    StartedSession& s = res.sessions[i];
-    Properties p;
-    const ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
-    if (st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
-    }
-    s.running = false;
-    res.consumers[i]->join();
-    if (res.consumers[i]->process_status() != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("ProcessTrace on \"{}\" returned {}", s.name,
-                                           res.consumers[i]->process_status()));
-    }
-    SessionResult& r = res.consumers[i]->finish(written_per_writer);
-    r.events_lost = p.get()->EventsLost;
-    r.realtime_buffers_lost = p.get()->RealTimeBuffersLost;
-    r.buffers_written = p.get()->BuffersWritten;
-    r.number_of_buffers = p.get()->NumberOfBuffers;
-    r.free_buffers = p.get()->FreeBuffers;
-    run.sessions.push_back(r);
-  }
+  run.consumer_cpu = cpu_since(cpu_at_start);
   run.consumer_peak_rss_kb = peak_rss_kb();
   judge_run(run);
   run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -21,6 +21,17 @@ class StressHarnessError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One step of a session's time series (every EngineOptions::series_ms while the writers run,
+// and a last one once the session stopped). Counts are cumulative since the run began.
+struct SeriesPoint {
+  double t_ms = 0;                 // since the writers were told to go
+  std::uint64_t written = 0;       // from the writers' own samples (written_at)
+  std::uint64_t delivered = 0;
+  std::uint64_t lost = 0;          // EventsLost (ControlTrace QUERY) + RTLostBuffer events so far
+  std::uint64_t lag_events = 0;    // written - delivered - lost: written, not yet consumed
+  std::uint64_t buffers_in_use = 0;  // NumberOfBuffers - FreeBuffers
+};
+
 struct SessionResult {
   std::string name;
   std::uint64_t written = 0;    // EventWrite calls for this session's events, counted by writers
@@ -47,6 +58,13 @@ struct SessionResult {
   double events_per_s = 0, mb_per_s = 0;
   double lag_ms = 0;  // last delivery after the last write
   bool balanced = false;
+  std::vector<SeriesPoint> series;
+};
+
+// CPU time a process (or a group of them) spent in the run.
+struct CpuTime {
+  double user_s = 0, system_s = 0;
+  double total_s() const { return user_s + system_s; }
 };
 
 struct RunResult {
@@ -58,6 +76,13 @@ struct RunResult {
   double write_events_per_s = 0;
   std::uint64_t writer_peak_rss_kb = 0;    // the largest writer process
   std::uint64_t consumer_peak_rss_kb = 0;  // this process (VmHWM, reset at the run's start)
+  CpuTime writer_cpu;    // every writer process, summed
+  CpuTime consumer_cpu;  // this process during the run (the consumers, and etwh's own waiting)
+  double writer_cpu_ns_per_event = 0;    // per EventWrite call
+  double consumer_cpu_ns_per_event = 0;  // per delivered event, over all sessions
+  std::uint64_t series_ms = 0;
+  std::uint64_t go_ns = 0;  // CLOCK_MONOTONIC when the writers were told to go: series' t = 0
+  std::vector<WriterSamples> writer_samples;  // one per writer process
   double duration_s = 0;
   std::vector<std::string> failures;  // one line each; empty: the run passed
 };
@@ -65,9 +90,11 @@ struct RunResult {
 struct EngineOptions {
   std::filesystem::path writer;  // the etwh-stress-writer executable
   bool progress = false;         // draw progress on stderr (the caller checked it is a TTY)
+  std::uint64_t series_ms = 100;  // time series step
 };
 
-// Fills each session's derived figures (written, reported lost, balance, throughput, lag) from
+// Fills each session's derived figures (written, reported lost, balance, throughput, lag, the
+// series' written and lag_events, CPU time per event) from
 // the counters already in `run` and appends a line to run.failures for every check that does
 // not hold (harness/stress/README.md, "Accounting"). Separate from run_profile so that each
 // check can be tested on made-up numbers.

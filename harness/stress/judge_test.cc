@@ -126,3 +126,39 @@ TEST(StressJudge, LossExpectationIsPartOfTheVerdict) {
 
 }  // namespace
 }  // namespace etwh::stress
+
+namespace etwh::stress {
+namespace {
+
+TEST(StressJudge, SeriesTakesWrittenFromTheWritersSamplesAndCpuPerEvent) {
+  RunResult run = balanced_slow_run();
+  // One writer process sampled at 100 and 200 ms after go (which was at 1 s), done at 250 ms.
+  run.go_ns = 1'000'000'000;
+  WriterSamples w;
+  w.start_ns = run.go_ns;
+  w.step_ns = 100'000'000;
+  w.samples = {300, 700};
+  w.end_ns = run.go_ns + 250'000'000;
+  w.total = 1000;
+  run.writer_samples = {w};
+  SessionResult& s = run.sessions[0];
+  s.series = {{100, 0, 250, 0, 0, 3}, {200, 0, 500, 100, 0, 4}, {300, 0, 550, 300, 0, 5},
+              {350, 0, 600, 400, 0, 0}};
+  run.writer_cpu = {0.001, 0.0005};
+  run.consumer_cpu = {0.0003, 0.0};
+  judge_run(run);
+  const auto& series = run.sessions[0].series;
+  EXPECT_EQ(series[0].written, 300u);
+  EXPECT_EQ(series[0].lag_events, 50u);
+  EXPECT_EQ(series[1].written, 700u);
+  EXPECT_EQ(series[1].lag_events, 100u);
+  EXPECT_EQ(series[2].written, 1000u);  // past the writers' samples: they had finished
+  EXPECT_EQ(series[2].lag_events, 150u);
+  EXPECT_EQ(series[3].written, 1000u);  // at stop: balanced
+  EXPECT_EQ(series[3].lag_events, 0u);
+  EXPECT_DOUBLE_EQ(run.writer_cpu_ns_per_event, 1500.0);   // 1.5 ms / 1000 writes
+  EXPECT_DOUBLE_EQ(run.consumer_cpu_ns_per_event, 500.0);  // 0.3 ms / 600 delivered
+}
+
+}  // namespace
+}  // namespace etwh::stress

@@ -24,6 +24,34 @@ std::uint64_t LatencyHistogram::bucket_upper(std::size_t bucket) {
   return low + (std::uint64_t{1} << (e - kSubBits)) - 1;
 }
 
+std::uint64_t LatencyHistogram::bucket_lower(std::size_t bucket) {
+  return bucket == 0 ? 0 : bucket_upper(bucket - 1) + 1;
+}
+
+std::vector<LatencyHistogram::Bucket> LatencyHistogram::nonempty_buckets() const {
+  std::vector<Bucket> out;
+  for (std::size_t i = 0; i < kBuckets; ++i) {
+    if (counts_[i] != 0) out.push_back({i, counts_[i]});
+  }
+  return out;
+}
+
+bool LatencyHistogram::from_buckets(const std::vector<Bucket>& buckets, std::uint64_t max,
+                                    LatencyHistogram& out) {
+  LatencyHistogram h;
+  std::size_t last = 0;
+  for (const Bucket& b : buckets) {
+    if (b.index >= kBuckets) return false;
+    h.counts_[b.index] += b.count;
+    h.count_ += b.count;
+    if (b.count != 0) last = std::max(last, b.index);
+  }
+  if (h.count_ != 0 && bucket_of(max) != last) return false;
+  h.max_ = h.count_ == 0 ? 0 : max;
+  out = h;
+  return true;
+}
+
 void LatencyHistogram::record(std::uint64_t v) {
   ++counts_[bucket_of(v)];
   ++count_;
@@ -46,6 +74,28 @@ std::uint64_t LatencyHistogram::percentile(double quantile) const {
     if (seen >= wanted) return std::min(bucket_upper(i), max_);
   }
   return max_;
+}
+
+double written_at(const WriterSamples& w, std::uint64_t t) {
+  if (t <= w.start_ns) return 0;
+  if (t >= w.end_ns) return static_cast<double>(w.total);
+  // Known points: (start, 0), (start + (k + 1) * step, samples[k]) before end_ns, (end, total).
+  std::uint64_t t0 = w.start_ns, t1 = w.end_ns;
+  double v0 = 0, v1 = static_cast<double>(w.total);
+  for (std::size_t k = 0; k < w.samples.size(); ++k) {
+    const std::uint64_t at = w.start_ns + (k + 1) * w.step_ns;
+    if (at >= w.end_ns) break;
+    if (at <= t) {
+      t0 = at;
+      v0 = static_cast<double>(w.samples[k]);
+    } else {
+      t1 = at;
+      v1 = static_cast<double>(w.samples[k]);
+      break;
+    }
+  }
+  if (t1 <= t0) return v1;
+  return v0 + (v1 - v0) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
 }
 
 void SequenceTracker::observe(std::uint64_t sequence) {

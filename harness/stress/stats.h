@@ -23,14 +23,41 @@ class LatencyHistogram {
 
   static std::size_t bucket_of(std::uint64_t value_ns);
   static std::uint64_t bucket_upper(std::size_t bucket);
+  static std::uint64_t bucket_lower(std::size_t bucket);
+
+  // The fixed bucket layout: bucket i holds [bucket_lower(i), bucket_upper(i)]. Reports keep
+  // the non-empty buckets, so runs of any build can be merged and compared bucket by bucket.
+  static constexpr std::size_t kSubBucketBits = 6;
+  static constexpr std::size_t kBucketCount = (64 - kSubBucketBits + 1) << kSubBucketBits;
+  struct Bucket {
+    std::size_t index;
+    std::uint64_t count;
+  };
+  std::vector<Bucket> nonempty_buckets() const;
+  // Rebuilds a histogram from a report's buckets and max; false (and `out` untouched) when an
+  // index is out of range or the max lies outside the last non-empty bucket.
+  static bool from_buckets(const std::vector<Bucket>& buckets, std::uint64_t max,
+                           LatencyHistogram& out);
 
  private:
-  static constexpr std::size_t kSubBits = 6;
-  static constexpr std::size_t kBuckets = (64 - kSubBits + 1) << kSubBits;
+  static constexpr std::size_t kSubBits = kSubBucketBits;
+  static constexpr std::size_t kBuckets = kBucketCount;
   std::array<std::uint64_t, kBuckets> counts_{};
   std::uint64_t count_ = 0;
   std::uint64_t max_ = 0;
 };
+
+// One writer process's own samples of its EventWrite calls (all its threads together):
+// samples[k] at start_ns + (k + 1) * step_ns, and `total` at end_ns, its last write.
+struct WriterSamples {
+  std::uint64_t start_ns = 0, step_ns = 0, end_ns = 0, total = 0;
+  std::vector<std::uint64_t> samples;
+};
+
+// The calls the process had made at t_ns (CLOCK_MONOTONIC), linear between its samples: 0
+// before start_ns, `total` from end_ns on. The driver samples on its own clock ticks, so this
+// puts the writers' counts on the driver's time axis.
+double written_at(const WriterSamples& w, std::uint64_t t_ns);
 
 // One writer's sequence numbers as they arrive at one session. Per writer, etwrt delivers in
 // write order, so a number below the next expected one is a duplicate (or a reordering, which

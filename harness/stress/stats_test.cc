@@ -69,3 +69,56 @@ TEST(SequenceTracker, CompleteStreamHasNoGap) {
 
 }  // namespace
 }  // namespace etwh::stress
+
+namespace etwh::stress {
+namespace {
+
+TEST(LatencyHistogram, BucketsRoundTripAndMergeLikeTheRuns) {
+  LatencyHistogram a, b, both;
+  for (std::uint64_t v : {10ull, 500ull, 20000ull, 20100ull, 7000000ull}) {
+    a.record(v);
+    both.record(v);
+  }
+  for (std::uint64_t v : {64ull, 20050ull, 9000000ull}) {
+    b.record(v);
+    both.record(v);
+  }
+  LatencyHistogram a2, b2;
+  ASSERT_TRUE(LatencyHistogram::from_buckets(a.nonempty_buckets(), a.max(), a2));
+  ASSERT_TRUE(LatencyHistogram::from_buckets(b.nonempty_buckets(), b.max(), b2));
+  a2.merge(b2);
+  EXPECT_EQ(a2.count(), both.count());
+  EXPECT_EQ(a2.max(), both.max());
+  for (double q : {0.1, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(a2.percentile(q), both.percentile(q)) << q;
+  ASSERT_EQ(a.nonempty_buckets().size(), 4u);  // 20000 and 20100 share a bucket
+  EXPECT_EQ(a.nonempty_buckets()[2].count, 2u);
+  EXPECT_EQ(LatencyHistogram::bucket_lower(a.nonempty_buckets()[2].index), 19968u);
+}
+
+TEST(WriterSamples, WrittenAtInterpolatesBetweenSamples) {
+  WriterSamples w;
+  w.start_ns = 1000;
+  w.step_ns = 100;
+  w.samples = {10, 30, 35};  // at 1100, 1200, 1300
+  w.end_ns = 1250;           // the last write: the sample at 1300 came after it
+  w.total = 40;
+  EXPECT_EQ(written_at(w, 900), 0.0);
+  EXPECT_EQ(written_at(w, 1050), 5.0);   // (1000, 0) .. (1100, 10)
+  EXPECT_EQ(written_at(w, 1100), 10.0);
+  EXPECT_EQ(written_at(w, 1150), 20.0);  // (1100, 10) .. (1200, 30)
+  EXPECT_EQ(written_at(w, 1225), 35.0);  // (1200, 30) .. (1250, 40)
+  EXPECT_EQ(written_at(w, 1250), 40.0);
+  EXPECT_EQ(written_at(w, 5000), 40.0);
+}
+
+TEST(LatencyHistogram, FromBucketsRejectsWhatNoRunCouldWrite) {
+  LatencyHistogram h;
+  EXPECT_FALSE(LatencyHistogram::from_buckets({{LatencyHistogram::kBucketCount, 1}}, 0, h));
+  // The max must fall in the last non-empty bucket.
+  EXPECT_FALSE(LatencyHistogram::from_buckets({{5, 1}}, 900, h));
+  EXPECT_TRUE(LatencyHistogram::from_buckets({{5, 1}}, 5, h));
+  EXPECT_EQ(h.percentile(0.5), 5u);
+}
+
+}  // namespace
+}  // namespace etwh::stress

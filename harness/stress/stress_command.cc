@@ -2,6 +2,7 @@
 
 #include "etwh/stop_signals.h"
 
+#include "compare.h"
 #include "engine.h"
 #include "profile.h"
 
@@ -28,7 +29,12 @@ struct Outcome {
   std::optional<RunResult> run;
   std::string harness_error;  // set when the run could not be carried out
   double duration_s = 0;
+  unsigned repetition = 1, repetitions = 1;
 };
+
+std::string repetition_text(const Outcome& o) {
+  return o.repetitions > 1 ? fmt::format(" (repetition {}/{})", o.repetition, o.repetitions) : "";
+}
 
 const char* status_of(const Outcome& o) {
   if (!o.run) return "HARNESS_ERROR";
@@ -39,7 +45,8 @@ double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 void print_console(const Outcome& o, std::ostream& out) {
   if (!o.run) {
-    out << fmt::format("HARNESS_ERROR {}: {}\n", o.profile.name, o.harness_error);
+    out << fmt::format("HARNESS_ERROR {}{}: {}\n", o.profile.name, repetition_text(o),
+                       o.harness_error);
     return;
   }
   const RunResult& r = *o.run;
@@ -55,11 +62,32 @@ void print_console(const Outcome& o, std::ostream& out) {
         us(s.latency.percentile(0.999)), s.lag_ms, s.gaps, s.duplicates);
   }
   out << fmt::format(
-      "{} {}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB; {:.2f} s\n",
-      status_of(o), r.profile.name, r.attempts, r.write_events_per_s / 1e6,
+      "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB; CPU "
+      "writer {:.1f} ns/event, consumer {:.1f} ns/event; {:.2f} s\n",
+      status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
-      r.consumer_peak_rss_kb, r.duration_s);
+      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
+      r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
+}
+
+// The fixed log-linear buckets (stats.h), non-empty ones only: [index, lower ns, upper ns, count].
+nlohmann::ordered_json histogram_json(const LatencyHistogram& h) {
+  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+  for (const LatencyHistogram::Bucket& b : h.nonempty_buckets()) {
+    buckets.push_back({b.index, LatencyHistogram::bucket_lower(b.index),
+                       LatencyHistogram::bucket_upper(b.index), b.count});
+  }
+  return {{"unit", "ns"},
+          {"layout", "log-linear"},
+          {"sub_bucket_bits", LatencyHistogram::kSubBucketBits},
+          {"count", h.count()},
+          {"max", h.max()},
+          {"buckets", buckets}};
+}
+
+nlohmann::ordered_json cpu_json(const CpuTime& cpu, double ns_per_event) {
+  return {{"user_s", cpu.user_s}, {"system_s", cpu.system_s}, {"ns_per_event", ns_per_event}};
 }
 
 nlohmann::ordered_json session_json(const SessionResult& s) {
@@ -87,16 +115,27 @@ nlohmann::ordered_json session_json(const SessionResult& s) {
                      {"p999", us(s.latency.percentile(0.999))},
                      {"max", us(s.latency.max())},
                      {"clock_inversions", s.clock_inversions}};
+  j["latency_histogram"] = histogram_json(s.latency);
   j["consumer_lag_ms"] = s.lag_ms;
   j["buffers"] = {{"written", s.buffers_written},
                   {"number", s.number_of_buffers},
                   {"free_at_stop", s.free_buffers}};
+  j["series"] = nlohmann::ordered_json::array();
+  for (const SeriesPoint& p : s.series) {
+    j["series"].push_back(nlohmann::ordered_json{{"t_ms", p.t_ms},
+                                                 {"written", p.written},
+                                                 {"delivered", p.delivered},
+                                                 {"lost", p.lost},
+                                                 {"lag_events", p.lag_events},
+                                                 {"buffers_in_use", p.buffers_in_use}});
+  }
   return j;
 }
 
 nlohmann::ordered_json outcome_json(const Outcome& o) {
   nlohmann::ordered_json j;
   j["id"] = o.profile.name;
+  j["repetition"] = o.repetition;
   j["profile"] = o.profile.file;
   j["status"] = status_of(o);
   std::string message = o.harness_error;
@@ -116,18 +155,20 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
                   {"refused_too_large", r.refused_too_large},
                   {"refused_other", r.refused_other},
                   {"events_per_s", r.write_events_per_s},
-                  {"peak_rss_kb", r.writer_peak_rss_kb}};
+                  {"peak_rss_kb", r.writer_peak_rss_kb},
+                  {"cpu", cpu_json(r.writer_cpu, r.writer_cpu_ns_per_event)}};
   j["consumer"] = {{"delay_us", r.profile.consumer_delay_us},
-                   {"peak_rss_kb", r.consumer_peak_rss_kb}};
+                   {"peak_rss_kb", r.consumer_peak_rss_kb},
+                   {"cpu", cpu_json(r.consumer_cpu, r.consumer_cpu_ns_per_event)}};
+  j["series_step_ms"] = r.series_ms;
   j["sessions"] = nlohmann::ordered_json::array();
   for (const auto& s : r.sessions) j["sessions"].push_back(session_json(s));
   return j;
 }
 
-}  // namespace
-
-int run_stress_command(const StressArgs& args) {
-  std::vector<Profile> profiles;
+// Loads every profile (with the sweep) before anything runs; prints the error and returns
+// false on bad input.
+bool load_profiles(const StressArgs& args, std::vector<Profile>& profiles) {
   try {
     std::optional<Sweep> sweep;
     if (!args.sweep.empty()) sweep = parse_sweep(args.sweep);
@@ -137,59 +178,80 @@ int run_stress_command(const StressArgs& args) {
     }
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
-    return kExitBadInput;
+    return false;
   }
+  return true;
+}
+
+nlohmann::ordered_json results_document(const StressArgs& args,
+                                        const std::vector<Outcome>& outcomes, double duration) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = 1;
+  doc["run_info"] = {{"platform", args.platform}, {"etwh_version", args.version},
+                     {"start_time", args.start_time}, {"host", args.host},
+                     {"duration", duration}, {"command_line", args.command_line},
+                     {"repetitions", args.repetitions}};
+  doc["results"] = nlohmann::ordered_json::array();
+  for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o));
+  return doc;
+}
+
+}  // namespace
+
+int run_stress_command(const StressArgs& args) {
+  std::vector<Profile> profiles;
+  if (!load_profiles(args, profiles)) return kExitBadInput;
   if (!std::filesystem::exists(args.writer)) {
     std::cerr << "etwh: " << args.writer.string()
               << ": stress writer executable not found (use --writer)\n";
     return kExitBadInput;
   }
+  // The baseline is read before anything runs: a bad one is bad input, not a wasted run.
+  std::optional<compare::Document> baseline;
+  if (!args.baseline.empty()) {
+    try {
+      baseline = compare::load_document(args.baseline);
+    } catch (const compare::CompareInputError& e) {
+      std::cerr << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
 
-  EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1};
+  EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes;
   for (const Profile& p : profiles) {
-    Outcome o{p, std::nullopt, "", 0};
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      o.run = run_profile(p, options);
-    } catch (const StressHarnessError& e) {
-      o.harness_error = e.what();
-    } catch (const std::exception& e) {
-      o.harness_error = std::string("unexpected error: ") + e.what();
+    for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
+      Outcome o{p, std::nullopt, "", 0, rep, args.repetitions};
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        o.run = run_profile(p, options);
+      } catch (const StressHarnessError& e) {
+        o.harness_error = e.what();
+      } catch (const std::exception& e) {
+        o.harness_error = std::string("unexpected error: ") + e.what();
+      }
+      if (stop_requested()) {  // the run has undone what it started; nothing more to report
+        std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
+        return stop_exit_code();
+      }
+      o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      print_console(o, std::cout);
+      std::cout.flush();
+      outcomes.push_back(std::move(o));
     }
-    if (stop_requested()) {  // the run has undone what it started; nothing more to report
-      std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
-      return stop_exit_code();
-    }
-    o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    print_console(o, std::cout);
-    std::cout.flush();
-    outcomes.push_back(std::move(o));
   }
   const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  bool failed = false, fault = false;
-  for (const auto& o : outcomes) {
-    if (!o.run) fault = true;
-    else if (!o.run->failures.empty()) failed = true;
-  }
+  const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) {
+    return o.run && !o.run->failures.empty();
+  });
+  const auto faults = std::count_if(outcomes.begin(), outcomes.end(),
+                                    [](const Outcome& o) { return !o.run; });
   std::cout << fmt::format("{} runs, {} failed, {} harness errors, platform {}, {:.2f} s\n",
-                           outcomes.size(),
-                           std::count_if(outcomes.begin(), outcomes.end(),
-                                         [](const Outcome& o) { return o.run && !o.run->failures.empty(); }),
-                           std::count_if(outcomes.begin(), outcomes.end(),
-                                         [](const Outcome& o) { return !o.run; }),
-                           args.platform, duration);
+                           outcomes.size(), failed, faults, args.platform, duration);
 
+  const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
   if (!args.json_file.empty()) {
-    nlohmann::ordered_json doc;
-    doc["schema_version"] = 1;
-    doc["run_info"] = {{"platform", args.platform}, {"etwh_version", args.version},
-                       {"start_time", args.start_time}, {"host", args.host},
-                       {"duration", duration}, {"command_line", args.command_line}};
-    doc["results"] = nlohmann::ordered_json::array();
-    for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o));
     std::ofstream out(args.json_file);
     out << doc.dump(2) << "\n";
     if (!out) {
@@ -197,7 +259,15 @@ int run_stress_command(const StressArgs& args) {
       return kExitBadInput;
     }
   }
-  return fault ? kExitBadInput : failed ? kExitFailed : kExitOk;
+  bool regressed = false;
+  if (baseline) {
+    const compare::Comparison c = compare::compare_documents(
+        *baseline, compare::read_document(nlohmann::json::parse(doc.dump()), "this run"),
+        args.thresholds);
+    compare::print_console(c, std::cout);
+    regressed = c.regressions > 0;
+  }
+  return faults > 0 ? kExitBadInput : failed > 0 || regressed ? kExitFailed : kExitOk;
 }
 
 }  // namespace etwh::stress

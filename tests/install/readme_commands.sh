@@ -41,10 +41,11 @@ etwh=$build/bin/etwh
 while IFS= read -r line; do
   words=${line%%  *}
   command=$(printf '%s\n' "$words" | awk '{ print $2 }')
-  case $command in list | run | stress | selftest) ;; *) command="" ;; esac
+  case $command in list | run | stress | selftest | compare) ;; *) command="" ;; esac
   help=$("$etwh" --help; [ -z "$command" ] || "$etwh" "$command" --help)
   for option in $(printf '%s\n' "$words" | grep -oE -- '--[a-z][a-z-]*' || true); do
-    printf '%s\n' "$help" | grep -qE -- "(^|[ ,])$option( |,|$)" ||
+    # A here-string, not a pipe: with pipefail, grep -q leaving early would fail the printf.
+    grep -qE -- "(^|[ ,])$option( |,|$)" <<< "$help" ||
       fail "README synopsis '$words': etwh ${command:+$command }--help lists no $option"
   done
 done <<< "$synopsis"

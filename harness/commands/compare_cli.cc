@@ -1,0 +1,44 @@
+// `etwh compare` on the command line; the comparison itself is harness/compare/.
+#include "command.h"
+
+#include "compare_command.h"
+
+namespace etwh::cli {
+namespace {
+
+class CompareCommand : public Command {
+ public:
+  CLI::App* define(CLI::App& app, const Context&) override {
+    CLI::App* cmd = app.add_subcommand(
+        "compare",
+        "Compare two result files (stress, run or Google Benchmark JSON): exit 1 on a regression");
+    cmd->add_option("old", args_.old_file, "The baseline")->required();
+    cmd->add_option("new", args_.new_file, "The results to judge")->required();
+    cmd->add_option("--alpha", args_.thresholds.alpha,
+                    "Significance level of the Mann-Whitney U test (default 0.05)")
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--min-effect", min_effect_pct_,
+                    "Smallest change of a median that counts, in % (default 5)")
+        ->check(CLI::Range(0.0, 1000.0));
+    cmd->add_option("--only", args_.thresholds.only,
+                    "Compare only the figures this regular expression finds");
+    cmd->add_option("--markdown", args_.markdown_file, "Write markdown to FILE");
+    cmd->add_option("--json", args_.json_file, "Write JSON to FILE");
+    return cmd;
+  }
+
+  int execute(const Context&) override {
+    args_.thresholds.min_effect = min_effect_pct_ / 100;
+    return compare::run_compare_command(args_);
+  }
+
+ private:
+  compare::CompareArgs args_;
+  double min_effect_pct_ = 5;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_compare_command() { return std::make_unique<CompareCommand>(); }
+
+}  // namespace etwh::cli

@@ -1,0 +1,163 @@
+#include "compare.h"
+
+#include "mann_whitney.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+namespace etwh::compare {
+namespace {
+
+Sample describe(std::vector<double> values) {
+  Sample s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  s.median = values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+  s.min = values.front();
+  s.max = values.back();
+  return s;
+}
+
+bool failing(const std::string& status) {
+  return status == "FAIL" || status == "CRASH" || status == "TIMEOUT" || status == "HARNESS_ERROR";
+}
+
+CaseChange classify(const std::string& id, const std::optional<std::string>& old_status,
+                    const std::optional<std::string>& new_status) {
+  CaseChange c{id, old_status, new_status, "changed", false};
+  const bool was_failing = old_status && failing(*old_status);
+  if (new_status && failing(*new_status) && !was_failing) {
+    c.change = "new failure";
+    c.regression = true;
+  } else if (new_status == "XPASS" && old_status != "XPASS") {
+    c.change = "new XPASS";  // a stale expectation, as `etwh run` judges it
+    c.regression = true;
+  } else if (!new_status) {
+    c.change = "removed";
+  } else if (was_failing && !failing(*new_status)) {
+    c.change = "fixed";
+  } else if (!old_status) {
+    c.change = "added";
+  }
+  return c;
+}
+
+void compare_statuses(const Document& old_doc, const Document& new_doc, Comparison& out) {
+  std::set<std::string> ids;
+  for (const auto& [id, s] : old_doc.cases) ids.insert(id);
+  for (const auto& [id, s] : new_doc.cases) ids.insert(id);
+  auto status = [](const std::map<std::string, std::string>& m,
+                   const std::string& id) -> std::optional<std::string> {
+    auto it = m.find(id);
+    return it == m.end() ? std::nullopt : std::optional(it->second);
+  };
+  for (const std::string& id : ids) {
+    const auto before = status(old_doc.cases, id), after = status(new_doc.cases, id);
+    if (before == after) continue;
+    out.cases.push_back(classify(id, before, after));
+    if (out.cases.back().regression) ++out.regressions;
+  }
+  std::set<std::string> rule_ids;
+  for (const auto& [id, s] : old_doc.rules) rule_ids.insert(id);
+  for (const auto& [id, s] : new_doc.rules) rule_ids.insert(id);
+  for (const std::string& id : rule_ids) {
+    const auto before = status(old_doc.rules, id), after = status(new_doc.rules, id);
+    if (before != after) out.rules.push_back({id, before, after});
+  }
+}
+
+FigureComparison compare_figure(const Figure& old_fig, const Figure& new_fig,
+                                const Thresholds& t) {
+  FigureComparison f;
+  f.name = new_fig.name;
+  f.unit = new_fig.unit;
+  f.better = new_fig.better;
+  f.old_sample = describe(old_fig.values);
+  f.new_sample = describe(new_fig.values);
+  if (f.old_sample.median != 0) {
+    f.change = (f.new_sample.median - f.old_sample.median) / std::abs(f.old_sample.median);
+  } else if (f.new_sample.median != 0) {
+    f.change = f.new_sample.median > 0 ? HUGE_VAL : -HUGE_VAL;
+  }
+  const MannWhitney test = mann_whitney_u(old_fig.values, new_fig.values);
+  f.u = test.u;
+  f.p_value = test.p_value;
+  f.exact = test.exact;
+  f.verdict = judge_figure(f.change, f.p_value, f.better, t);
+  return f;
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kFaster: return "faster";
+    case Verdict::kSlower: return "slower";
+    case Verdict::kSame: return "same";
+    case Verdict::kNoisy: return "noisy";
+  }
+  return "?";
+}
+
+Verdict judge_figure(double change, double p_value, Better better, const Thresholds& t) {
+  const bool significant = p_value < t.alpha;
+  const bool large = std::abs(change) >= t.min_effect;
+  if (significant && large) {
+    const bool worse = better == Better::kLower ? change > 0 : change < 0;
+    return worse ? Verdict::kSlower : Verdict::kFaster;
+  }
+  return large ? Verdict::kNoisy : Verdict::kSame;
+}
+
+Comparison compare_documents(const Document& old_doc, const Document& new_doc,
+                             const Thresholds& thresholds) {
+  if (old_doc.kind != new_doc.kind) {
+    throw CompareInputError(new_doc.source + ": a " + kind_name(new_doc.kind) +
+                            " file cannot be compared with " + old_doc.source + ", a " +
+                            kind_name(old_doc.kind) + " file");
+  }
+  std::optional<std::regex> only;
+  if (!thresholds.only.empty()) {
+    try {
+      only.emplace(thresholds.only);
+    } catch (const std::regex_error& e) {
+      throw CompareInputError("--only: \"" + thresholds.only + "\": not a regular expression: " +
+                              e.what());
+    }
+  }
+  Comparison out;
+  out.kind = new_doc.kind;
+  out.old_source = old_doc.source;
+  out.new_source = new_doc.source;
+  out.thresholds = thresholds;
+  if (new_doc.kind == Kind::kRun) {
+    compare_statuses(old_doc, new_doc, out);
+    return out;
+  }
+  auto wanted = [&](const std::string& name) { return !only || std::regex_search(name, *only); };
+  for (const Figure& nf : new_doc.figures) {
+    if (!wanted(nf.name)) continue;
+    auto of = std::find_if(old_doc.figures.begin(), old_doc.figures.end(),
+                           [&](const Figure& f) { return f.name == nf.name; });
+    if (of == old_doc.figures.end()) {
+      out.unmatched.push_back(nf.name + " (only in NEW)");
+      continue;
+    }
+    out.figures.push_back(compare_figure(*of, nf, thresholds));
+    if (out.figures.back().verdict == Verdict::kSlower) ++out.regressions;
+  }
+  for (const Figure& of : old_doc.figures) {
+    if (!wanted(of.name)) continue;
+    if (std::none_of(new_doc.figures.begin(), new_doc.figures.end(),
+                     [&](const Figure& f) { return f.name == of.name; })) {
+      out.unmatched.push_back(of.name + " (only in OLD)");
+    }
+  }
+  return out;
+}
+
+}  // namespace etwh::compare

@@ -1,0 +1,211 @@
+// Reading the three kinds of result files into figures (values per repetition) or statuses.
+#include "compare.h"
+
+#include "json_text.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+namespace etwh::compare {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
+    throw CompareInputError(source_ + ": " + (pointer.empty() ? "/" : pointer) + ": " + reason);
+  }
+  const json& field(const json& obj, const std::string& pointer, const char* key) const {
+    if (!obj.is_object()) fail(pointer, "expected an object, got " + json_type_name(obj));
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(pointer, std::string("missing field \"") + key + "\"");
+    return *it;
+  }
+  const json& array(const json& obj, const std::string& pointer, const char* key) const {
+    const json& v = field(obj, pointer, key);
+    if (!v.is_array()) fail(pointer + "/" + key, "expected an array, got " + json_type_name(v));
+    return v;
+  }
+  std::string string(const json& obj, const std::string& pointer, const char* key) const {
+    const json& v = field(obj, pointer, key);
+    if (!v.is_string()) fail(pointer + "/" + key, "expected a string, got " + json_type_name(v));
+    return v.get<std::string>();
+  }
+  double number(const json& obj, const std::string& pointer, const char* key) const {
+    const json& v = field(obj, pointer, key);
+    if (!v.is_number()) fail(pointer + "/" + key, "expected a number, got " + json_type_name(v));
+    return v.get<double>();
+  }
+
+ private:
+  std::string source_;
+};
+
+// Figures in the order first seen; each repetition appends to its figure's values.
+class FigureSet {
+ public:
+  void add(const std::string& name, const char* unit, Better better, double value) {
+    auto [it, fresh] = index_.try_emplace(name, figures_.size());
+    if (fresh) figures_.push_back({name, unit, better, {}});
+    figures_[it->second].values.push_back(value);
+  }
+  std::vector<Figure> take() { return std::move(figures_); }
+
+ private:
+  std::vector<Figure> figures_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+void check_version(const Reader& r, const json& doc, std::initializer_list<int> accepted) {
+  const json& v = r.field(doc, "", "schema_version");
+  for (int a : accepted) {
+    if (v.is_number_integer() && v.get<int>() == a) return;
+  }
+  r.fail("/schema_version", "unsupported schema_version " + v.dump());
+}
+
+// `etwh stress` JSON: per profile run (one result per repetition), the figures a change to the
+// event path moves: write rate, CPU per event, delivery rate and latency per session.
+std::vector<Figure> stress_figures(const Reader& r, const json& doc) {
+  check_version(r, doc, {1});
+  FigureSet set;
+  const json& results = r.array(doc, "", "results");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string at = fmt::format("/results/{}", i);
+    const json& result = results[i];
+    const std::string id = r.string(result, at, "id");
+    if (r.string(result, at, "status") == "HARNESS_ERROR") continue;  // no figures
+    const json& writers = r.field(result, at, "writers");
+    set.add(id + " write rate", "events/s", Better::kHigher,
+            r.number(writers, at + "/writers", "events_per_s"));
+    // Older files have no CPU times.
+    if (writers.contains("cpu")) {
+      set.add(id + " writer CPU/event", "ns", Better::kLower,
+              r.number(r.field(writers, at + "/writers", "cpu"), at + "/writers/cpu", "ns_per_event"));
+    }
+    const json& consumer = r.field(result, at, "consumer");
+    if (consumer.contains("cpu")) {
+      set.add(id + " consumer CPU/event", "ns", Better::kLower,
+              r.number(r.field(consumer, at + "/consumer", "cpu"), at + "/consumer/cpu",
+                       "ns_per_event"));
+    }
+    const json& sessions = r.array(result, at, "sessions");
+    for (std::size_t k = 0; k < sessions.size(); ++k) {
+      const std::string sat = fmt::format("{}/sessions/{}", at, k);
+      const std::string who = fmt::format("{} s{}", id, k);
+      set.add(who + " delivered/s", "events/s", Better::kHigher,
+              r.number(r.field(sessions[k], sat, "throughput"), sat + "/throughput", "events_per_s"));
+      const json& latency = r.field(sessions[k], sat, "latency_us");
+      set.add(who + " latency p50", "us", Better::kLower, r.number(latency, sat + "/latency_us", "p50"));
+      set.add(who + " latency p99", "us", Better::kLower, r.number(latency, sat + "/latency_us", "p99"));
+    }
+  }
+  return set.take();
+}
+
+// Google Benchmark JSON (--benchmark_out): every iteration run (one per repetition), times in ns.
+std::vector<Figure> benchmark_figures(const Reader& r, const json& doc) {
+  FigureSet set;
+  bool aggregates = false;
+  const json& benchmarks = r.array(doc, "", "benchmarks");
+  for (std::size_t i = 0; i < benchmarks.size(); ++i) {
+    const std::string at = fmt::format("/benchmarks/{}", i);
+    const json& b = benchmarks[i];
+    if (!b.is_object()) r.fail(at, "expected an object, got " + json_type_name(b));
+    if (b.value("run_type", "iteration") == "aggregate") {  // mean, median, stddev, cv
+      aggregates = true;
+      continue;
+    }
+    if (b.value("error_occurred", false)) continue;
+    const std::string name = b.contains("run_name") ? r.string(b, at, "run_name")
+                                                    : r.string(b, at, "name");
+    const std::string unit = b.contains("time_unit") ? r.string(b, at, "time_unit") : "ns";
+    static const std::map<std::string, double> kToNs = {
+        {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    auto scale = kToNs.find(unit);
+    if (scale == kToNs.end()) r.fail(at + "/time_unit", "unknown time unit \"" + unit + "\"");
+    set.add(name + " real_time", "ns", Better::kLower, r.number(b, at, "real_time") * scale->second);
+    set.add(name + " cpu_time", "ns", Better::kLower, r.number(b, at, "cpu_time") * scale->second);
+  }
+  std::vector<Figure> figures = set.take();
+  if (figures.empty() && aggregates) {
+    r.fail("/benchmarks", "only aggregate rows: the repetitions are needed (run without "
+                          "--benchmark_report_aggregates_only)");
+  }
+  return figures;
+}
+
+// `etwh run` JSON, schema_version 1 or 2: only the fields both versions keep.
+void run_statuses(const Reader& r, const json& doc, Document& out) {
+  check_version(r, doc, {1, 2});
+  const json& results = r.array(doc, "", "results");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string at = fmt::format("/results/{}", i);
+    out.cases[r.string(results[i], at, "id")] = r.string(results[i], at, "status");
+  }
+  const json& rules = r.array(doc, "", "rules");
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const std::string at = fmt::format("/rules/{}", i);
+    out.rules[r.string(rules[i], at, "id")] = r.string(rules[i], at, "status");
+  }
+}
+
+}  // namespace
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::kStress: return "stress";
+    case Kind::kRun: return "run";
+    case Kind::kBenchmark: return "benchmark";
+  }
+  return "?";
+}
+
+Document read_document(const json& doc, const std::string& source) {
+  const Reader r(source);
+  if (!doc.is_object()) r.fail("", "expected an object, got " + json_type_name(doc));
+  Document out;
+  out.source = source;
+  if (doc.contains("benchmarks")) {
+    out.kind = Kind::kBenchmark;
+    out.figures = benchmark_figures(r, doc);
+  } else if (doc.contains("rules")) {  // `etwh run` lists every rule; `etwh stress` has none
+    out.kind = Kind::kRun;
+    run_statuses(r, doc, out);
+  } else if (doc.contains("results")) {
+    out.kind = Kind::kStress;
+    out.figures = stress_figures(r, doc);
+  } else {
+    r.fail("", "neither an etwh run or stress report nor Google Benchmark JSON (no \"results\" "
+               "or \"benchmarks\")");
+  }
+  return out;
+}
+
+Document load_document(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw CompareInputError(file.string() + ": cannot read: " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string reason = e.what();
+    if (auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
+    throw CompareInputError(file.string() + ": " + line_col(text, e.byte > 0 ? e.byte - 1 : 0) +
+                            ": JSON syntax error: " + reason);
+  }
+  return read_document(doc, file.string());
+}
+
+}  // namespace etwh::compare

@@ -1,0 +1,136 @@
+#include "session_consumer.h"
+
+#include "stress_payload.h"
+
+#include <cstring>
+
+namespace etwh::stress {
+namespace {
+
+bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+SessionConsumer::SessionConsumer(std::string name, const GUID& provider,
+                                 std::uint32_t threads_per_process, std::uint32_t writers,
+                                 std::uint64_t delay_us)
+    : name_(std::move(name)),
+      provider_(provider),
+      threads_per_process_(threads_per_process),
+      delay_ns_(delay_us * 1000),
+      trackers_(writers) {
+  result_.name = name_;
+}
+
+void SessionConsumer::open() {
+  logfile_.LoggerName = name_.data();
+  logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  logfile_.EventRecordCallback = &SessionConsumer::on_record;
+  logfile_.Context = this;
+  trace_ = OpenTraceA(&logfile_);
+  if (trace_ == INVALID_PROCESSTRACE_HANDLE) {
+    throw StressHarnessError("OpenTraceA(\"" + name_ + "\") failed");
+  }
+  thread_ = std::thread([this] {
+    TRACEHANDLE t = trace_;
+    process_status_ = ProcessTrace(&t, 1, nullptr, nullptr);
+    finished_.store(true);
+  });
+}
+
+void SessionConsumer::join() {
+  if (thread_.joinable()) thread_.join();
+  if (trace_ != INVALID_PROCESSTRACE_HANDLE) {
+    CloseTrace(trace_);
+    trace_ = INVALID_PROCESSTRACE_HANDLE;
+  }
+}
+
+SessionResult& SessionConsumer::finish(const std::vector<std::uint64_t>& written_per_writer) {
+  for (std::size_t w = 0; w < trackers_.size(); ++w) {
+    SequenceTracker& t = trackers_[w];
+    t.finish(w < written_per_writer.size() ? written_per_writer[w] : 0);
+    result_.duplicates += t.duplicates();
+    result_.gaps += t.gaps();
+    result_.missing += t.missing();
+    result_.beyond_written += t.beyond_written();
+  }
+  return result_;
+}
+
+void WINAPI SessionConsumer::on_record(PEVENT_RECORD record) {
+  static_cast<SessionConsumer*>(record->UserContext)->record(*record);
+}
+
+void SessionConsumer::record(const EVENT_RECORD& r) {
+  const std::uint64_t now = monotonic_ns();
+  const GUID& from = r.EventHeader.ProviderId;
+  if (same_guid(from, provider_)) {
+    data(r, now);
+    if (delay_ns_ > 0) {
+      // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
+      while (monotonic_ns() - now < delay_ns_) {
+      }
+    }
+    return;
+  }
+  if (same_guid(from, EventTraceGuid)) {
+    header_seen_.store(true);
+    return;
+  }
+  if (same_guid(from, RTLostEventGuid)) {
+    lost_notice(r);
+    return;
+  }
+  ++result_.foreign_records;
+}
+
+void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
+  EventStamp stamp{};
+  if (r.UserDataLength < sizeof stamp || r.UserData == nullptr) {
+    ++result_.foreign_records;
+    return;
+  }
+  std::memcpy(&stamp, r.UserData, sizeof stamp);
+  const std::uint64_t writer =
+      std::uint64_t{stamp.process_index} * threads_per_process_ + stamp.thread_index;
+  if (stamp.thread_index >= threads_per_process_ || writer >= trackers_.size()) {
+    ++result_.foreign_records;
+    return;
+  }
+  trackers_[writer].observe(stamp.sequence);
+  ++result_.delivered;
+  result_.delivered_bytes += r.UserDataLength;
+  if (now >= stamp.write_time_ns) {
+    result_.latency.record(now - stamp.write_time_ns);
+  } else {
+    ++result_.clock_inversions;
+    result_.latency.record(0);
+  }
+  if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
+  result_.last_delivery_ns = now;
+  delivered_live_.store(result_.delivered, std::memory_order_relaxed);
+}
+
+// RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},
+// RTLostEvent (32) = {events refused at write}, each a ULONG64.
+void SessionConsumer::lost_notice(const EVENT_RECORD& r) {
+  std::uint64_t counts[2] = {};
+  const std::size_t need = r.EventHeader.EventDescriptor.Opcode == 33 ? 16 : 8;
+  const UCHAR op = r.EventHeader.EventDescriptor.Opcode;
+  if ((op != 32 && op != 33) || r.UserDataLength < need || r.UserData == nullptr) {
+    ++result_.foreign_records;
+    return;
+  }
+  std::memcpy(counts, r.UserData, need);
+  if (op == 33) {
+    ++result_.lost_buffer_notices;
+    result_.lost_buffers_announced += counts[0];
+    result_.lost_buffer_events_announced += counts[1];
+    buffer_lost_live_.store(result_.lost_buffer_events_announced, std::memory_order_relaxed);
+  } else {
+    result_.lost_events_announced += counts[0];
+  }
+}
+
+}  // namespace etwh::stress

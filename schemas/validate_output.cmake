@@ -1,0 +1,18 @@
+# Runs COMMAND1, COMMAND2 and COMMAND3 in turn ('|'-separated; the last two optional), which must exit with
+# 0 or 1 (a verdict, not bad input), then validates OUTPUT against SCHEMA with CHECKER
+# (etwh_schema_check): the real output of etwh held to the published schema.
+foreach(cmd COMMAND1 COMMAND2 COMMAND3)
+  if(NOT ${cmd})
+    continue()
+  endif()
+  string(REPLACE "|" ";" command "${${cmd}}")
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT rc MATCHES "^[01]$")
+    message(FATAL_ERROR "${${cmd}}: exit code ${rc}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CHECKER} ${SCHEMA} ${OUTPUT} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${OUTPUT} does not follow ${SCHEMA}")
+endif()
