@@ -27,20 +27,21 @@ constexpr auto kReplyWait = std::chrono::milliseconds(15000);
 
 json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectation& e,
                    const DriverHooks& hooks) {
-  json request = step.classic;
+  const ClassicStep& cs = step_body<ClassicStep>(step);
+  json request = cs.request;
   request["op"] = step_op_name(step.op);
-  request["provider"] = step.provider;
-  if (step.op == StepOp::kRegisterClassic) request["guid"] = format_guid(c.providers.at(step.provider).guid);
+  request["provider"] = cs.provider;
+  if (step.op == StepOp::kRegisterClassic) request["guid"] = format_guid(c.providers.at(cs.provider).guid);
   if (step.op == StepOp::kTraceEvent || step.op == StepOp::kTraceMessage) {
     request["sequence"] = e.classic.first_seq;
   }
-  const json reply = hooks.agent(c.providers.at(step.provider).agent).call(request, kReplyWait);
+  const json reply = hooks.agent(c.providers.at(cs.provider).agent).call(request, kReplyWait);
   if (step.op == StepOp::kTraceEvent && reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
     const std::uint64_t skipped = reply.value("skipped", std::uint64_t{0});
     hooks.fail(failed_check(rules::kHdrClassicLevel, "skipped",
                             fmt::format("{}: the provider skipped {} events after reading its "
                                         "level with GetTraceEnableLevel; expected {}",
-                                        step.provider, skipped, e.classic.skipped),
+                                        cs.provider, skipped, e.classic.skipped),
                             std::to_string(e.classic.skipped), std::to_string(skipped)));
   }
   return reply;

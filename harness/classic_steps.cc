@@ -64,9 +64,10 @@ void parse_step(const json& v, const std::string& file, const std::string& p,
   if (!v.contains("provider") || !v["provider"].is_string()) {
     bad(file, p + "/provider", "expected the label of a provider");
   }
-  s.provider = v["provider"].get<std::string>();
-  if (!providers.count(s.provider)) {
-    bad(file, p + "/provider", "unknown provider \"" + s.provider + "\"");
+  ClassicStep& cs = s.body.emplace<ClassicStep>();
+  cs.provider = v["provider"].get<std::string>();
+  if (!providers.count(cs.provider)) {
+    bad(file, p + "/provider", "unknown provider \"" + cs.provider + "\"");
   }
   json request = json::object();
   for (const char* key : {"type", "level", "number", "count", "mof_fields", "size", "version"}) {
@@ -108,7 +109,7 @@ void parse_step(const json& v, const std::string& file, const std::string& p,
     }
     request["classes"] = list;
   }
-  s.classic = request;
+  cs.request = request;
 }
 
 namespace {
@@ -133,24 +134,26 @@ class Model {
       case StepOp::kStart:
         break;
       case StepOp::kEnable:
-        if (!step.provider.empty()) enable(step, e);
+        if (!step_provider(step).empty()) enable(step, e);
         break;
       case StepOp::kDisable:
-        if (!step.provider.empty()) disable(key(step.provider), step.session, e, "disable");
+        if (!step_provider(step).empty()) {
+          disable(key(step_provider(step)), step_session(step), e, "disable");
+        }
         break;
       case StepOp::kStop:
         for (auto& [guid, sessions] : enablers_) {
-          if (std::count(sessions.begin(), sessions.end(), step.session)) {
-            disable(guid, step.session, e, "stop of " + step.session);
+          if (std::count(sessions.begin(), sessions.end(), step_session(step))) {
+            disable(guid, step_session(step), e, "stop of " + step_session(step));
           }
         }
         break;
       case StepOp::kConsume:
-        consumers_[step.consumer] = {step.session, index};
+        consumers_[step_body<ConsumeStep>(step).consumer] = {step_session(step), index};
         break;
       case StepOp::kRegisterClassic: register_classic(step, e); break;
       case StepOp::kUnregisterClassic:
-        registered_.erase(step.provider);
+        registered_.erase(step_provider(step));
         set_status(step, e, 0, "");
         break;
       case StepOp::kTraceEvent: trace_event(index, step, e); break;
@@ -204,20 +207,21 @@ class Model {
   }
 
   void enable(const Step& step, oracle::StepExpectation& e) {
-    const std::string guid = key(step.provider);
+  const ControlStep& call = step_body<ControlStep>(step);
+    const std::string guid = key(call.provider);
     std::vector<std::string>& sessions = enablers_[guid];
     const std::vector<std::string> listeners = classic_listeners(guid);
     if (!listeners.empty()) {
       sessions.clear();  // SES-CLASSIC-ONE: the new session takes the provider over.
     } else {
-      std::erase(sessions, step.session);
+      std::erase(sessions, call.session);
     }
-    sessions.push_back(step.session);
-    Settings s{step.level, static_cast<std::uint32_t>(step.match_any)};
-    settings_[guid + "\n" + step.session] = s;
+    sessions.push_back(call.session);
+    Settings s{call.level, static_cast<std::uint32_t>(call.match_any)};
+    settings_[guid + "\n" + call.session] = s;
     for (const std::string& label : listeners) {
-      e.classic.callbacks.push_back({label, kWmiEnableEvents, s.level, s.flags, step.session,
-                                     "enable by " + step.session});
+      e.classic.callbacks.push_back({label, kWmiEnableEvents, s.level, s.flags, call.session,
+                                     "enable by " + call.session});
     }
   }
 
@@ -233,13 +237,14 @@ class Model {
   }
 
   void register_classic(const Step& step, oracle::StepExpectation& e) {
-    registered_.insert(step.provider);
+  const ClassicStep& cs = step_body<ClassicStep>(step);
+    registered_.insert(cs.provider);
     set_status(step, e, 0, "");
-    const std::string guid = key(step.provider);
+    const std::string guid = key(cs.provider);
     const std::string by = owner(guid);
     if (by.empty()) return;
     const Settings s = settings_[guid + "\n" + by];
-    e.classic.callbacks.push_back({step.provider, kWmiEnableEvents, s.level, s.flags, by,
+    e.classic.callbacks.push_back({cs.provider, kWmiEnableEvents, s.level, s.flags, by,
                                    "registration while " + by + " enables it"});
   }
 
@@ -250,12 +255,13 @@ class Model {
   }
 
   void trace_event(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-    const json& r = step.classic;
+  const ClassicStep& cs = step_body<ClassicStep>(step);
+    const json& r = cs.request;
     const std::uint64_t count = r.value("count", std::uint64_t{1});
     e.classic.first_seq = next_seq_;
     next_seq_ += count;
-    const std::string guid = key(step.provider);
-    const std::string by = registered_.count(step.provider) ? owner(guid) : std::string();
+    const std::string guid = key(cs.provider);
+    const std::string by = registered_.count(cs.provider) ? owner(guid) : std::string();
     const std::uint8_t level = r.value("level", std::uint8_t{0});
     const bool only_enabled = r.value("only_enabled", false);
     if (r.contains("flags") &&
@@ -299,7 +305,7 @@ class Model {
     for (std::uint64_t i = 0; i < count; ++i) {
       Event ev;
       ev.seq = e.classic.first_seq + i;
-      ev.provider = step.provider;
+      ev.provider = cs.provider;
       ev.def.opcode = r.value("type", std::uint8_t{0});
       ev.def.level = level;
       ev.def.version = r.value("version", std::uint8_t{0});
@@ -313,11 +319,12 @@ class Model {
   }
 
   void trace_message(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-    const json& r = step.classic;
+  const ClassicStep& cs = step_body<ClassicStep>(step);
+    const json& r = cs.request;
     const std::uint64_t count = r.value("count", std::uint64_t{1});
     e.classic.first_seq = next_seq_;
     next_seq_ += count;
-    const std::string by = registered_.count(step.provider) ? owner(key(step.provider))
+    const std::string by = registered_.count(cs.provider) ? owner(key(cs.provider))
                                                             : std::string();
     if (by.empty()) {
       set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne), true);
@@ -329,7 +336,7 @@ class Model {
     for (std::uint64_t i = 0; i < count; ++i) {
       Event ev;
       ev.seq = e.classic.first_seq + i;
-      ev.provider = step.provider;
+      ev.provider = cs.provider;
       ev.def.id = r.value("number", std::uint16_t{0});
       ev.def.payload = payload;
       ev.flags = kFlagTraceMessage;

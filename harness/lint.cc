@@ -205,13 +205,14 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
 }
 
 std::vector<std::uint8_t> traits_blob_of(const Step& step) {
-  if (step.traits_raw) return step.traits_blob;
+  const TraitsStep& t = step_body<TraitsStep>(step);
+  if (t.raw) return t.blob;
   std::vector<Trait> traits;
-  if (step.traits_group) traits.push_back(group_trait(*step.traits_group));
-  for (const FilterDef& t : step.traits_custom) {
+  if (t.group) traits.push_back(group_trait(*t.group));
+  for (const FilterDef& t : t.custom) {
     traits.push_back(Trait{static_cast<std::uint8_t>(t.type), t.data});
   }
-  return build_traits_blob(step.traits_name, traits);
+  return build_traits_blob(t.name, traits);
 }
 
 std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
@@ -223,13 +224,14 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
   // Per provider GUID, in first-use order: every event written, for the set rules.
   std::vector<std::pair<std::string, std::vector<Descriptor>>> written;
   for (const Step& step : c.steps) {
-    const std::string where = fmt::format("{} {} provider {}", c.id, step.pointer, step.provider);
-    if (step.op == StepOp::kWrite) {
+    const std::string where = fmt::format("{} {} provider {}", c.id, step.pointer,
+                                          step_provider(step));
+    if (const WriteStep* w = std::get_if<WriteStep>(&step.body)) {
       auto it = std::find_if(written.begin(), written.end(),
-                             [&](const auto& w) { return w.first == step.provider; });
-      if (it == written.end()) it = written.insert(written.end(), {step.provider, {}});
-      for (std::size_t i = 0; i < step.events.size(); ++i) {
-        const EventDef& e = step.events[i];
+                             [&](const auto& entry) { return entry.first == w->provider; });
+      if (it == written.end()) it = written.insert(written.end(), {w->provider, {}});
+      for (std::size_t i = 0; i < w->events.size(); ++i) {
+        const EventDef& e = w->events[i];
         const Descriptor d{e.id,      e.version, e.channel,
                            e.level,   e.opcode,  e.keyword,
                            e.payload.size()};
@@ -247,7 +249,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
       }
       append(lint_traits(blob, where, catalog));
     } else if (step.op == StepOp::kTraceEvent) {
-      append(lint_classic_header(classic_header_of(step.classic), where, catalog));
+      append(lint_classic_header(classic_header_of(step_body<ClassicStep>(step).request), where, catalog));
     }
   }
   for (const auto& [provider, events] : written) {

@@ -118,7 +118,7 @@ StepExpectation Model::apply(const Step& step) {
     case StepOp::kConsume: consume(step, e); break;
     case StepOp::kWrite: write(step, e); break;
     case StepOp::kFlush:
-      if (started_.count(step.session)) e.status = ERROR_SUCCESS;
+      if (started_.count(step_session(step))) e.status = ERROR_SUCCESS;
       break;
     case StepOp::kCollect: collect(step, e); break;
     case StepOp::kDisallow: disallow(step, e); break;
@@ -202,12 +202,13 @@ void Model::push_callback(const ProviderDef& provider, const SessionMap& m, Step
 
 // CB-TIMEOUT: what the return of a controller call must look like given the callbacks' delays.
 void Model::timing(const Step& step, StepExpectation& e) {
+  const ControlStep& call = step_body<ControlStep>(step);
   if (e.callbacks.empty()) return;
   std::uint32_t slowest = 0;
   for (const ExpectedCallback& cb : e.callbacks) {
     slowest = std::max(slowest, case_.providers.at(cb.provider).delay_ms);
   }
-  if (step.timeout_ms == 0) {
+  if (call.timeout_ms == 0) {
     // Only a clearly slow callback makes "returned before it ended" observable.
     if (slowest >= 100) {
       e.timing = TimingExpect::kReturnsBeforeCallbackEnds;
@@ -216,11 +217,11 @@ void Model::timing(const Step& step, StepExpectation& e) {
     return;
   }
   // Generous margins both ways: the verdict must not depend on scheduling noise.
-  if (std::uint64_t{slowest} * 4 <= step.timeout_ms) {
+  if (std::uint64_t{slowest} * 4 <= call.timeout_ms) {
     e.timing = TimingExpect::kReturnsAfterCallbackEnds;
     e.status = ERROR_SUCCESS;
     e.status_rule = rules::kCbTimeout;
-  } else if (slowest >= std::uint64_t{step.timeout_ms} * 4 && slowest - step.timeout_ms >= 200) {
+  } else if (slowest >= std::uint64_t{call.timeout_ms} * 4 && slowest - call.timeout_ms >= 200) {
     e.status = ERROR_TIMEOUT;
     e.status_rule = rules::kCbTimeout;
   } else {
@@ -229,34 +230,37 @@ void Model::timing(const Step& step, StepExpectation& e) {
 }
 
 void Model::start(const Step& step, StepExpectation& e) {
-  if (started_.count(step.session) || stopped_.count(step.session)) return;  // not judged
-  started_.insert(step.session);
+  const SessionStep& ss = step_body<SessionStep>(step);
+  if (started_.count(ss.session) || stopped_.count(ss.session)) return;  // not judged
+  started_.insert(ss.session);
   e.status = ERROR_SUCCESS;
 }
 
 void Model::stop(const Step& step, StepExpectation& e) {
-  if (!started_.count(step.session)) return;
-  started_.erase(step.session);
-  data_.erase(step.session);
-  stopped_.insert(step.session);
+  const SessionStep& ss = step_body<SessionStep>(step);
+  if (!started_.count(ss.session)) return;
+  started_.erase(ss.session);
+  data_.erase(ss.session);
+  stopped_.insert(ss.session);
   e.status = ERROR_SUCCESS;
   // Every registration the session enabled, directly or through a group, hears of it.
   const auto before = snapshot();
-  for (auto& [guid_key, m] : enables_) m.erase(step.session);
-  for (auto& [group, m] : group_enables_) m.erase(step.session);
-  disallow_.erase(step.session);
+  for (auto& [guid_key, m] : enables_) m.erase(ss.session);
+  for (auto& [group, m] : group_enables_) m.erase(ss.session);
+  disallow_.erase(ss.session);
   // CB-SOURCEID-NULL-STOPPING is observed only: the SourceId is recorded, not judged.
-  notify_diff(before, e, rules::kCbRecompute, "stop of session " + step.session, kNullGuid, "");
+  notify_diff(before, e, rules::kCbRecompute, "stop of session " + ss.session, kNullGuid, "");
 }
 
 void Model::do_register(const Step& step, StepExpectation& e) {
-  if (registered_.count(step.provider)) return;
-  registered_.insert(step.provider);
-  traits_attempted_.erase(step.provider);
-  traits_set_.erase(step.provider);
+  const ProviderStep& ps = step_body<ProviderStep>(step);
+  if (registered_.count(ps.provider)) return;
+  registered_.insert(ps.provider);
+  traits_attempted_.erase(ps.provider);
+  traits_set_.erase(ps.provider);
   e.status = ERROR_SUCCESS;
-  const ProviderDef& p = case_.providers.at(step.provider);
-  const SessionMap m = effective(step.provider);
+  const ProviderDef& p = case_.providers.at(ps.provider);
+  const SessionMap m = effective(ps.provider);
   if (m.empty() || !p.has_callback) return;
   ExpectedCallback cb;
   cb.provider = p.label;
@@ -274,44 +278,47 @@ void Model::do_register(const Step& step, StepExpectation& e) {
 }
 
 void Model::unregister(const Step& step, StepExpectation& e) {
-  if (registered_.erase(step.provider) == 0) return;
-  member_group_.erase(step.provider);
+  const ProviderStep& ps = step_body<ProviderStep>(step);
+  if (registered_.erase(ps.provider) == 0) return;
+  member_group_.erase(ps.provider);
   e.status = ERROR_SUCCESS;
 }
 
 // The SourceId a callback must carry for a controller call, and the rule behind it.
 std::pair<GUID, std::string> Model::expected_source(const Step& step) {
-  if (step.api == "EnableTrace") return {kNullGuid, rules::kCbSourceidNullLegacy};
-  if (step.source_id) return {*step.source_id, rules::kCbSourceid};
+  const ControlStep& call = step_body<ControlStep>(step);
+  if (call.api == "EnableTrace") return {kNullGuid, rules::kCbSourceidNullLegacy};
+  if (call.source_id) return {*call.source_id, rules::kCbSourceid};
   return {kNullGuid, ""};  // NULL EnableParameters: the runtime picks one, not judged
 }
 
 void Model::enable(const Step& step, StepExpectation& e) {
-  if (!started_.count(step.session)) return;
-  if (step.group) {
+  const ControlStep& call = step_body<ControlStep>(step);
+  if (!started_.count(call.session)) return;
+  if (call.group) {
     group_enable(step, e);
     return;
   }
-  const std::string guid_key = key(step.provider);
+  const std::string guid_key = key(call.provider);
   SessionMap& m = enables_[guid_key];
-  if (!m.count(step.session) && m.size() >= 8) {
+  if (!m.count(call.session) && m.size() >= 8) {
     e.status = ERROR_NO_SYSTEM_RESOURCES;
     e.status_rule = rules::kSesMax8;
     return;
   }
-  if (m.count(step.session)) replaced_.insert(step.session + "\n" + guid_key);
-  Enable& en = m[step.session];
-  en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-  en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
-  en.event_ids = event_id_filter(step.filters);
+  if (m.count(call.session)) replaced_.insert(call.session + "\n" + guid_key);
+  Enable& en = m[call.session];
+  en.settings = SessionEnable{call.level, call.match_any, call.match_all, call.enable_property};
+  en.has_filter = std::any_of(call.filters.begin(), call.filters.end(), provider_bound);
+  en.event_ids = event_id_filter(call.filters);
   e.status = ERROR_SUCCESS;
   // An enable by the 8th session or fewer succeeding is what SES-MAX-8 asks; in a case about
   // something else it only prepares the case (a failure is a setup failure).
   if (m.size() <= 8 && case_has(rules::kSesMax8)) e.status_rule = rules::kSesMax8;
   const auto [source, source_rule] = expected_source(step);
-  notify_change(guid_key, e, rules::kCbRecompute, "enable by session " + step.session, source,
+  notify_change(guid_key, e, rules::kCbRecompute, "enable by session " + call.session, source,
                 source_rule);
-  if (step.api == "EnableTrace") {
+  if (call.api == "EnableTrace") {
     // The legacy call has 32-bit flags and no MatchAll: only IsEnabled and SourceId judged.
     for (ExpectedCallback& cb : e.callbacks) cb.judge_values = false;
   }
@@ -319,71 +326,75 @@ void Model::enable(const Step& step, StepExpectation& e) {
 }
 
 void Model::disable(const Step& step, StepExpectation& e) {
-  if (step.group) {
-    if (started_.count(step.session)) group_enable(step, e);
+  const ControlStep& call = step_body<ControlStep>(step);
+  if (call.group) {
+    if (started_.count(call.session)) group_enable(step, e);
     return;
   }
-  const std::string guid_key = key(step.provider);
+  const std::string guid_key = key(call.provider);
   SessionMap& m = enables_[guid_key];
-  if (!started_.count(step.session) || m.erase(step.session) == 0) return;
+  if (!started_.count(call.session) || m.erase(call.session) == 0) return;
   e.status = ERROR_SUCCESS;
-  notify_change(guid_key, e, rules::kCbEnabledStays, "disable by session " + step.session,
+  notify_change(guid_key, e, rules::kCbEnabledStays, "disable by session " + call.session,
                 kNullGuid, "");
   timing(step, e);
 }
 
 void Model::capture_state(const Step& step, StepExpectation& e) {
-  const std::string guid_key = key(step.provider);
+  const ControlStep& call = step_body<ControlStep>(step);
+  const std::string guid_key = key(call.provider);
   const SessionMap& m = enables_[guid_key];
-  if (!started_.count(step.session) || !m.count(step.session)) return;
+  if (!started_.count(call.session) || !m.count(call.session)) return;
   e.status = ERROR_SUCCESS;
   for (const ProviderDef* p : listeners(guid_key)) {
     ExpectedCallback cb;
     cb.provider = p->label;
     cb.context = p->context;
-    cb.cause = "capture state by session " + step.session;
+    cb.cause = "capture state by session " + call.session;
     cb.is_enabled = EVENT_CONTROL_CODE_CAPTURE_STATE;
     cb.is_enabled_rule = rules::kCbCaptureState;
-    cb.values = Aggregate{true, step.level, step.match_any, step.match_all};
+    cb.values = Aggregate{true, call.level, call.match_any, call.match_all};
     e.callbacks.push_back(cb);
   }
   timing(step, e);
 }
 
 void Model::set_traits(const Step& step, StepExpectation& e) {
-  if (!registered_.count(step.provider)) return;
-  const bool attempted_before = traits_attempted_.count(step.provider) > 0;
-  traits_attempted_.insert(step.provider);
+  const TraitsStep& t = step_body<TraitsStep>(step);
+  if (!registered_.count(t.provider)) return;
+  const bool attempted_before = traits_attempted_.count(t.provider) > 0;
+  traits_attempted_.insert(t.provider);
   // A structured blob is well-formed by construction (the loader bounds its size).
-  if (step.traits_raw && traits_blob_error(step.traits_blob)) {
+  if (t.raw && traits_blob_error(t.blob)) {
     e.status_nonzero = true;
     e.status_rule = rules::kTrFormat;
-  } else if (traits_set_.count(step.provider)) {
+  } else if (traits_set_.count(t.provider)) {
     e.status_nonzero = true;
     e.status_rule = rules::kTrSetOnce;
   } else if (!attempted_before) {
     // Whether a rejected malformed blob used up the one chance is not documented.
     e.status = ERROR_SUCCESS;
-    e.status_rule = step.traits_raw ? rules::kTrFormat : rules::kTrSetOnce;
-    traits_set_.insert(step.provider);
-    if (!step.traits_raw && step.traits_group) {
+    e.status_rule = t.raw ? rules::kTrFormat : rules::kTrSetOnce;
+    traits_set_.insert(t.provider);
+    if (!t.raw && t.group) {
       // Joining a group some session enabled enables the registration (GRP-ENABLE).
       const auto before = snapshot();
-      member_group_[step.provider] = format_guid(*step.traits_group);
-      notify_diff(before, e, rules::kGrpEnable, "traits naming group " + member_group_[step.provider],
+      member_group_[t.provider] = format_guid(*t.group);
+      notify_diff(before, e, rules::kGrpEnable, "traits naming group " + member_group_[t.provider],
                   kNullGuid, "");
     }
   }
 }
 
 void Model::query_enabled(const Step& step, StepExpectation& e) {
-  if (!registered_.count(step.provider)) return;
-  const std::vector<SessionEnable> s = settings_of(effective(step.provider));
+  const QueryEnabledStep& q = step_body<QueryEnabledStep>(step);
+  if (!registered_.count(q.provider)) return;
+  const std::vector<SessionEnable> s = settings_of(effective(q.provider));
   // MatchAny 0 on the enabling side is where runtimes differ in practice: not judged here.
   if (std::any_of(s.begin(), s.end(), [](const SessionEnable& x) { return x.match_any == 0; })) {
     return;
   }
-  e.provider_enabled = any_session_accepts(s, EventLevelKeyword{step.level, step.keyword});
+  e.provider_enabled = any_session_accepts(s, EventLevelKeyword{q.level, q.keyword});
   // EventProviderEnabled checks RT-WRITE-DISABLED's predicate; after a session ends it also
   // checks SES-PERSIST (what the ended session enabled is gone): blamed on that when the case
   // is about it.
@@ -392,8 +403,9 @@ void Model::query_enabled(const Step& step, StepExpectation& e) {
 }
 
 void Model::agent_gone(const Step& step) {
+  const AgentStep& a = step_body<AgentStep>(step);
   for (const auto& [label, def] : case_.providers) {
-    if (def.agent == step.agent) registered_.erase(label);
+    if (def.agent == a.agent) registered_.erase(label);
   }
 }
 

@@ -43,17 +43,18 @@ std::string Model::filter_rule(const SessionEnable& s, const EventLevelKeyword& 
 }
 
 void Model::consume(const Step& step, StepExpectation& e) {
-  if (!started_.count(step.session)) return;
+  const ConsumeStep& cs = step_body<ConsumeStep>(step);
+  if (!started_.count(cs.session)) return;
   e.status = ERROR_SUCCESS;
   e.status_rule = rules::kConRecordMode;
-  SessionData& sd = data_[step.session];
+  SessionData& sd = data_[cs.session];
   ConsumerExpectation c;
-  c.consumer = step.consumer;
-  c.agent = step.agent;
-  c.session = step.session;
-  c.event_record_mode = step.event_record_mode;
-  c.context = step.context;
-  c.delay_us = step.delay_us;
+  c.consumer = cs.consumer;
+  c.agent = cs.agent;
+  c.session = cs.session;
+  c.event_record_mode = cs.event_record_mode;
+  c.context = cs.context;
+  c.delay_us = cs.delay_us;
   if (!sd.consumer_attached) {
     // The first consumer gets what the session kept while nobody read it.
     c.events = sd.buffered;
@@ -72,8 +73,8 @@ void Model::consume(const Step& step, StepExpectation& e) {
                          "new events)"};
     }
   }
-  sd.consumers.push_back(step.consumer);
-  consumers_[step.consumer] = std::move(c);
+  sd.consumers.push_back(cs.consumer);
+  consumers_[cs.consumer] = std::move(c);
 }
 
 // One written event `seq` at one started session: taken, or excluded with the rule and the
@@ -81,17 +82,18 @@ void Model::consume(const Step& step, StepExpectation& e) {
 // the session takes it.
 bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
                     const std::string& session, const SessionMap& m) {
-  const std::string guid_key = key(step.provider);
+  const WriteStep& w = step_body<WriteStep>(step);
+  const std::string guid_key = key(w.provider);
   const EventLevelKeyword lk{def.level, def.keyword};
   SessionData& sd = data_[session];
-  ExpectedEvent ev{seq, step.provider, def, traits_set_.count(step.provider) > 0,
-                   step.lossy, "", 0, ""};
+  ExpectedEvent ev{seq, w.provider, def, traits_set_.count(w.provider) > 0,
+                   w.lossy, "", 0, ""};
   Exclusion why;
   bool taken = false;
   auto it = m.find(session);
   if (it == m.end()) {
     why = {rules::kFltPerSession, "session " + session + " does not enable the provider"};
-    if (disallowed_group(session, step.provider)) {
+    if (disallowed_group(session, w.provider)) {
       why = {rules::kGrpDisallow,
              "session " + session + " enables the provider's group but disallows it"};
     }
@@ -144,13 +146,14 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
 }
 
 void Model::write(const Step& step, StepExpectation& e) {
-  if (!registered_.count(step.provider)) return;
-  const SessionMap m = effective(step.provider);
+  const WriteStep& w = step_body<WriteStep>(step);
+  if (!registered_.count(w.provider)) return;
+  const SessionMap m = effective(w.provider);
   const std::vector<SessionEnable> all = settings_of(m);
   const bool any_zero = std::any_of(all.begin(), all.end(),
                                     [](const SessionEnable& x) { return x.match_any == 0; });
   bool any_taken = false;
-  for (const EventDef& def : step.events) {
+  for (const EventDef& def : w.events) {
     const EventLevelKeyword lk{def.level, def.keyword};
     e.first_seq.push_back(next_seq_);
     // MatchAny 0 on the enabling side is where runtimes differ in EventEnabled: not judged.
@@ -167,7 +170,7 @@ void Model::write(const Step& step, StepExpectation& e) {
     }
   }
   e.event_enabled_rule = rules::kRtWriteDisabled;
-  if (!step.lossy) {
+  if (!w.lossy) {
     e.status = ERROR_SUCCESS;
     // RT-WRITE-DISABLED: a write no session wants still returns ERROR_SUCCESS.
     if (!any_taken) e.status_rule = rules::kRtWriteDisabled;
@@ -182,7 +185,7 @@ void Model::collect(const Step& step, StepExpectation& e) {
   }
   for (const std::string& session : e.collect_sessions) {
     Step stop_step = step;
-    stop_step.session = session;
+    stop_step.body = SessionStep{session};
     stop(stop_step, e);
     data_.erase(session);
   }

@@ -78,19 +78,20 @@ bool Model::is_private(const std::string& session) const {
 
 // enable / disable of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
 void Model::group_enable(const Step& step, StepExpectation& e) {
-  if (is_private(step.session)) {
+  const ControlStep& call = step_body<ControlStep>(step);
+  if (is_private(call.session)) {
     e.status_nonzero = true;
     e.status_rule = rules::kGrpNoPrivate;
     return;
   }
-  const std::string group = format_guid(*step.group);
+  const std::string group = format_guid(*call.group);
   const auto before = snapshot();
   if (step.op == StepOp::kEnable) {
-    Enable& en = group_enables_[group][step.session];
-    en.settings = SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-    en.has_filter = std::any_of(step.filters.begin(), step.filters.end(), provider_bound);
-    en.event_ids = event_id_filter(step.filters);
-  } else if (group_enables_[group].erase(step.session) == 0) {
+    Enable& en = group_enables_[group][call.session];
+    en.settings = SessionEnable{call.level, call.match_any, call.match_all, call.enable_property};
+    en.has_filter = std::any_of(call.filters.begin(), call.filters.end(), provider_bound);
+    en.event_ids = event_id_filter(call.filters);
+  } else if (group_enables_[group].erase(call.session) == 0) {
     e.status = ERROR_SUCCESS;
     return;
   }
@@ -99,7 +100,7 @@ void Model::group_enable(const Step& step, StepExpectation& e) {
   const auto [source, source_rule] = expected_source(step);
   notify_diff(before, e, rules::kGrpEnable,
               std::string(step.op == StepOp::kEnable ? "enable" : "disable") + " of group " +
-                  group + " by session " + step.session,
+                  group + " by session " + call.session,
               source, source_rule);
   timing(step, e);
 }
@@ -107,14 +108,15 @@ void Model::group_enable(const Step& step, StepExpectation& e) {
 // disallow: TraceSetInformation(TraceSetDisallowList) replaces the session's list; what it
 // enabled through groups follows at once (GRP-DISALLOW).
 void Model::disallow(const Step& step, StepExpectation& e) {
-  if (!started_.count(step.session)) return;
+  const DisallowStep& d = step_body<DisallowStep>(step);
+  if (!started_.count(d.session)) return;
   const auto before = snapshot();
   std::set<std::string> keys;
-  for (const std::string& label : step.disallow) keys.insert(key(label));
-  disallow_[step.session] = keys;
+  for (const std::string& label : d.providers) keys.insert(key(label));
+  disallow_[d.session] = keys;
   e.status = ERROR_SUCCESS;
   e.status_rule = rules::kGrpDisallow;
-  notify_diff(before, e, rules::kGrpDisallow, "disallow list of session " + step.session,
+  notify_diff(before, e, rules::kGrpDisallow, "disallow list of session " + d.session,
               kNullGuid, "");
 }
 

@@ -1,4 +1,5 @@
 #include "oracle.h"
+#include "test_steps.h"
 
 #include "win32_text.h"
 
@@ -185,19 +186,15 @@ Case base_case() {
   return c;
 }
 
-Step step(StepOp op, std::string session = "", std::string provider = "") {
-  Step s;
-  s.op = op;
-  s.session = std::move(session);
-  s.provider = std::move(provider);
-  return s;
+Step step(StepOp op, const std::string& session = "", const std::string& provider = "") {
+  return test::make_step(op, session, provider);
 }
 
 Step enable(std::string session, std::uint8_t level, std::uint64_t any, std::uint64_t all) {
-  Step s = step(StepOp::kEnable, std::move(session), "p");
-  s.level = level;
-  s.match_any = any;
-  s.match_all = all;
+  Step s = step(StepOp::kEnable, session, "p");
+  test::body<ControlStep>(s).level = level;
+  test::body<ControlStep>(s).match_any = any;
+  test::body<ControlStep>(s).match_all = all;
   return s;
 }
 
@@ -232,8 +229,8 @@ TEST(ExpectCase, AggregatesAcrossSessionsAndRegistrations) {
 TEST(ExpectCase, PreEnabledRegistrationGetsNullSourceAndNoFilter) {
   Case c = base_case();
   Step en = enable("s1", 4, 0x1, 0);
-  en.source_id = guid("{22222222-0000-0000-0000-000000000002}");
-  en.filters = {FilterDef{0x80000000, {1, 2}}};
+  test::body<ControlStep>(en).source_id = guid("{22222222-0000-0000-0000-000000000002}");
+  test::body<ControlStep>(en).filters = {FilterDef{0x80000000, {1, 2}}};
   c.steps = {step(StepOp::kStart, "s1"), en, step(StepOp::kRegister, "", "p")};
   const auto e = expect_case(c);
   EXPECT_TRUE(e[1].callbacks.empty());
@@ -248,9 +245,9 @@ TEST(ExpectCase, PreEnabledRegistrationGetsNullSourceAndNoFilter) {
 TEST(ExpectCase, SourceIdRulesByApi) {
   Case c = base_case();
   Step ex2 = enable("s1", 4, 0x1, 0);
-  ex2.source_id = guid("{22222222-0000-0000-0000-000000000002}");
+  test::body<ControlStep>(ex2).source_id = guid("{22222222-0000-0000-0000-000000000002}");
   Step legacy = enable("s2", 4, 0x1, 0);
-  legacy.api = "EnableTrace";
+  test::body<ControlStep>(legacy).api = "EnableTrace";
   Step null_params = enable("s3", 4, 0x1, 0);
   c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"),
              step(StepOp::kRegister, "", "p"), ex2, legacy, null_params};
@@ -287,7 +284,7 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
 TEST(ExpectCase, CaptureStateKeepsAggregates) {
   Case c = base_case();
   Step cap = step(StepOp::kCaptureState, "s1", "p");
-  cap.level = 5;
+  test::body<ControlStep>(cap).level = 5;
   c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"), enable("s1", 2, 1, 0),
              cap, enable("s1", 2, 1, 0)};
   const auto e = expect_case(c);
@@ -300,10 +297,10 @@ TEST(ExpectCase, CaptureStateKeepsAggregates) {
 TEST(ExpectCase, TraitsOnceAndMalformed) {
   Case c = base_case();
   Step good = step(StepOp::kSetTraits, "", "p");
-  good.traits_name = "P";
+  test::body<TraitsStep>(good).name = "P";
   Step bad = step(StepOp::kSetTraits, "", "q");
-  bad.traits_raw = true;
-  bad.traits_blob = {9, 0, 'x', 0};
+  test::body<TraitsStep>(bad).raw = true;
+  test::body<TraitsStep>(bad).blob = {9, 0, 'x', 0};
   c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kRegister, "", "q"), good, good,
              bad};
   const auto e = expect_case(c);
@@ -320,13 +317,13 @@ TEST(ExpectCase, TimeoutOrderings) {
   c.providers["p"].delay_ms = 500;
   Step zero = enable("s1", 1, 1, 0);
   Step short_wait = enable("s1", 2, 1, 0);
-  short_wait.timeout_ms = 50;
+  test::body<ControlStep>(short_wait).timeout_ms = 50;
   c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"), zero, short_wait};
   auto e = expect_case(c);
   EXPECT_EQ(e[2].timing, TimingExpect::kReturnsBeforeCallbackEnds);
   EXPECT_EQ(e[3].status, std::optional<std::uint32_t>(ERROR_TIMEOUT));
   c.providers["p"].delay_ms = 0;
-  short_wait.timeout_ms = 5000;
+  test::body<ControlStep>(short_wait).timeout_ms = 5000;
   c.steps[3] = short_wait;
   e = expect_case(c);
   EXPECT_EQ(e[2].timing, TimingExpect::kNone);
@@ -337,10 +334,10 @@ TEST(ExpectCase, TimeoutOrderings) {
 TEST(ExpectCase, AgentExitEndsRegistrationsButNotSessions) {
   Case c = base_case();
   Step q = step(StepOp::kQueryEnabled, "", "q");
-  q.level = 1;
-  q.keyword = 1;
+  test::body<QueryEnabledStep>(q).level = 1;
+  test::body<QueryEnabledStep>(q).keyword = 1;
   Step exit = step(StepOp::kExitAgent);
-  exit.agent = "a";
+  test::body<AgentStep>(exit).agent = "a";
   c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"),
              step(StepOp::kRegister, "", "q"), enable("s1", 2, 1, 0), exit, q,
              step(StepOp::kStop, "s1")};
@@ -360,17 +357,17 @@ namespace etwh::oracle {
 namespace {
 
 Step consume(std::string consumer, std::string session, std::uint64_t context = 0) {
-  Step s = step(StepOp::kConsume, std::move(session));
-  s.consumer = std::move(consumer);
-  s.agent = "b";
-  s.context = context;
+  Step s = step(StepOp::kConsume, session);
+  test::body<ConsumeStep>(s).consumer = std::move(consumer);
+  test::body<ConsumeStep>(s).agent = "b";
+  test::body<ConsumeStep>(s).context = context;
   return s;
 }
 
 Step write(std::vector<EventDef> events, bool lossy = false) {
   Step s = step(StepOp::kWrite, "", "p");
-  s.events = std::move(events);
-  s.lossy = lossy;
+  test::body<WriteStep>(s).events = std::move(events);
+  test::body<WriteStep>(s).lossy = lossy;
   return s;
 }
 
@@ -452,7 +449,7 @@ TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
   Case c = base_case();
   c.rules = {"CON-SLOW", "TR-IN-EVENTS"};
   Step traits = step(StepOp::kSetTraits, "", "p");
-  traits.traits_name = "x";
+  test::body<TraitsStep>(traits).name = "x";
   c.steps = {step(StepOp::kRegister, "", "p"), traits, step(StepOp::kStart, "s1"),
              enable("s1", 4, 0x1, 0), consume("c", "s1"), write({ev(1, 1, 0x1, 2)}, true),
              step(StepOp::kCollect)};

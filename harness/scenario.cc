@@ -42,6 +42,26 @@ const char* step_op_name(StepOp op) {
   return "?";
 }
 
+const std::string& step_provider(const Step& step) {
+  static const std::string none;
+  return std::visit(
+      [](const auto& b) -> const std::string& {
+        if constexpr (requires { b.provider; }) return b.provider;
+        else return none;
+      },
+      step.body);
+}
+
+const std::string& step_session(const Step& step) {
+  static const std::string none;
+  return std::visit(
+      [](const auto& b) -> const std::string& {
+        if constexpr (requires { b.session; }) return b.session;
+        else return none;
+      },
+      step.body);
+}
+
 namespace scenario_parse {
 
 std::string pointer_token(const std::string& key) {

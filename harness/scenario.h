@@ -4,6 +4,13 @@
 #pragma once
 
 #include "input_error.h"
+#include "steps/classic_ops.h"
+#include "steps/data_path_ops.h"
+#include "steps/groups_ops.h"
+#include "steps/providers_ops.h"
+#include "steps/sessions_ops.h"
+#include "steps/subjects_ops.h"
+#include "steps/traits_ops.h"
 
 #include <windows.h>
 
@@ -16,6 +23,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace etwh {
@@ -37,11 +45,6 @@ struct SessionDef {
   std::string label;
   // Extra StartTraceA settings, passed as-is to start_session (buffer_size_kb, ...).
   nlohmann::json settings = nlohmann::json::object();
-};
-
-struct FilterDef {
-  std::uint32_t type = 0;
-  std::vector<std::uint8_t> data;
 };
 
 enum class StepOp {
@@ -79,65 +82,44 @@ struct ExplicitStatus {
   std::uint32_t value = 0;   // the exact status, when !nonzero
 };
 
-// One entry of a write step's event set: a descriptor, written `count` times in a row.
-struct EventDef {
-  std::uint16_t id = 0;
-  std::uint8_t version = 0;
-  std::uint8_t channel = 0;
-  std::uint8_t level = 0;
-  std::uint8_t opcode = 0;
-  std::uint16_t task = 0;
-  std::uint64_t keyword = 0;
-  std::uint32_t count = 1;
-  std::vector<std::uint8_t> payload;  // after the 8-byte sequence number the driver prepends
-};
+// One step: what every op has, and the op's own fields in `body`, an alternative defined in
+// its family's header (steps/<family>_ops.h). Which alternative each op has: StepBody's
+// comments; read it with std::get_if.
+using StepBody = std::variant<SessionStep,         // start, stop, flush
+                              ControlStep,         // enable, disable, capture_state
+                              DisallowStep,        // disallow
+                              ProviderStep,        // register, unregister
+                              QueryEnabledStep,    // query_enabled
+                              AgentStep,           // exit_agent, kill_agent
+                              TraitsStep,          // set_traits
+                              ConsumeStep,         // consume
+                              WriteStep,           // write
+                              CollectStep,         // collect
+                              ClassicStep,         // register_classic, ..., trace_message
+                              SubjectWriteStep,    // subject_write
+                              InjectCallbackStep>; // inject_callback
 
 struct Step {
   StepOp op = StepOp::kStart;
   std::string pointer;  // JSON pointer of the step in its file, for messages
-  std::string session;
-  std::string provider;
-  std::string agent;    // exit_agent / kill_agent
   std::string via;      // controller steps: run in this agent instead of the driver
-  // enable, disable, capture_state
-  std::uint8_t level = 0;
-  std::uint64_t match_any = 0;
-  std::uint64_t match_all = 0;
-  std::optional<GUID> source_id;
-  std::uint32_t enable_property = 0;
-  std::vector<FilterDef> filters;
-  bool has_parameters = false;       // ENABLE_TRACE_PARAMETERS given (else NULL)
-  std::string api = "EnableTraceEx2";
-  std::uint32_t timeout_ms = 0;
-  // set_traits: either structured (built into a blob by the driver) or a raw blob
-  bool traits_raw = false;
-  std::vector<std::uint8_t> traits_blob;  // raw form, possibly malformed on purpose
-  std::string traits_name;                // structured form
-  std::optional<GUID> traits_group;
-  std::vector<FilterDef> traits_custom;   // {type, data} of each custom trait
-  // query_enabled
-  std::uint64_t keyword = 0;
-  // consume: a realtime consumer `consumer` of `session` in `agent`
-  std::string consumer;
-  bool event_record_mode = true;     // "event_record" (EVENT_RECORD) or "event_trace" (classic)
-  std::uint64_t context = 0;         // EVENT_TRACE_LOGFILE.Context
-  std::uint32_t delay_us = 0;        // the consumer's callback spins this long per record
-  // write: the event set of `provider`
-  std::vector<EventDef> events;
-  bool lossy = false;                // loss is expected (CON-SLOW): judged by exact accounting
   std::optional<ExplicitStatus> expect_status;
-  // enable / disable / capture_state of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP)
-  // instead of `provider`; disallow: the providers of TraceSetDisallowList (labels).
-  std::optional<GUID> group;
-  std::vector<std::string> disallow;
-  // register_classic, unregister_classic, trace_event, trace_message: the agent request's
-  // fields, validated by classic::parse_step.
-  nlohmann::json classic = nlohmann::json::object();
-  // subject_write: its state events instead of its test events; inject_callback: IsEnabled
-  // (Level and keywords in level / match_any / match_all).
-  bool state_events = false;
-  std::uint32_t is_enabled = 0;
+  StepBody body;
 };
+
+// The body of `step` as T, the alternative its op has. Throws std::logic_error when it has
+// another (a harness bug, never bad input).
+template <class T>
+const T& step_body(const Step& step) {
+  if (const T* b = std::get_if<T>(&step.body)) return *b;
+  throw std::logic_error("step " + step.pointer + " (" + step_op_name(step.op) +
+                         ") has no such fields");
+}
+
+// The provider label a step names (empty if none) and its session (empty if none), whatever
+// its op: for the replays that follow one provider or session through every step.
+const std::string& step_provider(const Step& step);
+const std::string& step_session(const Step& step);
 
 struct Case {
   std::string id;

@@ -157,14 +157,15 @@ class CaseParser {
   // subject_write and inject_callback name a provider under test.
   void parse_subject_step(const json& v, const std::string& p, Step& s, const Case& c);
   void parse_expect(const json& v, const std::string& p, Step& s);
-  void parse_traits(const json& v, const std::string& p, Step& s);
-  void parse_filters(const json& v, const std::string& p, Step& s);
+  void parse_traits(const json& v, const std::string& p, TraitsStep& s);
+  void parse_filters(const json& v, const std::string& p, std::vector<FilterDef>& filters);
   // Level, keywords, SourceId, api, timeout: the controller call's arguments.
-  void parse_call(const json& v, const std::string& p, Step& s, bool needs_level);
+  void parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s,
+                  bool needs_level);
   void parse_consume(const json& v, const std::string& p, Step& s, const Case& c);
-  void parse_events(const json& v, const std::string& p, Step& s);
+  void parse_events(const json& v, const std::string& p, WriteStep& s);
   // enable / disable: a provider label, or a provider group's GUID (groups).
-  void parse_target(const json& v, const std::string& p, Step& s, const Case& c);
+  void parse_target(const json& v, const std::string& p, ControlStep& s, const Case& c);
   // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
   void parse_disallow(const json& v, const std::string& p, Step& s, const Case& c);
 

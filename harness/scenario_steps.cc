@@ -58,39 +58,41 @@ Step CaseParser::parse_step(const json& v, const std::string& p, const Case& c) 
 }
 
 void CaseParser::parse_session_step(const json& v, const std::string& p, Step& s, const Case& c) {
-  switch (s.op) {
-    case StepOp::kStart:
-    case StepOp::kStop:
+  if (s.op == StepOp::kStart || s.op == StepOp::kStop || s.op == StepOp::kFlush) {
+    if (s.op == StepOp::kFlush) {
+      r_.object(v, p, {"op", "session", "expect"});
+    } else {
       r_.object(v, p, {"op", "session", "via", "expect"});
-      s.session = ref(v, p, "session", c);
-      break;
+    }
+    s.body = SessionStep{ref(v, p, "session", c)};
+    return;
+  }
+  ControlStep call;
+  switch (s.op) {
     case StepOp::kEnable:
       r_.object(v, p, {"op", "session", "provider", "group", "via", "level", "match_any",
                        "match_all", "source_id", "enable_property", "filters", "api",
                        "timeout_ms", "expect"});
-      s.session = ref(v, p, "session", c);
-      parse_target(v, p, s, c);
-      parse_call(v, p, s, true);
+      call.session = ref(v, p, "session", c);
+      parse_target(v, p, call, c);
+      parse_call(v, p, s.op, call, true);
       break;
     case StepOp::kDisable:
       r_.object(v, p, {"op", "session", "provider", "group", "via", "source_id", "api",
                        "timeout_ms", "expect"});
-      s.session = ref(v, p, "session", c);
-      parse_target(v, p, s, c);
-      parse_call(v, p, s, false);
+      call.session = ref(v, p, "session", c);
+      parse_target(v, p, call, c);
+      parse_call(v, p, s.op, call, false);
       break;
-    case StepOp::kCaptureState:
+    default:  // capture_state
       r_.object(v, p, {"op", "session", "provider", "via", "level", "match_any", "match_all",
                        "source_id", "timeout_ms", "expect"});
-      s.session = ref(v, p, "session", c);
-      s.provider = ref(v, p, "provider", c);
-      parse_call(v, p, s, true);
-      break;
-    default:  // flush
-      r_.object(v, p, {"op", "session", "expect"});
-      s.session = ref(v, p, "session", c);
+      call.session = ref(v, p, "session", c);
+      call.provider = ref(v, p, "provider", c);
+      parse_call(v, p, s.op, call, true);
       break;
   }
+  s.body = std::move(call);
 }
 
 void CaseParser::parse_provider_step(const json& v, const std::string& p, Step& s,
@@ -99,50 +101,58 @@ void CaseParser::parse_provider_step(const json& v, const std::string& p, Step& 
     case StepOp::kRegister:
     case StepOp::kUnregister:
       r_.object(v, p, {"op", "provider", "expect"});
-      s.provider = ref(v, p, "provider", c);
+      s.body = ProviderStep{ref(v, p, "provider", c)};
       break;
-    case StepOp::kQueryEnabled:
+    case StepOp::kQueryEnabled: {
       r_.object(v, p, {"op", "provider", "level", "keyword"});
-      s.provider = ref(v, p, "provider", c);
-      s.level = static_cast<std::uint8_t>(
+      QueryEnabledStep q;
+      q.provider = ref(v, p, "provider", c);
+      q.level = static_cast<std::uint8_t>(
           r_.integer(r_.field(v, p, "level"), p + "/level", 255, "level"));
-      s.keyword = r_.hex64(r_.field(v, p, "keyword"), p + "/keyword", "keyword");
+      q.keyword = r_.hex64(r_.field(v, p, "keyword"), p + "/keyword", "keyword");
+      s.body = std::move(q);
       break;
+    }
     default:  // exit_agent, kill_agent
       r_.object(v, p, {"op", "agent"});
-      s.agent = ref(v, p, "agent", c);
+      s.body = AgentStep{ref(v, p, "agent", c)};
       break;
   }
 }
 
 void CaseParser::parse_set_traits(const json& v, const std::string& p, Step& s, const Case& c) {
   r_.object(v, p, {"op", "provider", "traits", "raw", "expect"});
-  s.provider = ref(v, p, "provider", c);
+  TraitsStep t;
+  t.provider = ref(v, p, "provider", c);
   if (v.contains("traits") == v.contains("raw")) {
     r_.fail(p, "set_traits needs exactly one of \"traits\" and \"raw\"");
   }
   if (v.contains("raw")) {
-    s.traits_blob = r_.bytes(v["raw"], p + "/raw");
-    s.traits_raw = true;
+    t.blob = r_.bytes(v["raw"], p + "/raw");
+    t.raw = true;
   } else {
-    parse_traits(v["traits"], p + "/traits", s);
+    parse_traits(v["traits"], p + "/traits", t);
   }
+  s.body = std::move(t);
 }
 
 void CaseParser::parse_data_step(const json& v, const std::string& p, Step& s, const Case& c) {
   if (s.op == StepOp::kCollect) {
     r_.object(v, p, {"op"});
+    s.body = CollectStep{};
     return;
   }
   r_.object(v, p, {"op", "provider", "events", "lossy", "expect"});
-  s.provider = ref(v, p, "provider", c);
-  parse_events(r_.field(v, p, "events"), p + "/events", s);
+  WriteStep w;
+  w.provider = ref(v, p, "provider", c);
+  parse_events(r_.field(v, p, "events"), p + "/events", w);
   if (v.contains("lossy")) {
     if (!v["lossy"].is_boolean()) {
       r_.fail(p + "/lossy", "expected a boolean, got " + json_type_name(v["lossy"]));
     }
-    s.lossy = v["lossy"].get<bool>();
+    w.lossy = v["lossy"].get<bool>();
   }
+  s.body = std::move(w);
 }
 
 void CaseParser::parse_classic_step(const json& v, const std::string& p, Step& s,
@@ -156,26 +166,32 @@ void CaseParser::parse_classic_step(const json& v, const std::string& p, Step& s
 void CaseParser::parse_subject_step(const json& v, const std::string& p, Step& s, const Case& c) {
   if (s.op == StepOp::kSubjectWrite) {
     r_.object(v, p, {"op", "provider", "which"});
+    SubjectWriteStep w;
     if (v.contains("which")) {
       const std::string which = r_.string(v["which"], p + "/which");
       if (which != "test" && which != "state") {
         r_.fail(p + "/which", "which \"" + which + "\" is neither \"test\" nor \"state\"");
       }
-      s.state_events = which == "state";
+      w.state_events = which == "state";
     }
+    w.provider = ref(v, p, "provider", c);
+    s.body = std::move(w);
   } else {
     r_.object(v, p, {"op", "provider", "is_enabled", "level", "match_any", "match_all"});
-    s.is_enabled = static_cast<std::uint32_t>(
+    InjectCallbackStep j;
+    j.is_enabled = static_cast<std::uint32_t>(
         r_.integer(r_.field(v, p, "is_enabled"), p + "/is_enabled", 0xFFFFFFFFu, "is_enabled"));
     if (v.contains("level")) {
-      s.level = static_cast<std::uint8_t>(r_.integer(v["level"], p + "/level", 255, "level"));
+      j.level = static_cast<std::uint8_t>(r_.integer(v["level"], p + "/level", 255, "level"));
     }
-    if (v.contains("match_any")) s.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
-    if (v.contains("match_all")) s.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
+    if (v.contains("match_any")) j.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
+    if (v.contains("match_all")) j.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
+    j.provider = ref(v, p, "provider", c);
+    s.body = std::move(j);
   }
-  s.provider = ref(v, p, "provider", c);
-  if (!c.providers.at(s.provider).subject) {
-    r_.fail(p + "/provider", "provider \"" + s.provider + "\" is not a provider under test "
+  const std::string& provider = step_provider(s);
+  if (!c.providers.at(provider).subject) {
+    r_.fail(p + "/provider", "provider \"" + provider + "\" is not a provider under test "
                              "(its agent is not a subject)");
   }
 }
@@ -196,13 +212,13 @@ void CaseParser::parse_expect(const json& v, const std::string& p, Step& s) {
   s.expect_status = e;
 }
 
-void CaseParser::parse_traits(const json& v, const std::string& p, Step& s) {
+void CaseParser::parse_traits(const json& v, const std::string& p, TraitsStep& s) {
   r_.object(v, p, {"name", "group", "custom"});
-  s.traits_name = r_.string(r_.field(v, p, "name"), p + "/name");
-  if (s.traits_name.find('\0') != std::string::npos) r_.fail(p + "/name", "name holds a NUL");
-  std::size_t size = 2 + s.traits_name.size() + 1;
+  s.name = r_.string(r_.field(v, p, "name"), p + "/name");
+  if (s.name.find('\0') != std::string::npos) r_.fail(p + "/name", "name holds a NUL");
+  std::size_t size = 2 + s.name.size() + 1;
   if (v.contains("group")) {
-    s.traits_group = r_.guid(v["group"], p + "/group");
+    s.group = r_.guid(v["group"], p + "/group");
     size += 3 + sizeof(GUID);
   }
   if (v.contains("custom")) {
@@ -218,7 +234,7 @@ void CaseParser::parse_traits(const json& v, const std::string& p, Step& s) {
           r_.integer(r_.field(list[i], pi, "type"), pi + "/type", 255, "trait type"));
       t.data = r_.bytes(r_.field(list[i], pi, "data"), pi + "/data");
       size += 3 + t.data.size();
-      s.traits_custom.push_back(t);
+      s.custom.push_back(t);
     }
   }
   if (size > 0xFFFF) {
@@ -226,7 +242,8 @@ void CaseParser::parse_traits(const json& v, const std::string& p, Step& s) {
   }
 }
 
-void CaseParser::parse_filters(const json& v, const std::string& p, Step& s) {
+void CaseParser::parse_filters(const json& v, const std::string& p,
+                               std::vector<FilterDef>& filters) {
   if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string pi = p + "/" + std::to_string(i);
@@ -235,12 +252,13 @@ void CaseParser::parse_filters(const json& v, const std::string& p, Step& s) {
     f.type = static_cast<std::uint32_t>(
         r_.integer(r_.field(v[i], pi, "type"), pi + "/type", 0xFFFFFFFFu, "filter type"));
     f.data = r_.bytes(r_.field(v[i], pi, "data"), pi + "/data");
-    s.filters.push_back(f);
+    filters.push_back(f);
   }
 }
 
 // Level, keywords, SourceId, api, timeout: the controller call's arguments.
-void CaseParser::parse_call(const json& v, const std::string& p, Step& s, bool needs_level) {
+void CaseParser::parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s,
+                            bool needs_level) {
   if (needs_level || v.contains("level")) {
     s.level = static_cast<std::uint8_t>(
         r_.integer(r_.field(v, p, "level"), p + "/level", 255, "level"));
@@ -257,7 +275,7 @@ void CaseParser::parse_call(const json& v, const std::string& p, Step& s, bool n
     s.has_parameters = true;
   }
   if (v.contains("filters")) {
-    parse_filters(v["filters"], p + "/filters", s);
+    parse_filters(v["filters"], p + "/filters", s.filters);
     s.has_parameters = true;
   }
   if (v.contains("api")) {
@@ -275,7 +293,7 @@ void CaseParser::parse_call(const json& v, const std::string& p, Step& s, bool n
       r_.fail(p, "EnableTrace takes 32-bit flags in match_any and no match_all");
     }
   }
-  if (s.api != "EnableTraceEx2" && s.op == StepOp::kCaptureState) {
+  if (s.api != "EnableTraceEx2" && op == StepOp::kCaptureState) {
     r_.fail(p + "/api", "capture_state exists only with EnableTraceEx2");
   }
   if (v.contains("timeout_ms")) {
@@ -284,8 +302,9 @@ void CaseParser::parse_call(const json& v, const std::string& p, Step& s, bool n
   }
 }
 
-void CaseParser::parse_consume(const json& v, const std::string& p, Step& s, const Case& c) {
+void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, const Case& c) {
   r_.object(v, p, {"op", "consumer", "session", "agent", "mode", "context", "delay_us"});
+  ConsumeStep& s = step.body.emplace<ConsumeStep>();
   s.consumer = r_.label(r_.field(v, p, "consumer"), p + "/consumer");
   if (!consumers_.insert(c.id + "\n" + s.consumer).second) {
     r_.fail(p + "/consumer", "consumer label \"" + s.consumer + "\" is used twice in the case");
@@ -306,7 +325,7 @@ void CaseParser::parse_consume(const json& v, const std::string& p, Step& s, con
   }
 }
 
-void CaseParser::parse_events(const json& v, const std::string& p, Step& s) {
+void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s) {
   if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
   if (v.empty()) r_.fail(p, "a write step needs at least one event");
   std::uint64_t total = 0;
@@ -337,7 +356,8 @@ void CaseParser::parse_events(const json& v, const std::string& p, Step& s) {
 }
 
 // enable / disable: a provider label, or a provider group's GUID (groups).
-void CaseParser::parse_target(const json& v, const std::string& p, Step& s, const Case& c) {
+void CaseParser::parse_target(const json& v, const std::string& p, ControlStep& s,
+                              const Case& c) {
   if (v.contains("provider") == v.contains("group")) {
     r_.fail(p, "needs exactly one of \"provider\" and \"group\"");
   }
@@ -353,8 +373,9 @@ void CaseParser::parse_target(const json& v, const std::string& p, Step& s, cons
 }
 
 // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
-void CaseParser::parse_disallow(const json& v, const std::string& p, Step& s, const Case& c) {
+void CaseParser::parse_disallow(const json& v, const std::string& p, Step& step, const Case& c) {
   r_.object(v, p, {"op", "session", "providers", "expect"});
+  DisallowStep& s = step.body.emplace<DisallowStep>();
   s.session = ref(v, p, "session", c);
   const json& list = r_.field(v, p, "providers");
   if (!list.is_array()) r_.fail(p + "/providers", "expected an array, got " + json_type_name(list));
@@ -362,7 +383,7 @@ void CaseParser::parse_disallow(const json& v, const std::string& p, Step& s, co
     const std::string pi = p + "/providers/" + std::to_string(i);
     const std::string label = r_.string(list[i], pi);
     if (!c.providers.count(label)) r_.fail(pi, "unknown provider \"" + label + "\"");
-    s.disallow.push_back(label);
+    s.providers.push_back(label);
   }
 }
 

@@ -1,4 +1,5 @@
 #include "scenario.h"
+#include "test_steps.h"
 
 #include "win32_text.h"
 
@@ -48,9 +49,9 @@ TEST(Loader, LoadsValidCase) {
   EXPECT_EQ(c.sessions.at("s1").settings["buffer_size_kb"], 64);
   ASSERT_EQ(c.steps.size(), 3u);
   EXPECT_EQ(c.steps[2].op, StepOp::kEnable);
-  EXPECT_EQ(c.steps[2].level, 3);
-  EXPECT_EQ(c.steps[2].match_any, 0xFFu);
-  EXPECT_FALSE(c.steps[2].has_parameters);
+  EXPECT_EQ(test::body<ControlStep>(c.steps[2]).level, 3);
+  EXPECT_EQ(test::body<ControlStep>(c.steps[2]).match_any, 0xFFu);
+  EXPECT_FALSE(test::body<ControlStep>(c.steps[2]).has_parameters);
   EXPECT_EQ(c.steps[2].pointer, "/cases/0/steps/2");
 }
 
@@ -163,15 +164,15 @@ TEST(Loader, MissingFieldAndUnknownOp) {
 TEST(Loader, TraitsEitherStructuredOrRaw) {
   auto cases = load_scenario_text(
       valid(R"({"op": "set_traits", "provider": "p", "raw": "0400780a"})"), "f.json", kRules);
-  EXPECT_TRUE(cases[0].steps[2].traits_raw);
-  EXPECT_EQ(cases[0].steps[2].traits_blob, (std::vector<std::uint8_t>{4, 0, 0x78, 0x0a}));
+  EXPECT_TRUE(test::body<TraitsStep>(cases[0].steps[2]).raw);
+  EXPECT_EQ(test::body<TraitsStep>(cases[0].steps[2]).blob, (std::vector<std::uint8_t>{4, 0, 0x78, 0x0a}));
   cases = load_scenario_text(valid(R"({"op": "set_traits", "provider": "p",
       "traits": {"name": "N", "group": "{11111111-2222-3333-4444-555555555555}",
                  "custom": [{"type": 200, "data": "01"}]}})"),
                              "f.json", kRules);
-  EXPECT_EQ(cases[0].steps[2].traits_name, "N");
-  ASSERT_TRUE(cases[0].steps[2].traits_group);
-  ASSERT_EQ(cases[0].steps[2].traits_custom.size(), 1u);
+  EXPECT_EQ(test::body<TraitsStep>(cases[0].steps[2]).name, "N");
+  ASSERT_TRUE(test::body<TraitsStep>(cases[0].steps[2]).group);
+  ASSERT_EQ(test::body<TraitsStep>(cases[0].steps[2]).custom.size(), 1u);
   EXPECT_EQ(error_of(valid(R"({"op": "set_traits", "provider": "p"})")),
             "f.json: /cases/0/steps/2: set_traits needs exactly one of \"traits\" and \"raw\"");
   EXPECT_EQ(error_of(valid(R"({"op": "set_traits", "provider": "p", "raw": "0g"})")),
@@ -208,6 +209,34 @@ TEST(Loader, TopLevelShape) {
   EXPECT_EQ(error_of("{\"cases\": [], \"x\": 1}"), "f.json: /x: unknown field \"x\"");
 }
 
+// Each op's fields are in its own body; the replays that follow every op still find the
+// provider and session it names, and nothing for an op without one.
+TEST(Loader, StepBodiesByOp) {
+  const std::string steps =
+      R"({"op": "enable", "session": "s1", "provider": "p", "level": 3},
+         {"op": "consume", "consumer": "c", "session": "s1", "agent": "a"},
+         {"op": "write", "provider": "p", "events": [{"id": 1}]},
+         {"op": "exit_agent", "agent": "a"}, {"op": "collect"})";
+  const auto cases = load_scenario_text(valid(steps), "f.json", kRules);
+  const auto& st = cases[0].steps;
+  ASSERT_EQ(st.size(), 7u);
+  EXPECT_TRUE(std::holds_alternative<SessionStep>(st[0].body));
+  EXPECT_TRUE(std::holds_alternative<ProviderStep>(st[1].body));
+  EXPECT_TRUE(std::holds_alternative<ControlStep>(st[2].body));
+  EXPECT_TRUE(std::holds_alternative<ConsumeStep>(st[3].body));
+  EXPECT_TRUE(std::holds_alternative<WriteStep>(st[4].body));
+  EXPECT_TRUE(std::holds_alternative<AgentStep>(st[5].body));
+  EXPECT_TRUE(std::holds_alternative<CollectStep>(st[6].body));
+  const std::vector<std::string> providers = {"", "p", "p", "", "p", "", ""};
+  const std::vector<std::string> sessions = {"s1", "", "s1", "s1", "", "", ""};
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    EXPECT_EQ(step_provider(st[i]), providers[i]) << i;
+    EXPECT_EQ(step_session(st[i]), sessions[i]) << i;
+  }
+  EXPECT_EQ(step_body<ControlStep>(st[2]).level, 3);
+  EXPECT_THROW(step_body<WriteStep>(st[2]), std::logic_error);
+}
+
 TEST(Loader, DataPathSteps) {
   const std::string steps =
       R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a", "mode": "event_trace",
@@ -220,14 +249,14 @@ TEST(Loader, DataPathSteps) {
   const auto& st = cases[0].steps;
   ASSERT_EQ(st.size(), 6u);
   EXPECT_EQ(st[2].op, StepOp::kConsume);
-  EXPECT_EQ(st[2].consumer, "c");
-  EXPECT_FALSE(st[2].event_record_mode);
-  EXPECT_EQ(st[2].context, 7u);
-  EXPECT_EQ(st[2].delay_us, 20u);
+  EXPECT_EQ(test::body<ConsumeStep>(st[2]).consumer, "c");
+  EXPECT_FALSE(test::body<ConsumeStep>(st[2]).event_record_mode);
+  EXPECT_EQ(test::body<ConsumeStep>(st[2]).context, 7u);
+  EXPECT_EQ(test::body<ConsumeStep>(st[2]).delay_us, 20u);
   EXPECT_EQ(st[3].op, StepOp::kWrite);
-  EXPECT_TRUE(st[3].lossy);
-  ASSERT_EQ(st[3].events.size(), 1u);
-  const EventDef& e = st[3].events[0];
+  EXPECT_TRUE(test::body<WriteStep>(st[3]).lossy);
+  ASSERT_EQ(test::body<WriteStep>(st[3]).events.size(), 1u);
+  const EventDef& e = test::body<WriteStep>(st[3]).events[0];
   EXPECT_EQ(e.id, 5);
   EXPECT_EQ(e.channel, 16);
   EXPECT_EQ(e.task, 9);

@@ -119,135 +119,167 @@ std::set<std::uint16_t> skipped_ids(const std::vector<FilterDef>& filters, std::
   return out;
 }
 
-std::map<std::string, std::vector<Segment>> expect_subject_events(
-    const Case& c, const std::vector<oracle::StepExpectation>& base, const std::string& provider,
-    const Description& description) {
-  std::map<std::string, SessionState> sessions;
-  std::map<std::string, std::string> consumers;  // consumer -> session, once attached
-  std::map<std::string, std::vector<Segment>> out;
-  ProviderState state;
+namespace {
+
+// Replays a case's steps as the subject provider `provider` sees them, collecting per consumer
+// the segments it must receive.
+class Replay {
+ public:
+  Replay(const std::string& provider, const Description& description)
+      : provider_(provider), description_(description) {}
+
+  void step(const Step& step, const std::vector<oracle::ExpectedCallback>* callbacks) {
+    track_platform(step);
+    if (callbacks) told(step, *callbacks);
+    if (const auto* j = std::get_if<InjectCallbackStep>(&step.body); j && j->provider == provider_) {
+      inject(step, *j);
+    } else if (const auto* w = std::get_if<SubjectWriteStep>(&step.body);
+               w && w->provider == provider_) {
+      write(step, *w);
+    }
+  }
+
+  std::map<std::string, std::vector<Segment>> take() { return std::move(out_); }
+
+ private:
+  // Sessions, enables of the subject provider and consumers, as the platform keeps them.
+  void track_platform(const Step& step) {
+    if (step.op == StepOp::kStart) {
+      sessions_[step_session(step)].running = true;
+    } else if (step.op == StepOp::kStop) {
+      sessions_[step_session(step)] = SessionState{};
+    } else if (const ConsumeStep* cs = std::get_if<ConsumeStep>(&step.body)) {
+      consumers_[cs->consumer] = cs->session;
+    } else if (const ControlStep* call = std::get_if<ControlStep>(&step.body)) {
+      if (call->provider != provider_ || step.op == StepOp::kCaptureState) return;
+      SessionState& s = sessions_[call->session];
+      if (step.op == StepOp::kEnable && s.running) {
+        s.enable = oracle::SessionEnable{call->level, call->match_any, call->match_all,
+                                         call->enable_property};
+        s.filters = call->filters;
+      } else if (step.op == StepOp::kDisable) {
+        s.enable.reset();
+        s.filters.clear();
+      }
+    }
+  }
+
+  // What the platform told the subject's callback during this step.
+  void told(const Step& step, const std::vector<oracle::ExpectedCallback>& callbacks) {
+    for (const oracle::ExpectedCallback& cb : callbacks) {
+      if (cb.provider != provider_) continue;
+      if (cb.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+        state_.recorded = cb.values;
+        state_.recorded.enabled = true;
+        state_.skipped = current_skips();
+        state_.unknown_code.clear();
+      } else if (cb.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+        state_.recorded.enabled = false;
+        state_.unknown_code.clear();
+      } else if (cb.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+        deliver(step, "capture state (IsEnabled 2)", {rules::kProvCaptureState},
+                description_.state_events);
+      }
+    }
+  }
+
+  void inject(const Step& step, const InjectCallbackStep& j) {
+    if (j.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+      state_.recorded = oracle::Aggregate{true, j.level, j.match_any, j.match_all};
+      state_.skipped.clear();  // an injected callback carries no FilterData
+      state_.unknown_code.clear();
+    } else if (j.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+      state_.recorded.enabled = false;
+      state_.unknown_code.clear();
+    } else if (j.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+      deliver(step, "injected capture state (IsEnabled 2)", {rules::kProvCaptureState},
+              description_.state_events);
+    } else {
+      state_.unknown_code = std::to_string(j.is_enabled);
+    }
+  }
+
+  void write(const Step& step, const SubjectWriteStep& w) {
+    if (w.state_events) {
+      deliver(step, "write_state_events()", {rules::kProvCaptureState}, description_.state_events);
+      return;
+    }
+    std::vector<EventDef> written;
+    for (const EventDef& e : description_.test_events) {
+      if (oracle::provider_event_enabled(state_.recorded, {e.level, e.keyword}) &&
+          !state_.skipped.count(e.id)) {
+        written.push_back(e);
+      }
+    }
+    std::string cause;
+    std::vector<std::string> rules = test_write_rules(cause);
+    deliver(step, cause, rules, written);
+  }
+
+  // The cause of a write_test_events() segment and the rules it checks, most specific first.
+  std::vector<std::string> test_write_rules(std::string& cause) const {
+    const oracle::Aggregate& r = state_.recorded;
+    cause = r.enabled ? fmt::format("write_test_events() with Level {} MatchAny {} "
+                                    "MatchAll {} recorded", r.level,
+                                    format_hex(r.match_any), format_hex(r.match_all))
+                      : std::string("write_test_events() while disabled");
+    if (!state_.unknown_code.empty()) {
+      cause += ", after an injected IsEnabled " + state_.unknown_code;
+      return {rules::kCbUnknownCode, rules::kProvRecord, rules::kProvEventEnabled};
+    }
+    if (!state_.skipped.empty()) {
+      std::vector<std::string> ids;
+      for (std::uint16_t id : state_.skipped) ids.push_back(std::to_string(id));
+      cause += ", skipping IDs " + list(ids) + " given in FilterData";
+      return {rules::kCbFilterCopy, rules::kProvEventEnabled};
+    }
+    if (!r.enabled) return {rules::kProvRecord};
+    return {rules::kProvEventEnabled, rules::kProvRecord};
+  }
 
   // Appends, for every attached consumer, the events of `written` its session takes.
-  auto deliver = [&](const Step& step, const std::string& cause, std::vector<std::string> rules,
-                     const std::vector<EventDef>& written) {
-    for (const auto& [consumer, session] : consumers) {
-      const SessionState& s = sessions[session];
+  void deliver(const Step& step, const std::string& cause, std::vector<std::string> rules,
+               const std::vector<EventDef>& written) {
+    for (const auto& [consumer, session] : consumers_) {
+      const SessionState& s = sessions_[session];
       Segment seg{step.pointer, cause, rules, {}};
       if (s.running && s.enable) {
         for (const EventDef& e : written) {
           if (oracle::session_accepts(*s.enable, {e.level, e.keyword})) seg.events.push_back(e);
         }
       }
-      out[consumer].push_back(std::move(seg));
-    }
-  };
-
-  auto current_skips = [&] {
-    std::set<std::uint16_t> skips;
-    if (!description.id_filter) return skips;
-    for (const auto& [label, s] : sessions) {
-      if (!s.running || !s.enable) continue;
-      for (std::uint16_t id : skipped_ids(s.filters, *description.id_filter)) skips.insert(id);
-    }
-    return skips;
-  };
-
-  for (std::size_t i = 0; i < c.steps.size(); ++i) {
-    const Step& step = c.steps[i];
-    switch (step.op) {
-      case StepOp::kStart:
-        sessions[step.session].running = true;
-        break;
-      case StepOp::kStop:
-        sessions[step.session] = SessionState{};
-        break;
-      case StepOp::kEnable:
-        if (step.provider == provider && sessions[step.session].running) {
-          sessions[step.session].enable =
-              oracle::SessionEnable{step.level, step.match_any, step.match_all, step.enable_property};
-          sessions[step.session].filters = step.filters;
-        }
-        break;
-      case StepOp::kDisable:
-        if (step.provider == provider) {
-          sessions[step.session].enable.reset();
-          sessions[step.session].filters.clear();
-        }
-        break;
-      case StepOp::kConsume:
-        consumers[step.consumer] = step.session;
-        break;
-      default:
-        break;
-    }
-    // What the platform told the subject's callback during this step.
-    if (i < base.size()) {
-      for (const oracle::ExpectedCallback& cb : base[i].callbacks) {
-        if (cb.provider != provider) continue;
-        if (cb.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
-          state.recorded = cb.values;
-          state.recorded.enabled = true;
-          state.skipped = current_skips();
-          state.unknown_code.clear();
-        } else if (cb.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
-          state.recorded.enabled = false;
-          state.unknown_code.clear();
-        } else if (cb.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-          deliver(step, "capture state (IsEnabled 2)", {rules::kProvCaptureState},
-                  description.state_events);
-        }
-      }
-    }
-    if (step.provider != provider) continue;
-    if (step.op == StepOp::kInjectCallback) {
-      if (step.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
-        state.recorded = oracle::Aggregate{true, step.level, step.match_any, step.match_all};
-        state.skipped.clear();  // an injected callback carries no FilterData
-        state.unknown_code.clear();
-      } else if (step.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
-        state.recorded.enabled = false;
-        state.unknown_code.clear();
-      } else if (step.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-        deliver(step, "injected capture state (IsEnabled 2)", {rules::kProvCaptureState},
-                description.state_events);
-      } else {
-        state.unknown_code = std::to_string(step.is_enabled);
-      }
-    } else if (step.op == StepOp::kSubjectWrite) {
-      if (step.state_events) {
-        deliver(step, "write_state_events()", {rules::kProvCaptureState}, description.state_events);
-        continue;
-      }
-      std::vector<EventDef> written;
-      for (const EventDef& e : description.test_events) {
-        if (oracle::provider_event_enabled(state.recorded, {e.level, e.keyword}) &&
-            !state.skipped.count(e.id)) {
-          written.push_back(e);
-        }
-      }
-      const oracle::Aggregate& r = state.recorded;
-      std::string cause = r.enabled ? fmt::format("write_test_events() with Level {} MatchAny {} "
-                                                  "MatchAll {} recorded", r.level,
-                                                  format_hex(r.match_any), format_hex(r.match_all))
-                                    : std::string("write_test_events() while disabled");
-      std::vector<std::string> rules;
-      if (!state.unknown_code.empty()) {
-        cause += ", after an injected IsEnabled " + state.unknown_code;
-        rules = {rules::kCbUnknownCode, rules::kProvRecord, rules::kProvEventEnabled};
-      } else if (!state.skipped.empty()) {
-        std::vector<std::string> ids;
-        for (std::uint16_t id : state.skipped) ids.push_back(std::to_string(id));
-        cause += ", skipping IDs " + list(ids) + " given in FilterData";
-        rules = {rules::kCbFilterCopy, rules::kProvEventEnabled};
-      } else if (!r.enabled) {
-        rules = {rules::kProvRecord};
-      } else {
-        rules = {rules::kProvEventEnabled, rules::kProvRecord};
-      }
-      deliver(step, cause, rules, written);
+      out_[consumer].push_back(std::move(seg));
     }
   }
-  return out;
+
+  std::set<std::uint16_t> current_skips() const {
+    std::set<std::uint16_t> skips;
+    if (!description_.id_filter) return skips;
+    for (const auto& [label, s] : sessions_) {
+      if (!s.running || !s.enable) continue;
+      for (std::uint16_t id : skipped_ids(s.filters, *description_.id_filter)) skips.insert(id);
+    }
+    return skips;
+  }
+
+  const std::string& provider_;
+  const Description& description_;
+  std::map<std::string, SessionState> sessions_;
+  std::map<std::string, std::string> consumers_;  // consumer -> session, once attached
+  std::map<std::string, std::vector<Segment>> out_;
+  ProviderState state_;
+};
+
+}  // namespace
+
+std::map<std::string, std::vector<Segment>> expect_subject_events(
+    const Case& c, const std::vector<oracle::StepExpectation>& base, const std::string& provider,
+    const Description& description) {
+  Replay replay(provider, description);
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    replay.step(c.steps[i], i < base.size() ? &base[i].callbacks : nullptr);
+  }
+  return replay.take();
 }
 
 std::vector<Finding> judge_records(const std::vector<Segment>& segments,

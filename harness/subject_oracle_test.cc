@@ -1,6 +1,7 @@
 #include "subject_oracle.h"
 
 #include "oracle.h"
+#include "test_steps.h"
 
 #include <evntprov.h>
 #include <gtest/gtest.h>
@@ -27,11 +28,8 @@ Description manifest_like() {
 }
 
 Step step(StepOp op, const std::string& pointer) {
-  Step s;
-  s.op = op;
+  Step s = test::make_step(op, "s", "p");
   s.pointer = pointer;
-  s.session = "s";
-  s.provider = "p";
   return s;
 }
 
@@ -48,8 +46,8 @@ Case base_case(std::vector<Step> middle) {
   c.providers["p"] = p;
   c.sessions["s"] = SessionDef{"s", json::object()};
   Step consume = step(StepOp::kConsume, "/consume");
-  consume.consumer = "c";
-  consume.agent = "a";
+  test::body<ConsumeStep>(consume).consumer = "c";
+  test::body<ConsumeStep>(consume).agent = "a";
   c.steps = {step(StepOp::kStart, "/start"), step(StepOp::kRegister, "/register"), consume};
   c.steps.insert(c.steps.end(), middle.begin(), middle.end());
   c.steps.push_back(step(StepOp::kCollect, "/collect"));
@@ -68,8 +66,8 @@ json record(const EventDef& e) {
 
 TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
   Step enable = step(StepOp::kEnable, "/enable");
-  enable.level = 4;
-  enable.match_any = 0x3;
+  test::body<ControlStep>(enable).level = 4;
+  test::body<ControlStep>(enable).match_any = 0x3;
   Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   ASSERT_EQ(out.at("c").size(), 1u);
@@ -80,13 +78,13 @@ TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
 
 TEST(SubjectOracle, InjectedNarrowerEnableShowsWhatTheProviderMustSkip) {
   Step enable = step(StepOp::kEnable, "/enable");
-  enable.level = 5;
-  enable.match_any = 0xff;
+  test::body<ControlStep>(enable).level = 5;
+  test::body<ControlStep>(enable).match_any = 0xff;
   Step inject = step(StepOp::kInjectCallback, "/inject");
-  inject.is_enabled = 1;
-  inject.level = 5;
-  inject.match_any = 0xff;
-  inject.match_all = 0x2;
+  test::body<InjectCallbackStep>(inject).is_enabled = 1;
+  test::body<InjectCallbackStep>(inject).level = 5;
+  test::body<InjectCallbackStep>(inject).match_any = 0xff;
+  test::body<InjectCallbackStep>(inject).match_all = 0x2;
   Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   // 0x1 and 0x4 lack MatchAll's bit 0x2; keyword 0 is always written.
@@ -95,10 +93,10 @@ TEST(SubjectOracle, InjectedNarrowerEnableShowsWhatTheProviderMustSkip) {
 
 TEST(SubjectOracle, UnknownCodeChangesNothingAndNamesItsRule) {
   Step enable = step(StepOp::kEnable, "/enable");
-  enable.level = 1;
-  enable.match_any = 0x1;
+  test::body<ControlStep>(enable).level = 1;
+  test::body<ControlStep>(enable).match_any = 0x1;
   Step inject = step(StepOp::kInjectCallback, "/inject");
-  inject.is_enabled = 3;
+  test::body<InjectCallbackStep>(inject).is_enabled = 3;
   Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1}));
@@ -107,17 +105,17 @@ TEST(SubjectOracle, UnknownCodeChangesNothingAndNamesItsRule) {
 
 TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
   Step enable = step(StepOp::kEnable, "/enable");
-  enable.level = 5;
-  enable.match_any = 0xff;
+  test::body<ControlStep>(enable).level = 5;
+  test::body<ControlStep>(enable).match_any = 0xff;
   // EVENT_FILTER_HEADER with Id 0x7e57 and Size 28, then IDs 2 and 3.
   std::vector<std::uint8_t> data(sizeof(EVENT_FILTER_HEADER), 0);
   data[0] = 0x57;
   data[1] = 0x7e;
   data.insert(data.end(), {2, 0, 3, 0});
-  enable.filters = {FilterDef{EVENT_FILTER_TYPE_SCHEMATIZED, data}};
-  enable.has_parameters = true;
-  EXPECT_EQ(skipped_ids(enable.filters, 0x7e57), (std::set<std::uint16_t>{2, 3}));
-  EXPECT_TRUE(skipped_ids(enable.filters, 0x1111).empty());
+  test::body<ControlStep>(enable).filters = {FilterDef{EVENT_FILTER_TYPE_SCHEMATIZED, data}};
+  test::body<ControlStep>(enable).has_parameters = true;
+  EXPECT_EQ(skipped_ids(test::body<ControlStep>(enable).filters, 0x7e57), (std::set<std::uint16_t>{2, 3}));
+  EXPECT_TRUE(skipped_ids(test::body<ControlStep>(enable).filters, 0x1111).empty());
   Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 4}));
@@ -126,10 +124,10 @@ TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
 
 TEST(SubjectOracle, CaptureStateExpectsTheStateEvents) {
   Step enable = step(StepOp::kEnable, "/enable");
-  enable.level = 1;
-  enable.match_any = 0x1;
+  test::body<ControlStep>(enable).level = 1;
+  test::body<ControlStep>(enable).match_any = 0x1;
   Step capture = step(StepOp::kCaptureState, "/capture");
-  capture.level = 1;
+  test::body<ControlStep>(capture).level = 1;
   Case c = base_case({enable, capture});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   ASSERT_EQ(out.at("c").size(), 1u);
@@ -176,10 +174,10 @@ TEST(SubjectLoader, ReadsSubjectAgentsProvidersAndSteps) {
   EXPECT_EQ(c.providers.at("p").callback_budget_ms, 50u);
   EXPECT_FALSE(c.providers.at("q").subject);
   EXPECT_EQ(c.steps[1].op, StepOp::kInjectCallback);
-  EXPECT_EQ(c.steps[1].is_enabled, 3u);
-  EXPECT_EQ(c.steps[1].level, 2);
+  EXPECT_EQ(test::body<InjectCallbackStep>(c.steps[1]).is_enabled, 3u);
+  EXPECT_EQ(test::body<InjectCallbackStep>(c.steps[1]).level, 2);
   EXPECT_EQ(c.steps[2].op, StepOp::kSubjectWrite);
-  EXPECT_TRUE(c.steps[2].state_events);
+  EXPECT_TRUE(test::body<SubjectWriteStep>(c.steps[2]).state_events);
 }
 
 TEST(SubjectLoader, RejectsMisusedSubjects) {

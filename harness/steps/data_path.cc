@@ -15,18 +15,19 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::consume(const Step& step, const oracle::StepExpectation&) {
-  require_session(step.session);
-  json reply = agent(step.agent).call(
+  const ConsumeStep& cs = step_body<ConsumeStep>(step);
+  require_session(cs.session);
+  json reply = agent(cs.agent).call(
       {{"op", "consume_start"},
-       {"consumer", step.consumer},
-       {"name", sessions_.at(step.session).name},
-       {"mode", step.event_record_mode ? "event_record" : "event_trace"},
-       {"context", format_hex(step.context)},
-       {"delay_us", step.delay_us},
+       {"consumer", cs.consumer},
+       {"name", sessions_.at(cs.session).name},
+       {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
+       {"context", format_hex(cs.context)},
+       {"delay_us", cs.delay_us},
        {"wait_ms", kCallbackWait.count()}},
       kReplySlack + kCallbackWait);
   if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
-    note(fmt::format("consumer {}: no header event before ProcessTrace {}", step.consumer,
+    note(fmt::format("consumer {}: no header event before ProcessTrace {}", cs.consumer,
                      reply.contains("process_status")
                          ? "returned " + reply["process_status"].dump()
                          : std::string("went on")));
@@ -47,17 +48,18 @@ std::optional<StepReply> CaseRun::collect_step(const Step&, const oracle::StepEx
 // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
 // first, for that entry's descriptor, where the oracle can tell what they must say.
 json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
-  AgentProcess& a = agent(case_.providers.at(step.provider).agent);
+  const WriteStep& w = step_body<WriteStep>(step);
+  AgentProcess& a = agent(case_.providers.at(w.provider).agent);
   std::uint32_t first_status = 0;
   std::uint64_t failed = 0;
-  for (std::size_t i = 0; i < step.events.size(); ++i) {
-    const EventDef& d = step.events[i];
+  for (std::size_t i = 0; i < w.events.size(); ++i) {
+    const EventDef& d = w.events[i];
     const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
                              {"level", d.level},   {"opcode", d.opcode},   {"task", d.task},
                              {"keyword", format_hex(d.keyword)}};
     if (i < e.event_enabled.size() && e.event_enabled[i]) {
       const json q = a.call({{"op", "query_enabled"},
-                             {"provider", step.provider},
+                             {"provider", w.provider},
                              {"level", d.level},
                              {"keyword", format_hex(d.keyword)},
                              {"descriptor", descriptor}},
@@ -78,7 +80,7 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
         }
       }
     }
-    json req = {{"op", "write"},       {"provider", step.provider}, {"descriptor", descriptor},
+    json req = {{"op", "write"},       {"provider", w.provider}, {"descriptor", descriptor},
                 {"count", d.count},    {"sequence", e.first_seq.at(i)},
                 {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
     const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
@@ -86,7 +88,7 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
     if (first_status == 0) first_status = status;
     failed += r.value("failed", std::uint64_t{0});
   }
-  written_failed_[step.provider] += failed;
+  written_failed_[w.provider] += failed;
   return {{"status", first_status}, {"failed", failed}};
 }
 

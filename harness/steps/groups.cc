@@ -11,11 +11,12 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::disallow(const Step& step, const oracle::StepExpectation&) {
-  require_session(step.session);
+  const DisallowStep& d = step_body<DisallowStep>(step);
+  require_session(d.session);
   std::vector<GUID> guids;
-  for (const std::string& label : step.disallow) guids.push_back(case_.providers.at(label).guid);
+  for (const std::string& label : d.providers) guids.push_back(case_.providers.at(label).guid);
   return StepReply{
-      set_disallow_list(parse_hex(sessions_.at(step.session).handle).value_or(0), guids)};
+      set_disallow_list(parse_hex(sessions_.at(d.session).handle).value_or(0), guids)};
 }
 
 }  // namespace etwh

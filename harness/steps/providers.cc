@@ -13,7 +13,8 @@ using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::register_provider(const Step& step,
                                                     const oracle::StepExpectation&) {
-  const ProviderDef& p = case_.providers.at(step.provider);
+  const ProviderStep& ps = step_body<ProviderStep>(step);
+  const ProviderDef& p = case_.providers.at(ps.provider);
   if (p.subject) return StepReply{register_subject(p)};
   json req = {{"op", "register"},
               {"provider", p.label},
@@ -26,20 +27,22 @@ std::optional<StepReply> CaseRun::register_provider(const Step& step,
 
 std::optional<StepReply> CaseRun::unregister_provider(const Step& step,
                                                       const oracle::StepExpectation&) {
-  const ProviderDef& p = case_.providers.at(step.provider);
+  const ProviderStep& ps = step_body<ProviderStep>(step);
+  const ProviderDef& p = case_.providers.at(ps.provider);
   return StepReply{agent(p.agent).call(
       p.subject ? json{{"op", "subject_unregister"}}
-                : json{{"op", "unregister"}, {"provider", step.provider}},
+                : json{{"op", "unregister"}, {"provider", ps.provider}},
       kReplySlack)};
 }
 
 std::optional<StepReply> CaseRun::query_enabled(const Step& step,
                                                 const oracle::StepExpectation& e) {
-  json reply = agent(case_.providers.at(step.provider).agent)
+  const QueryEnabledStep& q = step_body<QueryEnabledStep>(step);
+  json reply = agent(case_.providers.at(q.provider).agent)
                    .call({{"op", "query_enabled"},
-                          {"provider", step.provider},
-                          {"level", step.level},
-                          {"keyword", format_hex(step.keyword)}},
+                          {"provider", q.provider},
+                          {"level", q.level},
+                          {"keyword", format_hex(q.keyword)}},
                          kReplySlack);
   if (e.provider_enabled) {
     if (!reply.contains("provider_enabled") || !reply["provider_enabled"].is_boolean()) {
@@ -50,7 +53,7 @@ std::optional<StepReply> CaseRun::query_enabled(const Step& step,
       fail(failed_check(
           e.provider_enabled_rule, "EventProviderEnabled",
           fmt::format("EventProviderEnabled(level {}, keyword {}) expected {}, observed {}",
-                      step.level, format_hex(step.keyword), *e.provider_enabled, observed),
+                      q.level, format_hex(q.keyword), *e.provider_enabled, observed),
           fmt::format("{}", *e.provider_enabled), fmt::format("{}", observed)));
     }
   }
@@ -58,16 +61,18 @@ std::optional<StepReply> CaseRun::query_enabled(const Step& step,
 }
 
 std::optional<StepReply> CaseRun::exit_agent(const Step& step, const oracle::StepExpectation&) {
-  AgentProcess& a = agent(step.agent);
-  gone_.insert(step.agent);
+  const AgentStep& gone = step_body<AgentStep>(step);
+  AgentProcess& a = agent(gone.agent);
+  gone_.insert(gone.agent);
   a.call({{"op", "exit"}, {"code", 0}}, kReplySlack);
-  if (!a.wait_exit(kReplySlack)) throw HarnessFault("agent \"" + step.agent + "\" did not exit");
+  if (!a.wait_exit(kReplySlack)) throw HarnessFault("agent \"" + gone.agent + "\" did not exit");
   return std::nullopt;
 }
 
 std::optional<StepReply> CaseRun::kill_agent(const Step& step, const oracle::StepExpectation&) {
-  AgentProcess& a = agent(step.agent);
-  gone_.insert(step.agent);
+  const AgentStep& gone = step_body<AgentStep>(step);
+  AgentProcess& a = agent(gone.agent);
+  gone_.insert(gone.agent);
   a.kill();
   a.wait_exit(kReplySlack);
   return std::nullopt;

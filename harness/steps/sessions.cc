@@ -19,13 +19,14 @@ using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::start_session(const Step& step,
                                                 const oracle::StepExpectation&) {
-  SessionState& s = sessions_[step.session];
-  s.name = fmt::format("{}{}-{}", options_.session_prefix, index_, step.session);
+  const SessionStep& ss = step_body<SessionStep>(step);
+  SessionState& s = sessions_[ss.session];
+  s.name = fmt::format("{}{}-{}", options_.session_prefix, index_, ss.session);
   s.owner = step.via;
-  json req = {{"op", "start_session"}, {"session", step.session}, {"name", s.name}};
-  for (const auto& [k, v] : case_.sessions.at(step.session).settings.items()) req[k] = v;
+  json req = {{"op", "start_session"}, {"session", ss.session}, {"name", s.name}};
+  for (const auto& [k, v] : case_.sessions.at(ss.session).settings.items()) req[k] = v;
   started_names_.insert(s.name);
-  json reply = controller_call(step.via, req, milliseconds(step.timeout_ms) + kReplySlack);
+  json reply = controller_call(step.via, req, kReplySlack);  // start and stop take no timeout_ms
   if (reply.value("status", 1) == 0) {
     s.running = true;
     s.handle = reply.value("handle", "0x0");
@@ -34,55 +35,58 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
 }
 
 std::optional<StepReply> CaseRun::stop_session(const Step& step, const oracle::StepExpectation&) {
-  require_session(step.session);
-  json req = session_request("control", step.session, step.via);
+  const SessionStep& ss = step_body<SessionStep>(step);
+  require_session(ss.session);
+  json req = session_request("control", ss.session, step.via);
   req.erase("handle");  // by name when not the owner: ControlTrace accepts either
   req["code"] = EVENT_TRACE_CONTROL_STOP;
-  json reply = controller_call(step.via, req, milliseconds(step.timeout_ms) + kReplySlack);
-  if (reply.value("status", 1) == 0) sessions_[step.session].running = false;
+  json reply = controller_call(step.via, req, kReplySlack);  // start and stop take no timeout_ms
+  if (reply.value("status", 1) == 0) sessions_[ss.session].running = false;
   return StepReply{std::move(reply)};
 }
 
 std::optional<StepReply> CaseRun::enable(const Step& step, const oracle::StepExpectation&) {
-  require_session(step.session);
-  json req = session_request("enable", step.session, step.via);
+  const ControlStep& call = step_body<ControlStep>(step);
+  require_session(call.session);
+  json req = session_request("enable", call.session, step.via);
   // A provider group: its GUID with EVENT_ENABLE_PROPERTY_PROVIDER_GROUP (group_steps.h).
-  req["guid"] = step.group ? format_guid(*step.group) : wire_guid(step.provider);
+  req["guid"] = call.group ? format_guid(*call.group) : wire_guid(call.provider);
   req["control_code"] = step.op == StepOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
                         : step.op == StepOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
                                                       : EVENT_CONTROL_CODE_CAPTURE_STATE;
-  req["level"] = step.level;
-  req["match_any"] = format_hex(step.match_any);
-  req["match_all"] = format_hex(step.match_all);
-  req["timeout_ms"] = step.timeout_ms;
-  req["api"] = step.api;
-  if (step.has_parameters) {
+  req["level"] = call.level;
+  req["match_any"] = format_hex(call.match_any);
+  req["match_all"] = format_hex(call.match_all);
+  req["timeout_ms"] = call.timeout_ms;
+  req["api"] = call.api;
+  if (call.has_parameters) {
     json params = json::object();
-    if (step.source_id) params["source_id"] = format_guid(*step.source_id);
-    if (step.enable_property || step.group) {
+    if (call.source_id) params["source_id"] = format_guid(*call.source_id);
+    if (call.enable_property || call.group) {
       params["enable_property"] =
-          step.enable_property | (step.group ? EVENT_ENABLE_PROPERTY_PROVIDER_GROUP : 0u);
+          call.enable_property | (call.group ? EVENT_ENABLE_PROPERTY_PROVIDER_GROUP : 0u);
     }
-    if (!step.filters.empty()) {
+    if (!call.filters.empty()) {
       params["filters"] = json::array();
-      for (const FilterDef& f : step.filters) {
+      for (const FilterDef& f : call.filters) {
         params["filters"].push_back(
             {{"type", f.type}, {"data", bytes_to_hex(f.data.data(), f.data.size())}});
       }
     }
     req["parameters"] = params;
   }
-  json reply = controller_call(step.via, req, milliseconds(step.timeout_ms) + kReplySlack);
+  json reply = controller_call(step.via, req, milliseconds(call.timeout_ms) + kReplySlack);
   returned_ns_ = now_ns();
   return StepReply{std::move(reply)};
 }
 
 std::optional<StepReply> CaseRun::flush_session(const Step& step, const oracle::StepExpectation&) {
-  require_session(step.session);
-  json req = session_request("control", step.session, "");
+  const SessionStep& ss = step_body<SessionStep>(step);
+  require_session(ss.session);
+  json req = session_request("control", ss.session, "");
   req.erase("handle");
   req["code"] = EVENT_TRACE_CONTROL_FLUSH;
-  return StepReply{controller_call("", req, milliseconds(step.timeout_ms) + kReplySlack)};
+  return StepReply{controller_call("", req, kReplySlack)};  // flush takes no timeout_ms
 }
 
 // Waits for the callbacks the oracle expects, then compares them in order per registration.

@@ -47,22 +47,23 @@ json CaseRun::register_subject(const ProviderDef& p) {
 }
 
 void CaseRun::subject_step(const Step& step) {
-  const ProviderDef& p = case_.providers.at(step.provider);
+  const ProviderDef& p = case_.providers.at(step_provider(step));
   if (!subject_descriptions_.count(p.label)) {
     throw HarnessFault("provider \"" + p.label + "\" is used before its register step");
   }
-  if (step.op == StepOp::kSubjectWrite) {
-    agent(p.agent).call({{"op", "subject_write"}, {"which", step.state_events ? "state" : "test"}},
+  if (const SubjectWriteStep* w = std::get_if<SubjectWriteStep>(&step.body)) {
+    agent(p.agent).call({{"op", "subject_write"}, {"which", w->state_events ? "state" : "test"}},
                         kReplySlack);
     return;
   }
-  const json req = {{"op", "subject_inject"}, {"is_enabled", step.is_enabled},
-                    {"level", step.level},     {"match_any", format_hex(step.match_any)},
-                    {"match_all", format_hex(step.match_all)}};
-  const bool unknown = step.is_enabled > EVENT_CONTROL_CODE_CAPTURE_STATE;
+  const InjectCallbackStep& inject = step_body<InjectCallbackStep>(step);
+  const json req = {{"op", "subject_inject"}, {"is_enabled", inject.is_enabled},
+                    {"level", inject.level},     {"match_any", format_hex(inject.match_any)},
+                    {"match_all", format_hex(inject.match_all)}};
+  const bool unknown = inject.is_enabled > EVENT_CONTROL_CODE_CAPTURE_STATE;
   try {
     const json r = agent(p.agent).call(req, kReplySlack);
-    check_budget(p, fmt::format("injected callback (IsEnabled {})", step.is_enabled),
+    check_budget(p, fmt::format("injected callback (IsEnabled {})", inject.is_enabled),
                  r.value("duration_ns", std::int64_t{0}));
   } catch (const AgentError& e) {
     if (e.kind() != AgentError::Kind::kCrashed || !unknown) throw;
@@ -71,7 +72,7 @@ void CaseRun::subject_step(const Step& step) {
     fail(failed_check(rules::kCbUnknownCode, "survives",
                       fmt::format("{}: the provider crashed when its callback got IsEnabled "
                                   "{}: {}",
-                                  p.label, step.is_enabled, e.what()),
+                                  p.label, inject.is_enabled, e.what()),
                       "ignored", "crashed"));
   }
 }

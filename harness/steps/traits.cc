@@ -11,11 +11,12 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::set_traits(const Step& step, const oracle::StepExpectation&) {
+  const TraitsStep& t = step_body<TraitsStep>(step);
   const std::vector<std::uint8_t> blob = lint::traits_blob_of(step);
-  traits_[step.provider] = bytes_to_hex(blob.data(), blob.size());
-  return StepReply{agent(case_.providers.at(step.provider).agent)
+  traits_[t.provider] = bytes_to_hex(blob.data(), blob.size());
+  return StepReply{agent(case_.providers.at(t.provider).agent)
                        .call({{"op", "set_information"},
-                              {"provider", step.provider},
+                              {"provider", t.provider},
                               {"class", 2},  // EventProviderSetTraits
                               {"data", bytes_to_hex(blob.data(), blob.size())}},
                              kReplySlack)};

@@ -1,0 +1,43 @@
+// The ops of the data path and consumers family (scenarios/README.md): consume, write, collect.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace etwh {
+
+// One entry of a write step's event set: a descriptor, written `count` times in a row.
+struct EventDef {
+  std::uint16_t id = 0;
+  std::uint8_t version = 0;
+  std::uint8_t channel = 0;
+  std::uint8_t level = 0;
+  std::uint8_t opcode = 0;
+  std::uint16_t task = 0;
+  std::uint64_t keyword = 0;
+  std::uint32_t count = 1;
+  std::vector<std::uint8_t> payload;  // after the 8-byte sequence number the driver prepends
+};
+
+// consume: a realtime consumer `consumer` of `session` in `agent`.
+struct ConsumeStep {
+  std::string consumer;
+  std::string session;
+  std::string agent;
+  bool event_record_mode = true;  // "event_record" (EVENT_RECORD) or "event_trace" (classic)
+  std::uint64_t context = 0;      // EVENT_TRACE_LOGFILE.Context
+  std::uint32_t delay_us = 0;     // the consumer's callback spins this long per record
+};
+
+// write: the event set of `provider`.
+struct WriteStep {
+  std::string provider;
+  std::vector<EventDef> events;
+  bool lossy = false;  // loss is expected (CON-SLOW): judged by exact accounting
+};
+
+// collect: no arguments.
+struct CollectStep {};
+
+}  // namespace etwh
