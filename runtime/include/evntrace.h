@@ -62,6 +62,9 @@ typedef struct _WNODE_HEADER {
 #define KERNEL_LOGGER_NAMEA "NT Kernel Logger"
 #define GLOBAL_LOGGER_NAMEA "GlobalLogger"
 #define EVENT_LOGGER_NAMEA "EventLog"
+#define KERNEL_LOGGER_NAMEW ETWRT_WIDE("NT Kernel Logger")
+#define GLOBAL_LOGGER_NAMEW ETWRT_WIDE("GlobalLogger")
+#define EVENT_LOGGER_NAMEW ETWRT_WIDE("EventLog")
 
 /* {68fdd900-4a3e-11d1-84f4-0000f80464e3}: the class of the synthetic header events. */
 DEFINE_GUID(EventTraceGuid, 0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04,
@@ -317,8 +320,10 @@ typedef struct _TRACE_LOGFILE_HEADER {
 
 struct _EVENT_RECORD;
 struct _EVENT_TRACE_LOGFILEA;
+struct _EVENT_TRACE_LOGFILEW;
 
 typedef ULONG(WINAPI *PEVENT_TRACE_BUFFER_CALLBACKA)(struct _EVENT_TRACE_LOGFILEA *Logfile);
+typedef ULONG(WINAPI *PEVENT_TRACE_BUFFER_CALLBACKW)(struct _EVENT_TRACE_LOGFILEW *Logfile);
 typedef VOID(WINAPI *PEVENT_CALLBACK)(PEVENT_TRACE pEvent);
 typedef VOID(WINAPI *PEVENT_RECORD_CALLBACK)(struct _EVENT_RECORD *EventRecord);
 
@@ -344,6 +349,30 @@ typedef struct _EVENT_TRACE_LOGFILEA {
   ULONG IsKernelTrace;
   PVOID Context;
 } EVENT_TRACE_LOGFILEA, *PEVENT_TRACE_LOGFILEA;
+
+/* The same record with UTF-16 names (OpenTraceW). */
+typedef struct _EVENT_TRACE_LOGFILEW {
+  LPWSTR LogFileName;
+  LPWSTR LoggerName;
+  LONGLONG CurrentTime;
+  ULONG BuffersRead;
+  union {
+    ULONG LogFileMode;
+    ULONG ProcessTraceMode;
+  };
+  EVENT_TRACE CurrentEvent;
+  TRACE_LOGFILE_HEADER LogfileHeader;
+  PEVENT_TRACE_BUFFER_CALLBACKW BufferCallback;
+  ULONG BufferSize;
+  ULONG Filled;
+  ULONG EventsLost;
+  union {
+    PEVENT_CALLBACK EventCallback;
+    PEVENT_RECORD_CALLBACK EventRecordCallback;
+  };
+  ULONG IsKernelTrace;
+  PVOID Context;
+} EVENT_TRACE_LOGFILEW, *PEVENT_TRACE_LOGFILEW;
 
 /* Classic provider registration (RegisterTraceGuids). */
 typedef enum {
@@ -411,6 +440,20 @@ ULONG WMIAPI FlushTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties);
 ULONG WMIAPI UpdateTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                           PEVENT_TRACE_PROPERTIES Properties);
+/* The W entry points (api_wide.cc): names are NUL-terminated UTF-16; the session name is
+   written back at LoggerNameOffset in UTF-16, as Windows does. */
+ULONG WMIAPI StartTraceW(PTRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                           PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode);
+ULONG WMIAPI StopTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                        PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI QueryTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI FlushTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI UpdateTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
+                          PEVENT_TRACE_PROPERTIES Properties);
 ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG ControlCode,
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                             ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters);
@@ -425,6 +468,7 @@ ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS Inf
 
 /* Realtime consumers. */
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile);
+TRACEHANDLE WMIAPI OpenTraceW(PEVENT_TRACE_LOGFILEW Logfile);
 ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIME StartTime,
                           LPFILETIME EndTime);
 ULONG WMIAPI CloseTrace(TRACEHANDLE TraceHandle);
@@ -434,6 +478,10 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
                                  LPCGUID ControlGuid, ULONG GuidCount,
                                  PTRACE_GUID_REGISTRATION TraceGuidReg, LPCSTR MofImagePath,
                                  LPCSTR MofResourceName, PTRACEHANDLE RegistrationHandle);
+ULONG WMIAPI RegisterTraceGuidsW(WMIDPREQUEST RequestAddress, PVOID RequestContext,
+                                 LPCGUID ControlGuid, ULONG GuidCount,
+                                 PTRACE_GUID_REGISTRATION TraceGuidReg, LPCWSTR MofImagePath,
+                                 LPCWSTR MofResourceName, PTRACEHANDLE RegistrationHandle);
 ULONG WMIAPI UnregisterTraceGuids(TRACEHANDLE RegistrationHandle);
 TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID Buffer);
 UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE TraceHandle);
@@ -449,7 +497,22 @@ ULONG TraceMessageVa(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID Messa
 }
 #endif
 
-#ifndef UNICODE
+/* The UNICODE-neutral names: W with UNICODE defined, else A. */
+#ifdef UNICODE
+#define StartTrace StartTraceW
+#define ControlTrace ControlTraceW
+#define StopTrace StopTraceW
+#define QueryTrace QueryTraceW
+#define FlushTrace FlushTraceW
+#define UpdateTrace UpdateTraceW
+#define OpenTrace OpenTraceW
+#define RegisterTraceGuids RegisterTraceGuidsW
+#define KERNEL_LOGGER_NAME KERNEL_LOGGER_NAMEW
+#define GLOBAL_LOGGER_NAME GLOBAL_LOGGER_NAMEW
+#define EVENT_LOGGER_NAME EVENT_LOGGER_NAMEW
+typedef EVENT_TRACE_LOGFILEW EVENT_TRACE_LOGFILE, *PEVENT_TRACE_LOGFILE;
+typedef PEVENT_TRACE_BUFFER_CALLBACKW PEVENT_TRACE_BUFFER_CALLBACK;
+#else
 #define StartTrace StartTraceA
 #define ControlTrace ControlTraceA
 #define StopTrace StopTraceA
@@ -459,6 +522,8 @@ ULONG TraceMessageVa(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID Messa
 #define OpenTrace OpenTraceA
 #define RegisterTraceGuids RegisterTraceGuidsA
 #define KERNEL_LOGGER_NAME KERNEL_LOGGER_NAMEA
+#define GLOBAL_LOGGER_NAME GLOBAL_LOGGER_NAMEA
+#define EVENT_LOGGER_NAME EVENT_LOGGER_NAMEA
 typedef EVENT_TRACE_LOGFILEA EVENT_TRACE_LOGFILE, *PEVENT_TRACE_LOGFILE;
 typedef PEVENT_TRACE_BUFFER_CALLBACKA PEVENT_TRACE_BUFFER_CALLBACK;
 #endif

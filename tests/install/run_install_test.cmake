@@ -26,7 +26,8 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build "${sample_build}" COMMAND_ERROR
 
 # A fresh ETWRT_HOME, and no ETWRT_BROKER: the installed library must find the installed
 # broker by itself. A short idle time lets that broker exit soon after each sample.
-foreach(sample etwrt_sample etwrt_sample_consumers)
+foreach(sample etwrt_sample etwrt_sample_consumers etwrt_sample_mc_shaped
+               etwrt_sample_tracelogging_shaped)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env --unset=ETWRT_BROKER "ETWRT_HOME=${home}"
             ETWRT_BROKER_IDLE_MS=200 "${sample_build}/${sample}"

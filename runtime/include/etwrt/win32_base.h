@@ -1,10 +1,12 @@
 /*
- * etwrt: the Win32 base types, SAL annotations and error codes that the ETW headers
- * (evntprov.h, evntrace.h, evntcons.h) rely on, for code built on Linux against etwrt.
+ * etwrt: the Win32 base types, names and macros that the ETW headers (evntprov.h,
+ * evntrace.h, evntcons.h) and provider code written for Windows (mc.exe output, TraceLogging
+ * headers) rely on, for code built on Linux against etwrt.
  *
  * Layouts follow the Windows x64 ABI (LLP64): ULONG and LONG are 32-bit, pointers 64-bit.
- * WCHAR is wchar_t so that L"..." literals keep compiling; only the ANSI (A) entry points
- * are implemented by etwrt.
+ * WCHAR is a UTF-16 code unit as on Windows: wchar_t when the compiler's wchar_t has 2 bytes
+ * (-fshort-wchar, which makes L"..." UTF-16), char16_t otherwise; the W entry points take
+ * 16-bit units whichever it is (runtime/README.md, "Wide strings").
  */
 #ifndef ETWRT_WIN32_BASE_H
 #define ETWRT_WIN32_BASE_H
@@ -24,43 +26,37 @@
 #define ETWRT_EXTERN_C extern
 #endif
 
+#include "msvc.h"
+#include "../sal.h"
+
+/* The Windows version the code targets (sdkddkver.h): Windows 10 unless the code says. */
+#define _WIN32_WINNT_WIN7 0x0601
+#define _WIN32_WINNT_WIN8 0x0602
+#define _WIN32_WINNT_WINBLUE 0x0603
+#define _WIN32_WINNT_WIN10 0x0A00
+#define NTDDI_WIN7 0x06010000
+#define NTDDI_WIN8 0x06020000
+#define NTDDI_WINBLUE 0x06030000
+#define NTDDI_WIN10 0x0A000000
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT _WIN32_WINNT_WIN10
+#endif
+#ifndef WINVER
+#define WINVER _WIN32_WINNT
+#endif
+#ifndef NTDDI_VERSION
+#define NTDDI_VERSION NTDDI_WIN10
+#endif
+
 #define WINAPI
 #define NTAPI
 #define EVNTAPI
 #define WMIAPI
 #define CALLBACK
+#define APIENTRY
 #define WINADVAPI
 #define DECLSPEC_IMPORT
-#define FORCEINLINE static inline
 #define ANYSIZE_ARRAY 1
-
-/* SAL annotations used by the documented prototypes and samples: no meaning here. */
-#define _In_
-#define _In_opt_
-#define _Out_
-#define _Out_opt_
-#define _Inout_
-#define _Inout_opt_
-#define _In_z_
-#define _In_opt_z_
-#define _Reserved_
-#define _In_range_(lo, hi)
-#define _In_reads_(n)
-#define _In_reads_opt_(n)
-#define _In_reads_bytes_(n)
-#define _In_reads_bytes_opt_(n)
-#define _Out_writes_(n)
-#define _Out_writes_bytes_(n)
-#define _Out_writes_bytes_opt_(n)
-#define _Inout_updates_(n)
-#define _Inout_updates_bytes_(n)
-#define _Inout_updates_bytes_opt_(n)
-#define _Success_(expr)
-#define _Must_inspect_result_
-#define _Check_return_
-#define _When_(cond, annotation)
-#define _Field_size_(n)
-#define _Field_size_bytes_(n)
 
 typedef void VOID;
 typedef void *PVOID, *LPVOID, *HANDLE;
@@ -68,7 +64,16 @@ typedef const void *LPCVOID, *PCVOID;
 typedef char CHAR;
 typedef CHAR *PCHAR, *LPSTR, *PSTR;
 typedef const CHAR *LPCSTR, *PCSTR;
+#if defined(__SIZEOF_WCHAR_T__) && __SIZEOF_WCHAR_T__ == 2
 typedef wchar_t WCHAR;
+#define ETWRT_WIDE(quote) L##quote
+#elif defined(__cplusplus)
+typedef char16_t WCHAR;
+#define ETWRT_WIDE(quote) u##quote
+#else
+typedef uint16_t WCHAR; /* <uchar.h>'s char16_t, the type of u"..." */
+#define ETWRT_WIDE(quote) u##quote
+#endif
 typedef WCHAR *PWCHAR, *LPWSTR, *PWSTR;
 typedef const WCHAR *LPCWSTR, *PCWSTR;
 typedef unsigned char UCHAR, BYTE, BOOLEAN, UINT8;
@@ -92,6 +97,48 @@ typedef ULONGLONG *PULONGLONG;
 typedef ULONG64 *PULONG64;
 typedef int64_t LONG_PTR, INT_PTR, SSIZE_T;
 typedef uint64_t ULONG_PTR, UINT_PTR, SIZE_T, DWORD_PTR;
+typedef SIZE_T *PSIZE_T;
+typedef LONG HRESULT;
+
+/* TEXT("...") and TCHAR follow UNICODE, as the UNICODE-neutral entry points do. */
+#ifdef UNICODE
+typedef WCHAR TCHAR;
+#define __TEXT(quote) ETWRT_WIDE(quote)
+#else
+typedef CHAR TCHAR;
+#define __TEXT(quote) quote
+#endif
+#define TEXT(quote) __TEXT(quote)
+typedef TCHAR *PTCHAR, *LPTSTR, *PTSTR;
+typedef const TCHAR *LPCTSTR, *PCTSTR;
+
+#define RtlZeroMemory(Destination, Length) memset((Destination), 0, (Length))
+#define RtlFillMemory(Destination, Length, Fill) memset((Destination), (Fill), (Length))
+#define RtlCopyMemory(Destination, Source, Length) memcpy((Destination), (Source), (Length))
+#define RtlMoveMemory(Destination, Source, Length) memmove((Destination), (Source), (Length))
+#define RtlEqualMemory(Destination, Source, Length) (!memcmp((Destination), (Source), (Length)))
+#define ZeroMemory RtlZeroMemory
+#define FillMemory RtlFillMemory
+#define CopyMemory RtlCopyMemory
+#define MoveMemory RtlMoveMemory
+#define EqualMemory RtlEqualMemory
+
+/* In C++ a pointer argument is a compile error, as with the SDK's template. */
+#ifdef __cplusplus
+extern "C++" {
+template <typename T, size_t N>
+char (*etwrt_array_size_(T (&)[N]))[N];
+}
+#define RTL_NUMBER_OF(A) (sizeof(*etwrt_array_size_(A)))
+#else
+#define RTL_NUMBER_OF(A) (sizeof(A) / sizeof((A)[0]))
+#endif
+#define ARRAYSIZE(A) RTL_NUMBER_OF(A)
+#define _ARRAYSIZE(A) RTL_NUMBER_OF(A)
+
+#define UNREFERENCED_PARAMETER(P) ((void)(P))
+#define DBG_UNREFERENCED_PARAMETER(P) ((void)(P))
+#define DBG_UNREFERENCED_LOCAL_VARIABLE(V) ((void)(V))
 
 #ifndef TRUE
 #define TRUE 1
@@ -142,14 +189,12 @@ typedef struct _SYSTEMTIME {
   WORD wMilliseconds;
 } SYSTEMTIME, *PSYSTEMTIME, *LPSYSTEMTIME;
 
-/* The names are UTF-16 code units as on Windows (WCHAR is wider here), to keep the
- * layout of TRACE_LOGFILE_HEADER identical to Windows'. */
 typedef struct _TIME_ZONE_INFORMATION {
   LONG Bias;
-  uint16_t StandardName[32];
+  WCHAR StandardName[32];
   SYSTEMTIME StandardDate;
   LONG StandardBias;
-  uint16_t DaylightName[32];
+  WCHAR DaylightName[32];
   SYSTEMTIME DaylightDate;
   LONG DaylightBias;
 } TIME_ZONE_INFORMATION, *PTIME_ZONE_INFORMATION, *LPTIME_ZONE_INFORMATION;
@@ -181,37 +226,6 @@ typedef const GUID *REFGUID;
 
 static const GUID GUID_NULL = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
 
-/* Win32 error codes (winerror.h) that the ETW functions return. */
-#define ERROR_SUCCESS 0L
-#define NO_ERROR 0L
-#define ERROR_INVALID_FUNCTION 1L
-#define ERROR_FILE_NOT_FOUND 2L
-#define ERROR_PATH_NOT_FOUND 3L
-#define ERROR_ACCESS_DENIED 5L
-#define ERROR_INVALID_HANDLE 6L
-#define ERROR_NOT_ENOUGH_MEMORY 8L
-#define ERROR_OUTOFMEMORY 14L
-#define ERROR_INVALID_DATA 13L
-#define ERROR_BAD_LENGTH 24L
-#define ERROR_NOT_SUPPORTED 50L
-#define ERROR_INVALID_PARAMETER 87L
-#define ERROR_DISK_FULL 112L
-#define ERROR_CALL_NOT_IMPLEMENTED 120L
-#define ERROR_INSUFFICIENT_BUFFER 122L
-#define ERROR_BAD_PATHNAME 161L
-#define ERROR_BUSY 170L
-#define ERROR_INVALID_FLAG_NUMBER 186L
-#define ERROR_ALREADY_EXISTS 183L
-#define ERROR_MORE_DATA 234L
-#define ERROR_NO_MORE_ITEMS 259L
-#define ERROR_ARITHMETIC_OVERFLOW 534L
-#define ERROR_NOACCESS 998L
-#define ERROR_CANCELLED 1223L
-#define ERROR_NO_SYSTEM_RESOURCES 1450L
-#define ERROR_TIMEOUT 1460L
-#define ERROR_WMI_GUID_NOT_FOUND 4200L
-#define ERROR_WMI_INSTANCE_NOT_FOUND 4201L
-#define ERROR_WMI_ALREADY_ENABLED 4206L
-#define ERROR_CTX_CLOSE_PENDING 7007L
+#include "../winerror.h"
 
 #endif /* ETWRT_WIN32_BASE_H */
