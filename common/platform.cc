@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <stdexcept>
+#include <string>
 
 namespace etwh {
 
@@ -82,6 +83,9 @@ PrivateEtwrtHome::PrivateEtwrtHome() {
   if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("cannot create ETWRT_HOME");
   dir_ = templ;
   setenv("ETWRT_HOME", dir_.c_str(), 1);
+  // The broker of a throwaway home ends with this process, however it ends (a SIGKILL too):
+  // it stops the run's sessions and exits (runtime/README.md, ETWRT_BROKER_OWNER_PID).
+  setenv("ETWRT_BROKER_OWNER_PID", std::to_string(getpid()).c_str(), 1);
 #endif
 }
 
