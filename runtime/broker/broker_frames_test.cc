@@ -1,6 +1,7 @@
 // Hostile input to a real broker: frames whose JSON is not a request object, whose op is not a
 // string, or whose fields have the wrong type or range. Each gets an error reply with a reason;
 // the broker keeps answering on the same connection and every other peer's state survives.
+#include "test_properties.h"
 #include "test_broker_home.h"
 #include "wire.h"
 
@@ -73,16 +74,7 @@ class RawPeer {
   etwrt::FrameReader reader_;
 };
 
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
+using Properties = etwrt::testing::TraceProperties;
 
 std::atomic<int> g_level{-1};
 

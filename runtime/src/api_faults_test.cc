@@ -2,6 +2,7 @@
 // of the wrong type, a frame that is no reply at all): every entry point returns an error and
 // this process goes on. The fake listens on broker.sock of a private ETWRT_HOME, so the library
 // talks to it instead of starting a broker.
+#include "test_properties.h"
 #include "test_broker_home.h"
 #include "wire.h"
 
@@ -108,16 +109,7 @@ class FakeBroker {
   std::thread thread_;
 };
 
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
+using Properties = etwrt::testing::TraceProperties;
 
 std::atomic<int> g_callbacks{0};
 

@@ -1,6 +1,7 @@
 // libetwrt through its Win32 API against a real broker: aggregation, SourceIds, timeouts,
 // limits, process lifetimes. Each test gets its own ETWRT_HOME (so ctest -j2 is safe) and
 // stops its broker at the end.
+#include "test_properties.h"
 #include <windows.h>
 #include <evntprov.h>
 #include <evntrace.h>
@@ -96,18 +97,7 @@ class Recorder {
   bool hold_ = false;
 };
 
-// An EVENT_TRACE_PROPERTIES buffer with room for the session name.
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::string logger_name() { return bytes.data() + get()->LoggerNameOffset; }
-  std::vector<char> bytes;
-};
+using Properties = etwrt::testing::TraceProperties;
 
 TRACEHANDLE start(const std::string& name, const GUID* guid = nullptr) {
   Properties p;

@@ -2,6 +2,7 @@
 // ControlCallback / GetTraceLoggerHandle / GetTraceEnableLevel/Flags / TraceEvent /
 // TraceMessage / UnregisterTraceGuids against a real broker and a realtime consumer. Each test
 // has its own ETWRT_HOME and ends its broker.
+#include "test_properties.h"
 #include "classic.h"
 #include "test_broker_home.h"
 
@@ -196,15 +197,8 @@ class Consumer {
   std::vector<Seen> seen_;
 };
 
-struct SessionProperties {
-  SessionProperties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
+struct SessionProperties : etwrt::testing::TraceProperties {
+  SessionProperties() : TraceProperties(256) {}
 };
 
 class ClassicProvider : public ::testing::Test {

@@ -1,5 +1,6 @@
 // libetwrt when its broker dies: a consumer in ProcessTrace returns after delivering what the
 // session had, writers never block. Each test has its own ETWRT_HOME and broker.
+#include "test_properties.h"
 #include "test_broker_home.h"
 #include "wire.h"
 
@@ -37,16 +38,7 @@ using namespace std::chrono_literals;
 
 const GUID kProvider = {0x5b1e6c33, 0x1d2f, 0x4a60, {0x8b, 0x31, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99}};
 
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-    get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
+using Properties = etwrt::testing::TraceProperties;
 
 pid_t broker_pid(const std::string& home) {
   std::ifstream in(home + "/broker.pid");
