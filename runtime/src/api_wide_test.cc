@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -101,13 +103,26 @@ TEST_F(EtwrtWide, BadWideArgumentsChangeNothing) {
 // What the consumer saw of kProvider's events.
 struct Received {
   std::mutex mutex;
+  std::condition_variable cv;
+  bool attached = false;  // the header event came: events written from now on are delivered
   std::vector<std::vector<unsigned char>> payloads;
   std::vector<USHORT> flags;
+
+  bool wait_attached() {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return attached; });
+  }
 };
 
 void WINAPI on_record(PEVENT_RECORD record) {
-  if (!IsEqualGUID(record->EventHeader.ProviderId, kProvider)) return;
   auto* received = static_cast<Received*>(record->UserContext);
+  if (IsEqualGUID(record->EventHeader.ProviderId, EventTraceGuid)) {
+    std::lock_guard lock(received->mutex);
+    received->attached = true;
+    received->cv.notify_all();
+    return;
+  }
+  if (!IsEqualGUID(record->EventHeader.ProviderId, kProvider)) return;
   const auto* data = static_cast<const unsigned char*>(record->UserData);
   std::lock_guard lock(received->mutex);
   received->payloads.emplace_back(data, data + record->UserDataLength);
@@ -131,6 +146,8 @@ TEST_F(EtwrtWide, WideConsumerGetsEventWriteStringAsUtf16LittleEndian) {
   EXPECT_EQ(logfile.LoggerName, logger_name.data());  // The caller's pointer is given back.
   ULONG process_status = ERROR_INVALID_FUNCTION;
   std::thread reader([&] { process_status = ProcessTrace(&consumer, 1, nullptr, nullptr); });
+  // A realtime consumer gets what is written once it is attached (its header event came).
+  ASSERT_TRUE(received.wait_attached()) << "no header event in 10 s";
 
   REGHANDLE provider = 0;
   ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
