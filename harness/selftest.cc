@@ -365,58 +365,52 @@ RunSummary run_suite(const Options& o, const std::string& label,
   return summary;
 }
 
-}  // namespace
-
-int run(const Options& o) {
-  // Bad input first, before anything runs.
+// The registry, narrowed to --only; every name in --only must exist.
+std::vector<Mutant> selected_mutants(const Options& o) {
   std::set<std::string> rules;
   for (const Rule& r : load_catalog(o.catalog_file).rules) rules.insert(r.id);
   std::vector<Mutant> mutants = load_mutants(o.mutants_file, rules);
-  if (!o.only.empty()) {
-    for (const std::string& name : o.only) {
-      if (std::none_of(mutants.begin(), mutants.end(),
-                       [&](const Mutant& m) { return m.name == name; })) {
-        throw InputError("--only", "", "no mutant named \"" + name + "\" in " + o.mutants_file.string());
-      }
+  if (o.only.empty()) return mutants;
+  for (const std::string& name : o.only) {
+    if (std::none_of(mutants.begin(), mutants.end(),
+                     [&](const Mutant& m) { return m.name == name; })) {
+      throw InputError("--only", "",
+                       "no mutant named \"" + name + "\" in " + o.mutants_file.string());
     }
-    std::erase_if(mutants, [&](const Mutant& m) {
-      return std::find(o.only.begin(), o.only.end(), m.name) == o.only.end();
-    });
   }
-  const fs::path lib_dir = o.mutant_dir / "lib";
-  const fs::path broker = o.mutant_dir / "libexec" / "etwrt-broker";
+  std::erase_if(mutants, [&](const Mutant& m) {
+    return std::find(o.only.begin(), o.only.end(), m.name) == o.only.end();
+  });
+  return mutants;
+}
+
+// Where the mutant build of etwrt is (runtime mutants run against it).
+struct MutantBuild {
+  fs::path lib_dir, broker;
+};
+
+MutantBuild mutant_build(const Options& o, const std::vector<Mutant>& mutants) {
+  MutantBuild b{o.mutant_dir / "lib", o.mutant_dir / "libexec" / "etwrt-broker"};
   const bool any_runtime = std::any_of(mutants.begin(), mutants.end(), [](const Mutant& m) {
     return m.kind == MutantKind::kRuntime;
   });
-  if (any_runtime && (!fs::exists(lib_dir / "libetwrt.so.0") || !fs::exists(broker))) {
+  if (any_runtime && (!fs::exists(b.lib_dir / "libetwrt.so.0") || !fs::exists(b.broker))) {
     throw std::runtime_error(o.mutant_dir.string() +
-                        ": no mutant build of etwrt (lib/libetwrt.so.0, libexec/etwrt-broker); "
-                        "build the targets etwrt_mutants and etwrt-broker-mutants");
+                             ": no mutant build of etwrt (lib/libetwrt.so.0, "
+                             "libexec/etwrt-broker); build the targets etwrt_mutants and "
+                             "etwrt-broker-mutants");
   }
-  const std::string bin = o.etwh.parent_path().string();
-  std::vector<std::vector<std::string>> expanded;
-  for (const Mutant& m : mutants) {
-    expanded.push_back(
-        expand_args(m.etwh_args, bin, o.data_dir.string(), o.mutant_dir.string()));
-  }
+  return b;
+}
 
-  fs::path work = o.keep_dir;
-  if (work.empty()) {
-    work = fresh_dir(fs::temp_directory_path(), "etwh-selftest");
-  } else {
-    fs::create_directories(work);
-  }
-  // The clean run must not inherit a mutant selection from whoever started us.
-  std::map<std::string, std::string> clean_env = {{"ETWRT_MUTANT", ""}};
+bool clean_as_expected(const RunSummary& clean) {
+  return clean.report_read && clean.failures.empty() && clean.harness_errors.empty();
+}
 
-  std::cout << "selftest: clean run" << std::endl;
-  const RunSummary clean = run_suite(o, "clean", {}, {}, clean_env, work);
-  bool ok = true;
+void print_clean(const RunSummary& clean) {
   if (!clean.report_read) {
     std::cout << "selftest: the clean run failed: " << clean.error << "\n";
-    ok = false;
-  } else if (!clean.failures.empty() || !clean.harness_errors.empty()) {
-    ok = false;
+  } else if (!clean_as_expected(clean)) {
     std::cout << fmt::format("selftest: the clean run is not as expected ({} of {} cases):\n",
                              clean.failures.size() + clean.harness_errors.size(), clean.cases);
     for (const auto* list : {&clean.failures, &clean.harness_errors}) {
@@ -427,11 +421,16 @@ int run(const Options& o) {
   } else {
     std::cout << fmt::format("selftest: clean run: {} cases, all as expected\n", clean.cases);
   }
+}
 
-  // Mutant runs are independent (each has its own ETWRT_HOME and broker) and spend most of
-  // their time waiting for callbacks a mutant never makes, so a few run at once.
-  std::vector<RunSummary> runs(mutants.size());
-  std::vector<Verdict> verdicts(mutants.size());
+// Mutant runs are independent (each has its own ETWRT_HOME and broker) and spend most of their
+// time waiting for callbacks a mutant never makes, so a few run at once.
+void run_mutants(const Options& o, const std::vector<Mutant>& mutants,
+                 const std::vector<std::vector<std::string>>& args, const MutantBuild& build,
+                 const std::map<std::string, std::string>& clean_env, const fs::path& work,
+                 std::vector<RunSummary>& runs, std::vector<Verdict>& verdicts) {
+  runs.assign(mutants.size(), {});
+  verdicts.assign(mutants.size(), {});
   std::atomic<std::size_t> next{0};
   std::mutex out_mutex;
   const auto worker = [&] {
@@ -441,62 +440,86 @@ int run(const Options& o) {
       if (m.kind == MutantKind::kRuntime) {
         env["ETWRT_MUTANT"] = m.name;
         const char* old = std::getenv("LD_LIBRARY_PATH");
-        env["LD_LIBRARY_PATH"] =
-            lib_dir.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
-        env["ETWRT_BROKER"] = broker.string();
+        env["LD_LIBRARY_PATH"] = build.lib_dir.string() +
+                                 (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+        env["ETWRT_BROKER"] = build.broker.string();
       }
       {
         std::lock_guard lock(out_mutex);
         std::cout << fmt::format("selftest: mutant {} ({})", m.name, kind_name(m.kind))
                   << std::endl;
       }
-      runs[i] = run_suite(o, m.name, expanded[i], m.scenarios, env, work);
+      runs[i] = run_suite(o, m.name, args[i], m.scenarios, env, work);
       verdicts[i] = judge(m, runs[i]);
     }
   };
-  {
-    std::vector<std::jthread> workers;
-    for (int j = 0; j < std::max(1, o.jobs); ++j) workers.emplace_back(worker);
+  std::vector<std::jthread> workers;
+  for (int j = 0; j < std::max(1, o.jobs); ++j) workers.emplace_back(worker);
+}
+
+void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mutant>& mutants,
+                       const std::vector<RunSummary>& runs, const std::vector<Verdict>& verdicts) {
+  json out = {{"schema_version", 1}, {"clean_ok", clean_ok}};
+  out["mutants"] = json::array();
+  for (std::size_t i = 0; i < mutants.size(); ++i) {
+    json caught = json::object();
+    for (const auto& [rule, f] : verdicts[i].caught) {
+      caught[rule] = {{"case", f.case_id}, {"status", f.status}, {"message", f.message}};
+    }
+    out["mutants"].push_back({{"name", mutants[i].name},
+                              {"kind", kind_name(mutants[i].kind)},
+                              {"killed", verdicts[i].killed},
+                              {"expect_rules", mutants[i].expect_rules},
+                              {"caught", caught},
+                              {"error", runs[i].error}});
   }
-  if (std::any_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return !v.killed; }))
-    ok = false;
+  std::ofstream f(file);
+  f << out.dump(2) << "\n";
+  if (!f) throw std::runtime_error(file.string() + ": cannot write");
+}
+
+}  // namespace
+
+int run(const Options& o) {
+  // Bad input first, before anything runs.
+  const std::vector<Mutant> mutants = selected_mutants(o);
+  const MutantBuild build = mutant_build(o, mutants);
+  std::vector<std::vector<std::string>> args;  // each mutant's etwh arguments, expanded
+  for (const Mutant& m : mutants) {
+    args.push_back(expand_args(m.etwh_args, o.etwh.parent_path().string(), o.data_dir.string(),
+                               o.mutant_dir.string()));
+  }
+  fs::path work = o.keep_dir;
+  if (work.empty()) {
+    work = fresh_dir(fs::temp_directory_path(), "etwh-selftest");
+  } else {
+    fs::create_directories(work);
+  }
+  // The clean run must not inherit a mutant selection from whoever started us.
+  const std::map<std::string, std::string> clean_env = {{"ETWRT_MUTANT", ""}};
+
+  std::cout << "selftest: clean run" << std::endl;
+  const RunSummary clean = run_suite(o, "clean", {}, {}, clean_env, work);
+  print_clean(clean);
+  std::vector<RunSummary> runs;
+  std::vector<Verdict> verdicts;
+  run_mutants(o, mutants, args, build, clean_env, work, runs, verdicts);
   std::cout << "\n";
   print_matrix(mutants, runs, verdicts, std::cout);
 
   const auto killed = std::count_if(verdicts.begin(), verdicts.end(),
                                     [](const Verdict& v) { return v.killed; });
+  const bool clean_ok = clean_as_expected(clean);
   std::cout << fmt::format("\nselftest: {} of {} mutants killed; clean run {}\n", killed,
-                           mutants.size(), clean.report_read && clean.failures.empty() &&
-                                                   clean.harness_errors.empty()
-                                               ? "as expected"
-                                               : "NOT as expected");
-  if (!o.json_file.empty()) {
-    json out = {{"schema_version", 1}, {"clean_ok", clean.report_read && clean.failures.empty() &&
-                                                        clean.harness_errors.empty()}};
-    out["mutants"] = json::array();
-    for (std::size_t i = 0; i < mutants.size(); ++i) {
-      json caught = json::object();
-      for (const auto& [rule, f] : verdicts[i].caught) {
-        caught[rule] = {{"case", f.case_id}, {"status", f.status}, {"message", f.message}};
-      }
-      out["mutants"].push_back({{"name", mutants[i].name},
-                                {"kind", kind_name(mutants[i].kind)},
-                                {"killed", verdicts[i].killed},
-                                {"expect_rules", mutants[i].expect_rules},
-                                {"caught", caught},
-                                {"error", runs[i].error}});
-    }
-    std::ofstream f(o.json_file);
-    f << out.dump(2) << "\n";
-    if (!f) throw std::runtime_error(o.json_file.string() + ": cannot write");
-  }
+                           mutants.size(), clean_ok ? "as expected" : "NOT as expected");
+  if (!o.json_file.empty()) write_matrix_json(o.json_file, clean_ok, mutants, runs, verdicts);
   if (o.keep_dir.empty()) {
     std::error_code ec;
     fs::remove_all(work, ec);
   } else {
     std::cout << "selftest: reports and logs kept in " << work.string() << "\n";
   }
-  return ok ? 0 : 1;
+  return clean_ok && killed == static_cast<long>(mutants.size()) ? 0 : 1;
 }
 
 #else
