@@ -214,7 +214,8 @@ int RunCommand::execute(const Context& context) {
   ConsoleReport().write(info, results, std::cout);
   write_report(json, JsonReport(), info, results);
   write_report(junit, JunitReport(), info, results);
-  return exit_code(results);
+  // A stop that came after the last case still ends as a stop (130/143), reports written.
+  return stop_requested() ? stop_exit_code() : exit_code(results);
 }
 
 }  // namespace

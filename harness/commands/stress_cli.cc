@@ -45,7 +45,9 @@ class StressCommand : public Command {
     args_.host = host_name();
     args_.start_time = utc_now();
     args_.thresholds.min_effect = min_effect_pct_ / 100;
-    return stress::run_stress_command(args_);
+    const int code = stress::run_stress_command(args_);
+    // A stop that came after the last profile's last check still ends as a stop (130/143).
+    return stop_requested() ? stop_exit_code() : code;
   }
 
  private:

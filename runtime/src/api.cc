@@ -310,7 +310,7 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
     const etwrt::ClientReply reply = client.call(request, kCallLimit);
     const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
     if (status == ERROR_SUCCESS) {
-      registration->traits = request;
+      client.set_traits(*registration, request);
       const auto* bytes = static_cast<const std::byte*>(EventInformation);
       registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
                                       std::memory_order_release);

@@ -387,12 +387,22 @@ void Client::reattach() {
         ok = false;
         break;
       }
-      if (r->traits) call(*r->traits, 30s);
+      if (const auto traits = traits_of(*r)) call(*traits, 30s);
     }
     if (ok) break;
   }
   std::lock_guard lock(mu_);
   reattaching_ = false;
+}
+
+void Client::set_traits(Registration& registration, nlohmann::json request) {
+  std::lock_guard lock(mu_);
+  registration.traits = std::move(request);
+}
+
+std::optional<nlohmann::json> Client::traits_of(Registration& registration) {
+  std::lock_guard lock(mu_);
+  return registration.traits;
 }
 
 void Client::add_registration(Registration* registration) {

@@ -87,6 +87,10 @@ class Client {
   // Removes it and waits until no callback of it is running (unless called from inside one).
   bool remove_registration(Registration* registration);
   bool has_registration(const Registration* registration);
+  // The traits request a registration re-sends when the broker is reached again: written by
+  // EventSetInformation, read by the reattaching reader thread, so both under the lock.
+  void set_traits(Registration& registration, nlohmann::json request);
+  std::optional<nlohmann::json> traits_of(Registration& registration);
 
   // Publishes a registration's session filters from a "sessions" array of the broker.
   void publish_sessions(Registration& registration, const nlohmann::json& sessions);
