@@ -4,7 +4,7 @@
 # --help`; the etwh_completion CTest fails when they drift apart.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run compare stress selftest"
+_etwh_commands="list run compare report stress selftest"
 
 # The options of one command, without the global ones (--help is one).
 _etwh_command_options() {
@@ -12,6 +12,7 @@ _etwh_command_options() {
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
+    report) echo "--output --title" ;;
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
   esac
@@ -42,13 +43,14 @@ _etwh() {
   # The value of an option.
   case $prev in
     --catalog | --expectations | --mutants | --json | --junit) _etwh_paths '*.json' "$cur"; return ;;
+    -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)
       local IFS=$'\n'; COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null
       return ;;
     --platform) COMPREPLY=($(compgen -W "etwrt wine windows" -- "$cur")); return ;;
     --only) COMPREPLY=($(compgen -W "$(_etwh_mutant_names "${COMP_WORDS[0]}")" -- "$cur")); return ;;
-    --sweep | --jobs | --run-timeout) return ;;
+    --sweep | --jobs | --run-timeout | --title) return ;;
   esac
 
   if [ -z "$command" ]; then
@@ -63,9 +65,10 @@ _etwh() {
     COMPREPLY=($(compgen -W "$(_etwh_command_options "$command") $_etwh_global_options" -- "$cur"))
     return
   fi
-  # Positional arguments: scenario files or folders (run), stress profiles (stress).
+  # Positional arguments: scenario files or folders (run), stress profiles (stress), result
+  # files (compare, report).
   case $command in
-    run | stress) _etwh_paths '*.json' "$cur" ;;
+    run | stress | compare | report) _etwh_paths '*.json' "$cur" ;;
   esac
 }
 

@@ -1,0 +1,245 @@
+// The page of `etwh report`: draws the data inlined in #etwh-data (built by report_html/*.cc)
+// as tables and SVG charts. Plain DOM, no library; every text from the data goes in as text.
+"use strict";
+
+var SVG_NS = "http://www.w3.org/2000/svg";
+var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+  "#17becf", "#7f7f7f", "#bcbd22"];
+
+// ---- DOM helpers -------------------------------------------------------------------------
+
+function el(tag, attrs, children) {
+  var node = document.createElement(tag);
+  setAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+function svgEl(tag, attrs, children) {
+  var node = document.createElementNS(SVG_NS, tag);
+  setAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+function setAttrs(node, attrs) {
+  Object.keys(attrs || {}).forEach(function (k) {
+    if (attrs[k] === undefined || attrs[k] === null) return;
+    if (k === "text") node.textContent = attrs[k];
+    else if (k === "onclick") node.addEventListener("click", attrs[k]);
+    else node.setAttribute(k, attrs[k]);
+  });
+}
+
+function append(node, children) {
+  (children || []).forEach(function (c) {
+    if (c === null || c === undefined) return;
+    node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+  });
+}
+
+function fmt(v) {
+  if (v === null || v === undefined) return "-";
+  if (typeof v !== "number") return String(v);
+  var a = Math.abs(v);
+  if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(2);
+  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  return v.toLocaleString("en-US", { maximumFractionDigits: a < 10 ? 3 : 1 });
+}
+
+function statusBadge(status, href) {
+  var s = status || "none";
+  return el(href ? "a" : "span", { "class": "status s-" + s, href: href, text: status || "-" });
+}
+
+// ---- Tooltip: any element with data-tip; charts set it as the pointer moves ---------------
+
+var tooltip = null;
+function showTip(text, x, y) {
+  tooltip.textContent = text;
+  tooltip.hidden = false;
+  var w = tooltip.offsetWidth;
+  tooltip.style.left = Math.min(x + 14, window.innerWidth - w - 8) + "px";
+  tooltip.style.top = (y + 14) + "px";
+}
+function hideTip() { tooltip.hidden = true; }
+
+function installTooltips() {
+  tooltip = document.getElementById("tooltip");
+  document.addEventListener("mouseover", function (e) {
+    var t = e.target.closest ? e.target.closest("[data-tip]") : null;
+    if (t) showTip(t.getAttribute("data-tip"), e.clientX, e.clientY);
+  });
+  document.addEventListener("mouseout", function (e) {
+    if (e.target.closest && e.target.closest("[data-tip]")) hideTip();
+  });
+}
+
+// ---- Sortable tables ---------------------------------------------------------------------
+// columns: [{title, value(row) -> sort key, cell(row) -> node or text, num}]
+
+function sortableTable(columns, rows) {
+  var tbody = el("tbody");
+  var state = { col: -1, dir: 1 };
+  var heads = columns.map(function (c, i) {
+    return el("th", { "class": "sortable", title: "sort", text: c.title, onclick: function () {
+      state.dir = state.col === i ? -state.dir : 1;
+      state.col = i;
+      heads.forEach(function (h, j) {
+        h.classList.remove("sorted-asc", "sorted-desc");
+        if (j === i) h.classList.add(state.dir > 0 ? "sorted-asc" : "sorted-desc");
+      });
+      fill(rows.slice().sort(function (a, b) { return state.dir * compareKeys(c.value(a), c.value(b)); }));
+    } });
+  });
+  function fill(list) {
+    tbody.textContent = "";
+    list.forEach(function (r) {
+      tbody.appendChild(el("tr", {}, columns.map(function (c) {
+        var v = c.cell ? c.cell(r) : fmt(c.value(r));
+        return el("td", { "class": c.num ? "num" : null }, [v]);
+      })));
+    });
+  }
+  fill(rows);
+  return el("table", {}, [el("thead", {}, [el("tr", {}, heads)]), tbody]);
+}
+
+function compareKeys(a, b) {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return 1;
+  if (b === null || b === undefined) return -1;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return String(a).localeCompare(String(b));
+}
+
+// ---- Charts ------------------------------------------------------------------------------
+// spec: {title, xLabel, yLabel, xLog, series: [{name, line: [[x, y]...], points: [[x, y]...]}]}
+// Each series is one <path class="series">; its points (if any) are dots.
+
+var W = 460, H = 300, M = { left: 64, right: 16, top: 28, bottom: 44 };
+
+function niceTicks(lo, hi, count) {
+  if (hi <= lo) { hi = lo + 1; }
+  var step = Math.pow(10, Math.floor(Math.log10((hi - lo) / count)));
+  var err = (hi - lo) / count / step;
+  step *= err >= 7.5 ? 10 : err >= 3.5 ? 5 : err >= 1.5 ? 2 : 1;
+  var ticks = [];
+  for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(t);
+  return ticks;
+}
+
+function logTicks(lo, hi) {
+  var ticks = [];
+  for (var e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) ticks.push(Math.pow(10, e));
+  return ticks;
+}
+
+function extent(series, i) {
+  var lo = Infinity, hi = -Infinity;
+  series.forEach(function (s) {
+    (s.line || []).concat(s.points || []).forEach(function (p) {
+      lo = Math.min(lo, p[i]);
+      hi = Math.max(hi, p[i]);
+    });
+  });
+  return [lo, hi];
+}
+
+function makeScale(range, pixels, log, startAtZero) {
+  var lo = range[0], hi = range[1];
+  if (log) {
+    lo = Math.pow(10, Math.floor(Math.log10(Math.max(lo, 1e-3))));
+    hi = Math.pow(10, Math.ceil(Math.log10(Math.max(hi, lo * 10))));
+    var f = function (v) { return pixels[0] + (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) * (pixels[1] - pixels[0]); };
+    f.ticks = logTicks(lo, hi);
+    return f;
+  }
+  if (startAtZero) lo = Math.min(0, lo);
+  if (hi === lo) { hi = lo + 1; }
+  var ticks = niceTicks(lo, hi, 5);
+  lo = Math.min(lo, ticks[0]);
+  hi = Math.max(hi, ticks[ticks.length - 1]);
+  var g = function (v) { return pixels[0] + (v - lo) / (hi - lo) * (pixels[1] - pixels[0]); };
+  g.ticks = ticks;
+  return g;
+}
+
+function drawAxes(svg, x, y, spec) {
+  var axis = svgEl("g", { "class": "axis" });
+  x.ticks.forEach(function (t) {
+    var px = x(t);
+    axis.appendChild(svgEl("line", { "class": "grid", x1: px, x2: px, y1: M.top, y2: H - M.bottom }));
+    axis.appendChild(svgEl("text", { x: px, y: H - M.bottom + 14, "text-anchor": "middle", text: fmt(t) }));
+  });
+  y.ticks.forEach(function (t) {
+    var py = y(t);
+    axis.appendChild(svgEl("line", { "class": "grid", x1: M.left, x2: W - M.right, y1: py, y2: py }));
+    axis.appendChild(svgEl("text", { x: M.left - 4, y: py + 4, "text-anchor": "end", text: fmt(t) }));
+  });
+  axis.appendChild(svgEl("path", { d: "M" + M.left + "," + M.top + "V" + (H - M.bottom) + "H" + (W - M.right), fill: "none" }));
+  axis.appendChild(svgEl("text", { x: (M.left + W - M.right) / 2, y: H - 8, "text-anchor": "middle", text: spec.xLabel + (spec.xLog ? " (log)" : "") }));
+  axis.appendChild(svgEl("text", { x: 12, y: (M.top + H - M.bottom) / 2, "text-anchor": "middle",
+    transform: "rotate(-90 12 " + (M.top + H - M.bottom) / 2 + ")", text: spec.yLabel }));
+  axis.appendChild(svgEl("text", { "class": "title", x: M.left, y: 16, text: spec.title }));
+  svg.appendChild(axis);
+}
+
+function lineChart(spec) {
+  var series = spec.series.filter(function (s) { return (s.line || s.points || []).length > 0; });
+  var box = el("div", { "class": "chart" });
+  if (series.length === 0) {
+    box.appendChild(el("p", { "class": "note", text: spec.title + ": no data" }));
+    return box;
+  }
+  var svg = svgEl("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title });
+  var x = makeScale(extent(series, 0), [M.left, W - M.right], spec.xLog, !spec.xLog && spec.xFromZero);
+  var y = makeScale(extent(series, 1), [H - M.bottom, M.top], false, true);
+  drawAxes(svg, x, y, spec);
+  var all = [];
+  series.forEach(function (s, i) {
+    var color = PALETTE[i % PALETTE.length];
+    var line = s.line || s.points;
+    var d = line.map(function (p, j) { return (j ? "L" : "M") + x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1); }).join("");
+    svg.appendChild(svgEl("path", { "class": "series", d: d, stroke: color, "data-series": s.name }));
+    (s.points || []).forEach(function (p) {
+      if (!s.line) return;
+      svg.appendChild(svgEl("circle", { "class": "point", cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: color }));
+    });
+    line.forEach(function (p) { all.push({ s: s.name, p: p, px: x(p[0]), py: y(p[1]), color: color }); });
+  });
+  addHover(svg, all, spec);
+  box.appendChild(svg);
+  box.appendChild(legend(series));
+  return box;
+}
+
+// The nearest plotted value to the pointer, with its series, in the tooltip.
+function addHover(svg, all, spec) {
+  var mark = svgEl("circle", { r: 5, fill: "none", stroke: "#000", "stroke-width": 1.5, visibility: "hidden" });
+  var area = svgEl("rect", { x: M.left, y: M.top, width: W - M.left - M.right, height: H - M.top - M.bottom, fill: "transparent" });
+  svg.appendChild(mark);
+  svg.appendChild(area);
+  area.addEventListener("mousemove", function (e) {
+    var r = svg.getBoundingClientRect();
+    var mx = e.clientX - r.left, my = e.clientY - r.top, best = null, bestD = Infinity;
+    all.forEach(function (a) {
+      var d = (a.px - mx) * (a.px - mx) + (a.py - my) * (a.py - my);
+      if (d < bestD) { bestD = d; best = a; }
+    });
+    if (!best) return;
+    mark.setAttribute("cx", best.px);
+    mark.setAttribute("cy", best.py);
+    mark.setAttribute("visibility", "visible");
+    showTip(best.s + "\n" + spec.xLabel + ": " + fmt(best.p[0]) + "\n" + spec.yLabel + ": " + fmt(best.p[1]), e.clientX, e.clientY);
+  });
+  area.addEventListener("mouseleave", function () { mark.setAttribute("visibility", "hidden"); hideTip(); });
+}
+
+function legend(series) {
+  return el("div", { style: "padding: 0 8px 6px; font-size: 12px; max-width: " + W + "px" }, series.map(function (s, i) {
+    return el("span", { style: "margin-right: 12px; white-space: nowrap" }, [
+      el("span", { style: "display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle;background:" + PALETTE[i % PALETTE.length] }),
+      s.name]);
+  }));
+}

@@ -1,0 +1,259 @@
+// The page's sections (conformance, stress, compare) from the inlined data, drawn with the
+// helpers of page.js; etwhStart() draws everything and marks the page done for the browser test.
+
+// ---- Conformance: the rule-by-platform matrix --------------------------------------------
+
+function conformanceSection(view) {
+  var section = el("section", { id: "conformance" }, [el("h2", { text: "Conformance" })]);
+  var cols = view.columns;
+  if (cols.length === 0) {
+    section.appendChild(el("p", { "class": "note", text: "No etwh run report among the inputs." }));
+    return section;
+  }
+  cols.forEach(function (c) {
+    var counts = Object.keys(c.counts).sort().map(function (k) {
+      return el("span", { "data-tip": k + ": " + c.counts[k] + " cases" }, [statusBadge(k), " " + c.counts[k]]);
+    });
+    section.appendChild(el("div", { "class": "summary" }, [el("strong", { text: c.label + ":" })].concat(counts,
+      [el("span", { "class": "muted", text: c.file + (c.start_time ? ", " + c.start_time : "") })])));
+  });
+  var details = el("div", { id: "conformance-details" });
+  var onlyDiff = el("input", { type: "checkbox", id: "only-diff" });
+  var tableBox = el("div");
+  function draw() {
+    var rules = view.rules.filter(function (r) {
+      if (!onlyDiff.checked) return true;
+      var seen = r.cells.map(function (cell) { return cell ? cell.status : "-"; });
+      return seen.some(function (s) { return s !== seen[0]; });
+    });
+    tableBox.textContent = "";
+    tableBox.appendChild(matrixTable(cols, rules, details));
+  }
+  onlyDiff.addEventListener("change", draw);
+  section.appendChild(el("p", {}, [onlyDiff, el("label", { "for": "only-diff", text: " only rules whose verdict differs between the reports" }),
+    el("span", { "class": "muted", text: " (click a verdict for its cases, expected and observed; click a heading to sort)" })]));
+  section.appendChild(tableBox);
+  section.appendChild(details);
+  draw();
+  return section;
+}
+
+function matrixTable(cols, rules, details) {
+  var columns = [{ title: "Rule", value: function (r) { return r.id; } }];
+  cols.forEach(function (c, i) {
+    columns.push({
+      title: c.label,
+      value: function (r) { return r.cells[i] ? r.cells[i].status : null; },
+      cell: function (r) {
+        var cell = r.cells[i];
+        if (!cell) return statusBadge(null);
+        var link = statusBadge(cell.status, "#cases/" + i + "/" + encodeURIComponent(r.id));
+        link.setAttribute("data-tip", r.id + " on " + c.label + ": " + cell.status + " (" + cell.cases.length + " cases)" + (cell.reason ? "\n" + cell.reason : ""));
+        link.addEventListener("click", function () { showCases(details, c, r.id, cell); });
+        return link;
+      }
+    });
+  });
+  return sortableTable(columns, rules);
+}
+
+function showCases(details, column, ruleId, cell) {
+  details.textContent = "";
+  var box = el("div", { "class": "details" }, [el("h3", { text: ruleId + " on " + column.label + ": " + cell.status })]);
+  if (cell.reason) box.appendChild(el("p", { text: cell.reason }));
+  if (cell.cases.length === 0) box.appendChild(el("p", { "class": "note", text: "No case of this report checks the rule." }));
+  cell.cases.forEach(function (id) {
+    var c = column.cases[id];
+    box.appendChild(el("h4", {}, [statusBadge(c.status), " " + c.id + " ", el("span", { "class": "muted", text: fmt(c.duration) + " s" })]));
+    if (c.message) box.appendChild(el("p", { text: c.message }));
+    c.findings.forEach(function (f) { box.appendChild(findingLine(f)); });
+  });
+  details.appendChild(box);
+  details.scrollIntoView({ block: "nearest" });
+}
+
+function findingLine(f) {
+  var where = f.step ? (f.step.pointer || "") + (f.step.op ? " (" + f.step.op + ")" : "") : "";
+  var parts = [el("strong", { text: (f.severity || "finding") + " " }), (f.rule ? f.rule + " " : "") + (f.check ? "[" + f.check + "] " : "")];
+  if (f.text) parts.push(f.text);
+  if (f.expected !== undefined) parts.push(" expected ", el("code", { text: String(f.expected) }));
+  if (f.observed !== undefined) parts.push(" observed ", el("code", { text: String(f.observed) }));
+  if (where) parts.push(el("span", { "class": "muted", text: " at step " + where }));
+  return el("div", { "class": "finding" }, parts);
+}
+
+// ---- Stress: per profile, latency CDFs and time series; then the sweeps -----------------
+
+function stressSection(view) {
+  var section = el("section", { id: "stress" }, [el("h2", { text: "Stress" })]);
+  if (view.runs.length === 0) {
+    section.appendChild(el("p", { "class": "note", text: "No etwh stress results among the inputs." }));
+    return section;
+  }
+  var profiles = [];
+  var byProfile = {};
+  view.runs.forEach(function (r) {
+    if (!byProfile[r.profile]) { byProfile[r.profile] = []; profiles.push(r.profile); }
+    byProfile[r.profile].push(r);
+  });
+  profiles.forEach(function (p) { section.appendChild(profileBlock(p, byProfile[p])); });
+  section.appendChild(sweepBlock(view));
+  return section;
+}
+
+function sessionSeries(runs, make) {
+  var out = [];
+  runs.forEach(function (r) {
+    r.sessions.forEach(function (s) {
+      var name = r.id + " #" + r.repetition + (r.sessions.length > 1 ? " " + s.label : "") + " (" + baseName(r.file) + ")";
+      out.push({ name: name, line: make(s) });
+    });
+  });
+  return out;
+}
+
+function baseName(path) { return String(path).split(/[\\/]/).pop(); }
+
+function profileBlock(profile, runs) {
+  var block = el("div", {}, [el("h3", { text: baseName(profile) }),
+    el("p", { "class": "muted", text: (runs[0].parameters.description || "") + " (" + runs.length + " runs)" })]);
+  block.appendChild(runsTable(runs));
+  var charts = el("div", { "class": "charts" });
+  charts.appendChild(lineChart({ title: "Latency CDF", xLabel: "latency µs", yLabel: "fraction of events", xLog: true,
+    series: sessionSeries(runs, function (s) { return s.cdf; }) }));
+  charts.appendChild(lineChart({ title: "Throughput over time", xLabel: "ms", yLabel: "delivered events/s",
+    series: sessionSeries(runs, deliveredRate) }));
+  charts.appendChild(lineChart({ title: "Loss over time", xLabel: "ms", yLabel: "lost events (cumulative)",
+    series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lost]; }); }) }));
+  charts.appendChild(lineChart({ title: "Consumer lag over time", xLabel: "ms", yLabel: "events written, not yet delivered",
+    series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lag_events]; }); }) }));
+  block.appendChild(charts);
+  return block;
+}
+
+// Events/s between two samples of the cumulative series.
+function deliveredRate(s) {
+  var out = [], prevT = 0, prevD = 0;
+  s.series.forEach(function (p) {
+    if (p.t_ms > prevT) out.push([p.t_ms, (p.delivered - prevD) * 1000 / (p.t_ms - prevT)]);
+    prevT = p.t_ms;
+    prevD = p.delivered;
+  });
+  return out;
+}
+
+function runsTable(runs) {
+  var rows = [];
+  runs.forEach(function (r) {
+    if (r.sessions.length === 0) rows.push({ r: r, s: null });
+    r.sessions.forEach(function (s) { rows.push({ r: r, s: s }); });
+  });
+  function num(get) { return function (x) { return x.s ? get(x.s) : null; }; }
+  return sortableTable([
+    { title: "run", value: function (x) { return x.r.id + " #" + x.r.repetition; } },
+    { title: "file", value: function (x) { return baseName(x.r.file); } },
+    { title: "status", value: function (x) { return x.r.status; }, cell: function (x) {
+      var b = statusBadge(x.r.status);
+      if (x.r.message) b.setAttribute("data-tip", x.r.message);
+      return b;
+    } },
+    { title: "session", value: function (x) { return x.s ? x.s.label : "-"; } },
+    { title: "written", num: true, value: num(function (s) { return s.written; }) },
+    { title: "delivered", num: true, value: num(function (s) { return s.delivered; }) },
+    { title: "lost", num: true, value: num(function (s) { return s.reported_lost; }) },
+    { title: "events/s", num: true, value: num(function (s) { return s.events_per_s; }) },
+    { title: "MB/s", num: true, value: num(function (s) { return s.mb_per_s; }) },
+    { title: "p50 µs", num: true, value: num(function (s) { return s.latency_us.p50; }) },
+    { title: "p99 µs", num: true, value: num(function (s) { return s.latency_us.p99; }) },
+    { title: "p99.9 µs", num: true, value: num(function (s) { return s.latency_us.p999; }) },
+    { title: "max µs", num: true, value: num(function (s) { return s.latency_us.max; }) },
+    { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) }
+  ], rows);
+}
+
+function sweepBlock(view) {
+  var block = el("div", { id: "sweeps" }, [el("h3", { text: "Sweeps" })]);
+  view.sweeps.forEach(function (sw) {
+    block.appendChild(el("p", {}, [el("strong", { text: baseName(sw.group) }),
+      " against " + sw.dimension + (sw.series_by.length ? ", one line per " + sw.series_by.join(", ") : "") + " (dots: each run; line: median)"]));
+    var charts = el("div", { "class": "charts" });
+    sw.figures.forEach(function (f) {
+      charts.appendChild(lineChart({ title: f.name, xLabel: sw.dimension, yLabel: f.name, xFromZero: true, series: f.series }));
+    });
+    block.appendChild(charts);
+  });
+  if (view.sweeps.length === 0 && view.no_sweep.length === 0) {
+    block.appendChild(el("p", { "class": "note", text: "No sweep." }));
+  }
+  view.no_sweep.forEach(function (why) { block.appendChild(el("p", { "class": "note", text: "No sweep: " + why })); });
+  return block;
+}
+
+// ---- Compare: the figures with their verdicts --------------------------------------------
+
+function compareSection(list) {
+  var section = el("section", { id: "compare" }, [el("h2", { text: "Comparisons" })]);
+  if (list.length === 0) section.appendChild(el("p", { "class": "note", text: "No etwh compare output among the inputs." }));
+  list.forEach(function (c) {
+    section.appendChild(el("h3", { text: baseName(c.old) + " → " + baseName(c.new) + " (" + c.kind + ")" }));
+    section.appendChild(el("p", { "class": c.regressions > 0 ? "v-slower" : "v-same",
+      text: c.regressions + " regression" + (c.regressions === 1 ? "" : "s") + " (" + c.file + ")" }));
+    if (c.figures.length) section.appendChild(figuresTable(c.figures));
+    if (c.cases.length) {
+      section.appendChild(sortableTable([
+        { title: "case", value: function (x) { return x.id; } },
+        { title: "old", value: function (x) { return x.old; }, cell: function (x) { return statusBadge(x.old); } },
+        { title: "new", value: function (x) { return x.new; }, cell: function (x) { return statusBadge(x.new); } },
+        { title: "change", value: function (x) { return x.change; } }
+      ], c.cases));
+    }
+  });
+  return section;
+}
+
+function figuresTable(figures) {
+  return sortableTable([
+    { title: "figure", value: function (f) { return f.name; } },
+    { title: "unit", value: function (f) { return f.unit; } },
+    { title: "better", value: function (f) { return f.better; } },
+    { title: "old median", num: true, value: function (f) { return f.old_median; } },
+    { title: "new median", num: true, value: function (f) { return f.new_median; } },
+    { title: "n", num: true, value: function (f) { return f.old_n + "/" + f.new_n; } },
+    { title: "change", num: true, value: function (f) { return f.change; },
+      cell: function (f) { return f.change === null ? "-" : (f.change >= 0 ? "+" : "") + (100 * f.change).toFixed(1) + " %"; } },
+    { title: "p", num: true, value: function (f) { return f.p_value; } },
+    { title: "verdict", value: function (f) { return f.verdict; },
+      cell: function (f) { return el("span", { "class": "v-" + f.verdict, text: f.verdict }); } }
+  ], figures);
+}
+
+// ---- The page ----------------------------------------------------------------------------
+
+function inputsSection(data) {
+  return el("section", { id: "inputs" }, [el("h2", { text: "Inputs" }),
+    el("p", { "class": "muted", text: "Made by " + data.generator + " from:" }),
+    sortableTable([
+      { title: "file", value: function (i) { return i.file; } },
+      { title: "kind", value: function (i) { return i.kind; } }
+    ], data.inputs)]);
+}
+
+function etwhStart() {
+  var data = JSON.parse(document.getElementById("etwh-data").textContent);
+  installTooltips();
+  document.title = data.title || "etwh report";
+  document.getElementById("title").textContent = document.title;
+  var nav = document.getElementById("nav");
+  [["conformance", "Conformance"], ["stress", "Stress"], ["sweeps", "Sweeps"], ["compare", "Comparisons"], ["inputs", "Inputs"]]
+    .forEach(function (n) { nav.appendChild(el("a", { href: "#" + n[0], text: n[1] })); });
+  var app = document.getElementById("app");
+  app.appendChild(conformanceSection(data.conformance));
+  app.appendChild(stressSection(data.stress));
+  app.appendChild(compareSection(data.compare));
+  app.appendChild(inputsSection(data));
+  var root = document.documentElement;
+  root.setAttribute("data-series", String(document.querySelectorAll("path.series").length));
+  root.setAttribute("data-rendered", "done");
+}
+
+etwhStart();

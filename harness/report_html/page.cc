@@ -1,0 +1,74 @@
+#include "page.h"
+
+#include "report_assets.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string_view>
+
+namespace etwh::report_html {
+namespace {
+
+// Replaces the one `marker` of `page` by `value` (the value is not searched again).
+void fill(std::string& page, std::string_view marker, std::string_view value) {
+  const std::size_t at = page.find(marker);
+  if (at == std::string::npos) {
+    throw std::logic_error("page.html has no " + std::string(marker));
+  }
+  page.replace(at, marker.size(), value);
+}
+
+}  // namespace
+
+std::string json_for_script(const nlohmann::json& data) {
+  const std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_page(const nlohmann::json& view) {
+  // Filled in this order: the css and js are ours, the data last (so nothing in it is a marker).
+  std::string page(assets::kAsset_page_html);
+  fill(page, "/*@ETWH_CSS@*/", assets::kAsset_page_css);
+  fill(page, "/*@ETWH_JS@*/", assets::kAsset_page_js);
+  fill(page, "/*@ETWH_SECTIONS_JS@*/", assets::kAsset_sections_js);
+  fill(page, "@ETWH_DATA@", json_for_script(view));
+  return page;
+}
+
+void write_whole_file(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::path temp = file;
+  temp += ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      throw std::runtime_error(file.string() + ": cannot write the page (" + why + ")");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, file, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw std::runtime_error(file.string() + ": cannot write the page (" + ec.message() + ")");
+  }
+}
+
+}  // namespace etwh::report_html

@@ -1,0 +1,195 @@
+#include "input_error.h"
+#include "inputs.h"
+#include "page.h"
+#include "view.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace etwh::report_html {
+namespace {
+
+using nlohmann::json;
+
+json run_report(const std::string& platform, const std::string& status_of_b) {
+  return {{"schema_version", 2},
+          {"run_info", {{"platform", platform}, {"start_time", "t"}}},
+          {"results",
+           {{{"id", "case-a"}, {"rules", {"R1"}}, {"status", "PASS"}, {"message", ""},
+             {"duration", 0.5}, {"findings", json::array()}},
+            {{"id", "case-b"}, {"rules", {"R1", "R2"}}, {"status", status_of_b}, {"message", "m"},
+             {"duration", 1.0},
+             {"findings", {{{"rule", "R2"}, {"expected", "1"}, {"observed", "2"}}}}}}},
+          {"rules", {{{"id", "R1"}, {"status", status_of_b}, {"cases", 2}},
+                     {{"id", "R2"}, {"status", status_of_b}, {"cases", 1}}}}};
+}
+
+json stress_result(int duration_ms, int repetition, double rate) {
+  json session = {{"name", "s"}, {"written", 10}, {"delivered", 10}, {"reported_lost", 0},
+                  {"throughput", {{"events_per_s", rate}, {"mb_per_s", 1.0}}},
+                  {"latency_us", {{"p50", 5}, {"p99", 9}, {"p999", 9}, {"max", 9}}},
+                  {"consumer_lag_ms", 0.1},
+                  {"latency_histogram", {{"buckets", {{1, 1000, 1999, 3}, {2, 2000, 2999, 1}}}}},
+                  {"series", {{{"t_ms", 100}, {"written", 10}, {"delivered", 10}, {"lost", 0},
+                               {"lag_events", 0}, {"buffers_in_use", 1}}}}};
+  return {{"id", "p"},
+          {"repetition", repetition},
+          {"profile", "p.json"},
+          {"status", "PASS"},
+          {"message", ""},
+          {"duration", 0.3},
+          {"parameters", {{"duration_ms", duration_ms}, {"buffers", {{"maximum", 8}}}}},
+          {"writers", {{"events_per_s", rate}, {"cpu", {{"ns_per_event", 100}}}}},
+          {"sessions", {session}}};
+}
+
+json stress_file(std::vector<json> results) {
+  return {{"schema_version", 1}, {"run_info", {{"platform", "etwrt"}}}, {"results", results}};
+}
+
+Input input_of(const json& doc, const std::string& file) { return parse_input(doc.dump(1), file); }
+
+TEST(ReportInputs, KindComesFromTheContent) {
+  EXPECT_EQ(input_of(run_report("etwrt", "FAIL"), "x.json").kind, InputKind::kRun);
+  EXPECT_EQ(input_of(stress_file({stress_result(100, 1, 5)}), "y.json").kind, InputKind::kStress);
+  json compare = {{"kind", "stress"}, {"figures", json::array()}};
+  EXPECT_EQ(input_of(compare, "z.json").kind, InputKind::kCompare);
+}
+
+TEST(ReportInputs, SomethingElseIsRefusedWithFileAndPointer) {
+  try {
+    parse_input("{\n \"hello\": 1\n}", "other.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "other.json");
+    EXPECT_EQ(e.pointer(), "/");
+    EXPECT_NE(e.reason().find("not an etwh output"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_input("[1, 2", "broken.json"), InputError);
+}
+
+TEST(ReportInputs, ABadValueIsNamedByPointerAndLine) {
+  json doc = run_report("wine", "FAIL");
+  doc["results"][1]["status"] = 7;
+  const Input in = input_of(doc, "bad.json");
+  try {
+    build_view({in}, "etwh test");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/results/1/status");
+    EXPECT_EQ(e.reason(), "expected a string, got a number");
+    EXPECT_GT(e.line(), 1u) << e.what();
+  }
+}
+
+TEST(ReportConformance, OneColumnPerReportWithTheCasesOfEachRule) {
+  const Input a = input_of(run_report("etwrt", "PASS"), "a.json");
+  json wine = run_report("wine", "XFAIL");
+  wine["rules"].push_back({{"id", "R3"}, {"status", "UNSUPPORTED"}, {"cases", 0}, {"reason", "no case"}});
+  const Input b = input_of(wine, "b.json");
+  const json v = conformance_view({&a, &b});
+  ASSERT_EQ(v["columns"].size(), 2u);
+  EXPECT_EQ(v["columns"][1]["label"], "wine");
+  ASSERT_EQ(v["rules"].size(), 3u);
+  EXPECT_EQ(v["rules"][0]["id"], "R1");
+  EXPECT_EQ(v["rules"][0]["cells"][1]["status"], "XFAIL");
+  EXPECT_EQ(v["rules"][0]["cells"][1]["cases"], json({"case-a", "case-b"}));
+  EXPECT_EQ(v["rules"][1]["cells"][0]["cases"], json({"case-b"}));
+  EXPECT_TRUE(v["rules"][2]["cells"][0].is_null());  // R3 only in the wine report
+  EXPECT_EQ(v["rules"][2]["cells"][1]["reason"], "no case");
+  EXPECT_EQ(v["columns"][0]["cases"]["case-b"]["findings"][0]["observed"], "2");
+  EXPECT_EQ(v["columns"][1]["counts"]["XFAIL"], 1);
+}
+
+TEST(ReportConformance, TwoReportsOfOnePlatformAreToldApartByFile) {
+  const Input a = input_of(run_report("etwrt", "PASS"), "a.json");
+  const Input b = input_of(run_report("etwrt", "FAIL"), "b.json");
+  const json v = conformance_view({&a, &b});
+  EXPECT_EQ(v["columns"][0]["label"], "etwrt (a.json)");
+  EXPECT_EQ(v["columns"][1]["label"], "etwrt (b.json)");
+}
+
+TEST(ReportStress, LatencyCdfRisesToOneInMicroseconds) {
+  const Input in = input_of(stress_file({stress_result(100, 1, 5)}), "s.json");
+  const json v = stress_view({&in});
+  const json& cdf = v["runs"][0]["sessions"][0]["cdf"];
+  ASSERT_EQ(cdf.size(), 2u);
+  EXPECT_DOUBLE_EQ(cdf[0][0].get<double>(), 1.999);
+  EXPECT_DOUBLE_EQ(cdf[0][1].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(cdf[1][1].get<double>(), 1.0);
+}
+
+TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
+  const Input a = input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
+  const Input b = input_of(stress_file({stress_result(300, 1, 9)}), "b.json");
+  const json v = stress_view({&a, &b});
+  ASSERT_EQ(v["sweeps"].size(), 1u) << v["no_sweep"].dump();
+  const json& sweep = v["sweeps"][0];
+  EXPECT_EQ(sweep["dimension"], "duration_ms");
+  EXPECT_EQ(sweep["series_by"], json::array());
+  const json* rate = nullptr;
+  for (const json& f : sweep["figures"]) {
+    if (f["name"] == "delivered events/s (all sessions)") rate = &f;
+  }
+  ASSERT_NE(rate, nullptr);
+  EXPECT_EQ((*rate)["series"][0]["line"], json({{100, 6}, {300, 9}}));  // the median per x
+  EXPECT_EQ((*rate)["series"][0]["points"].size(), 3u);
+}
+
+TEST(ReportStress, RepetitionsAloneAreNoSweep) {
+  const Input a = input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
+  const json v = stress_view({&a});
+  EXPECT_TRUE(v["sweeps"].empty());
+  ASSERT_EQ(v["no_sweep"].size(), 1u);
+  EXPECT_NE(v["no_sweep"][0].get<std::string>().find("same parameters"), std::string::npos);
+}
+
+TEST(ReportStress, ASweepArrayInTheFileIsPlottedPerOtherDimension) {
+  json doc = stress_file({});
+  doc["sweep"] = {{{"sessions", 1}, {"payload_bytes", 16}, {"figures", {{"ns_per_event", 100}}}},
+                  {{"sessions", 2}, {"payload_bytes", 16}, {"figures", {{"ns_per_event", 150}}}},
+                  {{"sessions", 4}, {"payload_bytes", 16}, {"figures", {{"ns_per_event", 260}}}},
+                  {{"sessions", 1}, {"payload_bytes", 4096}, {"figures", {{"ns_per_event", 300}}}},
+                  {{"sessions", 2}, {"payload_bytes", 4096}, {"figures", {{"ns_per_event", 500}}}}};
+  const Input in = input_of(doc, "sweep.json");
+  const json v = stress_view({&in});
+  ASSERT_EQ(v["sweeps"].size(), 1u);
+  EXPECT_EQ(v["sweeps"][0]["dimension"], "sessions");  // the one with the most values
+  EXPECT_EQ(v["sweeps"][0]["series_by"], json({"payload_bytes"}));
+  EXPECT_EQ(v["sweeps"][0]["figures"][0]["series"].size(), 2u);
+}
+
+TEST(ReportPage, InlinedDataCannotCloseItsScriptElement) {
+  const std::string text = json_for_script({{"message", "</script><script>alert(1)"}});
+  EXPECT_EQ(text.find('<'), std::string::npos) << text;
+  EXPECT_EQ(json::parse(text)["message"], "</script><script>alert(1)");
+}
+
+TEST(ReportPage, ThePageHoldsItsScriptsAndDataAndNoMarker) {
+  const Input in = input_of(run_report("etwrt", "PASS"), "a.json");
+  const std::string page = render_page(build_view({in}, "etwh test"));
+  EXPECT_EQ(page.find("@ETWH_"), std::string::npos);
+  EXPECT_NE(page.find("function etwhStart()"), std::string::npos);
+  EXPECT_NE(page.find("\"case-b\""), std::string::npos);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // nothing fetched
+}
+
+TEST(ReportPage, AFileThatCannotBeWrittenLeavesNothing) {
+  const auto dir = std::filesystem::temp_directory_path() / "etwh_report_html_test_missing";
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(write_whole_file(dir / "page.html", "x"), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  const auto ok = std::filesystem::temp_directory_path() / "etwh_report_html_test.html";
+  write_whole_file(ok, "page");
+  std::ifstream in(ok);
+  std::string back;
+  std::getline(in, back);
+  EXPECT_EQ(back, "page");
+  EXPECT_FALSE(std::filesystem::exists(ok.string() + ".tmp"));
+  std::filesystem::remove(ok);
+}
+
+}  // namespace
+}  // namespace etwh::report_html
