@@ -19,18 +19,22 @@ function conformanceSection(view) {
   });
   var details = el("div", { id: "conformance-details" });
   var onlyDiff = el("input", { type: "checkbox", id: "only-diff" });
+  var withCases = el("input", { type: "checkbox", id: "with-cases", checked: "checked" });
   var tableBox = el("div");
   function draw() {
     var rules = view.rules.filter(function (r) {
-      if (!onlyDiff.checked) return true;
       var seen = r.cells.map(function (cell) { return cell ? cell.status : "-"; });
-      return seen.some(function (s) { return s !== seen[0]; });
+      if (onlyDiff.checked && !seen.some(function (s) { return s !== seen[0]; })) return false;
+      return !withCases.checked || r.cells.some(function (cell) { return cell && cell.cases.length > 0; });
     });
     tableBox.textContent = "";
+    tableBox.appendChild(el("p", { "class": "muted", text: rules.length + " of " + view.rules.length + " rules shown" }));
     tableBox.appendChild(matrixTable(cols, rules, details));
   }
   onlyDiff.addEventListener("change", draw);
-  section.appendChild(el("p", {}, [onlyDiff, el("label", { "for": "only-diff", text: " only rules whose verdict differs between the reports" }),
+  withCases.addEventListener("change", draw);
+  section.appendChild(el("p", {}, [withCases, el("label", { "for": "with-cases", text: " only rules some case of a report checks" }), " ",
+    onlyDiff, el("label", { "for": "only-diff", text: " only rules whose verdict differs between the reports" }),
     el("span", { "class": "muted", text: " (click a verdict for its cases, expected and observed; click a heading to sort)" })]));
   section.appendChild(tableBox);
   section.appendChild(details);
