@@ -52,8 +52,8 @@ expect_words() {
 }
 
 expect_words "$(printf '%s\n' $commands | sort | tr '\n' ' ')" etwh ""
-expect_words "run " etwh r
-expect_words "run " etwh --catalog x.json r
+expect_words "run " etwh ru
+expect_words "run " etwh --catalog x.json ru
 globals=$(help_options)
 for command in $commands; do
   want=$( (help_options "$command"; echo "$globals") | sort -u | tr '\n' ' ')
