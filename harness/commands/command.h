@@ -1,4 +1,4 @@
-// The commands of `etwh` (list, run, compare, stress, selftest): each one a class that adds its
+// The commands of `etwh` (list, run, compare, expectations, stress, selftest): each one a class that adds its
 // subcommand and options to the command line and carries it out. main.cc only lists them.
 #pragma once
 
@@ -40,6 +40,7 @@ class Command {
 std::unique_ptr<Command> make_list_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_expectations_command();
 #ifdef ETWH_HAVE_STRESS
 std::unique_ptr<Command> make_stress_command();
 #endif
