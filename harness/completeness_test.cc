@@ -98,7 +98,15 @@ TEST(Completeness, ExpectationFilesNameKnownCasesAndEtwrtExpectsPass) {
     const fs::path file = fs::path(ETWH_EXPECTATIONS_DIR) / (p + ".json");
     if (!fs::exists(file)) continue;  // no file: PASS expected everywhere
     Expectations e;
-    EXPECT_NO_THROW(e = load_expectations(file, ids)) << file;
+    EXPECT_NO_THROW(e = load_expectations(file, ids, cases())) << file;
+    // Every shipped entry says why (`etwh expectations update` leaves a placeholder to
+    // replace), and the file is in the form update writes, so that an update diffs cleanly.
+    for (const auto& [case_id, x] : e) {
+      EXPECT_FALSE(reason_is_placeholder(x.reason)) << file << ": " << case_id << " needs a reason";
+    }
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(expectations_text(load_expectations_file(file)), text) << file;
     if (p != "etwrt") continue;
     for (const auto& [case_id, x] : e) {
       EXPECT_EQ(x.status, Status::kUnsupported)

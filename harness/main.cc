@@ -38,6 +38,7 @@ std::vector<std::unique_ptr<Command>> all_commands() {
   commands.push_back(etwh::cli::make_run_command());
   commands.push_back(etwh::cli::make_compare_command());
   commands.push_back(etwh::cli::make_report_command());
+  commands.push_back(etwh::cli::make_expectations_command());
 #ifdef ETWH_HAVE_STRESS
   commands.push_back(etwh::cli::make_stress_command());
 #endif

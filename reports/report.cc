@@ -5,6 +5,7 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 namespace etwh {
@@ -50,6 +51,34 @@ std::string findings_text(const std::vector<Finding>& findings) {
     out += fmt::format("{} {}\n", severity_name(f.severity), describe(f));
   }
   return out;
+}
+
+// The scenario file as reports name it: relative to the working folder when inside it, so that
+// CI readers can link it to the repository.
+std::string report_path(const std::string& file) {
+  if (file.empty()) return file;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  const std::filesystem::path path(file);
+  if (ec || !path.is_absolute()) return path.generic_string();
+  const std::filesystem::path relative = path.lexically_relative(cwd);
+  if (relative.empty() || *relative.begin() == "..") return path.generic_string();
+  return relative.generic_string();
+}
+
+// The platform's expectation recorded with the case (harness note_expectation), if any.
+const Finding* expectation_of(const CaseResult& r) {
+  for (const Finding& f : r.findings) {
+    if (f.check == kCheckExpectation && f.severity == Severity::kNote) return &f;
+  }
+  return nullptr;
+}
+
+// What the platform's expectations said for the case: no entry means PASS.
+Status expected_status(const CaseResult& r) {
+  const Finding* e = expectation_of(r);
+  if (e == nullptr) return Status::kPass;
+  return parse_status(e->expected).value_or(Status::kPass);
 }
 
 }  // namespace
@@ -113,9 +142,11 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
     nlohmann::ordered_json result{{"id", r.id},
                                   {"rules", r.rules},
                                   {"status", status_name(r.status)},
+                                  {"expected", status_name(expected_status(r))},
                                   {"as_expected", r.as_expected},
                                   {"message", r.message},
-                                  {"duration", r.duration_s}};
+                                  {"duration", r.duration_s},
+                                  {"file", report_path(r.file)}};
     result["findings"] = nlohmann::ordered_json::array();
     for (const Finding& f : r.findings) result["findings"].push_back(finding_json(f));
     doc["results"].push_back(std::move(result));
@@ -130,6 +161,89 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
   out << doc.dump(2) << "\n";
 }
 
+namespace {
+
+// JUnit readers group cases by classname: the scenario file, dotted, without ".json"
+// ("scenarios.conformance.sourceid"), as a test module would be named.
+std::string junit_classname(const std::string& file, const std::string& platform) {
+  std::string name = report_path(file);
+  if (name.empty()) return "etwh." + platform;
+  if (name.size() > 5 && name.ends_with(".json")) name.resize(name.size() - 5);
+  std::replace(name.begin(), name.end(), '/', '.');
+  while (!name.empty() && name.front() == '.') name.erase(0, 1);
+  return name;
+}
+
+void add_property(pugi::xml_node properties, const char* name, const std::string& value) {
+  auto p = properties.append_child("property");
+  p.append_attribute("name") = name;
+  p.append_attribute("value") = value.c_str();
+}
+
+struct JunitCounts {
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+};
+
+// One case: not as expected is a <failure> (an <error> for a harness fault) whose body is the
+// summary and then the findings; an expected non-PASS (XFAIL, UNSUPPORTED, ...) is <skipped>
+// with the expectation's reason, as pytest writes xfail; the rules and statuses go to
+// <system-out>, since xunit2 allows no <properties> in a testcase.
+void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& platform,
+                JunitCounts& counts) {
+  auto tc = suite.append_child("testcase");
+  tc.append_attribute("classname") = junit_classname(r.file, platform).c_str();
+  tc.append_attribute("name") = r.id.c_str();
+  if (!r.file.empty()) tc.append_attribute("file") = report_path(r.file).c_str();
+  tc.append_attribute("time") = fmt::format("{:.3f}", r.duration_s).c_str();
+  ++counts.tests;
+  const Finding* expectation = expectation_of(r);
+  if (!r.as_expected) {
+    const bool is_error = r.status == Status::kHarnessError;
+    auto f = tc.append_child(is_error ? "error" : "failure");
+    f.append_attribute("type") = status_name(r.status);
+    f.append_attribute("message") = r.message.c_str();
+    const std::string findings = findings_text(r.findings);
+    f.text().set((r.message + (findings.empty() ? "\n" : "\n\n" + findings)).c_str());
+    (is_error ? counts.errors : counts.failures)++;
+  } else if (r.status != Status::kPass) {
+    auto s = tc.append_child("skipped");
+    s.append_attribute("type") = status_name(r.status);
+    s.append_attribute("message") =
+        (expectation != nullptr ? expectation->text : r.message).c_str();
+    ++counts.skipped;
+  }
+  std::string rules;
+  for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : " ") + rule;
+  tc.append_child("system-out").text().set(
+      fmt::format("rules: {}\nstatus: {}\nexpected: {}\n", rules, status_name(r.status),
+                  status_name(expected_status(r)))
+          .c_str());
+}
+
+// A rule that no case of the run names, as a skipped testcase with the catalog's reason, so
+// that CI shows every rule.
+void junit_uncovered_rule(pugi::xml_node suite, const RuleVerdict& v, JunitCounts& counts) {
+  auto tc = suite.append_child("testcase");
+  tc.append_attribute("classname") = "rules";
+  tc.append_attribute("name") = v.id.c_str();
+  tc.append_attribute("time") = "0.000";
+  auto s = tc.append_child("skipped");
+  s.append_attribute("type") = status_name(Status::kUnsupported);
+  s.append_attribute("message") = (v.reason.empty() ? "no case" : v.reason).c_str();
+  ++counts.tests;
+  ++counts.skipped;
+}
+
+void set_counts(pugi::xml_node node, const JunitCounts& counts, double duration_s) {
+  node.append_attribute("tests") = counts.tests;
+  node.append_attribute("failures") = counts.failures;
+  node.append_attribute("errors") = counts.errors;
+  node.append_attribute("skipped") = counts.skipped;
+  node.append_attribute("time") = fmt::format("{:.3f}", duration_s).c_str();
+}
+
+}  // namespace
+
 void JunitReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
                         std::ostream& out) const {
   pugi::xml_document doc;
@@ -137,44 +251,22 @@ void JunitReport::write(const RunInfo& info, const std::vector<CaseResult>& resu
   decl.append_attribute("version") = "1.0";
   decl.append_attribute("encoding") = "UTF-8";
   auto suites = doc.append_child("testsuites");
+  suites.append_attribute("name") = "etwh";
   auto suite = suites.append_child("testsuite");
-  int failures = 0, errors = 0, skipped = 0;
-  for (const CaseResult& r : results) {
-    auto tc = suite.append_child("testcase");
-    tc.append_attribute("classname") = ("etwh." + info.platform).c_str();
-    tc.append_attribute("name") = r.id.c_str();
-    tc.append_attribute("time") = fmt::format("{:.3f}", r.duration_s).c_str();
-    std::string rules;
-    for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : " ") + rule;
-    auto props = tc.append_child("properties");
-    auto prop = props.append_child("property");
-    prop.append_attribute("name") = "rules";
-    prop.append_attribute("value") = rules.c_str();
-    auto st = props.append_child("property");
-    st.append_attribute("name") = "status";
-    st.append_attribute("value") = status_name(r.status);
-    if (r.status == Status::kUnsupported && r.as_expected) {
-      tc.append_child("skipped").append_attribute("message") = r.message.c_str();
-      ++skipped;
-    } else if (!r.as_expected) {
-      const bool is_error = r.status == Status::kHarnessError;
-      auto f = tc.append_child(is_error ? "error" : "failure");
-      f.append_attribute("type") = status_name(r.status);
-      f.append_attribute("message") = r.message.c_str();
-      if (const std::string body = findings_text(r.findings); !body.empty()) {
-        f.text().set(body.c_str());
-      }
-      (is_error ? errors : failures)++;
-    }
+  suite.append_attribute("name") = ("etwh conformance (" + info.platform + ")").c_str();
+  suite.append_attribute("hostname") = info.host.c_str();
+  suite.append_attribute("timestamp") = info.start_time.c_str();
+  auto properties = suite.append_child("properties");
+  add_property(properties, "platform", info.platform);
+  add_property(properties, "etwh_version", info.version);
+  add_property(properties, "command_line", info.command_line);
+  JunitCounts counts;
+  for (const CaseResult& r : results) junit_case(suite, r, info.platform, counts);
+  for (const RuleVerdict& v : rule_verdicts(info, results)) {
+    if (v.cases == 0) junit_uncovered_rule(suite, v, counts);
   }
-  suite.prepend_attribute("time") = fmt::format("{:.3f}", info.duration_s).c_str();
-  suite.prepend_attribute("skipped") = skipped;
-  suite.prepend_attribute("errors") = errors;
-  suite.prepend_attribute("failures") = failures;
-  suite.prepend_attribute("tests") = static_cast<unsigned>(results.size());
-  suite.prepend_attribute("timestamp") = info.start_time.c_str();
-  suite.prepend_attribute("hostname") = info.host.c_str();
-  suite.prepend_attribute("name") = ("etwh conformance (" + info.platform + ")").c_str();
+  set_counts(suite, counts, info.duration_s);
+  set_counts(suites, counts, info.duration_s);
   doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
 }
 

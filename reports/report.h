@@ -37,18 +37,24 @@ class ConsoleReport : public ReportWriter {
              std::ostream& out) const override;
 };
 
-// {schema_version: 2, run_info: {...}, results: [{id, rules, status, as_expected, message,
-//  duration, findings: [{rule, check, severity, text, expected?, observed?, step?, evidence?}]}],
-//  rules: [{id, status, cases}]}. `message` is the findings' readable summary.
+// {schema_version: 2, run_info: {...}, results: [{id, rules, status, expected, as_expected,
+//  message, duration, file, findings: [{rule, check, severity, text, expected?, observed?,
+//  step?, evidence?}]}], rules: [{id, status, cases, reason?}]}. `message` is the findings'
+// readable summary; `expected` the status the platform's expectations named (PASS with none);
+// `file` the scenario file (relative to the working folder when inside it). Schema:
+// schemas/run.schema.json.
 class JsonReport : public ReportWriter {
  public:
   void write(const RunInfo& info, const std::vector<CaseResult>& results,
              std::ostream& out) const override;
 };
 
-// One <testsuite> of <testcase>s; cases not as expected get <failure> (or <error> for harness
-// faults) whose message is the summary and whose body lists the findings, one a line;
-// UNSUPPORTED gets <skipped>.
+// JUnit XML as the common CI readers (Jenkins, GitLab, xunit2) show it: one <testsuite> with
+// the run's facts as suite <properties>; a <testcase> per case, its classname and `file` the
+// scenario file; a case not as expected gets <failure> (<error> for a harness fault) with the
+// summary as message and, in the body, the summary and the findings, one a line; an expected
+// non-PASS (XFAIL, UNSUPPORTED, ...) is <skipped> with the expectation's reason; a rule with no
+// case is a skipped testcase of classname "rules" with the catalog's reason.
 class JunitReport : public ReportWriter {
  public:
   void write(const RunInfo& info, const std::vector<CaseResult>& results,

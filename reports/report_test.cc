@@ -139,18 +139,94 @@ TEST(JunitReport, ParsesBackWithCountsAndEscapedMessages) {
   EXPECT_EQ(suite.attribute("tests").as_int(), 5);
   EXPECT_EQ(suite.attribute("failures").as_int(), 1);
   EXPECT_EQ(suite.attribute("errors").as_int(), 1);
-  EXPECT_EQ(suite.attribute("skipped").as_int(), 1);
+  // The expected UNSUPPORTED and the XFAIL.
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 2);
+  EXPECT_EQ(doc.child("testsuites").attribute("tests").as_int(), 5);
   auto failing = suite.find_child_by_attribute("testcase", "name", "b-fail");
   ASSERT_TRUE(failing);
   EXPECT_STREQ(failing.child("failure").attribute("message").value(),
                "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>");
-  // The body lists the findings that judge something, one a line; notes stay out.
+  // The body (what GitLab and Jenkins show): the summary, then the findings that judge
+  // something, one a line; notes stay out.
   EXPECT_STREQ(failing.child("failure").text().get(),
+               "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>\n\n"
                "failure CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>\n"
                "warning DESC-CHANNEL: WARNING DESC-CHANNEL b-fail: ch\n");
   auto xfail = suite.find_child_by_attribute("testcase", "name", "c-xfail");
   EXPECT_FALSE(xfail.child("failure"));
-  EXPECT_TRUE(suite.find_child_by_attribute("testcase", "name", "d-herr").child("error"));
+  auto herr = suite.find_child_by_attribute("testcase", "name", "d-herr");
+  EXPECT_STREQ(herr.child("error").text().get(), "spawn failed\n");
+}
+
+TEST(JunitReport, GroupsByScenarioFileAndShowsEveryRule) {
+  RunInfo i = info();
+  i.catalog_rules = {"TR-SET-ONCE", "GRP-ENABLE"};
+  i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
+  std::vector<CaseResult> results = sample();
+  results[1].file = "scenarios/conformance/callbacks.json";
+  Finding expectation;
+  expectation.check = kCheckExpectation;
+  expectation.severity = Severity::kNote;
+  expectation.expected = "FAIL";
+  expectation.observed = "FAIL";
+  expectation.text = "expected FAIL: stubbed";
+  results[2].findings = {expectation};
+  results[2].file = "scenarios/conformance/traits.json";
+  std::ostringstream out;
+  JunitReport().write(i, results, out);
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(out.str().c_str())) << out.str();
+  auto suite = doc.child("testsuites").child("testsuite");
+  // The run's facts at suite level; a testcase carries none (xunit2 allows none there).
+  EXPECT_STREQ(suite.child("properties")
+                   .find_child_by_attribute("property", "name", "platform")
+                   .attribute("value")
+                   .value(),
+               "etwrt");
+  for (auto tc : suite.children("testcase")) EXPECT_FALSE(tc.child("properties"));
+  auto failing = suite.find_child_by_attribute("testcase", "name", "b-fail");
+  EXPECT_STREQ(failing.attribute("classname").value(), "scenarios.conformance.callbacks");
+  EXPECT_STREQ(failing.attribute("file").value(), "scenarios/conformance/callbacks.json");
+  EXPECT_STREQ(failing.child("system-out").text().get(),
+               "rules: CB-LEVEL-MAX\nstatus: FAIL\nexpected: PASS\n");
+  // XFAIL is skipped with the expectation's reason, as pytest writes xfail.
+  auto xfail = suite.find_child_by_attribute("testcase", "name", "c-xfail");
+  EXPECT_STREQ(xfail.attribute("classname").value(), "scenarios.conformance.traits");
+  EXPECT_STREQ(xfail.child("skipped").attribute("type").value(), "XFAIL");
+  EXPECT_STREQ(xfail.child("skipped").attribute("message").value(), "expected FAIL: stubbed");
+  EXPECT_STREQ(xfail.child("system-out").text().get(),
+               "rules: TR-SET-ONCE\nstatus: XFAIL\nexpected: FAIL\n");
+  // A case with no file keeps a classname per platform.
+  EXPECT_STREQ(suite.find_child_by_attribute("testcase", "name", "a-pass")
+                   .attribute("classname")
+                   .value(),
+               "etwh.etwrt");
+  // The rule with no case: a skipped testcase with the catalog's reason.
+  auto uncovered = suite.find_child_by_attribute("testcase", "name", "GRP-ENABLE");
+  ASSERT_TRUE(uncovered);
+  EXPECT_STREQ(uncovered.attribute("classname").value(), "rules");
+  EXPECT_STREQ(uncovered.child("skipped").attribute("message").value(), "no groups here");
+  EXPECT_FALSE(suite.find_child_by_attribute("testcase", "name", "TR-SET-ONCE"));
+  EXPECT_EQ(suite.attribute("tests").as_int(), 6);
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 3);
+}
+
+TEST(JsonReport, ResultsCarryFileAndExpected) {
+  std::vector<CaseResult> results = sample();
+  results[1].file = "scenarios/conformance/callbacks.json";
+  Finding expectation;
+  expectation.check = kCheckExpectation;
+  expectation.severity = Severity::kNote;
+  expectation.expected = "FAIL";
+  expectation.text = "expected FAIL: stubbed";
+  results[2].findings = {expectation};
+  std::ostringstream out;
+  JsonReport().write(info(), results, out);
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["results"][1]["file"], "scenarios/conformance/callbacks.json");
+  EXPECT_EQ(doc["results"][1]["expected"], "PASS");
+  EXPECT_EQ(doc["results"][2]["expected"], "FAIL");
+  EXPECT_EQ(doc["results"][0]["file"], "");
 }
 
 }  // namespace

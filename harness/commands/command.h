@@ -1,4 +1,4 @@
-// The commands of `etwh` (list, run, compare, report, stress, selftest): each one a class that adds its
+// The commands of `etwh` (list, run, compare, report, expectations, stress, selftest): each one a class that adds its
 // subcommand and options to the command line and carries it out. main.cc only lists them.
 #pragma once
 
@@ -41,6 +41,7 @@ std::unique_ptr<Command> make_list_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_compare_command();
 std::unique_ptr<Command> make_report_command();
+std::unique_ptr<Command> make_expectations_command();
 #ifdef ETWH_HAVE_STRESS
 std::unique_ptr<Command> make_stress_command();
 #endif

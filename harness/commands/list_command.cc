@@ -14,18 +14,21 @@
 namespace etwh::cli {
 namespace {
 
+// {schema_version: 1, rules: [...]}: versioned like every JSON output of etwh; the schema is
+// schemas/list.schema.json.
 void print_json(const Catalog& catalog, std::map<std::string, std::vector<std::string>>& cases) {
-  nlohmann::json out = nlohmann::json::array();
+  nlohmann::ordered_json rules = nlohmann::ordered_json::array();
   for (const auto& r : catalog.rules) {
-    out.push_back({{"id", r.id},
-                   {"kind", r.kinds},
-                   {"observed", r.observed},
-                   {"cases", cases[r.id].size()},
-                   {"case_ids", cases[r.id]},
-                   {"unsupported", r.unsupported},
-                   {"citation", r.citation},
-                   {"text", r.text}});
+    rules.push_back({{"id", r.id},
+                     {"kind", r.kinds},
+                     {"observed", r.observed},
+                     {"cases", cases[r.id].size()},
+                     {"case_ids", cases[r.id]},
+                     {"unsupported", r.unsupported},
+                     {"citation", r.citation},
+                     {"text", r.text}});
   }
+  const nlohmann::ordered_json out{{"schema_version", 1}, {"rules", std::move(rules)}};
   std::cout << out.dump(2) << "\n";
 }
 

@@ -85,7 +85,7 @@ Expectations RunCommand::load_expectations_for(const Context& context, const std
   if (paths_.empty()) {
     for (const auto& c : cases) case_ids.insert(c.id);
   }
-  return load_expectations(file, case_ids);
+  return load_expectations(file, case_ids, cases);
 }
 
 RunInput RunCommand::load(const Context& context) const {

@@ -3,6 +3,7 @@
 
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
+#include "profile.h"
 #include "stress_command.h"
 
 namespace etwh::cli {
@@ -12,7 +13,9 @@ class StressCommand : public Command {
  public:
   CLI::App* define(CLI::App& app, const Context&) override {
     CLI::App* cmd = app.add_subcommand("stress", "Run stress profiles (scenarios/stress/)");
-    cmd->add_option("profiles", args_.profiles, "Stress profile files")->required();
+    cmd->add_option("profiles", args_.profiles,
+                    "Stress profiles: files, folders of them, or shipped names (fast_steady)")
+        ->required();
     cmd->add_option("--json", args_.json_file, "Write the JSON results to FILE");
     cmd->add_option("--sweep", args_.sweep, "Run each profile once per value: DIMENSION=V1,V2,...");
     cmd->add_option("--writer", writer_, "The etwh-stress-writer executable");
@@ -35,6 +38,13 @@ class StressCommand : public Command {
   }
 
   int execute(const Context& context) override {
+    // Names and folders become files before anything runs; a bad one is an InputError (exit 2).
+    std::vector<std::string> files;
+    for (const auto& file :
+         stress::resolve_profiles(args_.profiles, context.data / "scenarios" / "stress")) {
+      files.push_back(file.string());
+    }
+    args_.profiles = std::move(files);
     catch_stop_signals();
     PrivateEtwrtHome home;
     args_.writer = writer_.empty() ? context.exe_dir / executable_name("etwh-stress-writer")

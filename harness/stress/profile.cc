@@ -201,4 +201,61 @@ std::vector<Profile> load_profile_file(const std::filesystem::path& file,
   return load_profile_text(read_input_file(file), file.string(), sweep);
 }
 
+namespace {
+
+std::vector<std::filesystem::path> profiles_in_folder(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    if (entry.path().extension() == ".json" && !entry.is_directory()) files.push_back(entry.path());
+  }
+  if (ec) throw InputError(folder.string(), "", "cannot read the folder: " + ec.message());
+  if (files.empty()) throw InputError(folder.string(), "", "no *.json stress profile in the folder");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string shipped_names(const std::filesystem::path& shipped_dir) {
+  std::string names;
+  std::error_code ec;
+  std::vector<std::string> stems;
+  for (const auto& entry : std::filesystem::directory_iterator(shipped_dir, ec)) {
+    if (entry.path().extension() == ".json") stems.push_back(entry.path().stem().string());
+  }
+  std::sort(stems.begin(), stems.end());
+  for (const std::string& s : stems) names += (names.empty() ? "" : ", ") + s;
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> resolve_profiles(const std::vector<std::string>& arguments,
+                                                    const std::filesystem::path& shipped_dir) {
+  std::vector<std::filesystem::path> out;
+  for (const std::string& argument : arguments) {
+    const std::filesystem::path path(argument);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (auto& file : profiles_in_folder(path)) out.push_back(std::move(file));
+      continue;
+    }
+    if (std::filesystem::exists(path, ec)) {
+      out.push_back(path);
+      continue;
+    }
+    // A bare name: no folder part, no extension.
+    const bool bare = !argument.empty() && path == path.filename() && !path.has_extension();
+    const std::filesystem::path shipped = shipped_dir / (argument + ".json");
+    if (bare && std::filesystem::is_regular_file(shipped, ec)) {
+      out.push_back(shipped);
+      continue;
+    }
+    throw InputError(argument, "",
+                     bare ? "no such file, and no shipped stress profile of that name (shipped: " +
+                                shipped_names(shipped_dir) + ")"
+                          : "no such file or folder");
+  }
+  return out;
+}
+
 }  // namespace etwh::stress

@@ -63,4 +63,11 @@ std::vector<Profile> load_profile_text(const std::string& text, const std::strin
 std::vector<Profile> load_profile_file(const std::filesystem::path& file,
                                        const std::optional<Sweep>& sweep = std::nullopt);
 
+// The profile files the command line names, in order: a file as it is; a folder, every *.json
+// in it (sorted), as `etwh run` takes folders; a bare name ("fast_steady"), the shipped
+// `<shipped_dir>/<name>.json`. Throws InputError naming the argument for anything else.
+// Example: resolve_profiles({"fast_steady", "my/profiles"}, data / "scenarios" / "stress").
+std::vector<std::filesystem::path> resolve_profiles(const std::vector<std::string>& arguments,
+                                                    const std::filesystem::path& shipped_dir);
+
 }  // namespace etwh::stress

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace etwh::stress {
@@ -103,6 +104,41 @@ TEST(StressProfile, BadSweepsAreRejectedPrecisely) {
   EXPECT_EQ(sweep_error("threads=1,"), "--sweep threads=1,: give at least one value, none empty");
   EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1})", parse_sweep("threads=2,0")),
             "p.json [--sweep threads=0]: /threads: 0 < 1");
+}
+
+TEST(StressProfile, ArgumentsResolveToFiles) {
+  namespace fs = std::filesystem;
+  const fs::path shipped = ETWH_STRESS_PROFILES_DIR;
+  // A bare name is the shipped profile; a file stays as it is.
+  EXPECT_EQ(resolve_profiles({"fast_steady"}, shipped),
+            std::vector<fs::path>{shipped / "fast_steady.json"});
+  const fs::path file = shipped / "bursty.json";
+  EXPECT_EQ(resolve_profiles({file.string()}, shipped), std::vector<fs::path>{file});
+  // A folder: every profile in it, sorted.
+  const auto all = resolve_profiles({shipped.string()}, shipped);
+  ASSERT_GE(all.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  EXPECT_EQ(std::count(all.begin(), all.end(), shipped / "fast_steady.json"), 1);
+  try {
+    resolve_profiles({"no_such_profile"}, shipped);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "no_such_profile");
+    EXPECT_NE(std::string(e.what()).find("no shipped stress profile of that name (shipped: "
+                                         "bursty, fast_steady"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    resolve_profiles({"missing/dir/p.json"}, shipped);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "missing/dir/p.json: no such file or folder");
+  }
+  const fs::path empty = fs::temp_directory_path() / "etwh_profile_test_empty";
+  fs::create_directories(empty);
+  EXPECT_THROW(resolve_profiles({empty.string()}, shipped), InputError);
+  fs::remove(empty);
 }
 
 }  // namespace

@@ -41,8 +41,13 @@ etwh=$build/bin/etwh
 while IFS= read -r line; do
   words=${line%%  *}
   command=$(printf '%s\n' "$words" | awk '{ print $2 }')
-  case $command in list | run | stress | selftest | compare | report) ;; *) command="" ;; esac
-  help=$("$etwh" --help; [ -z "$command" ] || "$etwh" "$command" --help)
+  case $command in
+    list | run | stress | selftest | compare | report) ;;
+    expectations) command="$command $(printf '%s\n' "$words" | awk '{ print $3 }')" ;;
+    *) command="" ;;
+  esac
+  # shellcheck disable=SC2086 # "expectations update" is two words
+  help=$("$etwh" --help; [ -z "$command" ] || "$etwh" $command --help)
   for option in $(printf '%s\n' "$words" | grep -oE -- '--[a-z][a-z-]*' || true); do
     # A here-string, not a pipe: with pipefail, grep -q leaving early would fail the printf.
     grep -qE -- "(^|[ ,])$option( |,|$)" <<< "$help" ||
