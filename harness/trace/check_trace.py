@@ -13,7 +13,8 @@ against the format as Perfetto UI and chrome://tracing read it:
 - "i"/"I": scope "s" one of g, p, t when given;
 - "M": process_name / thread_name with a string args.name (or the sort indexes, labels).
 
---require NAME (repeatable) also asks for an event of that name (a prefix with a trailing '*'),
+--require NAME (repeatable) also asks for an event of that name, or a process or thread of that
+name (a prefix with a trailing '*'),
 --require-phase PH for at least one event of that phase. Exit 0 when valid, 1 with one line per
 problem (FILE: /traceEvents/N: reason), 2 when the file cannot be read as JSON.
 """
@@ -127,6 +128,8 @@ def check_document(doc, required, required_phases):
             good.append((where, e))
     check_tracks(good, problems)
     names = [e.get("name", "") for _, e in good]
+    names += [e["args"]["name"] for _, e in good
+              if e["ph"] == "M" and isinstance(e.get("args", {}).get("name"), str)]
     for want in required:
         hit = (any(n.startswith(want[:-1]) for n in names) if want.endswith("*")
                else want in names)
