@@ -10,10 +10,10 @@ _etwh_commands="list run compare report stress selftest"
 _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
-    run) echo "--json --junit --agent --subject --platform --expectations" ;;
+    run) echo "--json --junit --agent --subject --platform --expectations --trace" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
-    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only" ;;
+    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
   esac
 }
@@ -42,7 +42,7 @@ _etwh() {
 
   # The value of an option.
   case $prev in
-    --catalog | --expectations | --mutants | --json | --junit) _etwh_paths '*.json' "$cur"; return ;;
+    --catalog | --expectations | --mutants | --json | --junit | --trace) _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)

@@ -91,6 +91,11 @@ class CaseRun {
   void run_step(const Step& step, const oracle::StepExpectation& e);
   void require_session(const std::string& label);
   void check_status(const oracle::StepExpectation& e, const json& reply);
+  // --trace: the agents' callbacks as slices on their threads, each agent a process track.
+  void trace_agents() const;
+  // --trace: a cumulative count of an agent's, as a counter on its process track.
+  void trace_count(const std::string& agent, const std::string& counter, const std::string& series,
+                   std::uint64_t value);
   // Stops every session the case started, by name, even those of exited agents.
   void cleanup() noexcept;
 
@@ -170,6 +175,7 @@ class CaseRun {
   std::map<std::string, std::size_t> seen_by_agent_;  // agent -> callbacks seen
   std::map<std::string, std::string> traits_;         // provider -> the blob it set (hex)
   std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
+  std::map<std::string, std::uint64_t> written_traced_;  // provider -> events written (--trace)
   std::map<std::string, std::string> subject_guids_;  // subject provider -> its real GUID
   std::map<std::string, subject::Description> subject_descriptions_;
   // consumer -> subject provider -> its records, in arrival order

@@ -1,6 +1,7 @@
 // The driver: one case at a time (CaseRun, case_run.h), each step through its family's runner,
 // then what every step may cause (status, callbacks, timing, budgets) is judged.
 #include "case_run.h"
+#include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 
 #include "win32_text.h"
@@ -18,6 +19,28 @@ std::int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+trace::Track driver_track() {
+  const auto pid = static_cast<std::int64_t>(process_id());
+  return {pid, pid};
+}
+
+namespace {
+
+// The Win32 call a controller request makes, as --trace names its slice.
+std::string controller_api(const std::string& op, const json& req) {
+  if (op == "start_session") return "StartTrace";
+  if (op == "enable") return req.value("api", std::string("EnableTraceEx2"));
+  switch (req.value("code", 0u)) {
+    case EVENT_TRACE_CONTROL_QUERY: return "ControlTrace(QUERY)";
+    case EVENT_TRACE_CONTROL_STOP: return "ControlTrace(STOP)";
+    case EVENT_TRACE_CONTROL_UPDATE: return "ControlTrace(UPDATE)";
+    case EVENT_TRACE_CONTROL_FLUSH: return "ControlTrace(FLUSH)";
+    default: return "ControlTrace";
+  }
+}
+
+}  // namespace
 
 CaseOutcome CaseRun::run() {
   CaseOutcome out;
@@ -48,6 +71,7 @@ CaseOutcome CaseRun::run() {
     out.status = Status::kHarnessError;
     out.fault = where() + e.what();
   }
+  if (options_.trace != nullptr) trace_agents();
   out.findings = failures_;
   out.findings.insert(out.findings.end(), notes_.begin(), notes_.end());
   out.subject_events = subject_events();
@@ -133,8 +157,10 @@ json CaseRun::session_request(const std::string& op, const std::string& label, c
 }
 
 json CaseRun::controller_call(const std::string& via, json req, milliseconds timeout) {
-  if (!via.empty()) return agent(via).call(std::move(req), timeout);
   const std::string op = req["op"];
+  trace::Slice slice(options_.trace, driver_track(), controller_api(op, req), "controller",
+                     {{"via", via.empty() ? "driver" : via}});
+  if (!via.empty()) return agent(via).call(std::move(req), timeout);
   req.erase("op");
   if (op == "start_session") return controller_.start_session(req);
   if (op == "enable") return controller_.enable(req);
@@ -144,6 +170,8 @@ json CaseRun::controller_call(const std::string& via, json req, milliseconds tim
 void CaseRun::run_step(const Step& step, const oracle::StepExpectation& e) {
   current_ = &step;
   returned_ns_ = 0;
+  trace::Slice slice(options_.trace, driver_track(), step_op_name(step.op), "step",
+                     {{"pointer", step.pointer}});
   const auto runner = runners().find(step.op);
   if (runner == runners().end()) {
     throw HarnessFault(std::string("no runner for op ") + step_op_name(step.op));
@@ -223,6 +251,8 @@ void CaseRun::check_status(const oracle::StepExpectation& e, const json& reply) 
 void CaseRun::cleanup() noexcept {
   for (const std::string& name : started_names_) {
     try {
+      trace::Slice slice(options_.trace, driver_track(), "ControlTrace(STOP)", "controller",
+                         {{"via", "driver"}, {"cleanup", true}});
       controller_.control({{"name", name}, {"code", EVENT_TRACE_CONTROL_STOP}});
     } catch (...) {
       // Best effort: a session that never started or is already gone is fine.
@@ -231,13 +261,45 @@ void CaseRun::cleanup() noexcept {
   agents_.clear();
 }
 
+void CaseRun::trace_agents() const {
+  for (const auto& [label, a] : agents_) {
+    const std::int64_t pid = a->pid();
+    options_.trace->name_process(pid, fmt::format("agent {} ({})", label, case_.id));
+    std::set<std::int64_t> named;
+    for (const json& ev : a->events()) {
+      const std::string kind = ev.value("event", "");
+      if (kind != "callback" && kind != "stray_callback" && kind != "classic_callback") continue;
+      // An agent of another build may not say its thread: then its process's main track.
+      const trace::Track track{pid, ev.value("tid", pid)};
+      if (named.insert(track.tid).second) options_.trace->name_thread(track, "callbacks");
+      const std::int64_t begin = ev.value("t_ns", std::int64_t{0});
+      json args = {{"n", ev.value("n", 0)}};
+      for (const char* field : {"is_enabled", "level", "match_any", "match_all", "request_code"}) {
+        if (ev.contains(field)) args[field] = ev[field];
+      }
+      const std::string provider = ev.value("provider", std::string("(stray)"));
+      options_.trace->complete(track, kind + " " + provider, "callback", begin,
+                               begin + ev.value("duration_ns", std::int64_t{0}), std::move(args));
+    }
+  }
+}
+
+void CaseRun::trace_count(const std::string& agent_label, const std::string& counter,
+                          const std::string& series, std::uint64_t value) {
+  if (options_.trace == nullptr || !agents_.count(agent_label)) return;
+  options_.trace->counter(agents_.at(agent_label)->pid(), counter, now_ns(), {{series, value}});
+}
+
 CaseOutcome Driver::run(const Case& c) {
   const auto start = std::chrono::steady_clock::now();
   CaseOutcome out;
+  trace::Slice slice(options_.trace, driver_track(), "case " + c.id, "case", {{"file", c.file}});
   {
     CaseRun run(c, options_, ++case_counter_);
     out = run.run();
   }
+  slice.arg("status", status_name(out.status));
+  slice.end();
   out.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

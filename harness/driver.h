@@ -7,6 +7,7 @@
 #include "lint.h"
 #include "result.h"
 #include "scenario.h"
+#include "trace.h"
 
 #include <filesystem>
 #include <cstdint>
@@ -20,6 +21,9 @@ struct DriverOptions {
   std::string session_prefix;
   // The agent of agents marked "subject": a provider under test (providers/adapter/).
   std::filesystem::path subject;
+  // `--trace`: the timeline the run adds its cases, steps, controller calls and the agents'
+  // callbacks to (harness/trace/); null: none.
+  trace::Trace* trace = nullptr;
 };
 
 // One event a provider under test wrote, as a consumer received it (lint judges these).
@@ -37,6 +41,9 @@ struct CaseOutcome {
   // Per provider under test, the events of the first consumer that received any of its.
   std::vector<SubjectEvent> subject_events;
 };
+
+// The driver's track in a --trace timeline: this process, its main thread.
+trace::Track driver_track();
 
 class Driver {
  public:

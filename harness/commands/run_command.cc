@@ -11,6 +11,7 @@
 #include "expectations.h"
 #include "report.h"
 #include "scenario.h"
+#include "trace.h"
 
 #include <fmt/format.h>
 
@@ -55,6 +56,7 @@ class RunCommand : public Command {
   std::vector<std::string> paths_;
   std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
   std::string subject_;  // the provider under test's agent (providers/adapter/)
+  std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/trace/)
 };
 
 CLI::App* RunCommand::define(CLI::App& app, const Context&) {
@@ -70,6 +72,7 @@ CLI::App* RunCommand::define(CLI::App& app, const Context&) {
                   "Platform name, one of the catalog's platforms (selects "
                   "expectations/<NAME>.json)");
   cmd->add_option("--expectations", expectations_file_, "Expectations file");
+  cmd->add_option("--trace", trace_file_, "Write a timeline (Trace Event Format, for Perfetto) to FILE");
   return cmd;
 }
 
@@ -193,8 +196,11 @@ int exit_code(const std::vector<CaseResult>& results) {
 
 int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
-  const DriverOptions options = driver_options(context);
-  std::optional<ReportFile> json = open_report(json_file_), junit = open_report(junit_file_);
+  DriverOptions options = driver_options(context);
+  std::optional<ReportFile> json = open_report(json_file_), junit = open_report(junit_file_),
+                            trace_out = open_report(trace_file_);
+  trace::Trace timeline;
+  if (trace_out) options.trace = &timeline;
 
   catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
@@ -209,11 +215,19 @@ int RunCommand::execute(const Context& context) {
               << " of " << input.cases.size() << " cases\n";
     discard_report(json);
     discard_report(junit);
+    discard_report(trace_out);
     return stop_exit_code();
   }
   ConsoleReport().write(info, results, std::cout);
   write_report(json, JsonReport(), info, results);
   write_report(junit, JunitReport(), info, results);
+  if (trace_out) {
+    timeline.name_process(driver_track().pid, "etwh run");
+    timeline.name_thread(driver_track(), "driver");
+    timeline.set_metadata("command_line", info.command_line);
+    trace_out->out.close();
+    timeline.write_file(trace_out->path);
+  }
   // A stop that came after the last case still ends as a stop (130/143), reports written.
   return stop_requested() ? stop_exit_code() : exit_code(results);
 }

@@ -32,6 +32,8 @@ class StressCommand : public Command {
     cmd->add_option("--min-effect", min_effect_pct_,
                     "With --baseline: smallest change of a median that counts, in % (default 5)")
         ->check(CLI::Range(0.0, 1000.0));
+    cmd->add_option("--trace", args_.trace_file,
+                    "Write a timeline (Trace Event Format, for Perfetto) to FILE");
     cmd->add_option("--only", args_.thresholds.only,
                     "With --baseline: compare only the figures this regular expression finds");
     return cmd;

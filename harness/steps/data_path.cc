@@ -9,6 +9,8 @@
 #include <evntrace.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace etwh {
 
 using nlohmann::json;
@@ -87,6 +89,10 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
     const auto status = r.value("status", 0u);
     if (first_status == 0) first_status = status;
     failed += r.value("failed", std::uint64_t{0});
+    const std::uint64_t count = d.count;
+    written_traced_[w.provider] += count - std::min(count, r.value("failed", std::uint64_t{0}));
+    trace_count(case_.providers.at(w.provider).agent, "events written", w.provider,
+                written_traced_[w.provider]);
   }
   written_failed_[w.provider] += failed;
   return {{"status", first_status}, {"failed", failed}};
@@ -113,6 +119,8 @@ void CaseRun::collect(const oracle::StepExpectation& e) {
     const json r = agent(c.agent).call(
         {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
         kReplySlack + kCollectWait);
+    trace_count(c.agent, "events delivered", c.consumer,
+                r.value("records", json::array()).size());
     ConsumerFacts facts;
     facts.c = &case_;
     facts.traits = &traits_;

@@ -32,6 +32,16 @@ struct SeriesPoint {
   std::uint64_t buffers_in_use = 0;  // NumberOfBuffers - FreeBuffers
 };
 
+// One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
+struct LossNotice {
+  std::uint64_t at_ns = 0;     // CLOCK_MONOTONIC, when the consumer callback got it
+  std::uint8_t opcode = 0;     // 32 RTLostEvent, 33 RTLostBuffer
+  std::uint64_t buffers = 0;   // RTLostBuffer: buffers lost
+  std::uint64_t events = 0;    // events those buffers held, or refused at write (RTLostEvent)
+};
+// A run keeps at most this many notices per session (their counts are summed regardless).
+inline constexpr std::size_t kMaxLossNotices = 10000;
+
 struct SessionResult {
   std::string name;
   std::uint64_t written = 0;    // EventWrite calls for this session's events, counted by writers
@@ -49,6 +59,7 @@ struct SessionResult {
   std::uint64_t lost_buffer_events_announced = 0;  // events held by those buffers
   std::uint64_t lost_events_announced = 0;         // RTLostEvent: refused at write
   std::uint64_t reported_lost = 0;  // events_lost + lost_buffer_events_announced
+  std::vector<LossNotice> loss_notices;  // the first kMaxLossNotices, in arrival order
   // From sequence numbers.
   std::uint64_t duplicates = 0, gaps = 0, missing = 0, beyond_written = 0;
   std::uint64_t foreign_records = 0;  // records of no known writer, or too short to carry a stamp

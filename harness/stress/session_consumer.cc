@@ -79,7 +79,7 @@ void SessionConsumer::record(const EVENT_RECORD& r) {
     return;
   }
   if (same_guid(from, RTLostEventGuid)) {
-    lost_notice(r);
+    lost_notice(r, now);
     return;
   }
   ++result_.foreign_records;
@@ -114,7 +114,7 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
 
 // RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},
 // RTLostEvent (32) = {events refused at write}, each a ULONG64.
-void SessionConsumer::lost_notice(const EVENT_RECORD& r) {
+void SessionConsumer::lost_notice(const EVENT_RECORD& r, std::uint64_t now) {
   std::uint64_t counts[2] = {};
   const std::size_t need = r.EventHeader.EventDescriptor.Opcode == 33 ? 16 : 8;
   const UCHAR op = r.EventHeader.EventDescriptor.Opcode;
@@ -123,6 +123,10 @@ void SessionConsumer::lost_notice(const EVENT_RECORD& r) {
     return;
   }
   std::memcpy(counts, r.UserData, need);
+  if (result_.loss_notices.size() < kMaxLossNotices) {
+    result_.loss_notices.push_back(
+        {now, op, op == 33 ? counts[0] : 0, op == 33 ? counts[1] : counts[0]});
+  }
   if (op == 33) {
     ++result_.lost_buffer_notices;
     result_.lost_buffers_announced += counts[0];

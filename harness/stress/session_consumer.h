@@ -47,7 +47,7 @@ class SessionConsumer {
   static void WINAPI on_record(PEVENT_RECORD record);
   void record(const EVENT_RECORD& r);
   void data(const EVENT_RECORD& r, std::uint64_t now);
-  void lost_notice(const EVENT_RECORD& r);
+  void lost_notice(const EVENT_RECORD& r, std::uint64_t now);
 
   std::string name_;
   GUID provider_;

@@ -5,6 +5,8 @@
 #include "compare.h"
 #include "engine.h"
 #include "profile.h"
+#include "stress_trace.h"
+#include "trace.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -196,11 +198,39 @@ nlohmann::ordered_json results_document(const StressArgs& args,
   return doc;
 }
 
+// --trace: the etwh process's track, where each run is a slice.
+trace::Track command_track() {
+  const auto pid = static_cast<std::int64_t>(getpid());
+  return {pid, pid};
+}
+
+// --trace FILE: checked writable before anything runs (false: bad input, said on stderr).
+bool trace_file_writable(const std::string& file) {
+  if (file.empty()) return true;
+  if (std::ofstream(file)) return true;
+  std::cerr << "etwh: " << file << ": cannot write the trace\n";
+  return false;
+}
+
+bool write_trace(const trace::Trace& timeline, const StressArgs& args) {
+  try {
+    timeline.write_file(args.trace_file);
+  } catch (const std::exception& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_stress_command(const StressArgs& args) {
   std::vector<Profile> profiles;
-  if (!load_profiles(args, profiles)) return kExitBadInput;
+  if (!load_profiles(args, profiles) || !trace_file_writable(args.trace_file)) return kExitBadInput;
+  trace::Trace timeline;
+  timeline.name_process(command_track().pid, "etwh stress");
+  timeline.name_thread(command_track(), "driver");
+  timeline.set_metadata("command_line", args.command_line);
   if (!std::filesystem::exists(args.writer)) {
     std::cerr << "etwh: " << args.writer.string()
               << ": stress writer executable not found (use --writer)\n";
@@ -224,6 +254,7 @@ int run_stress_command(const StressArgs& args) {
     for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
       Outcome o{p, std::nullopt, "", 0, rep, args.repetitions};
       const auto t0 = std::chrono::steady_clock::now();
+      const std::int64_t t0_ns = trace::steady_now_ns();
       try {
         o.run = run_profile(p, options);
       } catch (const StressHarnessError& e) {
@@ -233,9 +264,15 @@ int run_stress_command(const StressArgs& args) {
       }
       if (stop_requested()) {  // the run has undone what it started; nothing more to report
         std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
+        std::error_code ignored;  // the trace file made to check it was writable goes again
+        if (!args.trace_file.empty()) std::filesystem::remove(args.trace_file, ignored);
         return stop_exit_code();
       }
       o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const std::string label = p.name + repetition_text(o);
+      timeline.complete(command_track(), "profile " + label, "run", t0_ns, trace::steady_now_ns(),
+                        {{"status", status_of(o)}});
+      if (o.run) trace_run(timeline, *o.run, static_cast<unsigned>(outcomes.size()), label);
       print_console(o, std::cout);
       std::cout.flush();
       outcomes.push_back(std::move(o));
@@ -259,6 +296,7 @@ int run_stress_command(const StressArgs& args) {
       return kExitBadInput;
     }
   }
+  if (!args.trace_file.empty() && !write_trace(timeline, args)) return kExitBadInput;
   bool regressed = false;
   if (baseline) {
     const compare::Comparison c = compare::compare_documents(

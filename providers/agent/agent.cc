@@ -67,6 +67,7 @@ void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
   auto left = std::chrono::steady_clock::now();
   event["t_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(entered.time_since_epoch()).count();
   event["duration_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered).count();
+  event["tid"] = current_tid();
   if (state != nullptr) {
     state->out->write(event);
   } else if (LineWriter* out = g_stray_out.load()) {

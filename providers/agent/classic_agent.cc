@@ -1,6 +1,7 @@
 #include "classic_agent.h"
 
 #include "agent.h"
+#include "platform.h"
 #include "request_fields.h"
 #include "win32_text.h"
 
@@ -71,6 +72,7 @@ ULONG WINAPI control_callback(WMIDPREQUESTCODE code, PVOID context, ULONG*, PVOI
     s->logger = 0;
   }
   event["duration_ns"] = steady_ns() - entered;
+  event["tid"] = current_tid();
   s->out->write(event);
   return ERROR_SUCCESS;
 }

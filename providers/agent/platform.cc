@@ -21,6 +21,14 @@ std::uint64_t current_pid() {
 #endif
 }
 
+std::uint64_t current_tid() {
+#ifdef _WIN32
+  return GetCurrentThreadId();
+#else
+  return static_cast<std::uint64_t>(gettid());
+#endif
+}
+
 const char* platform_name() {
 #ifdef _WIN32
   return "windows";

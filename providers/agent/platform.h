@@ -10,6 +10,9 @@ namespace etwh::agent {
 // The id of this process, as the OS reports it.
 std::uint64_t current_pid();
 
+// The id of the calling thread, as the OS reports it (what `--trace` puts callbacks on).
+std::uint64_t current_tid();
+
 // "etwrt" or "windows": which implementation answers the Win32 ETW API here.
 const char* platform_name();
 
