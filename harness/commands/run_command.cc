@@ -126,8 +126,8 @@ void RunCommand::define_selection_options(CLI::App& cmd) {
 }
 
 void RunCommand::define_console_options(CLI::App& cmd) {
-  CLI::Option* quiet = cmd.add_flag("-q,--quiet", quiet_,
-                                    "Print only the cases not as expected and the summary");
+  CLI::Option* quiet =
+      cmd.add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
   cmd.add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
       ->excludes(quiet);
   cmd.add_option("--color", color_,
@@ -224,9 +224,9 @@ ConsoleOptions RunCommand::console_options() const {
                       : verbose_ ? Verbosity::kVerbose
                                  : Verbosity::kNormal;
   const char* no_color = std::getenv("NO_COLOR");
-  const bool color = color_ == "always" ||
-                     (color_ == "auto" && (no_color == nullptr || *no_color == '\0') &&
-                      stdout_is_terminal());
+  const bool color =
+      color_ == "always" ||
+      (color_ == "auto" && (no_color == nullptr || *no_color == '\0') && stdout_is_terminal());
   console.style = ConsoleStyle(color);
   return console;
 }
@@ -236,8 +236,9 @@ CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   apply_lint(c, input.catalog, outcome);
   note_expectation(input.expectations, c.id, outcome);
   auto [status, ok] = classify(outcome.status, input.expectations, c.id);
-  return {c.id,         c.rules, status, ok, summarize(outcome.findings, outcome.fault),
-          outcome.duration_s, c.file, std::move(outcome.findings)};
+  std::string message = summarize(outcome.findings, outcome.fault);
+  return {c.id, c.rules, status, ok, std::move(message), outcome.duration_s, c.file,
+          std::move(outcome.findings)};
 }
 
 // One result per case, in case order. Repeated, a case is reported by its first repetition not
