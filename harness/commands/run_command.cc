@@ -260,10 +260,12 @@ std::vector<CaseResult> per_case(const Selection& selection,
         break;
       }
     }
-    out.push_back(std::move(*shown));
+    std::vector<Status> statuses;
     if (repeat > 1) {
-      for (const CaseResult* r : reps) out.back().repetitions.push_back(r->status);
+      for (const CaseResult* r : reps) statuses.push_back(r->status);
     }
+    out.push_back(std::move(*shown));
+    out.back().repetitions = std::move(statuses);
   }
   return out;
 }
