@@ -25,6 +25,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #ifdef _WIN32
 #include <io.h>
@@ -101,6 +102,16 @@ CLI::App* RunCommand::define(CLI::App& app, const Context&) {
   return cmd;
 }
 
+// A seed is digits only: CLI11 would take "-1" for the largest unsigned value.
+CLI::Validator decimal_digits() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+        return digits ? "" : "'" + text + "' is not a non-negative integer";
+      },
+      "");
+}
+
 void RunCommand::define_selection_options(CLI::App& cmd) {
   cmd.add_option("--filter", selection_.filter,
                  "Run only the cases whose ID matches REGEX (ECMAScript, searched)")
@@ -122,6 +133,7 @@ void RunCommand::define_selection_options(CLI::App& cmd) {
       cmd.add_flag("--shuffle", selection_.shuffle, "Run the cases in a random order");
   cmd.add_option("--seed", selection_.seed, "Seed of --shuffle (default: random, printed)")
       ->type_name("S")
+      ->check(decimal_digits())
       ->needs(shuffle);
 }
 
@@ -235,10 +247,16 @@ CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   CaseOutcome outcome = driver.run(c);
   apply_lint(c, input.catalog, outcome);
   note_expectation(input.expectations, c.id, outcome);
-  auto [status, ok] = classify(outcome.status, input.expectations, c.id);
-  std::string message = summarize(outcome.findings, outcome.fault);
-  return {c.id, c.rules, status, ok, std::move(message), outcome.duration_s, c.file,
-          std::move(outcome.findings)};
+  CaseResult result;
+  std::tie(result.status, result.as_expected) =
+      classify(outcome.status, input.expectations, c.id);
+  result.id = c.id;
+  result.rules = c.rules;
+  result.message = summarize(outcome.findings, outcome.fault);
+  result.duration_s = outcome.duration_s;
+  result.file = c.file;
+  result.findings = std::move(outcome.findings);
+  return result;
 }
 
 // One result per case, in case order. Repeated, a case is reported by its first repetition not
