@@ -1,5 +1,5 @@
 # bash completion for etwh: commands, their options, scenario and profile paths, and the names
-# --platform and --only take. Plain bash (complete/compgen): bash-completion is not needed.
+# --platform, --only, --rule and --color take. Plain bash (complete/compgen): bash-completion is not needed.
 # Installed as share/bash-completion/completions/etwh. The option lists follow `etwh <command>
 # --help`; the etwh_completion CTest fails when they drift apart.
 
@@ -10,7 +10,8 @@ _etwh_commands="list run compare report stress selftest"
 _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
-    run) echo "--json --junit --agent --subject --platform --expectations --trace" ;;
+    run) echo "--json --junit --agent --subject --platform --expectations --filter --rule --jobs" \
+           "--repeat --shuffle --seed --quiet --verbose --color --trace" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
@@ -24,6 +25,14 @@ _etwh_mutant_names() {
   etwh=$(type -P "$1") || return 0
   registry="$(dirname "$(dirname "$etwh")")/share/etwh/mutants/mutants.json"
   [ -r "$registry" ] && sed -n 's/.*"name": *"\([a-z0-9-]*\)".*/\1/p' "$registry"
+}
+
+# The rule IDs of the catalog installed beside etwh (share/etwh/catalog/rules.json).
+_etwh_rule_ids() {
+  local etwh catalog
+  etwh=$(type -P "$1") || return 0
+  catalog="$(dirname "$(dirname "$etwh")")/share/etwh/catalog/rules.json"
+  [ -r "$catalog" ] && sed -n 's/.*"id": *"\([A-Z0-9-]*\)".*/\1/p' "$catalog"
 }
 
 # Files matching a glob and folders, one per line (names with spaces survive).
@@ -50,7 +59,9 @@ _etwh() {
       return ;;
     --platform) COMPREPLY=($(compgen -W "etwrt wine windows" -- "$cur")); return ;;
     --only) COMPREPLY=($(compgen -W "$(_etwh_mutant_names "${COMP_WORDS[0]}")" -- "$cur")); return ;;
-    --sweep | --jobs | --run-timeout | --title) return ;;
+    --rule) COMPREPLY=($(compgen -W "$(_etwh_rule_ids "${COMP_WORDS[0]}")" -- "$cur")); return ;;
+    --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+    --sweep | --jobs | -j | --run-timeout | --filter | --repeat | --seed | --title) return ;;
   esac
 
   if [ -z "$command" ]; then

@@ -9,6 +9,8 @@
 #include <evntrace.h>
 #include <fmt/format.h>
 
+#include <atomic>
+
 namespace etwh {
 
 using nlohmann::json;
@@ -20,9 +22,13 @@ std::int64_t now_ns() {
       .count();
 }
 
+// One track per driving thread (etwh run -j N runs a driver per worker thread): slices of
+// different threads must not share a track, where they would overlap without nesting.
 trace::Track driver_track() {
+  static std::atomic<std::int64_t> next{0};
+  thread_local const std::int64_t index = next.fetch_add(1);
   const auto pid = static_cast<std::int64_t>(process_id());
-  return {pid, pid};
+  return {pid, pid + index};
 }
 
 namespace {

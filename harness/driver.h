@@ -42,7 +42,7 @@ struct CaseOutcome {
   std::vector<SubjectEvent> subject_events;
 };
 
-// The driver's track in a --trace timeline: this process, its main thread.
+// The calling thread's track in a --trace timeline: this process, one thread id per driving thread.
 trace::Track driver_track();
 
 class Driver {

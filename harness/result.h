@@ -74,6 +74,16 @@ struct CaseResult {
   double duration_s = 0;
   std::string file;
   std::vector<Finding> findings;
+  // With `etwh run --repeat N`: each repetition's status, in order (empty: run once). A case
+  // whose repetitions differ is flaky.
+  std::vector<Status> repetitions = {};
+
+  bool flaky() const {
+    for (Status s : repetitions) {
+      if (s != repetitions.front()) return true;
+    }
+    return false;
+  }
 };
 
 struct RunInfo {

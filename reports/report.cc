@@ -110,25 +110,6 @@ std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
   return out;
 }
 
-void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
-                          std::ostream& out) const {
-  out << fmt::format("{:<30} {:<14} {}\n", "RULE", "STATUS", "CASES");
-  for (const RuleVerdict& v : rule_verdicts(info, results)) {
-    out << fmt::format("{:<30} {:<14} {}{}\n", v.id, status_name(v.status), v.cases,
-                       v.cases == 0 ? (v.reason.empty() ? " (no case)" : " (" + v.reason + ")")
-                                    : "");
-  }
-  int unexpected = 0;
-  for (const CaseResult& r : results) {
-    if (!r.as_expected) ++unexpected;
-    if (r.status == Status::kPass) continue;
-    out << fmt::format("{} {}{}: {}\n", status_name(r.status), r.id,
-                       r.as_expected ? " (expected)" : "", r.message);
-  }
-  out << fmt::format("{} cases, {} not as expected, platform {}, {:.2f} s\n", results.size(),
-                     unexpected, info.platform, info.duration_s);
-}
-
 void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& results,
                        std::ostream& out) const {
   // Ordered, so that the file reads in the documented order.

@@ -29,13 +29,7 @@ class ReportWriter {
                      std::ostream& out) const = 0;
 };
 
-// Per-rule table (rule_verdicts: rule, status, cases), then one line per case that did not
-// PASS.
-class ConsoleReport : public ReportWriter {
- public:
-  void write(const RunInfo& info, const std::vector<CaseResult>& results,
-             std::ostream& out) const override;
-};
+// ConsoleReport: console_report.h.
 
 // {schema_version: 2, run_info: {...}, results: [{id, rules, status, expected, as_expected,
 //  message, duration, file, findings: [{rule, check, severity, text, expected?, observed?,

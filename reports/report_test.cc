@@ -1,3 +1,4 @@
+#include "console_report.h"
 #include "report.h"
 
 #include <gtest/gtest.h>

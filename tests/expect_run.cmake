@@ -1,8 +1,12 @@
 # Runs COMMAND ('|'-separated) and checks its exit code (EXPECT_EXIT) and that its combined
 # output matches the regular expression EXPECT_OUTPUT; optionally that EXPECT_FILES exist and
 # that a JSON report in them parses with the expected schema version (EXPECT_SCHEMA); and that it
-# does not match EXPECT_NO_OUTPUT.
+# does not match EXPECT_NO_OUTPUT. In both expressions, <ESC> stands for the escape character
+# (ANSI colour codes).
 string(REPLACE "|" ";" command "${COMMAND}")
+string(ASCII 27 esc)
+string(REPLACE "<ESC>" "${esc}" EXPECT_OUTPUT "${EXPECT_OUTPUT}")
+string(REPLACE "<ESC>" "${esc}" EXPECT_NO_OUTPUT "${EXPECT_NO_OUTPUT}")
 # `etwh run` reports are at schema_version 2 (with findings); `etwh stress` ones at 1.
 if(NOT EXPECT_SCHEMA)
   set(EXPECT_SCHEMA 2)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -74,9 +75,21 @@ json delivered_records(const std::string& mode, const std::vector<json>& writes,
 
 }  // namespace
 
+// "flaky": "good" and "wrong_level" in turn, one per agent started, counted in the file that
+// ETWH_SCRIPTED_AGENT_COUNTER names (for `etwh run --repeat`).
+std::string flaky_mode() {
+  const char* path = std::getenv("ETWH_SCRIPTED_AGENT_COUNTER");
+  if (path == nullptr) return "good";
+  long count = 0;
+  std::ifstream(path) >> count;
+  std::ofstream(path) << count + 1;
+  return count % 2 == 0 ? "good" : "wrong_level";
+}
+
 int main() {
   const char* env = std::getenv("ETWH_SCRIPTED_AGENT_MODE");
-  const std::string mode = env ? env : "good";
+  std::string mode = env ? env : "good";
+  if (mode == "flaky") mode = flaky_mode();
   emit({{"event", "ready"}, {"pid", 0}, {"platform", "scripted"}});
   const bool data_mode = mode.rfind("data_", 0) == 0;
   std::vector<json> writes;

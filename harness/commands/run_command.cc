@@ -1,25 +1,38 @@
-// `etwh run`: loads the catalog, the scenarios and the platform's expectations (everything that
-// can be wrong with the input fails here, before anything runs), runs every case through the
-// driver, adds lint and expectation findings, and hands the results to the report writers.
+// `etwh run`: loads the catalog, the scenarios and the platform's expectations and selects the
+// cases (everything that can be wrong with the input fails here, before anything runs), runs
+// the selected cases through the driver (run_parallel.h), printing a line as each finishes, adds
+// lint and expectation findings, and hands the results to the report writers.
 #include "command.h"
 
 #include "case_findings.h"
 #include "catalog.h"
+#include "console_report.h"
 #include "driver.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "expectations.h"
+#include "progress.h"
 #include "report.h"
+#include "run_parallel.h"
+#include "run_selection.h"
 #include "scenario.h"
 #include "trace.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
+#include <tuple>
+
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
 
 namespace etwh::cli {
 namespace {
@@ -29,9 +42,15 @@ namespace fs = std::filesystem;
 // What a run needs from its input files, all checked.
 struct RunInput {
   Catalog catalog;
-  std::vector<Case> cases;
+  Selection selection;  // the cases to run, and the order of their runs
   std::string platform;
   Expectations expectations;
+};
+
+// One result per case once every run ended; `runs_done` short of the runs when a stop came first.
+struct RunResults {
+  std::vector<CaseResult> cases;
+  std::size_t runs_done = 0;
 };
 
 // A report file, opened (and so checked to be writable) before the run starts.
@@ -51,12 +70,20 @@ class RunCommand : public Command {
                                      const std::vector<Case>& cases) const;
   RunInfo run_info(const Context& context, const RunInput& input) const;
   DriverOptions driver_options(const Context& context) const;
-  std::vector<CaseResult> run_cases(const RunInput& input, const DriverOptions& options) const;
+  ConsoleOptions console_options() const;
+  void define_console_options(CLI::App& cmd);
+  void define_selection_options(CLI::App& cmd);
+  RunResults run_cases(const RunInput& input, const DriverOptions& options,
+                       const ConsoleOptions& console) const;
 
   std::vector<std::string> paths_;
   std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
   std::string subject_;  // the provider under test's agent (providers/adapter/)
   std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/trace/)
+  SelectionOptions selection_;
+  int jobs_ = 1;
+  bool quiet_ = false, verbose_ = false;
+  std::string color_ = "auto";
 };
 
 CLI::App* RunCommand::define(CLI::App& app, const Context&) {
@@ -73,7 +100,56 @@ CLI::App* RunCommand::define(CLI::App& app, const Context&) {
                   "expectations/<NAME>.json)");
   cmd->add_option("--expectations", expectations_file_, "Expectations file");
   cmd->add_option("--trace", trace_file_, "Write a timeline (Trace Event Format, for Perfetto) to FILE");
+  define_selection_options(*cmd);
+  define_console_options(*cmd);
   return cmd;
+}
+
+// A seed is digits only: CLI11 would take "-1" for the largest unsigned value.
+CLI::Validator decimal_digits() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+        return digits ? "" : "'" + text + "' is not a non-negative integer";
+      },
+      "");
+}
+
+void RunCommand::define_selection_options(CLI::App& cmd) {
+  cmd.add_option("--filter", selection_.filter,
+                 "Run only the cases whose ID matches REGEX (ECMAScript, searched)")
+      ->type_name("REGEX");
+  cmd.add_option("--rule", selection_.rules,
+                 "Run only the cases naming rule ID (repeatable: any of them)")
+      ->type_name("ID")
+      ->allow_extra_args(false);
+  cmd.add_option("-j,--jobs", jobs_,
+                 "Run N cases at once, each with its own agents and sessions (cases sharing a "
+                 "provider never overlap)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64));
+  cmd.add_option("--repeat", selection_.repeat,
+                 "Run each case N times; a case whose status changes is flaky (exit 1)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 100000));
+  CLI::Option* shuffle =
+      cmd.add_flag("--shuffle", selection_.shuffle, "Run the cases in a random order");
+  cmd.add_option("--seed", selection_.seed, "Seed of --shuffle (default: random, printed)")
+      ->type_name("S")
+      ->check(decimal_digits())
+      ->needs(shuffle);
+}
+
+void RunCommand::define_console_options(CLI::App& cmd) {
+  CLI::Option* quiet =
+      cmd.add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
+  cmd.add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
+      ->excludes(quiet);
+  cmd.add_option("--color", color_,
+                 "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always, "
+                 "never")
+      ->type_name("WHEN")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 Expectations RunCommand::load_expectations_for(const Context& context, const std::string& platform,
@@ -105,8 +181,11 @@ RunInput RunCommand::load(const Context& context) const {
   }
   std::vector<fs::path> paths(paths_.begin(), paths_.end());
   if (paths.empty()) paths.push_back(context.scenarios_dir);
-  in.cases = load_scenarios(paths, in.catalog.ids());
-  in.expectations = load_expectations_for(context, in.platform, in.cases);
+  std::vector<Case> cases = load_scenarios(paths, in.catalog.ids());
+  in.expectations = load_expectations_for(context, in.platform, cases);
+  std::string source;
+  for (const fs::path& p : paths) source += (source.empty() ? "" : ", ") + p.string();
+  in.selection = select_cases(std::move(cases), selection_, in.catalog.ids(), source);
   return in;
 }
 
@@ -145,19 +224,87 @@ DriverOptions RunCommand::driver_options(const Context& context) const {
   return options;
 }
 
-std::vector<CaseResult> RunCommand::run_cases(const RunInput& input,
-                                              const DriverOptions& options) const {
-  Driver driver(options);
-  std::vector<CaseResult> results;
-  for (const auto& c : input.cases) {
-    if (stop_requested()) break;
-    CaseOutcome outcome = driver.run(c);
-    apply_lint(c, input.catalog, outcome);
-    note_expectation(input.expectations, c.id, outcome);
-    auto [status, ok] = classify(outcome.status, input.expectations, c.id);
-    results.push_back({c.id, c.rules, status, ok, summarize(outcome.findings, outcome.fault),
-                       outcome.duration_s, c.file, std::move(outcome.findings)});
+bool stdout_is_terminal() {
+#ifdef _WIN32
+  return _isatty(_fileno(stdout)) != 0;
+#else
+  return isatty(STDOUT_FILENO) != 0;
+#endif
+}
+
+// NO_COLOR (no-color.org): set and not empty, no colour unless asked for with --color always.
+ConsoleOptions RunCommand::console_options() const {
+  ConsoleOptions console;
+  console.verbosity = quiet_     ? Verbosity::kQuiet
+                      : verbose_ ? Verbosity::kVerbose
+                                 : Verbosity::kNormal;
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool color =
+      color_ == "always" ||
+      (color_ == "auto" && (no_color == nullptr || *no_color == '\0') && stdout_is_terminal());
+  console.style = ConsoleStyle(color);
+  return console;
+}
+
+CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
+  CaseOutcome outcome = driver.run(c);
+  apply_lint(c, input.catalog, outcome);
+  note_expectation(input.expectations, c.id, outcome);
+  CaseResult result;
+  std::tie(result.status, result.as_expected) =
+      classify(outcome.status, input.expectations, c.id);
+  result.id = c.id;
+  result.rules = c.rules;
+  result.message = summarize(outcome.findings, outcome.fault);
+  result.duration_s = outcome.duration_s;
+  result.file = c.file;
+  result.findings = std::move(outcome.findings);
+  return result;
+}
+
+// One result per case, in case order. Repeated, a case is reported by its first repetition not
+// as expected (else its last), with every repetition's status. `runs` has every run.
+std::vector<CaseResult> per_case(const Selection& selection,
+                                 std::vector<std::optional<CaseResult>>& runs, int repeat) {
+  std::vector<std::vector<CaseResult*>> of_case(selection.cases.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ScheduledRun& run = selection.runs[i];
+    of_case[run.case_index].resize(repeat);
+    of_case[run.case_index][run.repetition - 1] = &*runs[i];
   }
+  std::vector<CaseResult> out;
+  for (const std::vector<CaseResult*>& reps : of_case) {
+    CaseResult* shown = reps.back();
+    for (CaseResult* r : reps) {
+      if (!r->as_expected) {
+        shown = r;
+        break;
+      }
+    }
+    std::vector<Status> statuses;
+    if (repeat > 1) {
+      for (const CaseResult* r : reps) statuses.push_back(r->status);
+    }
+    out.push_back(std::move(*shown));
+    out.back().repetitions = std::move(statuses);
+  }
+  return out;
+}
+
+RunResults RunCommand::run_cases(const RunInput& input, const DriverOptions& options,
+                                 const ConsoleOptions& console) const {
+  ProgressPrinter progress(std::cout, input.selection.runs.size(), console.verbosity,
+                           console.style);
+  const int repeat = selection_.repeat;
+  std::vector<std::optional<CaseResult>> runs = run_in_parallel(
+      input.selection, jobs_, options,
+      [&](Driver& driver, const Case& c) { return judge(driver, c, input); },
+      [&](const CaseResult& result, const ScheduledRun& run) {
+        progress.finished(result, repeat > 1 ? run.repetition : 0);
+      });
+  RunResults results;
+  for (const auto& r : runs) results.runs_done += r.has_value();
+  if (results.runs_done == runs.size()) results.cases = per_case(input.selection, runs, repeat);
   return results;
 }
 
@@ -184,9 +331,11 @@ void discard_report(std::optional<ReportFile>& file) {
   fs::remove(file->path, ec);
 }
 
+// A flaky case counts as not as expected, whatever the repetition shown.
 int exit_code(const std::vector<CaseResult>& results) {
   bool harness_fault = false, unexpected = false;
   for (const auto& r : results) {
+    if (r.flaky()) unexpected = true;
     if (r.as_expected) continue;
     unexpected = true;
     if (r.status == Status::kHarnessError) harness_fault = true;
@@ -197,6 +346,7 @@ int exit_code(const std::vector<CaseResult>& results) {
 int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
   DriverOptions options = driver_options(context);
+  const ConsoleOptions console = console_options();
   std::optional<ReportFile> json = open_report(json_file_), junit = open_report(junit_file_),
                             trace_out = open_report(trace_file_);
   trace::Trace timeline;
@@ -205,31 +355,37 @@ int RunCommand::execute(const Context& context) {
   catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
   RunInfo info = run_info(context, input);
+  if (input.selection.seed) {
+    std::cout << "etwh: cases shuffled with --seed " << *input.selection.seed << "\n";
+  }
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<CaseResult> results = run_cases(input, options);
+  const RunResults results = run_cases(input, options, console);
   info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Stopped: the driver has ended every case it began; `home` goes on return. No report: the
   // run is incomplete.
-  if (stop_requested()) {
-    std::cerr << "etwh: stopped by signal " << stop_signal() << " after " << results.size()
-              << " of " << input.cases.size() << " cases\n";
+  if (results.runs_done < input.selection.runs.size()) {
+    std::cerr << "etwh: stopped by signal " << stop_signal() << " after " << results.runs_done
+              << " of " << input.selection.runs.size() << " cases\n";
     discard_report(json);
     discard_report(junit);
     discard_report(trace_out);
     return stop_exit_code();
   }
-  ConsoleReport().write(info, results, std::cout);
-  write_report(json, JsonReport(), info, results);
-  write_report(junit, JunitReport(), info, results);
+  ConsoleReport(console).write(info, results.cases, std::cout);
+  write_report(json, JsonReport(), info, results.cases);
+  write_report(junit, JunitReport(), info, results.cases);
   if (trace_out) {
     timeline.name_process(driver_track().pid, "etwh run");
-    timeline.name_thread(driver_track(), "driver");
+    const trace::Track track = driver_track();
+    for (int k = 0; k <= jobs_; ++k) {
+      timeline.name_thread({track.pid, track.pid + k}, "driver " + std::to_string(k));
+    }
     timeline.set_metadata("command_line", info.command_line);
     trace_out->out.close();
     timeline.write_file(trace_out->path);
   }
   // A stop that came after the last case still ends as a stop (130/143), reports written.
-  return stop_requested() ? stop_exit_code() : exit_code(results);
+  return stop_requested() ? stop_exit_code() : exit_code(results.cases);
 }
 
 }  // namespace
