@@ -11,6 +11,7 @@
 #include "expectations.h"
 #include "report.h"
 #include "scenario.h"
+#include "stale_sessions.h"
 
 #include <fmt/format.h>
 
@@ -198,6 +199,11 @@ int RunCommand::execute(const Context& context) {
 
   catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
+  if (!prepare_sessions_for_run(options.session_prefix, process_id(), std::cerr)) {
+    discard_report(json);  // no right to control sessions: said once, no case run
+    discard_report(junit);
+    return kExitBadInput;
+  }
   RunInfo info = run_info(context, input);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<CaseResult> results = run_cases(input, options);
