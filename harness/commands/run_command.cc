@@ -17,6 +17,7 @@
 #include "run_selection.h"
 #include "scenario.h"
 #include "trace.h"
+#include "stale_sessions.h"
 
 #include <fmt/format.h>
 
@@ -354,6 +355,12 @@ int RunCommand::execute(const Context& context) {
 
   catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
+  if (!prepare_sessions_for_run(options.session_prefix, process_id(), std::cerr)) {
+    discard_report(json);  // no right to control sessions: said once, no case run
+    discard_report(junit);
+    discard_report(trace_out);
+    return kExitBadInput;
+  }
   RunInfo info = run_info(context, input);
   if (input.selection.seed) {
     std::cout << "etwh: cases shuffled with --seed " << *input.selection.seed << "\n";

@@ -11,14 +11,42 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <string>
 
 namespace etwh {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
 
+namespace {
+
+// The machine's limits say nothing about the rules: a StartTrace or EnableTraceEx2 that fails
+// for one of them, with a status the step did not expect exactly (an "any failure" expectation
+// cannot tell them from the failure it wants), is a harness error naming the limit, not a FAIL.
+// `exhausted` says what ERROR_NO_SYSTEM_RESOURCES means for this call.
+void throw_if_machine_limit(const std::string& call, const char* exhausted, const json& reply,
+                            const oracle::StepExpectation& e) {
+  if (!reply.contains("status") || !reply["status"].is_number_unsigned()) return;
+  const auto status = reply["status"].get<std::uint32_t>();
+  if (e.status == status) return;
+  if (status == ERROR_ACCESS_DENIED) {
+    throw HarnessFault(fmt::format(
+        "{} returned ERROR_ACCESS_DENIED ({}): no right to control event tracing sessions "
+        "(administrators and Performance Log Users have it; on etwrt, ETWRT_DENY_CONTROL is "
+        "set); the case cannot be judged",
+        call, status));
+  }
+  if (status == ERROR_NO_SYSTEM_RESOURCES) {
+    throw HarnessFault(fmt::format("{} returned ERROR_NO_SYSTEM_RESOURCES ({}), which the case "
+                                   "does not expect: {}; the case cannot be judged",
+                                   call, status, exhausted));
+  }
+}
+
+}  // namespace
+
 std::optional<StepReply> CaseRun::start_session(const Step& step,
-                                                const oracle::StepExpectation&) {
+                                                const oracle::StepExpectation& e) {
   const SessionStep& ss = step_body<SessionStep>(step);
   SessionState& s = sessions_[ss.session];
   s.name = fmt::format("{}{}-{}", options_.session_prefix, index_, ss.session);
@@ -27,6 +55,10 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
   for (const auto& [k, v] : case_.sessions.at(ss.session).settings.items()) req[k] = v;
   started_names_.insert(s.name);
   json reply = controller_call(step.via, req, kReplySlack);  // start and stop take no timeout_ms
+  throw_if_machine_limit("StartTraceA",
+                         "the machine's limit on running sessions is reached (sessions of other "
+                         "programs count; on etwrt, ETWRT_MAX_SESSIONS)",
+                         reply, e);
   if (reply.value("status", 1) == 0) {
     s.running = true;
     s.handle = reply.value("handle", "0x0");
@@ -45,7 +77,7 @@ std::optional<StepReply> CaseRun::stop_session(const Step& step, const oracle::S
   return StepReply{std::move(reply)};
 }
 
-std::optional<StepReply> CaseRun::enable(const Step& step, const oracle::StepExpectation&) {
+std::optional<StepReply> CaseRun::enable(const Step& step, const oracle::StepExpectation& e) {
   const ControlStep& call = step_body<ControlStep>(step);
   require_session(call.session);
   json req = session_request("enable", call.session, step.via);
@@ -77,6 +109,10 @@ std::optional<StepReply> CaseRun::enable(const Step& step, const oracle::StepExp
   }
   json reply = controller_call(step.via, req, milliseconds(call.timeout_ms) + kReplySlack);
   returned_ns_ = now_ns();
+  throw_if_machine_limit(call.api,
+                         "too many sessions enable the provider (sessions of other programs "
+                         "count too)",
+                         reply, e);
   return StepReply{std::move(reply)};
 }
 

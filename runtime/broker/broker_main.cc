@@ -7,6 +7,7 @@
 #include "broker_state.h"
 #include "etwrt_os.h"
 #include "requests.h"
+#include "trace_properties.h"
 #include "wire.h"
 
 #include <fcntl.h>
@@ -58,8 +59,9 @@ struct Owner {
 
 class EventLoop {
  public:
-  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner)
-      : listen_fd_(listen_fd), idle_(idle), owner_(owner) {}
+  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner,
+            std::size_t max_sessions)
+      : listen_fd_(listen_fd), idle_(idle), owner_(owner), state_(max_sessions) {}
 
   void run();
 
@@ -284,6 +286,24 @@ bool read_owner(Owner& owner, std::string& error) {
   return true;
 }
 
+// ETWRT_MAX_SESSIONS, if set: how many sessions may run at once (the simulated system-wide
+// limit). False with `error` when the value is not a positive integer.
+bool read_max_sessions(std::size_t& max_sessions, std::string& error) {
+  max_sessions = broker::kDefaultMaxSessions;
+  const char* text = std::getenv("ETWRT_MAX_SESSIONS");
+  if (text == nullptr || *text == '\0') return true;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || n <= 0 || n > static_cast<long>(kMostSessions)) {
+    error = std::string("ETWRT_MAX_SESSIONS: expected a number of sessions in 1..") +
+            std::to_string(kMostSessions) + ", got '" + text + "'";
+    return false;
+  }
+  max_sessions = static_cast<std::size_t>(n);
+  return true;
+}
+
 // broker.pid, made afresh (mode 0600, O_EXCL: never through a link or into another file).
 bool write_pid(int dir_fd, const std::string& home, std::string& error) {
   ::unlinkat(dir_fd, kPidName, 0);
@@ -308,7 +328,8 @@ int main(int argc, char** argv) {
   }
   std::string error;
   Owner owner;
-  if (!read_owner(owner, error)) return refuse(error);
+  std::size_t max_sessions = 0;
+  if (!read_owner(owner, error) || !read_max_sessions(max_sessions, error)) return refuse(error);
   if (owner.gone()) return 0;  // Its owner ended already: nothing to serve.
   const int dir_fd = open_private_dir(home, error);
   if (dir_fd < 0 || !check_home_files(dir_fd, home, error)) return refuse(error);
@@ -328,7 +349,7 @@ int main(int argc, char** argv) {
   if (const char* idle = std::getenv("ETWRT_BROKER_IDLE_MS"); idle != nullptr) {
     idle_ms = std::max(100L, std::strtol(idle, nullptr, 10));
   }
-  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms), owner);
+  EventLoop loop(listen_fd, std::chrono::milliseconds(idle_ms), owner, max_sessions);
   loop.run();
   // Unlink while still holding the lock, so a new broker never loses its fresh socket to us.
   ::unlinkat(dir_fd, kSocketName, 0);

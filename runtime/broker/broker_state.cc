@@ -99,6 +99,7 @@ json BrokerState::dispatch(PeerId id, const Request& request, bool& deferred) {
   if (const auto* start = std::get_if<StartRequest>(&body)) return on_start(*start);
   if (const auto* control = std::get_if<ControlRequest>(&body)) return on_control(*control);
   if (const auto* disallow = std::get_if<DisallowRequest>(&body)) return on_disallow(*disallow);
+  if (std::holds_alternative<EnumerateRequest>(body)) return on_enumerate();
   if (const auto* enable = std::get_if<EnableRequest>(&body)) {
     std::optional<json> immediate = on_enable(id, *enable, request.id);
     deferred = !immediate;
@@ -228,6 +229,9 @@ json BrokerState::on_start(const StartRequest& request) {
   for (const auto& [handle, s] : sessions_) {
     if (s.name == name) return {{"status", ERROR_ALREADY_EXISTS}};
   }
+  // StartTrace: "the maximum number of logging sessions on the system has been reached"
+  // (private sessions count too: etwrt choice, no page gives them a limit of their own).
+  if (sessions_.size() >= max_sessions_) return {{"status", ERROR_NO_SYSTEM_RESOURCES}};
   Session s;
   s.handle = next_handle_++;
   s.name = name;
@@ -260,6 +264,17 @@ json BrokerState::on_start(const StartRequest& request) {
   const auto handle = s.handle;
   sessions_.emplace(handle, std::move(s));
   return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
+}
+
+json BrokerState::on_enumerate() const {
+  // QueryAllTraces "does not return private logging sessions".
+  json list = json::array();
+  for (const auto& [handle, s] : sessions_) {
+    if ((s.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) == 0) {
+      list.push_back(properties_json(s));
+    }
+  }
+  return {{"status", ERROR_SUCCESS}, {"sessions", std::move(list)}};
 }
 
 Session* BrokerState::find_session(std::uint64_t handle, const std::string& name) {

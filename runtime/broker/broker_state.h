@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -83,8 +84,14 @@ struct Registration {
   bool classic = false;       // RegisterTraceGuids: one enabling session at a time.
 };
 
+// How many sessions may run at once when ETWRT_MAX_SESSIONS does not say: Windows' usual
+// system-wide limit (StartTrace: ERROR_NO_SYSTEM_RESOURCES beyond it, "defaults to 64").
+inline constexpr std::size_t kDefaultMaxSessions = 64;
+
 class BrokerState {
  public:
+  explicit BrokerState(std::size_t max_sessions = kDefaultMaxSessions)
+      : max_sessions_(max_sessions) {}
   // A peer connected; `allowed` when it runs as the broker's user (or root).
   void connect(PeerId peer, bool allowed);
   // Handles one request of a connected peer; what to send waits in the outbox.
@@ -122,6 +129,7 @@ class BrokerState {
   nlohmann::json on_set_traits(PeerId peer, const SetTraitsRequest& request);
   nlohmann::json on_start(const StartRequest& request);
   nlohmann::json on_control(const ControlRequest& request);
+  nlohmann::json on_enumerate() const;
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
   std::optional<nlohmann::json> on_enable(PeerId peer, const EnableRequest& request,
                                           const nlohmann::json& id);
@@ -173,6 +181,7 @@ class BrokerState {
   static nlohmann::json properties_json(const Session& s);
   GUID random_guid();
 
+  std::size_t max_sessions_;
   std::map<PeerId, Peer> peers_;
   std::map<std::uint64_t, Session> sessions_;
   std::map<std::string, std::array<std::uint64_t, kMaxSessionsPerProvider>> slots_;

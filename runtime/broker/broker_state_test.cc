@@ -196,6 +196,47 @@ TEST_F(BrokerStateTest, NinthSessionOnOneProviderIsRefused) {
   EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_NO_SYSTEM_RESOURCES);
 }
 
+// ETWRT_MAX_SESSIONS: the system-wide limit on running sessions (StartTrace's
+// ERROR_NO_SYSTEM_RESOURCES); a stopped session frees its place.
+TEST(BrokerStateLimits, StartBeyondTheSessionLimitIsRefusedUntilOneStops) {
+  BrokerState state(/*max_sessions=*/2);
+  state.connect(kController, true);
+  auto start_status = [&](const std::string& name) {
+    state.handle(kController, request(1, start(name)));
+    return frames(state.take_outbox(), kController, "").at(0);
+  };
+  const json a = start_status("a");
+  ASSERT_EQ(a["status"], ERROR_SUCCESS);
+  ASSERT_EQ(start_status("b")["status"], ERROR_SUCCESS);
+  EXPECT_EQ(start_status("c")["status"], ERROR_NO_SYSTEM_RESOURCES);
+  ControlRequest stop;
+  stop.handle = a["properties"]["handle"].get<std::uint64_t>();
+  stop.code = EVENT_TRACE_CONTROL_STOP;
+  state.handle(kController, request(2, stop));
+  state.take_outbox();
+  EXPECT_EQ(start_status("c")["status"], ERROR_SUCCESS);
+}
+
+// QueryAllTraces: every session with its properties, in start order, but private ones.
+TEST(BrokerStateLimits, EnumerateListsTheSessionsButPrivateOnes) {
+  BrokerState state;
+  state.connect(kController, true);
+  StartRequest hidden = start("private");
+  hidden.log_file_mode = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_PRIVATE_LOGGER_MODE;
+  for (const StartRequest& s : {start("first"), hidden, start("second")}) {
+    state.handle(kController, request(1, s));
+    ASSERT_EQ(frames(state.take_outbox(), kController, "").at(0)["status"], ERROR_SUCCESS);
+  }
+  state.handle(kController, request(2, EnumerateRequest{}));
+  const json reply = frames(state.take_outbox(), kController, "").at(0);
+  EXPECT_EQ(reply["id"], 2);
+  EXPECT_EQ(reply["status"], ERROR_SUCCESS);
+  ASSERT_EQ(reply["sessions"].size(), 2u);
+  EXPECT_EQ(reply["sessions"][0]["name"], "first");
+  EXPECT_EQ(reply["sessions"][1]["name"], "second");
+  EXPECT_EQ(reply["sessions"][1]["log_file_mode"], EVENT_TRACE_REAL_TIME_MODE);
+}
+
 // Pools are bounded: unreasonable buffer settings are replaced, as EVENT_TRACE_PROPERTIES says
 // ETW does (the values used come back in the properties).
 TEST(BrokerStatePools, BufferSettingsAreBoundedByTheMemoryLimit) {

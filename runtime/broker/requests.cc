@@ -200,6 +200,7 @@ std::optional<RequestBody> decode_body(const std::string& op, const Fields& f) {
   if (op == "control") return decode_control(f);
   if (op == "enable") return decode_enable(f);
   if (op == "disallow") return DisallowRequest{f.u64("handle"), f.guid_list("guids")};
+  if (op == "enumerate") return EnumerateRequest{};
   if (op == "open") return OpenRequest{f.string("name")};
   if (op == "ack") return AckRequest{f.u64("wait")};
   return std::nullopt;

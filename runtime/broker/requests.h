@@ -85,6 +85,9 @@ struct DisallowRequest {
   std::vector<GUID> guids;
 };
 
+// QueryAllTracesA: every session but private ones, in the order they started.
+struct EnumerateRequest {};
+
 // OpenTraceA: the realtime session by name.
 struct OpenRequest {
   std::string name;
@@ -97,7 +100,7 @@ struct AckRequest {
 
 using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest,
                                  SetTraitsRequest, StartRequest, ControlRequest, EnableRequest,
-                                 DisallowRequest, OpenRequest, AckRequest>;
+                                 DisallowRequest, EnumerateRequest, OpenRequest, AckRequest>;
 
 struct Request {
   nlohmann::json id;  // Echoed in the reply, whatever it is (null when absent).

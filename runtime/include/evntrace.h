@@ -440,6 +440,11 @@ ULONG WMIAPI FlushTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties);
 ULONG WMIAPI UpdateTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                           PEVENT_TRACE_PROPERTIES Properties);
+/* Every running session but private ones: PropertyArrayCount structures, each with its
+   Wnode.BufferSize and LoggerNameOffset set; ERROR_MORE_DATA when there are more sessions
+   (the array is filled, LoggerCount says how many). */
+ULONG WMIAPI QueryAllTracesA(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
+                             PULONG LoggerCount);
 /* The W entry points (api_wide.cc): names are NUL-terminated UTF-16; the session name is
    written back at LoggerNameOffset in UTF-16, as Windows does. */
 ULONG WMIAPI StartTraceW(PTRACEHANDLE TraceHandle, LPCWSTR InstanceName,
@@ -454,6 +459,8 @@ ULONG WMIAPI FlushTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties);
 ULONG WMIAPI UpdateTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
                           PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
+                             PULONG LoggerCount);
 ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG ControlCode,
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                             ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters);
@@ -505,6 +512,7 @@ ULONG TraceMessageVa(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID Messa
 #define QueryTrace QueryTraceW
 #define FlushTrace FlushTraceW
 #define UpdateTrace UpdateTraceW
+#define QueryAllTraces QueryAllTracesW
 #define OpenTrace OpenTraceW
 #define RegisterTraceGuids RegisterTraceGuidsW
 #define KERNEL_LOGGER_NAME KERNEL_LOGGER_NAMEW
@@ -519,6 +527,7 @@ typedef PEVENT_TRACE_BUFFER_CALLBACKW PEVENT_TRACE_BUFFER_CALLBACK;
 #define QueryTrace QueryTraceA
 #define FlushTrace FlushTraceA
 #define UpdateTrace UpdateTraceA
+#define QueryAllTraces QueryAllTracesA
 #define OpenTrace OpenTraceA
 #define RegisterTraceGuids RegisterTraceGuidsA
 #define KERNEL_LOGGER_NAME KERNEL_LOGGER_NAMEA

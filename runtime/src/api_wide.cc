@@ -9,10 +9,12 @@
 #include <windows.h>
 #include <evntrace.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -289,6 +291,34 @@ ULONG WMIAPI FlushTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
 ULONG WMIAPI UpdateTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
                           PEVENT_TRACE_PROPERTIES Properties) {
   return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_UPDATE);
+}
+
+// QueryAllTracesA on narrow copies of the caller's structures; the names come back in UTF-16.
+ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
+                             PULONG LoggerCount) {
+  return etwrt::guarded("QueryAllTracesW", [&]() -> ULONG {
+    const ULONG check =
+        etwrt::check_query_all_traces(PropertyArray, PropertyArrayCount, LoggerCount);
+    if (check != ERROR_SUCCESS) return check;
+    std::vector<NarrowProperties> narrow;
+    std::vector<PEVENT_TRACE_PROPERTIES> pointers;
+    narrow.reserve(PropertyArrayCount);
+    for (ULONG i = 0; i < PropertyArrayCount; ++i) {
+      narrow.emplace_back(*PropertyArray[i], "");
+      pointers.push_back(narrow.back().get());
+    }
+    ULONG count = 0;
+    const ULONG status = QueryAllTracesA(pointers.data(), PropertyArrayCount, &count);
+    if (status != ERROR_SUCCESS && status != ERROR_MORE_DATA) return status;
+    const ULONG filled = std::min(count, PropertyArrayCount);
+    std::u16string name;
+    for (ULONG i = 0; i < filled; ++i) {  // Every name converts, or nothing is written.
+      if (!to_utf16(narrow[i].logger_name(), name)) return ERROR_INVALID_DATA;
+    }
+    for (ULONG i = 0; i < filled; ++i) narrow[i].copy_back(PropertyArray[i]);
+    *LoggerCount = count;
+    return status;
+  });
 }
 
 TRACEHANDLE WMIAPI OpenTraceW(PEVENT_TRACE_LOGFILEW Logfile) {

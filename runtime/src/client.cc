@@ -3,6 +3,7 @@
 #include "etwrt_os.h"
 #include "replies.h"
 
+#include "access_mode.h"
 #include "broker_link.h"
 #include "system_filters.h"
 #include "wire.h"
@@ -154,6 +155,9 @@ bool Client::send(const json& message) {
 
 ClientReply Client::call(json request, std::chrono::milliseconds timeout,
                          std::function<void(const json&)> on_reply) {
+  // ETWRT_DENY_CONTROL: refused as the kernel would refuse it, after the entry point's own
+  // argument checks and before anything reaches the broker.
+  if (needs_control_right(request) && control_denied()) return {ERROR_ACCESS_DENIED, {}};
   // A broker that was just exiting on idle when we connected drops the request unanswered;
   // one retry on a fresh connection (a fresh broker) covers that. A broker that died with
   // state took the state with it, so repeating the request is what a new caller would do.

@@ -104,6 +104,21 @@ ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
   }
 }
 
+ULONG check_query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
+                             const ULONG* logger_count) {
+  // The page: "PropertyArrayCount is zero or greater than the maximum number of supported
+  // sessions" or "PropertyArray is NULL". Windows 10 allows more than 64; etwrt's maximum is
+  // the most its broker can be set to run.
+  if (array == nullptr || logger_count == nullptr || count == 0 || count > kMostSessions) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  for (ULONG i = 0; i < count; ++i) {
+    if (array[i] == nullptr) return ERROR_INVALID_PARAMETER;
+    if (array[i]->Wnode.BufferSize < sizeof(EVENT_TRACE_PROPERTIES)) return ERROR_BAD_LENGTH;
+  }
+  return ERROR_SUCCESS;
+}
+
 bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& name) {
   const ULONG size = properties->Wnode.BufferSize;
   const ULONG offset = properties->LoggerNameOffset;

@@ -38,6 +38,17 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
 ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
                           const EVENT_TRACE_PROPERTIES* properties, ULONG control_code);
 
+// The most sessions etwrt can be set to run at once (ETWRT_MAX_SESSIONS of the broker); also
+// the largest PropertyArrayCount QueryAllTraces takes.
+inline constexpr ULONG kMostSessions = 65536;
+
+// Validates QueryAllTraces' arguments: PropertyArray or LoggerCount NULL, PropertyArrayCount 0
+// or above kMostSessions, or a NULL structure among the first PropertyArrayCount ->
+// ERROR_INVALID_PARAMETER; a structure whose Wnode.BufferSize is below the fixed part ->
+// ERROR_BAD_LENGTH.
+ULONG check_query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
+                             const ULONG* logger_count);
+
 // Copies `name` (with its NUL) to LoggerNameOffset when the offset lies past the fixed part
 // and the name fits in Wnode.BufferSize; returns whether it was written.
 bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& name);
