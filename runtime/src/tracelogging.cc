@@ -145,8 +145,10 @@ std::uint16_t read_u16(std::span<const std::byte> p, std::size_t at) {
                                     (static_cast<unsigned>(p[at + 1]) << 8));
 }
 
-// Bytes of one value of `in_type` at `at`, or SIZE_MAX when the payload ends inside it.
-std::size_t value_size(std::uint8_t in_type, std::span<const std::byte> p, std::size_t at) {
+}  // namespace
+
+std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> p, std::size_t at) {
+  if (at > p.size()) return SIZE_MAX;
   const std::size_t left = p.size() - at;
   if (const std::size_t n = fixed_size(in_type); n != 0) return n <= left ? n : SIZE_MAX;
   switch (in_type) {
@@ -174,8 +176,6 @@ std::size_t value_size(std::uint8_t in_type, std::span<const std::byte> p, std::
       return SIZE_MAX;
   }
 }
-
-}  // namespace
 
 ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set,
                     TypedEvent& out) {
@@ -268,7 +268,7 @@ bool locate_values(const TlEventSchema& schema, std::span<const std::byte> paylo
       v.count = f.constant_count;
     }
     for (std::uint32_t e = 0; e < v.count; ++e) {
-      const std::size_t n = value_size(f.in_type, payload, at);
+      const std::size_t n = tl_value_size(f.in_type, payload, at);
       if (n == SIZE_MAX) {
         error = "field \"" + f.name + "\": the payload ends inside its value";
         return false;

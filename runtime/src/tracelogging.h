@@ -94,4 +94,9 @@ struct TlValue {
 bool locate_values(const TlEventSchema& schema, std::span<const std::byte> payload,
                    std::vector<TlValue>& out, std::string& error);
 
+// Bytes of one value of `in_type` at `at` in `payload` (a leading UINT16 count included),
+// SIZE_MAX when the payload ends inside it.
+std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> payload,
+                          std::size_t at);
+
 }  // namespace etwrt
