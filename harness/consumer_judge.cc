@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace etwh {
@@ -207,7 +208,11 @@ class ConsumerJudge {
     std::vector<std::uint8_t> payload(8);
     for (std::size_t b = 0; b < 8; ++b) payload[b] = static_cast<std::uint8_t>(ev.seq >> (8 * b));
     payload.insert(payload.end(), ev.def.payload.begin(), ev.def.payload.end());
-    expect("payload", bytes_to_hex(payload.data(), payload.size()));
+    if (ev.def.typed.empty()) {
+      expect("payload", bytes_to_hex(payload.data(), payload.size()));
+    } else {
+      check_typed(ev, r, payload);
+    }
     if (const auto pid = facts_.pid_of(p.agent)) expect("pid", *pid);
     if (want_.event_record_mode && ev.flags != 0 &&
         (r.value("flags", 0u) & ev.flags) != ev.flags) {
@@ -222,18 +227,82 @@ class ConsumerJudge {
     if (want_.event_record_mode) check_traits(ev, r);
   }
 
+  // Descriptors with a Type: event data while Type is ignored (TL-TYPE-IGNORED); otherwise
+  // Type 1 becomes the EVENT_SCHEMA_TL item (TL-SCHEMA-ITEM) and Type 2 the traits item
+  // (TL-PROVIDER-METADATA, checked with the traits), neither in the event data.
+  void check_typed(const oracle::ExpectedEvent& ev, const json& r,
+                   std::vector<std::uint8_t> payload) {
+    std::vector<std::uint8_t> schema;
+    for (const TypedData& t : ev.def.typed) {
+      if (!ev.type_honoured) payload.insert(payload.end(), t.data.begin(), t.data.end());
+      if (t.type == 1) schema.insert(schema.end(), t.data.begin(), t.data.end());
+    }
+    const char* rule = !ev.type_honoured ? rules::kTlTypeIgnored
+                       : schema.empty()  ? rules::kTlProviderMetadata
+                                         : rules::kTlSchemaItem;
+    const std::string want = bytes_to_hex(payload.data(), payload.size());
+    if (r.value("payload", "") != want) {
+      const std::string seen = r.contains("payload") ? r["payload"].dump() : "none";
+      f_.add(rule, "payload",
+             fmt::format("event #{}: event data expected {} (Type {}), observed {}", ev.seq, want,
+                         ev.type_honoured ? "honoured" : "ignored", seen),
+             want, seen);
+    }
+    if (!want_.event_record_mode) return;
+    const std::string want_schema =
+        ev.type_honoured && !schema.empty() ? bytes_to_hex(schema.data(), schema.size()) : "";
+    const std::string seen_schema = r.value("schema", "");
+    if (seen_schema != want_schema) {
+      f_.add(ev.type_honoured ? rules::kTlSchemaItem : rules::kTlTypeIgnored, "schema",
+             fmt::format("event #{}: EVENT_SCHEMA_TL item expected {}, observed {}", ev.seq,
+                         want_schema.empty() ? "none" : want_schema,
+                         seen_schema.empty() ? "none" : seen_schema),
+             want_schema.empty() ? "none" : want_schema,
+             seen_schema.empty() ? "none" : seen_schema);
+    }
+  }
+
+  // The traits item a Type 2 descriptor makes when Type is honoured and no traits were set.
+  std::optional<std::string> manual_traits(const oracle::ExpectedEvent& ev) const {
+    if (!ev.type_honoured || ev.traits) return std::nullopt;
+    std::vector<std::uint8_t> blob;
+    bool any = false;
+    for (const TypedData& t : ev.def.typed) {
+      if (t.type != 2) continue;
+      any = true;
+      blob.insert(blob.end(), t.data.begin(), t.data.end());
+    }
+    if (!any) return std::nullopt;
+    return bytes_to_hex(blob.data(), blob.size());
+  }
+
   void check_traits(const oracle::ExpectedEvent& ev, const json& r) {
+    const bool has_type2 = std::any_of(ev.def.typed.begin(), ev.def.typed.end(),
+                                       [](const TypedData& t) { return t.type == 2; });
+    const char* rule = !has_type2            ? rules::kTrInEvents
+                       : ev.type_honoured    ? rules::kTlProviderMetadata
+                                             : rules::kTlTypeIgnored;
+    if (const std::optional<std::string> manual = manual_traits(ev)) {
+      if (r.value("traits", "") != *manual) {
+        const std::string seen = r.contains("traits") ? r["traits"].dump() : "none";
+        f_.add(rule, "traits",
+               fmt::format("event #{}: traits item from the Type 2 descriptor expected {}, "
+                           "observed {}", ev.seq, *manual, seen),
+               *manual, seen);
+      }
+      return;
+    }
     auto blob = facts_.traits->find(ev.provider);
     if (ev.traits && blob != facts_.traits->end()) {
       if (r.value("traits", "") != blob->second) {
         const std::string seen = r.contains("traits") ? r["traits"].dump() : "none";
-        f_.add(rules::kTrInEvents, "traits",
+        f_.add(rule, "traits",
                fmt::format("event #{}: traits extended data expected {}, observed {}", ev.seq,
                            blob->second, seen),
                blob->second, seen);
       }
     } else if (!ev.traits && r.contains("traits")) {
-      f_.add(rules::kTrInEvents, "traits",
+      f_.add(rule, "traits",
              fmt::format("event #{}: traits extended data from a provider that set none: {}",
                          ev.seq, r["traits"].dump()),
              "none", r["traits"].dump());

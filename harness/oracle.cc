@@ -258,6 +258,7 @@ void Model::do_register(const Step& step, StepExpectation& e) {
   registered_.insert(ps.provider);
   traits_attempted_.erase(ps.provider);
   traits_set_.erase(ps.provider);
+  use_descriptor_type_.erase(ps.provider);
   e.status = ERROR_SUCCESS;
   const ProviderDef& p = case_.providers.at(ps.provider);
   const SessionMap m = effective(ps.provider);

@@ -92,6 +92,9 @@ struct ExpectedEvent {
   std::string provider;      // label
   EventDef def;
   bool traits = false;       // carries the provider's traits blob (TR-IN-EVENTS)
+  // EVENT_DATA_DESCRIPTOR.Type was honoured when it was written (traits set, or
+  // EventProviderUseDescriptorType TRUE): what def.typed becomes (TL-* rules).
+  bool type_honoured = false;
   bool lossy = false;        // may be lost, if the loss is reported (CON-SLOW)
   std::string rule;          // the rule its delivery checks
   // EVENT_HEADER_FLAG_* bits the EVENT_RECORD must carry (classic: CLASSIC_HEADER or

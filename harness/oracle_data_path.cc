@@ -87,6 +87,7 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
   const EventLevelKeyword lk{def.level, def.keyword};
   SessionData& sd = data_[session];
   ExpectedEvent ev{seq, w.provider, def, traits_set_.count(w.provider) > 0,
+                   traits_set_.count(w.provider) > 0 || use_descriptor_type_.count(w.provider) > 0,
                    w.lossy, "", 0, ""};
   Exclusion why;
   bool taken = false;
@@ -148,6 +149,10 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
 void Model::write(const Step& step, StepExpectation& e) {
   const WriteStep& w = step_body<WriteStep>(step);
   if (!registered_.count(w.provider)) return;
+  if (w.use_descriptor_type) {
+    if (*w.use_descriptor_type) use_descriptor_type_.insert(w.provider);
+    else use_descriptor_type_.erase(w.provider);
+  }
   const SessionMap m = effective(w.provider);
   const std::vector<SessionEnable> all = settings_of(m);
   const bool any_zero = std::any_of(all.begin(), all.end(),

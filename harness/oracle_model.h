@@ -125,6 +125,7 @@ class Model {
   std::set<std::string> registered_;
   std::set<std::string> traits_attempted_;
   std::set<std::string> traits_set_;
+  std::set<std::string> use_descriptor_type_;  // EventProviderUseDescriptorType TRUE
   std::map<std::string, SessionMap> enables_;  // provider GUID text -> sessions enabling it
   std::map<std::string, SessionData> data_;     // session label -> its data path state
   std::map<std::string, ConsumerExpectation> consumers_;

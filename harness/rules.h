@@ -71,6 +71,11 @@ inline constexpr char kSesClassicOne[] = "SES-CLASSIC-ONE";
 inline constexpr char kSesMax8[] = "SES-MAX-8";
 inline constexpr char kSesPersist[] = "SES-PERSIST";
 
+inline constexpr char kTlProviderMetadata[] = "TL-PROVIDER-METADATA";
+inline constexpr char kTlSchemaItem[] = "TL-SCHEMA-ITEM";
+inline constexpr char kTlTimestampOverride[] = "TL-TIMESTAMP-OVERRIDE";
+inline constexpr char kTlTypeIgnored[] = "TL-TYPE-IGNORED";
+
 inline constexpr char kTrFormat[] = "TR-FORMAT";
 inline constexpr char kTrInEvents[] = "TR-IN-EVENTS";
 inline constexpr char kTrSetOnce[] = "TR-SET-ONCE";
@@ -78,7 +83,7 @@ inline constexpr char kTrSize256[] = "TR-SIZE-256";
 inline constexpr char kTrTypeReserved[] = "TR-TYPE-RESERVED";
 
 // Every constant above, for the catalog checks.
-inline constexpr std::array<std::string_view, 59> kAll = {
+inline constexpr std::array<std::string_view, 63> kAll = {
     kCbAllAnd, kCbAnyOr, kCbCaptureState, kCbContext, kCbDisableLast, kCbEnabledStays, kCbFast,
     kCbFilterCopy, kCbFilterPerSession, kCbLevelMax, kCbRecompute, kCbSourceid,
     kCbSourceidNullLegacy, kCbSourceidNullPreenabled, kCbTimeout, kCbUnknownCode, kConHeaderEvent,
@@ -88,7 +93,8 @@ inline constexpr std::array<std::string_view, 59> kAll = {
     kFltLevel, kFltPerSession, kFltReplace, kGrpDisallow, kGrpEnable, kGrpNoIdFilters,
     kGrpNoPrivate, kHdrClassRollup, kHdrClassicLevel, kHdrFlags, kHdrSize, kHdrTypes,
     kProvCaptureState, kProvEventEnabled, kProvRecord, kRtWriteDisabled, kSesClassicOne, kSesMax8,
-    kSesPersist, kTrFormat, kTrInEvents, kTrSetOnce, kTrSize256, kTrTypeReserved
+    kSesPersist, kTlProviderMetadata, kTlSchemaItem, kTlTimestampOverride, kTlTypeIgnored,
+    kTrFormat, kTrInEvents, kTrSetOnce, kTrSize256, kTrTypeReserved
 };
 
 }  // namespace etwh::rules

@@ -164,6 +164,7 @@ class CaseParser {
                   bool needs_level);
   void parse_consume(const json& v, const std::string& p, Step& s, const Case& c);
   void parse_events(const json& v, const std::string& p, WriteStep& s);
+  void parse_typed(const json& v, const std::string& p, EventDef& e);
   // enable / disable: a provider label, or a provider group's GUID (groups).
   void parse_target(const json& v, const std::string& p, ControlStep& s, const Case& c);
   // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).

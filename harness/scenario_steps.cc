@@ -142,9 +142,16 @@ void CaseParser::parse_data_step(const json& v, const std::string& p, Step& s, c
     s.body = CollectStep{};
     return;
   }
-  r_.object(v, p, {"op", "provider", "events", "lossy", "expect"});
+  r_.object(v, p, {"op", "provider", "events", "lossy", "use_descriptor_type", "expect"});
   WriteStep w;
   w.provider = ref(v, p, "provider", c);
+  if (v.contains("use_descriptor_type")) {
+    if (!v["use_descriptor_type"].is_boolean()) {
+      r_.fail(p + "/use_descriptor_type",
+              "expected a boolean, got " + json_type_name(v["use_descriptor_type"]));
+    }
+    w.use_descriptor_type = v["use_descriptor_type"].get<bool>();
+  }
   parse_events(r_.field(v, p, "events"), p + "/events", w);
   if (v.contains("lossy")) {
     if (!v["lossy"].is_boolean()) {
@@ -332,7 +339,7 @@ void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s)
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string pi = p + "/" + std::to_string(i);
     r_.object(v[i], pi, {"id", "version", "channel", "level", "opcode", "task", "keyword",
-                         "count", "payload"});
+                         "count", "payload", "descriptors"});
     EventDef e;
     auto num = [&](const char* k, std::uint64_t max) -> std::uint64_t {
       return v[i].contains(k) ? r_.integer(v[i][k], pi + "/" + k, max, k) : 0;
@@ -349,10 +356,31 @@ void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s)
       if (e.count == 0) r_.fail(pi + "/count", "count must be at least 1");
     }
     if (v[i].contains("payload")) e.payload = r_.bytes(v[i]["payload"], pi + "/payload");
+    if (v[i].contains("descriptors")) parse_typed(v[i]["descriptors"], pi + "/descriptors", e);
     total += e.count;
     s.events.push_back(std::move(e));
   }
   if (total > 1000000) r_.fail(p, "more than 1000000 events in one write step");
+}
+
+// An event's descriptors with a Type: 1 (event metadata) or 2 (provider metadata). Type 3 (a
+// timestamp override) cannot be judged by the oracle (its unit is the session's clock; the
+// runtime test covers it).
+void CaseParser::parse_typed(const json& v, const std::string& p, EventDef& e) {
+  if (!v.is_array()) r_.fail(p, "expected an array, got " + json_type_name(v));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string pi = p + "/" + std::to_string(i);
+    r_.object(v[i], pi, {"type", "data"});
+    TypedData t;
+    t.type = static_cast<std::uint8_t>(r_.integer(r_.field(v[i], pi, "type"), pi + "/type", 255,
+                                                  "type"));
+    if (t.type != 1 && t.type != 2) {
+      r_.fail(pi + "/type", "type " + std::to_string(t.type) +
+                                " is not 1 (event metadata) or 2 (provider metadata)");
+    }
+    t.data = r_.bytes(r_.field(v[i], pi, "data"), pi + "/data");
+    e.typed.push_back(std::move(t));
+  }
 }
 
 // enable / disable: a provider label, or a provider group's GUID (groups).

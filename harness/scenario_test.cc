@@ -237,6 +237,26 @@ TEST(Loader, StepBodiesByOp) {
   EXPECT_THROW(step_body<WriteStep>(st[2]), std::logic_error);
 }
 
+TEST(Loader, WriteStepDescriptorsWithAType) {
+  const auto cases = load_scenario_text(
+      valid(R"({"op": "write", "provider": "p", "use_descriptor_type": true, "events": [
+                 {"descriptors": [{"type": 1, "data": "0400"}, {"type": 2, "data": "05"}]}]})"),
+      "f.json", kRules);
+  const WriteStep& w = test::body<WriteStep>(cases[0].steps[2]);
+  EXPECT_EQ(w.use_descriptor_type, std::optional<bool>(true));
+  ASSERT_EQ(w.events[0].typed.size(), 2u);
+  EXPECT_EQ(w.events[0].typed[0].type, 1);
+  EXPECT_EQ(w.events[0].typed[0].data, (std::vector<std::uint8_t>{4, 0}));
+  EXPECT_EQ(w.events[0].typed[1].type, 2);
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": [
+                 {"descriptors": [{"type": 3, "data": "0100000000000000"}]}]})")),
+            "f.json: /cases/0/steps/2/events/0/descriptors/0/type: type 3 is not 1 (event "
+            "metadata) or 2 (provider metadata)");
+  EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "use_descriptor_type": 1,
+                               "events": [{}]})")),
+            "f.json: /cases/0/steps/2/use_descriptor_type: expected a boolean, got a number");
+}
+
 TEST(Loader, DataPathSteps) {
   const std::string steps =
       R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a", "mode": "event_trace",

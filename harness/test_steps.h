@@ -34,7 +34,7 @@ inline StepBody body_for(StepOp op, const std::string& session, const std::strin
       cs.session = session;
       return cs;
     }
-    case StepOp::kWrite: return WriteStep{provider, {}, false};
+    case StepOp::kWrite: return WriteStep{provider, {}, false, std::nullopt};
     case StepOp::kCollect: return CollectStep{};
     case StepOp::kSubjectWrite: return SubjectWriteStep{provider, false};
     case StepOp::kInjectCallback: return InjectCallbackStep{provider, 0, 0, 0, 0};

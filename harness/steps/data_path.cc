@@ -54,6 +54,15 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
   AgentProcess& a = agent(case_.providers.at(w.provider).agent);
   std::uint32_t first_status = 0;
   std::uint64_t failed = 0;
+  if (w.use_descriptor_type) {
+    // EventProviderUseDescriptorType (3) with a BOOLEAN.
+    const json r = a.call({{"op", "set_information"},
+                           {"provider", w.provider},
+                           {"class", 3},
+                           {"data", *w.use_descriptor_type ? "01" : "00"}},
+                          kReplySlack);
+    first_status = r.value("status", 0u);
+  }
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const EventDef& d = w.events[i];
     const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
@@ -85,6 +94,9 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
     json req = {{"op", "write"},       {"provider", w.provider}, {"descriptor", descriptor},
                 {"count", d.count},    {"sequence", e.first_seq.at(i)},
                 {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
+    for (const TypedData& t : d.typed) {
+      req["typed"].push_back({{"type", t.type}, {"data", bytes_to_hex(t.data.data(), t.data.size())}});
+    }
     const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
     const auto status = r.value("status", 0u);
     if (first_status == 0) first_status = status;

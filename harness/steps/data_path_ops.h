@@ -2,10 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace etwh {
+
+// An EVENT_DATA_DESCRIPTOR with a Type (EVENT_DATA_DESCRIPTOR page), written after the payload.
+struct TypedData {
+  std::uint8_t type = 0;  // 1 event metadata (TraceLogging), 2 provider metadata (traits)
+  std::vector<std::uint8_t> data;
+};
 
 // One entry of a write step's event set: a descriptor, written `count` times in a row.
 struct EventDef {
@@ -18,6 +25,7 @@ struct EventDef {
   std::uint64_t keyword = 0;
   std::uint32_t count = 1;
   std::vector<std::uint8_t> payload;  // after the 8-byte sequence number the driver prepends
+  std::vector<TypedData> typed;       // descriptors with a Type, after the payload's
 };
 
 // consume: a realtime consumer `consumer` of `session` in `agent`.
@@ -35,6 +43,8 @@ struct WriteStep {
   std::string provider;
   std::vector<EventDef> events;
   bool lossy = false;  // loss is expected (CON-SLOW): judged by exact accounting
+  // EventSetInformation(EventProviderUseDescriptorType) with this value before the writes.
+  std::optional<bool> use_descriptor_type;
 };
 
 // collect: no arguments.

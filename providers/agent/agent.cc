@@ -313,10 +313,29 @@ json Agent::do_write(const json& request) {
   // A sequence number in the first 8 payload bytes (little-endian) lets the driver judge order,
   // loss and duplicates exactly.
   auto sequence = f.optional_unsigned_int("sequence", 0xFFFFFFFFFFFFull);
+  // Descriptors with a Type (EVENT_DATA_DESCRIPTOR page), after the payload's.
+  std::vector<std::vector<std::uint8_t>> typed_bytes;
+  std::vector<UCHAR> typed_types;
+  if (const json* typed = f.optional_array("typed")) {
+    for (const json& t : *typed) {
+      RequestFields tf(t);
+      typed_types.push_back(static_cast<UCHAR>(tf.unsigned_int("type", 255)));
+      typed_bytes.push_back(tf.bytes("data"));
+      tf.reject_unknown();
+    }
+  }
   f.reject_unknown();
   if (sequence) payload.insert(payload.begin(), 8, 0);
-  EVENT_DATA_DESCRIPTOR data{};
-  EventDataDescCreate(&data, payload.data(), static_cast<ULONG>(payload.size()));
+  std::vector<EVENT_DATA_DESCRIPTOR> data(1 + typed_bytes.size());
+  EventDataDescCreate(&data[0], payload.data(), static_cast<ULONG>(payload.size()));
+  for (std::size_t i = 0; i < typed_bytes.size(); ++i) {
+    EventDataDescCreate(&data[i + 1], typed_bytes[i].data(), static_cast<ULONG>(typed_bytes[i].size()));
+    // Type is Reserved's low byte; older mingw-w64 headers know only Reserved.
+    data[i + 1].Reserved = typed_types[i];
+  }
+  // No payload: only the typed descriptors (none at all when there are none either).
+  const ULONG first = payload.empty() ? 1 : 0;
+  const auto count_of = static_cast<ULONG>(data.size() - first);
   ULONG first_error = ERROR_SUCCESS;
   std::uint64_t failed = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -324,7 +343,7 @@ json Agent::do_write(const json& request) {
       std::uint64_t v = *sequence + i;
       for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(v >> (8 * b));
     }
-    ULONG status = EventWrite(reg.handle, &d, payload.empty() ? 0 : 1, payload.empty() ? nullptr : &data);
+    ULONG status = EventWrite(reg.handle, &d, count_of, count_of == 0 ? nullptr : &data[first]);
     if (status != ERROR_SUCCESS) {
       if (failed == 0) first_error = status;
       ++failed;

@@ -34,6 +34,7 @@ json sequence_of(const void* data, std::size_t size) {
 
 // EVENT_HEADER_EXT_TYPE_PROV_TRAITS (evntcons.h); older mingw-w64 headers lack the name.
 constexpr USHORT kExtTypeProvTraits = 0x000C;
+constexpr USHORT kExtTypeEventSchemaTl = 0x000B;  // EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL
 
 // Spelled out here: not every SDK's evntrace.h defines both names.
 constexpr GUID kEventTraceGuid = {0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
@@ -144,6 +145,8 @@ void Consumer::on_record(const EVENT_RECORD& r) {
       rec["related"] = format_guid(related);
     } else if (x.ExtType == kExtTypeProvTraits) {
       rec["traits"] = bytes_to_hex(data, x.DataSize);
+    } else if (x.ExtType == kExtTypeEventSchemaTl) {
+      rec["schema"] = bytes_to_hex(data, x.DataSize);
     }
   }
   slow_down();

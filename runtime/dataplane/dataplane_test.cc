@@ -152,6 +152,31 @@ TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   EXPECT_EQ(std::memcmp(r.user_data.data() + sizeof part1, &part2, sizeof part2), 0);
 }
 
+TEST(DataplaneRecordLayout, SchemaAndTimestampOverrideRoundTrip) {
+  const EVENT_DESCRIPTOR desc{};
+  const std::byte schema[] = {std::byte{5}, std::byte{0}, std::byte{0}, std::byte{'E'},
+                              std::byte{0}};
+  const uint64_t stamp = 0x0102030405060708ull;
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.event_schema = schema;
+  in.timestamp_override = &stamp;
+  const size_t size = encoded_size(in);
+  EXPECT_EQ(size, 80u + (8 + 8) + (8 + 8));
+  std::vector<std::byte> buffer(size);
+  encode_record(in, 77, 1, 2, buffer.data());
+  RecordView r;
+  size_t record_size = 0;
+  ASSERT_TRUE(decode_record(buffer, r, record_size));
+  EXPECT_EQ(r.timestamp_ns, 77u);  // the record's own stamp still orders delivery
+  ASSERT_TRUE(r.has_timestamp_override);
+  EXPECT_EQ(r.timestamp_override, stamp);
+  ASSERT_EQ(r.event_schema.size(), sizeof schema);
+  EXPECT_EQ(std::memcmp(r.event_schema.data(), schema, sizeof schema), 0);
+  EXPECT_TRUE(r.provider_traits.empty());
+}
+
 TEST(DataplaneRecordLayout, MinimalRecordHasNoExtendedData) {
   const EVENT_DESCRIPTOR desc{};
   EventInput in;
@@ -627,6 +652,10 @@ TEST(DataplaneRelay, FeedsEveryRecordAfterActivationWithItsFields) {
   in.activity_id = &kActivity;
   in.related_activity_id = &kRelated;
   in.provider_traits = traits;
+  const std::byte schema[] = {std::byte{3}, std::byte{0}, std::byte{0}};
+  const uint64_t stamp = 424242;
+  in.event_schema = schema;
+  in.timestamp_override = &stamp;
   in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
   ASSERT_EQ(w.write(in), WriteResult::written);
   for (uint64_t i = 1; i <= 100; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
@@ -645,6 +674,9 @@ TEST(DataplaneRelay, FeedsEveryRecordAfterActivationWithItsFields) {
           saw_special = true;
           EXPECT_EQ(r.provider_traits.size(), sizeof traits);
           EXPECT_EQ(std::memcmp(r.provider_traits.data(), traits, sizeof traits), 0);
+          EXPECT_EQ(r.event_schema.size(), sizeof schema);
+          EXPECT_TRUE(r.has_timestamp_override);
+          EXPECT_EQ(r.timestamp_override, stamp);
           return;
         }
         got.callback()(r);

@@ -6,6 +6,7 @@
 #include "system_filters.h"
 #include "trace_properties.h"
 #include "traits.h"
+#include "tracelogging.h"
 #include "wire.h"
 
 #include <windows.h>
@@ -98,12 +99,21 @@ etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
+ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
+                  const GUID* related, ULONG64 exclude, ULONG count,
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags);
+
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0,
+                  const etwrt::TypedEvent* typed = nullptr) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
+  if (typed == nullptr && registration->use_descriptor_type.load(std::memory_order_relaxed))
+      [[unlikely]] {
+    return write_typed(handle, descriptor, activity, related, exclude, count, data, extra_flags);
+  }
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
   if (n == 0) return ERROR_SUCCESS;
@@ -117,6 +127,11 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     in.provider_traits = std::span<const std::byte>(traits->data(), traits->size());
   }
   in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(data, count);
+  if (typed != nullptr) {
+    in.event_schema = typed->schema;
+    if (!typed->traits.empty()) in.provider_traits = typed->traits;
+    if (typed->has_timestamp) in.timestamp_override = &typed->timestamp;
+  }
   ULONG status = ERROR_SUCCESS;
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
@@ -138,6 +153,22 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     }
   }
   return status;
+}
+
+// EVENT_DATA_DESCRIPTOR.Type honoured (tracelogging.h): the payload descriptors alone are
+// written, the metadata and timestamp travel beside them.
+ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
+                  const GUID* related, ULONG64 exclude, ULONG count,
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags) {
+  etwrt::TypedEvent typed;  // 2 KB of descriptors: on this frame, not write_event's.
+  const bool traits_set =
+      registration_of(handle)->traits_blob.load(std::memory_order_acquire) != nullptr;
+  const ULONG split = etwrt::split_by_type(std::span<const EVENT_DATA_DESCRIPTOR>(data, count),
+                                           traits_set, typed);
+  if (split != ERROR_SUCCESS) return split;
+  return write_event(handle, descriptor, activity, related, exclude,
+                     static_cast<ULONG>(typed.payload_count), typed.payload.data(), extra_flags,
+                     &typed);
 }
 
 // The disabled path, inlined into each EventWrite* entry point ahead of write_event: a load
@@ -293,9 +324,14 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
       case EventProviderBinaryTrackInfo:
         return ERROR_SUCCESS;  // Only matters to Windows' binary tracking; nothing to keep.
       case EventProviderUseDescriptorType:
-        return EventInformation != nullptr && InformationLength == sizeof(BOOLEAN)
-                   ? ERROR_SUCCESS
-                   : ERROR_INVALID_PARAMETER;
+        if (EventInformation == nullptr || InformationLength != sizeof(BOOLEAN))
+          return ERROR_INVALID_PARAMETER;
+        // Traits keep the Type honoured whatever this says (EVENT_DATA_DESCRIPTOR page).
+        registration->use_descriptor_type.store(
+            *static_cast<const BOOLEAN*>(EventInformation) != 0 ||
+                registration->traits_blob.load(std::memory_order_acquire) != nullptr,
+            std::memory_order_relaxed);
+        return ERROR_SUCCESS;
       case EventProviderSetTraits:
         break;
       default:
@@ -314,6 +350,7 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
       const auto* bytes = static_cast<const std::byte*>(EventInformation);
       registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
                                       std::memory_order_release);
+      registration->use_descriptor_type.store(true, std::memory_order_relaxed);
     }
     return status;
   });

@@ -61,6 +61,8 @@ struct Registration {
   std::optional<nlohmann::json> traits;
   // The traits blob as given, travelling in every event (EVENT_HEADER_EXT_TYPE_PROV_TRAITS).
   std::atomic<const std::vector<std::byte>*> traits_blob{nullptr};
+  // EVENT_DATA_DESCRIPTOR.Type is honoured (EventProviderUseDescriptorType or traits set).
+  std::atomic<bool> use_descriptor_type{false};
   // Every SystemFilter the enable table has pointed to: a writer may still read an old one,
   // so they live as long as the registration (publishers only, on the reader thread).
   std::vector<std::shared_ptr<const void>> system_filters;

@@ -120,7 +120,9 @@ class Delivery {
 
   void record(const dataplane::RecordView& v) {
     if (!event_record_mode()) {
-      classic(v.provider_id, v.descriptor, timestamp(v.timestamp_ns), v.process_id, v.thread_id,
+      classic(v.provider_id, v.descriptor,
+              timestamp(v.has_timestamp_override ? v.timestamp_override : v.timestamp_ns),
+              v.process_id, v.thread_id,
               v.user_data.data(), v.user_data.size());
       return;
     }
@@ -129,11 +131,12 @@ class Delivery {
     r.EventHeader.Flags = static_cast<USHORT>(v.flags | EVENT_HEADER_FLAG_64_BIT_HEADER);
     r.EventHeader.ThreadId = v.thread_id;
     r.EventHeader.ProcessId = v.process_id;
-    r.EventHeader.TimeStamp.QuadPart = timestamp(v.timestamp_ns);
+    r.EventHeader.TimeStamp.QuadPart =
+        timestamp(v.has_timestamp_override ? v.timestamp_override : v.timestamp_ns);
     r.EventHeader.ProviderId = v.provider_id;
     r.EventHeader.EventDescriptor = v.descriptor;
     r.EventHeader.ActivityId = v.activity_id;
-    EVENT_HEADER_EXTENDED_DATA_ITEM items[2] = {};
+    EVENT_HEADER_EXTENDED_DATA_ITEM items[3] = {};
     USHORT count = 0;
     if (v.has_related_activity_id) {
       items[count].ExtType = EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID;
@@ -145,6 +148,12 @@ class Delivery {
       items[count].ExtType = EVENT_HEADER_EXT_TYPE_PROV_TRAITS;
       items[count].DataSize = static_cast<USHORT>(v.provider_traits.size());
       items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.provider_traits.data());
+      ++count;
+    }
+    if (!v.event_schema.empty()) {
+      items[count].ExtType = EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL;
+      items[count].DataSize = static_cast<USHORT>(v.event_schema.size());
+      items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.event_schema.data());
       ++count;
     }
     if (count > 0) {
@@ -211,6 +220,7 @@ struct Batch {
     dataplane::LossReport loss;
     dataplane::RecordView head;  // Spans empty here; rebuilt from the offsets below.
     std::size_t traits_at = 0, traits_size = 0, data_at = 0, data_size = 0;
+    std::size_t schema_at = 0, schema_size = 0;
   };
   std::vector<Entry> entries;
   std::vector<std::byte> arena;
@@ -224,6 +234,10 @@ struct Batch {
     e.traits_at = arena.size();
     e.traits_size = v.provider_traits.size();
     arena.insert(arena.end(), v.provider_traits.begin(), v.provider_traits.end());
+    e.head.event_schema = {};
+    e.schema_at = arena.size();
+    e.schema_size = v.event_schema.size();
+    arena.insert(arena.end(), v.event_schema.begin(), v.event_schema.end());
     e.data_at = arena.size();
     e.data_size = v.user_data.size();
     arena.insert(arena.end(), v.user_data.begin(), v.user_data.end());
@@ -239,6 +253,7 @@ struct Batch {
   dataplane::RecordView view(const Entry& e) const {
     dataplane::RecordView v = e.head;
     v.provider_traits = std::span<const std::byte>(arena.data() + e.traits_at, e.traits_size);
+    v.event_schema = std::span<const std::byte>(arena.data() + e.schema_at, e.schema_size);
     v.user_data = std::span<const std::byte>(arena.data() + e.data_at, e.data_size);
     return v;
   }

@@ -18,7 +18,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
-inline constexpr uint32_t kLayoutVersion = 3;
+inline constexpr uint32_t kLayoutVersion = 4;  // 4: schema and timestamp-override items
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kNoBuffer = UINT32_MAX;
 
@@ -181,6 +181,9 @@ struct ExtItemHeader {
   uint32_t reserved;
 };
 static_assert(sizeof(ExtItemHeader) == 8);
+// A record's item that consumers never see as such: it replaces EVENT_HEADER.TimeStamp. Beyond
+// EVENT_HEADER_EXT_TYPE_MAX so that it can never clash with a documented type.
+inline constexpr uint16_t kExtTimestampOverride = 0x8001;
 
 inline constexpr size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
 

@@ -21,6 +21,8 @@ size_t ext_bytes(const EventInput& in) {
   if (in.related_activity_id != nullptr) total += sizeof(ExtItemHeader) + align8(sizeof(GUID));
   if (!in.provider_traits.empty())
     total += sizeof(ExtItemHeader) + align8(in.provider_traits.size());
+  if (!in.event_schema.empty()) total += sizeof(ExtItemHeader) + align8(in.event_schema.size());
+  if (in.timestamp_override != nullptr) total += sizeof(ExtItemHeader) + sizeof(uint64_t);
   return total;
 }
 
@@ -50,7 +52,8 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
   RecordHeader* h = new (out) RecordHeader;
   h->size = static_cast<uint32_t>(size);
   const uint16_t ext_count =
-      uint16_t{in.related_activity_id != nullptr} + uint16_t{!in.provider_traits.empty()};
+      uint16_t{in.related_activity_id != nullptr} + uint16_t{!in.provider_traits.empty()} +
+      uint16_t{!in.event_schema.empty()} + uint16_t{in.timestamp_override != nullptr};
   h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER | in.extra_flags |
              (ext_count != 0 ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
   h->ext_count = ext_count;
@@ -76,6 +79,11 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
     if (!in.provider_traits.empty())
       p = put_ext(p, EVENT_HEADER_EXT_TYPE_PROV_TRAITS, in.provider_traits.data(),
                   in.provider_traits.size());
+    if (!in.event_schema.empty())
+      p = put_ext(p, EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, in.event_schema.data(),
+                  in.event_schema.size());
+    if (in.timestamp_override != nullptr)
+      p = put_ext(p, kExtTimestampOverride, in.timestamp_override, sizeof(uint64_t));
   }
   for (const EVENT_DATA_DESCRIPTOR& d : in.user_data) {
     if (d.Size != 0) std::memcpy(p, reinterpret_cast<const void*>(d.Ptr), d.Size);
@@ -113,6 +121,12 @@ bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& re
       out.has_related_activity_id = true;
     } else if (item.ext_type == EVENT_HEADER_EXT_TYPE_PROV_TRAITS) {
       out.provider_traits = std::span<const std::byte>(p, item.data_size);
+    } else if (item.ext_type == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL) {
+      out.event_schema = std::span<const std::byte>(p, item.data_size);
+    } else if (item.ext_type == kExtTimestampOverride) {
+      if (item.data_size != sizeof(uint64_t)) return false;
+      std::memcpy(&out.timestamp_override, p, sizeof(uint64_t));
+      out.has_timestamp_override = true;
     } else {
       return false;  // this layout version writes no other item
     }

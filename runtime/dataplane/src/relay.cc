@@ -149,6 +149,8 @@ void RelayFeeder::push(const RecordView& v) {
   in.activity_id = &v.activity_id;
   in.related_activity_id = v.has_related_activity_id ? &v.related_activity_id : nullptr;
   in.provider_traits = v.provider_traits;
+  in.event_schema = v.event_schema;
+  in.timestamp_override = v.has_timestamp_override ? &v.timestamp_override : nullptr;
   in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, v.user_data.empty() ? 0 : 1);
   const size_t size = encoded_size(in);
   const auto fill = [&](std::byte* out) {

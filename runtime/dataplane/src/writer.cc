@@ -99,7 +99,8 @@ bool Writer::acquire_buffer() {
 WriteResult Writer::write(const EventInput& event) {
   Pool::Shared& s = *pool_.shared();
   const size_t size = encoded_size(event);
-  if (size > s.buffer_bytes || event.provider_traits.size() > 0xffff) {
+  if (size > s.buffer_bytes || event.provider_traits.size() > 0xffff ||
+      event.event_schema.size() > 0xffff) {
     s.events_lost.fetch_add(1, std::memory_order_relaxed);
     return WriteResult::too_large;
   }

@@ -73,6 +73,9 @@ struct RecordView {
   bool has_related_activity_id = false;
   GUID related_activity_id{};
   std::span<const std::byte> provider_traits;  // empty when the provider set none
+  std::span<const std::byte> event_schema;     // EVENT_SCHEMA_TL item; empty when none
+  bool has_timestamp_override = false;          // EVENT_DATA_DESCRIPTOR_TYPE_TIMESTAMP_OVERRIDE
+  uint64_t timestamp_override = 0;              // in the pool clock's unit, as given
   std::span<const std::byte> user_data;
 };
 
@@ -83,6 +86,10 @@ struct EventInput {
   const GUID* activity_id = nullptr;           // null = GUID_NULL
   const GUID* related_activity_id = nullptr;   // null = none (no extended item)
   std::span<const std::byte> provider_traits;  // empty = none (no extended item)
+  std::span<const std::byte> event_schema;     // TraceLogging event metadata; empty = none
+  // The provider's timestamp (TIMESTAMP_OVERRIDE descriptor): carried beside the record's own
+  // timestamp, which still orders delivery; null = none.
+  const uint64_t* timestamp_override = nullptr;
   std::span<const EVENT_DATA_DESCRIPTOR> user_data;
   uint32_t thread_id = 0;  // 0 = the calling thread's id (gettid, cached per Writer)
   // EVENT_HEADER_FLAG_* the record carries besides those the encoder derives (TraceEvent's

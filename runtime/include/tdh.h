@@ -1,0 +1,229 @@
+/*
+ * etwrt: a subset of the Win32 Trace Data Helper (tdh.h): TdhGetEventInformation,
+ * TdhGetPropertySize and TdhGetProperty for TraceLogging events (decoded from their
+ * EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item). Layouts as in the Windows SDK. Events without a
+ * schema item (manifest, MOF, WPP) get ERROR_NOT_FOUND: etwrt has no manifest store.
+ */
+#ifndef ETWRT_TDH_H
+#define ETWRT_TDH_H
+
+#include <evntprov.h>
+#include <evntcons.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef ULONG TDHSTATUS;
+#define TDHAPI TDHSTATUS EVNTAPI
+
+typedef enum _DECODING_SOURCE {
+  DecodingSourceXMLFile = 0,
+  DecodingSourceWbem = 1,
+  DecodingSourceWPP = 2,
+  DecodingSourceTlg = 3,
+  DecodingSourceMax = 4
+} DECODING_SOURCE;
+
+typedef enum _TEMPLATE_FLAGS {
+  TEMPLATE_EVENT_DATA = 1,
+  TEMPLATE_USER_DATA = 2,
+  TEMPLATE_CONTROL_GUID = 4
+} TEMPLATE_FLAGS;
+
+typedef enum _PROPERTY_FLAGS {
+  PropertyStruct = 0x1,
+  PropertyParamLength = 0x2,
+  PropertyParamCount = 0x4,
+  PropertyWBEMXmlFragment = 0x8,
+  PropertyParamFixedLength = 0x10,
+  PropertyParamFixedCount = 0x20,
+  PropertyHasTags = 0x40,
+  PropertyHasCustomSchema = 0x80
+} PROPERTY_FLAGS;
+
+enum _TDH_IN_TYPE {
+  TDH_INTYPE_NULL = 0,
+  TDH_INTYPE_UNICODESTRING = 1,
+  TDH_INTYPE_ANSISTRING = 2,
+  TDH_INTYPE_INT8 = 3,
+  TDH_INTYPE_UINT8 = 4,
+  TDH_INTYPE_INT16 = 5,
+  TDH_INTYPE_UINT16 = 6,
+  TDH_INTYPE_INT32 = 7,
+  TDH_INTYPE_UINT32 = 8,
+  TDH_INTYPE_INT64 = 9,
+  TDH_INTYPE_UINT64 = 10,
+  TDH_INTYPE_FLOAT = 11,
+  TDH_INTYPE_DOUBLE = 12,
+  TDH_INTYPE_BOOLEAN = 13,
+  TDH_INTYPE_BINARY = 14,
+  TDH_INTYPE_GUID = 15,
+  TDH_INTYPE_POINTER = 16,
+  TDH_INTYPE_FILETIME = 17,
+  TDH_INTYPE_SYSTEMTIME = 18,
+  TDH_INTYPE_SID = 19,
+  TDH_INTYPE_HEXINT32 = 20,
+  TDH_INTYPE_HEXINT64 = 21,
+  TDH_INTYPE_MANIFEST_COUNTEDSTRING = 22,
+  TDH_INTYPE_MANIFEST_COUNTEDANSISTRING = 23,
+  TDH_INTYPE_RESERVED24 = 24,
+  TDH_INTYPE_MANIFEST_COUNTEDBINARY = 25
+};
+
+enum _TDH_OUT_TYPE {
+  TDH_OUTTYPE_NULL = 0,
+  TDH_OUTTYPE_STRING = 1,
+  TDH_OUTTYPE_DATETIME = 2,
+  TDH_OUTTYPE_BYTE = 3,
+  TDH_OUTTYPE_UNSIGNEDBYTE = 4,
+  TDH_OUTTYPE_SHORT = 5,
+  TDH_OUTTYPE_UNSIGNEDSHORT = 6,
+  TDH_OUTTYPE_INT = 7,
+  TDH_OUTTYPE_UNSIGNEDINT = 8,
+  TDH_OUTTYPE_LONG = 9,
+  TDH_OUTTYPE_UNSIGNEDLONG = 10,
+  TDH_OUTTYPE_FLOAT = 11,
+  TDH_OUTTYPE_DOUBLE = 12,
+  TDH_OUTTYPE_BOOLEAN = 13,
+  TDH_OUTTYPE_GUID = 14,
+  TDH_OUTTYPE_HEXBINARY = 15,
+  TDH_OUTTYPE_HEXINT8 = 16,
+  TDH_OUTTYPE_HEXINT16 = 17,
+  TDH_OUTTYPE_HEXINT32 = 18,
+  TDH_OUTTYPE_HEXINT64 = 19,
+  TDH_OUTTYPE_PID = 20,
+  TDH_OUTTYPE_TID = 21,
+  TDH_OUTTYPE_PORT = 22,
+  TDH_OUTTYPE_IPV4 = 23,
+  TDH_OUTTYPE_IPV6 = 24,
+  TDH_OUTTYPE_SOCKETADDRESS = 25,
+  TDH_OUTTYPE_CIMDATETIME = 26,
+  TDH_OUTTYPE_ETWTIME = 27,
+  TDH_OUTTYPE_XML = 28,
+  TDH_OUTTYPE_ERRORCODE = 29,
+  TDH_OUTTYPE_WIN32ERROR = 30,
+  TDH_OUTTYPE_NTSTATUS = 31,
+  TDH_OUTTYPE_HRESULT = 32,
+  TDH_OUTTYPE_CULTURE_INSENSITIVE_DATETIME = 33,
+  TDH_OUTTYPE_JSON = 34,
+  TDH_OUTTYPE_UTF8 = 35,
+  TDH_OUTTYPE_PKCS7_WITH_TYPE_INFO = 36,
+  TDH_OUTTYPE_CODE_POINTER = 37,
+  TDH_OUTTYPE_DATETIME_UTC = 38
+};
+
+typedef struct _EVENT_PROPERTY_INFO {
+  PROPERTY_FLAGS Flags;
+  ULONG NameOffset;
+  union {
+    struct {
+      USHORT InType;
+      USHORT OutType;
+      ULONG MapNameOffset;
+    } nonStructType;
+    struct {
+      USHORT StructStartIndex;
+      USHORT NumOfStructMembers;
+      ULONG padding;
+    } structType;
+    struct {
+      USHORT InType;
+      USHORT OutType;
+      ULONG CustomSchemaOffset;
+    } customSchemaType;
+  };
+  union {
+    USHORT count;
+    USHORT countPropertyIndex;
+  };
+  union {
+    USHORT length;
+    USHORT lengthPropertyIndex;
+  };
+  union {
+    ULONG Reserved;
+    struct {
+      ULONG Tags : 28;
+    };
+  };
+} EVENT_PROPERTY_INFO, *PEVENT_PROPERTY_INFO;
+
+typedef struct _TRACE_EVENT_INFO {
+  GUID ProviderGuid;
+  GUID EventGuid;
+  EVENT_DESCRIPTOR EventDescriptor;
+  DECODING_SOURCE DecodingSource;
+  ULONG ProviderNameOffset;
+  ULONG LevelNameOffset;
+  ULONG ChannelNameOffset;
+  ULONG KeywordsNameOffset;
+  ULONG TaskNameOffset;
+  ULONG OpcodeNameOffset;
+  ULONG EventMessageOffset;
+  ULONG ProviderMessageOffset;
+  ULONG BinaryXMLOffset;
+  ULONG BinaryXMLSize;
+  union {
+    ULONG EventNameOffset;
+    ULONG ActivityIDNameOffset;
+  };
+  union {
+    ULONG EventAttributesOffset;
+    ULONG RelatedActivityIDNameOffset;
+  };
+  ULONG PropertyCount;
+  ULONG TopLevelPropertyCount;
+  union {
+    TEMPLATE_FLAGS Flags;
+    struct {
+      ULONG Reserved : 4;
+      ULONG Tags : 28;
+    };
+  };
+  EVENT_PROPERTY_INFO EventPropertyInfoArray[ANYSIZE_ARRAY];
+} TRACE_EVENT_INFO, *PTRACE_EVENT_INFO;
+
+typedef struct _PROPERTY_DATA_DESCRIPTOR {
+  ULONGLONG PropertyName; /* a PCWSTR, or (struct member) as TDH documents */
+  ULONG ArrayIndex;       /* 0xFFFFFFFF (Windows' ULONG_MAX): the whole property */
+  ULONG Reserved;
+} PROPERTY_DATA_DESCRIPTOR, *PPROPERTY_DATA_DESCRIPTOR;
+
+typedef enum _TDH_CONTEXT_TYPE {
+  TDH_CONTEXT_WPP_TMFFILE = 0,
+  TDH_CONTEXT_WPP_TMFSEARCHPATH = 1,
+  TDH_CONTEXT_WPP_GMT = 2,
+  TDH_CONTEXT_POINTERSIZE = 3,
+  TDH_CONTEXT_PDB_PATH = 4,
+  TDH_CONTEXT_MAXIMUM = 5
+} TDH_CONTEXT_TYPE;
+
+typedef struct _TDH_CONTEXT {
+  ULONGLONG ParameterValue;
+  TDH_CONTEXT_TYPE ParameterType;
+  ULONG ParameterSize;
+} TDH_CONTEXT, *PTDH_CONTEXT;
+
+/* ERROR_INSUFFICIENT_BUFFER with *BufferSize set when the buffer is too small (or NULL);
+ * ERROR_NOT_FOUND when the event has no TraceLogging schema; ERROR_INVALID_DATA when the
+ * schema is malformed. Contexts are accepted and ignored. */
+TDHAPI TdhGetEventInformation(PEVENT_RECORD Event, ULONG TdhContextCount,
+                              PTDH_CONTEXT TdhContext, PTRACE_EVENT_INFO Buffer,
+                              PULONG BufferSize);
+
+/* PropertyDataCount 1 names a top-level property, 2 a struct then one of its members.
+ * ERROR_NOT_FOUND for an unknown name, ERROR_INVALID_PARAMETER for an index past an array,
+ * ERROR_EVT_INVALID_EVENT_DATA when the payload does not hold what the schema says. */
+TDHAPI TdhGetPropertySize(PEVENT_RECORD pEvent, ULONG TdhContextCount, PTDH_CONTEXT pTdhContext,
+                          ULONG PropertyDataCount, PPROPERTY_DATA_DESCRIPTOR pPropertyData,
+                          ULONG* pPropertySize);
+TDHAPI TdhGetProperty(PEVENT_RECORD pEvent, ULONG TdhContextCount, PTDH_CONTEXT pTdhContext,
+                      ULONG PropertyDataCount, PPROPERTY_DATA_DESCRIPTOR pPropertyData,
+                      ULONG BufferSize, PBYTE pBuffer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ETWRT_TDH_H */
