@@ -107,20 +107,19 @@ for ((i = 1; i <= iterations; i++)); do
   driver=$!
   delay_ms=$((50 + RANDOM % (max_delay_ms - 49)))
   sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
-  # The target may not exist yet (a broker starts with the first call): look for 2 s more.
-  victim=""
+  # The target may not exist yet (a broker starts with the first call), or end before the
+  # signal reaches it (an agent lives for one case): look for 2 s more.
+  what="no $target to kill after ${delay_ms} ms"
   for ((t = 0; t < 100; t++)); do
     kill -0 "$driver" 2>/dev/null || break
     victim=$(find_target "$tmp" "$driver")
-    [[ -n $victim ]] && break
+    if [[ -n $victim ]] && kill -KILL "$victim" 2>/dev/null; then
+      ((hits++))
+      what="SIGKILL to $target $victim after ${delay_ms} ms"
+      break
+    fi
     sleep 0.02
   done
-  if [[ -n $victim ]] && kill -KILL "$victim" 2>/dev/null; then
-    ((hits++))
-    what="SIGKILL to $target $victim after ${delay_ms} ms"
-  else
-    what="no $target to kill after ${delay_ms} ms"
-  fi
   rc=""
   for ((t = 0; t < bound_s * 10; t++)); do
     if ! kill -0 "$driver" 2>/dev/null; then
