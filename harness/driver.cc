@@ -33,6 +33,7 @@ CaseOutcome CaseRun::run() {
       run_step(case_.steps[i], expected[i]);
       check_agents_alive(case_.steps[i]);
       if (!failures_.empty()) {
+        require_agents_answer();
         out.status = Status::kFail;
         break;
       }
@@ -119,6 +120,23 @@ void CaseRun::check_agents_alive(const Step& step) {
                                    ex->signaled ? "signal" : "exit code",
                                    ex->signaled ? ex->signal : ex->exit_code,
                                    a->stderr_text()));
+    }
+  }
+}
+
+// A stopped (SIGSTOP) or hung agent misses the callbacks it should have reported: what
+// failed is then the agent, a TIMEOUT, not the platform.
+void CaseRun::require_agents_answer() {
+  for (auto& [label, a] : agents_) {
+    if (gone_.count(label)) continue;
+    try {
+      a->call({{"op", "ping"}}, kPingWait);
+    } catch (const AgentError& e) {
+      if (e.kind() != AgentError::Kind::kTimeout) throw;
+      throw AgentError(AgentError::Kind::kTimeout,
+                       fmt::format("agent \"{}\" did not answer a ping within {} ms after the "
+                                   "step's checks failed (stopped or hung): {}",
+                                   label, kPingWait.count(), e.what()));
     }
   }
 }
