@@ -36,6 +36,8 @@ inline constexpr std::chrono::milliseconds kCallbackWait{3000};
 // in flight, so a platform without callbacks (Wine) or a mutant pays one full wait per case.
 inline constexpr std::chrono::milliseconds kCallbackWaitAfterMiss{200};
 inline constexpr std::chrono::milliseconds kCollectWait{15000};
+// How long an agent may take to answer a ping once a step failed.
+inline constexpr std::chrono::milliseconds kPingWait{2000};
 
 // A fault of the harness or the scenario (never a platform verdict).
 struct HarnessFault : std::runtime_error {
@@ -86,6 +88,8 @@ class CaseRun {
   AgentProcess& agent(const std::string& label);
   // An agent that died without being told to is a crash, whatever the step was.
   void check_agents_alive(const Step& step);
+  // Every running agent answers a ping, or the case is a TIMEOUT (AgentError).
+  void require_agents_answer();
   json session_request(const std::string& op, const std::string& label, const std::string& via);
   json controller_call(const std::string& via, json req, milliseconds timeout);
   void run_step(const Step& step, const oracle::StepExpectation& e);

@@ -1,5 +1,6 @@
 // The driver: one case at a time (CaseRun, case_run.h), each step through its family's runner,
 // then what every step may cause (status, callbacks, timing, budgets) is judged.
+#include "broker_watch.h"
 #include "case_run.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdlib>
 
 namespace etwh {
 
@@ -59,6 +61,7 @@ CaseOutcome CaseRun::run() {
       run_step(case_.steps[i], expected[i]);
       check_agents_alive(case_.steps[i]);
       if (!failures_.empty()) {
+        require_agents_answer();
         out.status = Status::kFail;
         break;
       }
@@ -146,6 +149,23 @@ void CaseRun::check_agents_alive(const Step& step) {
                                    ex->signaled ? "signal" : "exit code",
                                    ex->signaled ? ex->signal : ex->exit_code,
                                    a->stderr_text()));
+    }
+  }
+}
+
+// A stopped (SIGSTOP) or hung agent misses the callbacks it should have reported: what
+// failed is then the agent, a TIMEOUT, not the platform.
+void CaseRun::require_agents_answer() {
+  for (auto& [label, a] : agents_) {
+    if (gone_.count(label)) continue;
+    try {
+      a->call({{"op", "ping"}}, kPingWait);
+    } catch (const AgentError& e) {
+      if (e.kind() != AgentError::Kind::kTimeout) throw;
+      throw AgentError(AgentError::Kind::kTimeout,
+                       fmt::format("agent \"{}\" did not answer a ping within {} ms after the "
+                                   "step's checks failed (stopped or hung): {}",
+                                   label, kPingWait.count(), e.what()));
     }
   }
 }
@@ -296,14 +316,56 @@ void CaseRun::trace_count(const std::string& agent_label, const std::string& cou
   options_.trace->counter(agents_.at(agent_label)->pid(), counter, now_ns(), {{series, value}});
 }
 
+namespace {
+
+// The case's checks saw a broker that went away: they judge the harness's environment, not the
+// platform. Its failures stay, as notes.
+void blame_broker_change(const std::string& change, CaseOutcome& out) {
+  out.status = Status::kHarnessError;
+  std::string fault = "environment: " + change + "; the case's checks are not the platform's";
+  if (!out.fault.empty()) fault += " (the case ended with: " + out.fault + ")";
+  out.fault = std::move(fault);
+  for (Finding& f : out.findings) {
+    if (f.severity != Severity::kFailure) continue;
+    f.severity = Severity::kNote;
+    f.text = "not judged (the broker went away): " + f.text;
+  }
+}
+
+}  // namespace
+
+Driver::Driver(DriverOptions options) : options_(std::move(options)) {
+  if (const std::string problem = etwrt_environment_problem(); !problem.empty()) {
+    throw std::runtime_error("the platform cannot be used: " + problem);
+  }
+  if (std::getenv("ETWRT_HOME") == nullptr) return;  // real ETW: nothing of ours to probe
+  // One call that must answer "no such session": any other status is the environment's fault
+  // (a home the broker refuses, a broker that cannot start), named here and not as every
+  // case failing with it.
+  Controller probe;
+  const json reply = probe.control(
+      {{"name", options_.session_prefix + "probe"}, {"code", EVENT_TRACE_CONTROL_QUERY}});
+  const auto status = reply.value("status", 0u);
+  if (status != ERROR_WMI_INSTANCE_NOT_FOUND) {
+    throw std::runtime_error(fmt::format(
+        "the platform cannot be used: ControlTraceA(QUERY) of a session that does not exist "
+        "returned {}, not ERROR_WMI_INSTANCE_NOT_FOUND ({}); ETWRT_HOME is {}",
+        status, ERROR_WMI_INSTANCE_NOT_FOUND, std::getenv("ETWRT_HOME")));
+  }
+}
+
 CaseOutcome Driver::run(const Case& c) {
   const auto start = std::chrono::steady_clock::now();
+  const std::optional<BrokerIdentity> broker_before = current_broker();
   CaseOutcome out;
   trace::Slice slice(options_.trace, driver_track(), "case " + c.id, "case", {{"file", c.file}});
   {
     CaseRun run(c, options_, ++case_counter_);
     out = run.run();
   }
+  // After the case's cleanup: a broker that died while its sessions were stopped counts too.
+  const std::string change = broker_change(broker_before, current_broker(), "the case");
+  if (!change.empty()) blame_broker_change(change, out);
   slice.arg("status", status_name(out.status));
   slice.end();
   out.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -47,10 +47,13 @@ trace::Track driver_track();
 
 class Driver {
  public:
-  explicit Driver(DriverOptions options) : options_(std::move(options)) {}
+  // Throws std::runtime_error naming the cause when the platform cannot be used here (etwrt:
+  // a bad ETWRT_HOME, a broker that cannot be reached), before any case runs.
+  explicit Driver(DriverOptions options);
 
   // Runs `c` and cleans up after it (stops every session it started, ends its agents),
-  // whatever happened.
+  // whatever happened. A case during which the etwrt broker died or restarted is a
+  // HARNESS_ERROR naming that, whatever its checks said.
   CaseOutcome run(const Case& c);
 
  private:

@@ -4,6 +4,26 @@
 
 namespace etwh {
 
+namespace {
+
+// A pointer or reason quotes the input's keys and values: a control character there (a NUL
+// would end the message where it is printed as a C string) is written as JSON escapes it.
+void append_printable(std::string& out, const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += ch;
+      continue;
+    }
+    out += "\\u00";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+}
+
+}  // namespace
+
 std::string format_input_error(const std::string& file, const std::string& pointer,
                                const std::string& reason, std::size_t line, std::size_t col) {
   // Appended piece by piece: GCC 12 (mingw-w64, -O2) sees a false -Wrestrict in
@@ -17,10 +37,10 @@ std::string format_input_error(const std::string& file, const std::string& point
   }
   s += ": ";
   if (!pointer.empty()) {
-    s += pointer;
+    append_printable(s, pointer);
     s += ": ";
   }
-  s += reason;
+  append_printable(s, reason);
   return s;
 }
 

@@ -38,12 +38,49 @@ std::string line_col(const std::string& text, std::size_t offset) {
   return std::to_string(p.line) + ":" + std::to_string(p.col);
 }
 
+namespace {
+
+// Why `file` cannot be an input, or "" when it is a regular file (symbolic links followed).
+// Checked before opening: opening a FIFO blocks until a writer comes, and a device such as
+// /dev/zero never ends.
+std::string not_an_input_file(const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (ec) return "cannot open the file (" + ec.message() + ")";
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "is a directory, not a regular file";
+    case fs::file_type::fifo: return "is a FIFO, not a regular file";
+    case fs::file_type::socket: return "is a socket, not a regular file";
+    case fs::file_type::character:
+    case fs::file_type::block: return "is a device, not a regular file";
+    default: return "is not a regular file";
+  }
+}
+
+}  // namespace
+
 std::string read_input_file(const std::filesystem::path& file) {
+  if (const std::string why = not_an_input_file(file); !why.empty()) {
+    throw InputError(file.string(), "", why);
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string(), "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Read in chunks and stop one byte past the maximum: the size a stat gives may change.
+  std::string text;
+  char chunk[64 * 1024];
+  while (text.size() <= kMaxInputFileBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw InputError(file.string(), "", "cannot read the file");
+  if (text.size() > kMaxInputFileBytes) {
+    throw InputError(file.string(), "",
+                     "larger than the maximum of " +
+                         std::to_string(kMaxInputFileBytes / (1024 * 1024)) +
+                         " MiB for an input file");
+  }
+  return text;
 }
 
 nlohmann::json parse_input_json(const std::string& text, const std::string& file) {

@@ -32,7 +32,13 @@ std::string line_col(const std::string& text, std::size_t offset);
 // 0 when `text` does not parse that far.
 std::size_t locate_pointer(const std::string& text, const std::string& pointer);
 
-// The whole content of an input file. Throws InputError "<file>: cannot open the file".
+// The largest input file the loaders read (scenarios, catalog, expectations, mutants,
+// stress profiles): the shipped ones are under 30 KiB.
+inline constexpr std::size_t kMaxInputFileBytes = 16 * 1024 * 1024;
+
+// The whole content of an input file. Throws InputError "<file>: reason" when it cannot be
+// opened, is not a regular file (a FIFO, a device, a directory: refused before opening, so
+// nothing blocks or reads without end) or is larger than kMaxInputFileBytes.
 std::string read_input_file(const std::filesystem::path& file);
 
 // Parses `text` (the content of `file`). Throws InputError "<file>:<line>:<col>: JSON syntax

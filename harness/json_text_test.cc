@@ -3,6 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 namespace etwh {
 namespace {
 
@@ -36,6 +45,82 @@ TEST(ParseInputJson, SyntaxErrorsGiveLineAndColumn) {
     EXPECT_EQ(e.col(), 10u);
     EXPECT_EQ(std::string(e.what()).rfind("f.json:2:10: JSON syntax error: ", 0), 0u) << e.what();
   }
+}
+
+std::string input_error_of(const std::filesystem::path& file) {
+  try {
+    read_input_file(file);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+class ReadInputFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("etwh-read-input-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ReadInputFile, ReadsARegularFileWhole) {
+  const auto file = dir_ / "a.json";
+  std::ofstream(file, std::ios::binary) << std::string(200000, 'x');
+  EXPECT_EQ(read_input_file(file).size(), 200000u);
+}
+
+TEST_F(ReadInputFile, RefusesADirectoryAMissingFileAndAnOversizedFile) {
+  EXPECT_EQ(input_error_of(dir_), dir_.string() + ": is a directory, not a regular file");
+  EXPECT_EQ(input_error_of(dir_ / "none.json").rfind(
+                (dir_ / "none.json").string() + ": cannot open the file", 0),
+            0u);
+  const auto big = dir_ / "big.json";
+  std::ofstream(big, std::ios::binary) << std::string(kMaxInputFileBytes + 1, ' ');
+  EXPECT_EQ(input_error_of(big),
+            big.string() + ": larger than the maximum of 16 MiB for an input file");
+  std::filesystem::resize_file(big, kMaxInputFileBytes);
+  EXPECT_EQ(read_input_file(big).size(), kMaxInputFileBytes);
+}
+
+#ifndef _WIN32
+// Without the check, reading /dev/zero grows without end and opening a FIFO blocks.
+TEST_F(ReadInputFile, RefusesDevicesAndFifosWithoutReadingThem) {
+  EXPECT_EQ(input_error_of("/dev/zero"), "/dev/zero: is a device, not a regular file");
+  const auto fifo = dir_ / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(input_error_of(fifo), fifo.string() + ": is a FIFO, not a regular file");
+}
+#endif
+
+TEST(ParseInputJson, HugeNumbersAndNulsInKeysGiveFileAndPlace) {
+  try {
+    parse_input_json("{\n  \"level\": 1e999\n}", "f.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("f.json:2:", 0), 0u) << e.what();
+  }
+  try {
+    parse_input_json(std::string("{\"le\0vel\": 1}", 13), "f.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.json:1:", 0), 0u) << e.what();
+  }
+}
+
+// A key with a NUL (\u0000 in the file) used to cut the message short where it was printed.
+TEST(InputErrorText, ControlCharactersInPointerAndReasonAreEscaped) {
+  const InputError e("f.json", std::string("/cases/0/le\0vel", 15),
+                     std::string("unknown field \"le\0vel\"", 22), 1, 12);
+  EXPECT_EQ(std::string(e.what()),
+            "f.json:1:12: /cases/0/le\\u0000vel: unknown field \"le\\u0000vel\"");
+  EXPECT_EQ(std::strlen(e.what()), std::string(e.what()).size());
 }
 
 }  // namespace

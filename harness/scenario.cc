@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <variant>
 
 namespace etwh {
 
@@ -97,7 +100,34 @@ Case CaseParser::parse(const json& v, const std::string& p) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     c.steps.push_back(parse_step(steps[i], p + "/steps/" + std::to_string(i), c));
   }
+  check_writes_registered(c);
   return c;
+}
+
+// A write needs its provider's registration handle: one written before its register step (or
+// after its unregister step) cannot run at all.
+void CaseParser::check_writes_registered(const Case& c) {
+  std::map<std::string, std::string> unregistered_at;  // provider -> unregister step pointer
+  std::set<std::string> registered;
+  for (const Step& step : c.steps) {
+    if (const auto* ps = std::get_if<ProviderStep>(&step.body)) {
+      if (step.op == StepOp::kRegister) {
+        registered.insert(ps->provider);
+        unregistered_at.erase(ps->provider);
+      } else if (registered.erase(ps->provider) > 0) {
+        unregistered_at[ps->provider] = step.pointer;
+      }
+    }
+    const auto* w = std::get_if<WriteStep>(&step.body);
+    if (w == nullptr || registered.count(w->provider)) continue;
+    const auto gone = unregistered_at.find(w->provider);
+    r_.fail(step.pointer + "/provider",
+            "provider \"" + w->provider + "\" is written " +
+                (gone == unregistered_at.end()
+                     ? "before any register step of it"
+                     : "after its unregister step (" + gone->second + ")") +
+                ": a write needs a registered provider (add a register step before it)");
+  }
 }
 
 void CaseParser::parse_rules(const json& v, const std::string& p, Case& c) {

@@ -139,6 +139,7 @@ class CaseParser {
   bool has_agent(const Case& c, const std::string& a) const;
   void parse_providers(const json& v, const std::string& p, Case& c);
   void parse_sessions(const json& v, const std::string& p, Case& c);
+  void check_writes_registered(const Case& c);
   // A provider under test: the user's code registers it (context and callback are theirs). Its
   // GUID is the subject's; the case's `guid`, if any, only keys it in the oracle.
   void parse_subject_provider(const json& def, const std::string& pp, Case& c, ProviderDef& d);

@@ -308,5 +308,33 @@ TEST(Loader, DataPathErrors) {
             "f.json: /cases/0/steps/2/session: unknown field \"session\"");
 }
 
+// Without the check, the driver ran such a case and it ended as a HARNESS_ERROR whose message
+// was "vector::_M_range_check ...".
+TEST(Loader, WriteNeedsARegisteredProvider) {
+  const std::string before = R"({"cases": [{
+    "id": "c1", "rules": ["CB-LEVEL-MAX"], "agents": {"a": {}},
+    "providers": {"p": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}},
+    "steps": [{"op": "write", "provider": "p", "events": [{"id": 1}]},
+              {"op": "register", "provider": "p"}]}]})";
+  EXPECT_EQ(error_of(before),
+            "f.json: /cases/0/steps/0/provider: provider \"p\" is written before any register "
+            "step of it: a write needs a registered provider (add a register step before it)");
+  try {
+    load_scenario_text(before, "f.json", kRules);
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.json:4:43: /cases/0/steps/0/provider: ", 0), 0u)
+        << e.what();
+  }
+  EXPECT_EQ(error_of(valid(R"({"op": "unregister", "provider": "p"},
+      {"op": "write", "provider": "p", "events": [{"id": 1}]})")),
+            "f.json: /cases/0/steps/3/provider: provider \"p\" is written after its unregister "
+            "step (/cases/0/steps/2): a write needs a registered provider (add a register step "
+            "before it)");
+  EXPECT_EQ(error_of(valid(R"({"op": "unregister", "provider": "p"},
+      {"op": "register", "provider": "p"},
+      {"op": "write", "provider": "p", "events": [{"id": 1}]})")),
+            "(no error)");
+}
+
 }  // namespace
 }  // namespace etwh

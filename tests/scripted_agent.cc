@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -137,11 +139,13 @@ int main() {
       if (mode == "wrong_level") cb["level"] = 2;
       if (mode == "wrong_source") cb["source_id"] = "{5a5a0001-1111-4111-8111-111111111111}";
       if (mode == "filter") cb["filter"] = {{"type", 1}, {"size", 1}, {"data", "01"}};
-      if (mode != "no_callback") emit(cb);
+      if (mode != "no_callback" && mode != "stopped") emit(cb);
       if (mode == "extra_callback") emit(good_callback(2));
     }
     emit(reply);
     if (op == "exit") return 0;
+    // Stopped (as by SIGSTOP) once registered: its callback never comes, nor any reply.
+    if (op == "register" && mode == "stopped") ::raise(SIGSTOP);
   }
   return 0;
 }

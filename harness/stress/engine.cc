@@ -1,6 +1,8 @@
 #include "engine.h"
 #include "session_consumer.h"
 
+#include "broker_watch.h"
+
 #include "etwh/child_process.h"
 #include "etwh/stop_signals.h"
 
@@ -477,19 +479,30 @@ void judge_run(RunResult& run) {
   }
 }
 
-RunResult run_profile(const Profile& profile, const EngineOptions& options) {
-  static std::atomic<unsigned> run_counter{0};
-  const auto started = std::chrono::steady_clock::now();
-  RunResult run;
-  run.profile = profile;
-  const GUID provider = random_guid();
-  const unsigned run_number = run_counter.fetch_add(1);
-  reset_peak_rss();
-  run.series_ms = options.series_ms;
-  const CpuTime cpu_at_start = cpu_since({});
+namespace {
 
-  RunResources res;
-  start_sessions(res, profile, provider, run_number);
+// What a run had counted when it broke off, for the harness error that ends it.
+std::string counted_so_far(const RunResources& res, const RunResult& run) {
+  std::uint64_t delivered = 0, lost = 0;
+  for (const auto& c : res.consumers) {
+    delivered += c->delivered_so_far();
+    lost += c->buffer_lost_so_far();
+  }
+  return fmt::format(
+      "counted so far: written {} (the writers' own counts; 0 until they all ended), "
+      "delivered {} and lost {} (as the consumers counted) in {} sessions",
+      run.attempts, delivered, lost, res.consumers.size());
+}
+
+// Starts the sessions and writers, lets the writers run, then stops the sessions: `run` gets
+// what was counted, `res` what was started, `broker` the broker that served once the sessions
+// had started (the first call starts it).
+void drive_run(RunResources& res, const Profile& profile, const EngineOptions& options,
+               RunResult& run, std::optional<BrokerIdentity>& broker) {
+  const GUID provider = random_guid();
+  static std::atomic<unsigned> run_counter{0};
+  start_sessions(res, profile, provider, run_counter.fetch_add(1));
+  broker = current_broker();
   const std::string provider_text = format_guid(provider);
   for (std::uint32_t i = 0; i < profile.processes; ++i) {
     std::vector<std::string> args = {
@@ -536,8 +549,42 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
     last.buffers_in_use = r.number_of_buffers - std::min(r.number_of_buffers, r.free_buffers);
     r.series.push_back(last);
   }
-  run.consumer_cpu = cpu_since(cpu_at_start);
-  run.consumer_peak_rss_kb = peak_rss_kb();
+}
+
+}  // namespace
+
+RunResult run_profile(const Profile& profile, const EngineOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  RunResult run;
+  run.profile = profile;
+  reset_peak_rss();
+  run.series_ms = options.series_ms;
+  const CpuTime cpu_at_start = cpu_since({});
+
+  // A broker that died or restarted during the run broke the run, not a rule: whatever the
+  // run saw then (a failed call, counts that do not add up) is a harness error naming it.
+  if (const std::string problem = etwrt_environment_problem(); !problem.empty()) {
+    throw StressHarnessError("the platform cannot be used: " + problem);
+  }
+  std::optional<BrokerIdentity> broker_before = current_broker();
+  {
+    RunResources res;
+    try {
+      drive_run(res, profile, options, run, broker_before);
+    } catch (const StressHarnessError& e) {
+      const std::string change = broker_change(broker_before, current_broker(), "the run");
+      if (change.empty()) throw;
+      throw StressHarnessError(fmt::format("environment: {}; {}; the run broke off with: {}",
+                                           change, counted_so_far(res, run), e.what()));
+    }
+    const std::string change = broker_change(broker_before, current_broker(), "the run");
+    if (!change.empty()) {
+      throw StressHarnessError(
+          fmt::format("environment: {}; {}", change, counted_so_far(res, run)));
+    }
+    run.consumer_cpu = cpu_since(cpu_at_start);
+    run.consumer_peak_rss_kb = peak_rss_kb();
+  }
   judge_run(run);
   run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;

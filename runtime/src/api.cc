@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -320,7 +321,12 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
     Registration* registration = registration_of(RegHandle);
     Client& client = Client::instance();
     if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_HANDLE;
-    switch (InformationClass) {
+    // A caller may pass any integer: read the parameter's bytes as one, never as the enum
+    // (loading a value outside EVENT_INFO_CLASS's range is undefined behaviour).
+    std::underlying_type_t<EVENT_INFO_CLASS> raw_class = 0;
+    static_assert(sizeof raw_class == sizeof InformationClass);
+    std::memcpy(&raw_class, &InformationClass, sizeof raw_class);
+    switch (raw_class) {
       case EventProviderBinaryTrackInfo:
         return ERROR_SUCCESS;  // Only matters to Windows' binary tracking; nothing to keep.
       case EventProviderUseDescriptorType:

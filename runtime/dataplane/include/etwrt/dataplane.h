@@ -255,6 +255,8 @@ class Reader {
   };
   bool flush_due(bool forced);
   uint64_t claim(bool include_partial, bool unlimited);
+  // Announces (on_loss) what the pool lost since the last report.
+  void report_losses(const LossCallback& on_loss);
   Pool& pool_;
   ReaderOptions options_;
   std::vector<Open> open_;
