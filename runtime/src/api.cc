@@ -95,12 +95,20 @@ etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
   return w;
 }
 
+// EventWriteEx page: an EVENT_WRITE_FLAG_INPRIVATE event is dropped by every session that
+// enabled the provider with EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE.
+constexpr bool excluded_as_in_private(ULONG write_flags, std::uint32_t enable_property) {
+  return (write_flags & EVENT_WRITE_FLAG_INPRIVATE) != 0 &&
+         (enable_property & EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE) != 0;
+}
+
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0,
+                  ULONG write_flags = 0) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
@@ -121,6 +129,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
+    if (excluded_as_in_private(write_flags, targets[i].enable_property)) continue;
     // The session's EVENT_FILTER_TYPE_EVENT_ID filter, if it gave one.
     if (targets[i].id_filter != nullptr &&
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
@@ -139,6 +148,10 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   }
   return status;
 }
+
+// EventWriteEx's Flags: the page lists EVENT_WRITE_FLAG_INPRIVATE; NO_FAULTING is for kernel
+// mode only (evntprov.h), so a user-mode caller passing it is refused (etwrt choice).
+constexpr ULONG kUserWriteFlags = EVENT_WRITE_FLAG_INPRIVATE;
 
 // The disabled path, inlined into each EventWrite* entry point ahead of write_event: a load
 // and a branch, no stack frame (write_event's frame, six saved registers and the call cost
@@ -356,12 +369,13 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
                            ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
                            LPCGUID RelatedActivityId, ULONG UserDataCount,
                            PEVENT_DATA_DESCRIPTOR UserData) {
-  if (bad_arguments(EventDescriptor, UserDataCount, UserData) | (Flags != 0)) [[unlikely]]
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData) |
+      ((Flags & ~kUserWriteFlags) != 0)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
     return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
-                       UserDataCount, UserData);
+                       UserDataCount, UserData, 0, Flags);
   });
 }
 
@@ -422,7 +436,8 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                     {"maximum_file_size", Properties->MaximumFileSize},
                     {"log_file_mode", Properties->LogFileMode},
                     {"flush_timer", Properties->FlushTimer},
-                    {"enable_flags", Properties->EnableFlags}};
+                    {"enable_flags", Properties->EnableFlags},
+                    {"client_context", Properties->Wnode.ClientContext}};
     if (const ULONG status = call_for_properties(request, Properties, "StartTraceA");
         status != ERROR_SUCCESS) {
       return status;

@@ -60,6 +60,11 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
   if (name_bytes + 1 > size - properties->LoggerNameOffset) {
     return fail(ERROR_BAD_LENGTH, "session name does not fit at LoggerNameOffset");
   }
+  if (properties->Wnode.ClientContext > kClockCpuCycles) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "Wnode.ClientContext " + std::to_string(properties->Wnode.ClientContext) +
+                    " is not a clock type (1 QPC, 2 system time, 3 CPU cycles)");
+  }
   const ULONG mode = properties->LogFileMode;
   const ULONG file_kinds = mode & (EVENT_TRACE_FILE_MODE_SEQUENTIAL |
                                    EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE);
