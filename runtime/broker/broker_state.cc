@@ -253,6 +253,12 @@ json BrokerState::on_start(const StartRequest& request) {
   const std::string& name = request.name;
   for (const auto& [handle, s] : sessions_) {
     if (same_session_name(s.name, name)) return {{"status", ERROR_ALREADY_EXISTS}};
+    // StartTrace page: "A session with the same name or GUID is already running." (A private
+    // logger's GUID is its provider's: not a session identity.)
+    const bool private_logger = (request.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0;
+    if (!private_logger && request.guid != GUID_NULL && s.guid == request.guid) {
+      return {{"status", ERROR_ALREADY_EXISTS}};
+    }
   }
   Session s;
   s.handle = next_handle_++;

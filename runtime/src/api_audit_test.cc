@@ -442,3 +442,30 @@ TEST_F(Audit, LogfileHeaderStartTimeIsTheSessionsStart) {
 }
 
 }  // namespace
+
+namespace {
+
+// nf-evntrace-starttracea.md: ERROR_ALREADY_EXISTS for "a session with the same name or GUID";
+// Wnode.Guid SystemTraceControlGuid with a name other than KERNEL_LOGGER_NAME is
+// ERROR_INVALID_PARAMETER (also asserted on Windows by Wine's eventlog.c test_start_trace).
+TEST_F(Audit, StartTraceRefusesATakenGuidAndTheKernelGuid) {
+  const GUID session = {0x0badcafe, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x66}};
+  Properties first;
+  first.get()->Wnode.Guid = session;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "audit-guid-1", first.get()), ERROR_SUCCESS);
+  Properties second;
+  second.get()->Wnode.Guid = session;
+  TRACEHANDLE h2 = 0;
+  EXPECT_EQ(StartTraceA(&h2, "audit-guid-2", second.get()), ERROR_ALREADY_EXISTS);
+  Properties kernel;
+  kernel.get()->Wnode.Guid = SystemTraceControlGuid;
+  EXPECT_EQ(StartTraceA(&h2, "audit-not-the-kernel", kernel.get()), ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(stop(h), ERROR_SUCCESS);
+  Properties again;
+  again.get()->Wnode.Guid = session;
+  ASSERT_EQ(StartTraceA(&h2, "audit-guid-2", again.get()), ERROR_SUCCESS);  // Free again.
+  EXPECT_EQ(stop(h2), ERROR_SUCCESS);
+}
+
+}  // namespace

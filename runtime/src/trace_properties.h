@@ -35,6 +35,8 @@ struct StartTraceCheck {
 // LoggerNameOffset or LogFileNameOffset inside the fixed part or past BufferSize, or a log
 // file name not NUL-terminated inside the buffer -> ERROR_INVALID_PARAMETER;
 // a name longer than kMaxSessionNameBytes or not fitting at LoggerNameOffset -> ERROR_BAD_LENGTH;
+// Wnode.Guid SystemTraceControlGuid with another name than KERNEL_LOGGER_NAME ->
+// ERROR_INVALID_PARAMETER;
 // Wnode.ClientContext above 3 -> ERROR_INVALID_PARAMETER (etwrt choice: the page lists 1..3);
 // contradictory file modes -> ERROR_INVALID_PARAMETER;
 // neither a log file nor EVENT_TRACE_REAL_TIME_MODE / EVENT_TRACE_BUFFERING_MODE ->
