@@ -453,8 +453,10 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
     const ULONG check = etwrt::check_control_trace(TraceHandle, InstanceName, Properties,
                                                    ControlCode);
     if (check != ERROR_SUCCESS) return check;
+    // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
+    const bool by_name = InstanceName != nullptr && *InstanceName != '\0';
     json request = {{"op", "control"},
-                    {"handle", TraceHandle},
+                    {"handle", by_name ? TRACEHANDLE{0} : TraceHandle},
                     {"name", InstanceName != nullptr ? InstanceName : ""},
                     {"code", ControlCode}};
     if (ControlCode == EVENT_TRACE_CONTROL_UPDATE) {

@@ -469,3 +469,22 @@ TEST_F(Audit, StartTraceRefusesATakenGuidAndTheKernelGuid) {
 }
 
 }  // namespace
+
+namespace {
+
+// nf-evntrace-controltracea.md: "ETW ignores the handle if SessionName is not NULL".
+TEST_F(Audit, ControlTraceByNameIgnoresTheHandle) {
+  const TRACEHANDLE a = start("audit-control-a");
+  const TRACEHANDLE b = start("audit-control-b");
+  Properties q;
+  ASSERT_EQ(ControlTraceA(a, "audit-control-b", q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(q.get()->Wnode.HistoricalContext, b);
+  EXPECT_EQ(q.logger_name(), "audit-control-b");
+  Properties gone;
+  EXPECT_EQ(ControlTraceA(a, "audit-nobody", gone.get(), EVENT_TRACE_CONTROL_QUERY),
+            ERROR_WMI_INSTANCE_NOT_FOUND);
+  EXPECT_EQ(stop(a), ERROR_SUCCESS);
+  EXPECT_EQ(stop(b), ERROR_SUCCESS);
+}
+
+}  // namespace
