@@ -102,6 +102,15 @@ constexpr bool excluded_as_in_private(ULONG write_flags, std::uint32_t enable_pr
          (enable_property & EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE) != 0;
 }
 
+// EventWrite pages: ERROR_ARITHMETIC_OVERFLOW when "the event size is larger than the allowed
+// maximum (64k - header)", whatever the session's buffers (EVENT_RECORD.UserDataLength is a
+// USHORT). Checked once some session takes the event (etwrt choice: no cost when none does).
+bool too_large_for_an_event(const EVENT_DATA_DESCRIPTOR* data, ULONG count) {
+  std::uint64_t total = 0;
+  for (ULONG i = 0; i < count; ++i) total += data[i].Size;
+  return total > 0xFFFF - sizeof(EVENT_HEADER);
+}
+
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
@@ -115,6 +124,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
   if (n == 0) return ERROR_SUCCESS;
+  if (too_large_for_an_event(data, count)) return ERROR_ARITHMETIC_OVERFLOW;
   etwrt::dataplane::EventInput in;
   in.provider_id = &registration->guid;
   in.descriptor = &descriptor;

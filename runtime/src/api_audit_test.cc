@@ -488,3 +488,102 @@ TEST_F(Audit, ControlTraceByNameIgnoresTheHandle) {
 }
 
 }  // namespace
+
+namespace {
+
+// Wine's eventlog.c test_trace_event_params (run on Windows): EventRegister with a NULL GUID or
+// a NULL handle pointer is ERROR_INVALID_PARAMETER; EventWriteString on handle 0 is
+// ERROR_INVALID_HANDLE and with a NULL string ERROR_INVALID_PARAMETER; EventUnregister(0) is
+// ERROR_INVALID_HANDLE. nf-evntprov-eventregister.md / eventunregister.md / eventwritestring.md.
+TEST_F(Audit, ProviderCallsWineChecksOnWindows) {
+  REGHANDLE h = 0;
+  EXPECT_EQ(EventRegister(nullptr, nullptr, nullptr, &h), ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, nullptr), ERROR_INVALID_PARAMETER);
+  const REGHANDLE p = provider();
+  const char16_t empty[] = u"";
+  EXPECT_EQ(EventWriteString(0, 0, 0, reinterpret_cast<PCWSTR>(empty)), ERROR_INVALID_HANDLE);
+  EXPECT_EQ(EventWriteString(p, 0, 0, nullptr), ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(EventUnregister(0), ERROR_INVALID_HANDLE);
+}
+
+// nf-evntprov-eventwrite.md (and Transfer, Ex): ERROR_ARITHMETIC_OVERFLOW when the event is
+// larger than 64 KB less the header, whatever the buffers; ERROR_MORE_DATA when it fits that
+// limit but not the session's buffer.
+TEST_F(Audit, OversizedEventsAreArithmeticOverflowOrMoreData) {
+  const REGHANDLE h = provider();
+  Properties big;
+  big.get()->BufferSize = 1024;  // KB: room for any event.
+  TRACEHANDLE roomy = 0;
+  ASSERT_EQ(StartTraceA(&roomy, "audit-oversized", big.get()), ERROR_SUCCESS);
+  ASSERT_EQ(enable(roomy), ERROR_SUCCESS);
+  std::vector<std::uint8_t> bytes(70000, 0x11);
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0);
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, bytes.data(), static_cast<ULONG>(bytes.size()));
+  EXPECT_EQ(EventWrite(h, &d, 1, &data), ERROR_ARITHMETIC_OVERFLOW);
+  EXPECT_EQ(EventWriteTransfer(h, &d, nullptr, nullptr, 1, &data), ERROR_ARITHMETIC_OVERFLOW);
+  EventDataDescCreate(&data, bytes.data(), 60000);
+  EXPECT_EQ(EventWrite(h, &d, 1, &data), ERROR_SUCCESS);
+  EXPECT_EQ(stop(roomy), ERROR_SUCCESS);
+  Properties small;
+  small.get()->BufferSize = 4;  // KB
+  TRACEHANDLE tight = 0;
+  ASSERT_EQ(StartTraceA(&tight, "audit-oversized-small", small.get()), ERROR_SUCCESS);
+  ASSERT_EQ(enable(tight), ERROR_SUCCESS);
+  EXPECT_EQ(EventWrite(h, &d, 1, &data), ERROR_MORE_DATA);
+  EXPECT_EQ(stop(tight), ERROR_SUCCESS);
+}
+
+// nf-evntprov-eventactivityidcontrol.md: GET_SET_ID sets and returns the previous ID,
+// CREATE_SET_ID makes a new one current and returns the previous; NULL ActivityId or an
+// unknown code: ERROR_INVALID_PARAMETER.
+TEST_F(Audit, ActivityIdControlCodes) {
+  GUID a{}, b{}, now{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &a), ERROR_SUCCESS);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &b), ERROR_SUCCESS);
+  EXPECT_FALSE(a == b);
+  GUID swap = a;
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_SET_ID, &swap), ERROR_SUCCESS);
+  swap = b;
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_SET_ID, &swap), ERROR_SUCCESS);
+  EXPECT_TRUE(swap == a);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &now), ERROR_SUCCESS);
+  EXPECT_TRUE(now == b);
+  GUID previous{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_SET_ID, &previous), ERROR_SUCCESS);
+  EXPECT_TRUE(previous == b);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &now), ERROR_SUCCESS);
+  EXPECT_FALSE(now == b);
+  EXPECT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, nullptr), ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(EventActivityIdControl(99, &now), ERROR_INVALID_PARAMETER);
+}
+
+// nf-evntprov-eventenabled.md, eventproviderenabled.md: FALSE when no session enables the
+// provider (and for handle 0); nf-evntprov-eventsetinformation.md: an unknown registration
+// handle is ERROR_INVALID_HANDLE, an information class etwrt does not implement
+// ERROR_NOT_SUPPORTED (etwrt choice; the page names ERROR_NOT_SUPPORTED for a class the OS
+// does not support).
+TEST_F(Audit, EnabledChecksAndSetInformationCodes) {
+  const REGHANDLE h = provider();
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
+  EXPECT_FALSE(EventEnabled(h, &d));
+  EXPECT_FALSE(EventEnabled(0, &d));
+  EXPECT_FALSE(EventProviderEnabled(0, 4, 0x1));
+  const TRACEHANDLE s = start("audit-enabled");
+  ASSERT_EQ(enable(s), ERROR_SUCCESS);
+  EXPECT_TRUE(EventEnabled(h, &d));
+  EXPECT_TRUE(EventProviderEnabled(h, 5, 0x1));
+  EXPECT_FALSE(EventProviderEnabled(h, 6, 0x1));
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  BOOLEAN yes = TRUE;
+  EXPECT_EQ(EventSetInformation(0, EventProviderUseDescriptorType, &yes, sizeof yes),
+            ERROR_INVALID_HANDLE);
+  EXPECT_EQ(EventSetInformation(h, static_cast<EVENT_INFO_CLASS>(77), &yes, sizeof yes),
+            ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(EventSetInformation(h, EventProviderUseDescriptorType, &yes, sizeof yes),
+            ERROR_SUCCESS);
+}
+
+}  // namespace
