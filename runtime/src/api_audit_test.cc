@@ -303,9 +303,9 @@ TEST_F(Audit, ProcessTraceDeliversOnlyBetweenStartTimeAndEndTime) {
   EXPECT_EQ(ids(c.of(kProvider)), (std::vector<USHORT>{2}));
 }
 
-// Logger names are not case-sensitive (Wine's eventlog.c test_start_trace runs on Windows:
-// a second StartTrace of the same name, in another case, is ERROR_ALREADY_EXISTS); the
-// controls and OpenTrace by name match the same way.
+// nf-evntrace-starttracea.md: the session name "is case-insensitive, and must be unique" (a
+// second StartTrace of the same name is ERROR_ALREADY_EXISTS, which Wine's test_start_trace
+// also asserts on Windows); the controls and OpenTrace by name match the same way.
 TEST_F(Audit, SessionNamesIgnoreLetterCase) {
   const TRACEHANDLE s = start("Audit-Case-Name");
   Properties again;
