@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <set>
 
@@ -64,6 +65,7 @@ class ConsumerJudge {
     const json records = reply.value("records", json::array());
     check_header(records, process_status);
     for (std::size_t i = 0; i < records.size(); ++i) record(i, records[i]);
+    if (names_rule(rules::kConClock)) check_clock(records);
     check_missing_and_loss(properties);
     ConsumerVerdict out;
     out.notes = std::move(notes_);
@@ -97,6 +99,35 @@ class ConsumerJudge {
              records.empty() ? "no record at all, not even the header event"
                              : "the first record is not the EventTraceGuid header event: " +
                                    records[0].dump());
+    }
+  }
+
+  bool names_rule(const char* rule) const {
+    const auto& r = facts_.c->rules;
+    return std::find(r.begin(), r.end(), rule) != r.end();
+  }
+
+  // CON-CLOCK: without PROCESS_TRACE_MODE_RAW_TIMESTAMP (the agent never sets it) every event's
+  // TimeStamp is a FILETIME: not before the session started (the header's StartTime) and
+  // within an hour of it (a case runs for seconds). A raw clock (QPC ticks, cycles) is far off.
+  void check_clock(const json& records) {
+    if (records.empty() || records[0].value("kind", "") != "header") return;  // CON-HEADER-EVENT
+    const auto header = hex_to_bytes(records[0].value("payload", ""));
+    constexpr std::size_t at = offsetof(TRACE_LOGFILE_HEADER, StartTime);
+    if (!header || header->size() < at + 8) return;
+    std::int64_t start = 0;
+    for (int b = 7; b >= 0; --b) start = (start << 8) | (*header)[at + static_cast<std::size_t>(b)];
+    constexpr std::int64_t kHour = 36'000'000'000;  // in 100 ns
+    for (std::size_t i = 1; i < records.size(); ++i) {
+      const json& r = records[i];
+      if (r.value("kind", "") != "event" || facts_.set_aside(r)) continue;
+      const std::int64_t ts = r.value("ts", std::int64_t{0});
+      if (ts < start || ts > start + kHour) {
+        f_.add(rules::kConClock, "timestamp",
+               fmt::format("record #{}: TimeStamp {} is not a FILETIME of this session (its "
+                           "StartTime is {})", i, ts, start),
+               fmt::format("a FILETIME in [{}, {}]", start, start + kHour), std::to_string(ts));
+      }
     }
   }
 

@@ -25,6 +25,7 @@ inline constexpr char kCbSourceidNullPreenabled[] = "CB-SOURCEID-NULL-PREENABLED
 inline constexpr char kCbTimeout[] = "CB-TIMEOUT";
 inline constexpr char kCbUnknownCode[] = "CB-UNKNOWN-CODE";
 
+inline constexpr char kConClock[] = "CON-CLOCK";
 inline constexpr char kConHeaderEvent[] = "CON-HEADER-EVENT";
 inline constexpr char kConOrder[] = "CON-ORDER";
 inline constexpr char kConRecordMode[] = "CON-RECORD-MODE";
@@ -83,10 +84,11 @@ inline constexpr char kTrSize256[] = "TR-SIZE-256";
 inline constexpr char kTrTypeReserved[] = "TR-TYPE-RESERVED";
 
 // Every constant above, for the catalog checks.
-inline constexpr std::array<std::string_view, 63> kAll = {
+inline constexpr std::array<std::string_view, 64> kAll = {
     kCbAllAnd, kCbAnyOr, kCbCaptureState, kCbContext, kCbDisableLast, kCbEnabledStays, kCbFast,
     kCbFilterCopy, kCbFilterPerSession, kCbLevelMax, kCbRecompute, kCbSourceid,
-    kCbSourceidNullLegacy, kCbSourceidNullPreenabled, kCbTimeout, kCbUnknownCode, kConHeaderEvent,
+    kCbSourceidNullLegacy, kCbSourceidNullPreenabled, kCbTimeout, kCbUnknownCode, kConClock,
+    kConHeaderEvent,
     kConOrder, kConRecordMode, kConRtBuffered, kConRtSecond, kConSlow, kConUserContext, kConWpp,
     kDescChannel, kDescIdVersion, kDescKeywordNonzero, kDescLevelNonzero, kDescMofOpcode,
     kDescOpcode, kDescTlId0, kFltAnyZero, kFltIgnoreKeyword0, kFltKeyword, kFltKeyword0Bypass,

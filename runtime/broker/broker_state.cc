@@ -7,6 +7,7 @@
 
 #include <evntrace.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,29 @@ Enable enable_from(const EnableRequest& request, const GUID& source) {
   e.system_filters = request.system_filters;
   return e;
 }
+
+namespace {
+
+// Logger names are not case-sensitive on Windows (a second StartTrace whose name differs only
+// in case is ERROR_ALREADY_EXISTS; controls by name match the same way). etwrt folds ASCII
+// letters only (the names travel as UTF-8; see runtime/README.md, the audit table).
+bool same_session_name(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (fold(a[i]) != fold(b[i])) return false;
+  }
+  return true;
+}
+
+// Now as a FILETIME (100 ns since 1601).
+std::int64_t file_time_now() {
+  timespec real{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  return 116444736000000000LL + real.tv_sec * 10000000LL + real.tv_nsec / 100;
+}
+
+}  // namespace
 
 std::string guid_key(const GUID& g) { return std::string(reinterpret_cast<const char*>(&g), 16); }
 
@@ -214,6 +238,8 @@ json BrokerState::properties_json(const Session& s) {
           {"log_file_mode", s.log_file_mode},
           {"flush_timer", s.flush_timer},
           {"enable_flags", s.enable_flags},
+          {"client_context", s.client_context},
+          {"start_time", s.start_time},
           {"number_of_buffers", c.number_of_buffers},
           {"free_buffers", c.free_buffers},
           {"events_lost", c.events_lost},
@@ -227,7 +253,13 @@ json BrokerState::properties_json(const Session& s) {
 json BrokerState::on_start(const StartRequest& request) {
   const std::string& name = request.name;
   for (const auto& [handle, s] : sessions_) {
-    if (s.name == name) return {{"status", ERROR_ALREADY_EXISTS}};
+    if (same_session_name(s.name, name)) return {{"status", ERROR_ALREADY_EXISTS}};
+    // StartTrace page: "A session with the same name or GUID is already running." (A private
+    // logger's GUID is its provider's: not a session identity.)
+    const bool private_logger = (request.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0;
+    if (!private_logger && request.guid != GUID_NULL && s.guid == request.guid) {
+      return {{"status", ERROR_ALREADY_EXISTS}};
+    }
   }
   // StartTrace: "the maximum number of logging sessions on the system has been reached"
   // (private sessions count too: etwrt choice, no page gives them a limit of their own).
@@ -241,6 +273,8 @@ json BrokerState::on_start(const StartRequest& request) {
   s.log_file_mode = request.log_file_mode;
   s.flush_timer = request.flush_timer;
   s.enable_flags = request.enable_flags;
+  s.client_context = request.client_context == 0 ? 1 : request.client_context;
+  s.start_time = file_time_now();
   s.maximum_file_size = request.maximum_file_size;
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
   const BufferPlan plan = plan_buffers(request.buffer_size, request.minimum_buffers,
@@ -283,7 +317,7 @@ Session* BrokerState::find_session(std::uint64_t handle, const std::string& name
     return it == sessions_.end() ? nullptr : &it->second;
   }
   for (auto& [h, s] : sessions_) {
-    if (s.name == name) return &s;
+    if (same_session_name(s.name, name)) return &s;
   }
   return nullptr;
 }

@@ -156,6 +156,7 @@ RequestBody decode_start(const Fields& f) {
   r.log_file_mode = f.u32("log_file_mode");
   r.flush_timer = f.u32("flush_timer");
   r.enable_flags = f.u32_or("enable_flags", 0);
+  r.client_context = f.u32_or("client_context", 0);
   return r;
 }
 

@@ -50,6 +50,7 @@ struct StartRequest {
   ULONG log_file_mode = 0;
   ULONG flush_timer = 0;
   ULONG enable_flags = 0;
+  ULONG client_context = 0;  // Wnode.ClientContext: the clock (0 = the default, QPC).
 };
 
 // ControlTraceA: the session by handle, else (handle 0) by name. The UPDATE fields are 0 when

@@ -97,27 +97,45 @@ etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
   return w;
 }
 
+// EventWriteEx page: an EVENT_WRITE_FLAG_INPRIVATE event is dropped by every session that
+// enabled the provider with EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE.
+constexpr bool excluded_as_in_private(ULONG write_flags, std::uint32_t enable_property) {
+  return (write_flags & EVENT_WRITE_FLAG_INPRIVATE) != 0 &&
+         (enable_property & EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE) != 0;
+}
+
+// EventWrite pages: ERROR_ARITHMETIC_OVERFLOW when "the event size is larger than the allowed
+// maximum (64k - header)", whatever the session's buffers (EVENT_RECORD.UserDataLength is a
+// USHORT). Checked once some session takes the event (etwrt choice: no cost when none does).
+bool too_large_for_an_event(const EVENT_DATA_DESCRIPTOR* data, ULONG count) {
+  std::uint64_t total = 0;
+  for (ULONG i = 0; i < count; ++i) total += data[i].Size;
+  return total > 0xFFFF - sizeof(EVENT_HEADER);
+}
+
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
 ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags);
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags);
 
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
                   const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0,
-                  const etwrt::TypedEvent* typed = nullptr) {
+                  ULONG write_flags = 0, const etwrt::TypedEvent* typed = nullptr) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
   if (typed == nullptr && registration->use_descriptor_type.load(std::memory_order_relaxed))
       [[unlikely]] {
-    return write_typed(handle, descriptor, activity, related, exclude, count, data, extra_flags);
+    return write_typed(handle, descriptor, activity, related, exclude, count, data, extra_flags,
+                       write_flags);
   }
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
   if (n == 0) return ERROR_SUCCESS;
+  if (too_large_for_an_event(data, count)) return ERROR_ARITHMETIC_OVERFLOW;
   etwrt::dataplane::EventInput in;
   in.provider_id = &registration->guid;
   in.descriptor = &descriptor;
@@ -137,6 +155,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
+    if (excluded_as_in_private(write_flags, targets[i].enable_property)) continue;
     // The session's EVENT_FILTER_TYPE_EVENT_ID filter, if it gave one.
     if (targets[i].id_filter != nullptr &&
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
@@ -160,7 +179,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 // written, the metadata and timestamp travel beside them.
 ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags) {
   etwrt::TypedEvent typed;  // 2 KB of descriptors: on this frame, not write_event's.
   const bool traits_set =
       registration_of(handle)->traits_blob.load(std::memory_order_acquire) != nullptr;
@@ -169,8 +188,12 @@ ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   if (split != ERROR_SUCCESS) return split;
   return write_event(handle, descriptor, activity, related, exclude,
                      static_cast<ULONG>(typed.payload_count), typed.payload.data(), extra_flags,
-                     &typed);
+                     write_flags, &typed);
 }
+
+// EventWriteEx's Flags: the page lists EVENT_WRITE_FLAG_INPRIVATE; NO_FAULTING is for kernel
+// mode only (evntprov.h), so a user-mode caller passing it is refused (etwrt choice).
+constexpr ULONG kUserWriteFlags = EVENT_WRITE_FLAG_INPRIVATE;
 
 // The disabled path, inlined into each EventWrite* entry point ahead of write_event: a load
 // and a branch, no stack frame (write_event's frame, six saved registers and the call cost
@@ -399,12 +422,13 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
                            ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
                            LPCGUID RelatedActivityId, ULONG UserDataCount,
                            PEVENT_DATA_DESCRIPTOR UserData) {
-  if (bad_arguments(EventDescriptor, UserDataCount, UserData) | (Flags != 0)) [[unlikely]]
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData) |
+      ((Flags & ~kUserWriteFlags) != 0)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
     return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
-                       UserDataCount, UserData);
+                       UserDataCount, UserData, 0, Flags);
   });
 }
 
@@ -465,7 +489,8 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                     {"maximum_file_size", Properties->MaximumFileSize},
                     {"log_file_mode", Properties->LogFileMode},
                     {"flush_timer", Properties->FlushTimer},
-                    {"enable_flags", Properties->EnableFlags}};
+                    {"enable_flags", Properties->EnableFlags},
+                    {"client_context", Properties->Wnode.ClientContext}};
     if (const ULONG status = call_for_properties(request, Properties, "StartTraceA");
         status != ERROR_SUCCESS) {
       return status;
@@ -481,8 +506,10 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
     const ULONG check = etwrt::check_control_trace(TraceHandle, InstanceName, Properties,
                                                    ControlCode);
     if (check != ERROR_SUCCESS) return check;
+    // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
+    const bool by_name = InstanceName != nullptr && *InstanceName != '\0';
     json request = {{"op", "control"},
-                    {"handle", TraceHandle},
+                    {"handle", by_name ? TRACEHANDLE{0} : TraceHandle},
                     {"name", InstanceName != nullptr ? InstanceName : ""},
                     {"code", ControlCode}};
     if (ControlCode == EVENT_TRACE_CONTROL_UPDATE) {

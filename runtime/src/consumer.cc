@@ -6,6 +6,7 @@
 // header event and with RT_LostEvent pseudo-events ahead of the data that follows a loss.
 #include "client.h"
 #include "replies.h"
+#include "trace_properties.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
@@ -53,7 +54,7 @@ constexpr std::int64_t kUnixEpochAsFileTime = 116444736000000000LL;
 struct Consumer {
   EVENT_TRACE_LOGFILEA* logfile = nullptr;  // The caller's, valid until CloseTrace (as on Windows).
   SessionPool* pool = nullptr;
-  TRACE_LOGFILE_HEADER header{};
+  TRACE_LOGFILE_HEADER header{};  // ReservedFlags: the session's clock (ClientContext).
   bool processing = false;  // Guarded by g_mu.
   bool closed = false;      // Guarded by g_mu; CloseTrace during ProcessTrace.
   std::atomic<bool> close_requested{false};
@@ -75,12 +76,6 @@ std::int64_t realtime_minus_monotonic_ns() {
   return (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
 }
 
-std::int64_t file_time_now() {
-  timespec real{};
-  ::clock_gettime(CLOCK_REALTIME, &real);
-  return kUnixEpochAsFileTime + real.tv_sec * 10000000LL + real.tv_nsec / 100;
-}
-
 // Delivers one consumer's events: owns the conversion state of one ProcessTrace call.
 class Delivery {
  public:
@@ -90,19 +85,41 @@ class Delivery {
     return (c_.logfile->ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0;
   }
 
+  std::int64_t file_time(std::uint64_t monotonic_ns) const {
+    return kUnixEpochAsFileTime + (static_cast<std::int64_t>(monotonic_ns) + offset_ns_) / 100;
+  }
+
+  // FILETIME by default; with PROCESS_TRACE_MODE_RAW_TIMESTAMP, the session's clock (the
+  // header's ReservedFlags = ClientContext): QPC ticks at PerfFreq, system time as FILETIME,
+  // cycles at CpuSpeedInMHz (WNODE_HEADER page, rule CON-CLOCK).
   std::int64_t timestamp(std::uint64_t monotonic_ns) const {
-    if ((c_.logfile->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) != 0) {
-      return static_cast<std::int64_t>(monotonic_ns);  // etwrt's raw clock: monotonic ns.
+    if ((c_.logfile->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) == 0) {
+      return file_time(monotonic_ns);
     }
-    return kUnixEpochAsFileTime +
-           (static_cast<std::int64_t>(monotonic_ns) + offset_ns_) / 100;
+    switch (c_.header.ReservedFlags) {
+      case etwrt::kClockSystemTime:
+        return file_time(monotonic_ns);
+      case etwrt::kClockCpuCycles:
+        return static_cast<std::int64_t>(monotonic_ns);  // A 1000 MHz counter.
+      default:
+        return static_cast<std::int64_t>(monotonic_ns / 100);  // QPC at 10 MHz.
+    }
+  }
+
+  // ProcessTrace's StartTime and EndTime (FILETIMEs; NULL: no bound).
+  void set_window(const FILETIME* start, const FILETIME* end) {
+    if (start != nullptr) window_start_ = file_time_value(*start);
+    if (end != nullptr) window_end_ = file_time_value(*end);
+  }
+  bool in_window(std::uint64_t monotonic_ns) const {
+    const std::int64_t t = file_time(monotonic_ns);
+    return t >= window_start_ && t <= window_end_;
   }
 
   // The synthetic first event: EventTraceGuid, Opcode 0, a TRACE_LOGFILE_HEADER as UserData.
   void header_event() {
     TRACE_LOGFILE_HEADER header = c_.header;
-    emit_synthetic(EventTraceGuid, EVENT_TRACE_TYPE_INFO, file_time_now(), &header,
-                   sizeof header, true);
+    emit_synthetic(EventTraceGuid, EVENT_TRACE_TYPE_INFO, now(), &header, sizeof header, true);
   }
 
   // RT_LostEvent (etwrt choice for the payload: the counts, as ULONG64s, since no document
@@ -110,11 +127,11 @@ class Delivery {
   void losses(const dataplane::LossReport& loss) {
     if (loss.realtime_buffers_lost > 0) {
       const std::uint64_t counts[2] = {loss.realtime_buffers_lost, loss.realtime_events_lost};
-      emit_synthetic(RTLostEventGuid, 33, file_time_now(), counts, sizeof counts, false);
+      emit_synthetic(RTLostEventGuid, 33, now(), counts, sizeof counts, false);
     }
     if (loss.events_lost > 0) {
       const std::uint64_t counts[1] = {loss.events_lost};
-      emit_synthetic(RTLostEventGuid, 32, file_time_now(), counts, sizeof counts, false);
+      emit_synthetic(RTLostEventGuid, 32, now(), counts, sizeof counts, false);
     }
   }
 
@@ -168,6 +185,13 @@ class Delivery {
   }
 
  private:
+  // The synthetic events' time, in the clock the records use.
+  std::int64_t now() const { return timestamp(c_.pool->pool.now_ns()); }
+
+  static std::int64_t file_time_value(const FILETIME& t) {
+    return static_cast<std::int64_t>((std::uint64_t{t.dwHighDateTime} << 32) | t.dwLowDateTime);
+  }
+
   void emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t time, const void* data,
                       std::size_t size, bool classic_header) {
     EVENT_DESCRIPTOR d{};
@@ -209,6 +233,8 @@ class Delivery {
 
   Consumer& c_;
   std::int64_t offset_ns_;
+  std::int64_t window_start_ = INT64_MIN;
+  std::int64_t window_end_ = INT64_MAX;
 };
 
 
@@ -652,8 +678,10 @@ void fill_header(Consumer& c, const json& p) {
   h.BuffersWritten = p.at("buffers_written").get<ULONG>();
   h.PointerSize = sizeof(void*);
   h.EventsLost = p.at("events_lost").get<ULONG>();
-  h.PerfFreq.QuadPart = 10000000;
-  h.StartTime.QuadPart = file_time_now();
+  h.PerfFreq.QuadPart = etwrt::kQpcFrequency;
+  h.CpuSpeedInMHz = etwrt::kCpuSpeedMHz;
+  h.ReservedFlags = p.at("client_context").get<ULONG>();
+  h.StartTime.QuadPart = p.at("start_time").get<std::int64_t>();
   h.BootTime.QuadPart = kUnixEpochAsFileTime;
 }
 
@@ -697,6 +725,45 @@ TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile) {
   return reinterpret_cast<TRACEHANDLE>(c);
 }
 
+// ProcessTrace's argument checks, as its page lists them: HandleArray NULL ->
+// ERROR_INVALID_PARAMETER; HandleCount 0 or above 64 -> ERROR_BAD_LENGTH; EndTime before
+// StartTime -> ERROR_INVALID_TIME (the order is etwrt's choice; the page gives none).
+ULONG check_process_trace(const TRACEHANDLE* handles, ULONG count, const FILETIME* start,
+                          const FILETIME* end) {
+  if (handles == nullptr) return ERROR_INVALID_PARAMETER;
+  if (count == 0 || count > kMaxHandles) return ERROR_BAD_LENGTH;
+  const auto value = [](const FILETIME& t) {
+    return (std::uint64_t{t.dwHighDateTime} << 32) | t.dwLowDateTime;
+  };
+  if (start != nullptr && end != nullptr && value(*end) < value(*start)) return ERROR_INVALID_TIME;
+  return ERROR_SUCCESS;
+}
+
+// Marks the handles' consumers as processing: ERROR_INVALID_HANDLE for an unknown handle or
+// one already in a ProcessTrace; ERROR_WMI_ALREADY_ENABLED when they name more than one
+// realtime session (the page: "only one real-time trace session"). Nothing stays marked on
+// failure.
+ULONG claim_consumers(const TRACEHANDLE* handles, ULONG count, std::vector<Consumer*>& out) {
+  std::lock_guard lock(g_mu);
+  ULONG status = ERROR_SUCCESS;
+  for (ULONG i = 0; i < count && status == ERROR_SUCCESS; ++i) {
+    Consumer* c = find_locked(handles[i]);
+    if (c == nullptr || c->processing) {
+      status = ERROR_INVALID_HANDLE;
+    } else if (!out.empty() && c->pool != out.front()->pool) {
+      status = ERROR_WMI_ALREADY_ENABLED;  // Every etwrt session consumed here is realtime.
+    } else {
+      c->processing = true;
+      out.push_back(c);
+    }
+  }
+  if (status != ERROR_SUCCESS) {
+    for (Consumer* taken : out) taken->processing = false;
+    out.clear();
+  }
+  return status;
+}
+
 }  // namespace
 
 extern "C" {
@@ -714,23 +781,14 @@ TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
 ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIME StartTime,
                           LPFILETIME EndTime) {
   return etwrt::guarded("ProcessTrace", [&]() -> ULONG {
-    (void)StartTime;  // Filters of file playback; a realtime session delivers what arrives.
-    (void)EndTime;
-    if (HandleArray == nullptr || HandleCount == 0 || HandleCount > kMaxHandles) {
-      return ERROR_INVALID_PARAMETER;
+    if (const ULONG check = check_process_trace(HandleArray, HandleCount, StartTime, EndTime);
+        check != ERROR_SUCCESS) {
+      return check;
     }
     std::vector<Consumer*> consumers;
-    {
-      std::lock_guard lock(g_mu);
-      for (ULONG i = 0; i < HandleCount; ++i) {
-        Consumer* c = find_locked(HandleArray[i]);
-        if (c == nullptr || c->processing) {
-          for (Consumer* taken : consumers) taken->processing = false;
-          return ERROR_INVALID_HANDLE;
-        }
-        c->processing = true;
-        consumers.push_back(c);
-      }
+    if (const ULONG claim = claim_consumers(HandleArray, HandleCount, consumers);
+        claim != ERROR_SUCCESS) {
+      return claim;
     }
     struct Active {
       Consumer* consumer;
@@ -743,6 +801,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
     for (Consumer* c : consumers) {
       active.push_back({c, &hub_of(c->pool), std::make_unique<Subscriber>(),
                         std::make_unique<Delivery>(*c)});
+      active.back().delivery->set_window(StartTime, EndTime);
     }
     // Joined before the header event is delivered (so a consumer that saw it is attached);
     // records queue meanwhile and reach the callback after it, on this thread.
@@ -779,7 +838,8 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
               a.consumer->logfile->EventsLost +=
                   static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
               d.losses(e.loss);
-            } else if (e.head.timestamp_ns >= a.sub->since_ns) {
+            } else if (e.head.timestamp_ns >= a.sub->since_ns &&
+                       d.in_window(e.head.timestamp_ns)) {
               d.record(b->view(e));
             } else {
               continue;

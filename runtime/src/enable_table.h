@@ -38,6 +38,7 @@ struct Target {
   void* sink;
   std::uint8_t slot;
   const void* id_filter;
+  std::uint32_t enable_property;  // EventWriteEx's EVENT_WRITE_FLAG_INPRIVATE reads it.
 };
 
 // Whether one session accepts an event of (level, keyword): level 0 events always pass the
@@ -124,6 +125,7 @@ class EnableTable {
         out[found].sink = slots_[i].sink.load(std::memory_order_relaxed);
         out[found].slot = slots_[i].slot.load(std::memory_order_relaxed);
         out[found].id_filter = slots_[i].id_filter.load(std::memory_order_relaxed);
+        out[found].enable_property = f.enable_property;
         ++found;
       }
       std::atomic_thread_fence(std::memory_order_acquire);

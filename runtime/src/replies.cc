@@ -62,6 +62,7 @@ void fill_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
   p->LogFileMode = q.at("log_file_mode").get<ULONG>();
   p->FlushTimer = q.at("flush_timer").get<ULONG>();
   p->EnableFlags = q.at("enable_flags").get<ULONG>();
+  p->Wnode.ClientContext = q.at("client_context").get<ULONG>();
   p->NumberOfBuffers = q.at("number_of_buffers").get<ULONG>();
   p->FreeBuffers = q.at("free_buffers").get<ULONG>();
   p->EventsLost = q.at("events_lost").get<ULONG>();

@@ -60,6 +60,18 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
   if (name_bytes + 1 > size - properties->LoggerNameOffset) {
     return fail(ERROR_BAD_LENGTH, "session name does not fit at LoggerNameOffset");
   }
+  // StartTrace page (and Wine's test_start_trace, run on Windows): SystemTraceControlGuid is
+  // the NT Kernel Logger's alone.
+  if (IsEqualGUID(properties->Wnode.Guid, SystemTraceControlGuid) &&
+      std::strcmp(instance_name, KERNEL_LOGGER_NAMEA) != 0) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "Wnode.Guid is SystemTraceControlGuid but the name is not KERNEL_LOGGER_NAME");
+  }
+  if (properties->Wnode.ClientContext > kClockCpuCycles) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "Wnode.ClientContext " + std::to_string(properties->Wnode.ClientContext) +
+                    " is not a clock type (1 QPC, 2 system time, 3 CPU cycles)");
+  }
   const ULONG mode = properties->LogFileMode;
   const ULONG file_kinds = mode & (EVENT_TRACE_FILE_MODE_SEQUENTIAL |
                                    EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE);

@@ -14,6 +14,15 @@ namespace etwrt {
 // logger names is 1024 characters).
 inline constexpr std::size_t kMaxSessionNameBytes = 1024;
 
+// Wnode.ClientContext, the session's clock (WNODE_HEADER page): 0 (the default) and 1 QPC,
+// 2 system time, 3 CPU cycle counter. etwrt's QPC ticks at kQpcFrequency (CLOCK_MONOTONIC in
+// 100 ns units), its cycle counter at kCpuSpeedMHz (CLOCK_MONOTONIC in ns).
+inline constexpr ULONG kClockQpc = 1;
+inline constexpr ULONG kClockSystemTime = 2;
+inline constexpr ULONG kClockCpuCycles = 3;
+inline constexpr LONGLONG kQpcFrequency = 10'000'000;
+inline constexpr ULONG kCpuSpeedMHz = 1000;
+
 struct StartTraceCheck {
   ULONG status = ERROR_SUCCESS;
   std::string reason;        // For diagnostics when status != ERROR_SUCCESS.
@@ -26,6 +35,9 @@ struct StartTraceCheck {
 // LoggerNameOffset or LogFileNameOffset inside the fixed part or past BufferSize, or a log
 // file name not NUL-terminated inside the buffer -> ERROR_INVALID_PARAMETER;
 // a name longer than kMaxSessionNameBytes or not fitting at LoggerNameOffset -> ERROR_BAD_LENGTH;
+// Wnode.Guid SystemTraceControlGuid with another name than KERNEL_LOGGER_NAME ->
+// ERROR_INVALID_PARAMETER;
+// Wnode.ClientContext above 3 -> ERROR_INVALID_PARAMETER (etwrt choice: the page lists 1..3);
 // contradictory file modes -> ERROR_INVALID_PARAMETER;
 // neither a log file nor EVENT_TRACE_REAL_TIME_MODE / EVENT_TRACE_BUFFERING_MODE ->
 // ERROR_BAD_PATHNAME.
