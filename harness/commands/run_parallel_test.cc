@@ -15,6 +15,14 @@
 #include <stdexcept>
 #include <thread>
 
+namespace etwh {
+
+// driver.cc is not linked: the stand-in run_case never drives a case, and constructing the real
+// driver would probe a platform.
+Driver::Driver(DriverOptions options) : options_(std::move(options)) {}
+
+}  // namespace etwh
+
 namespace etwh::cli {
 namespace {
 
