@@ -161,20 +161,25 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   return cap;
 }
 
-size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
+// Losses counted since the last report, before this poll's records.
+void Reader::report_losses(const LossCallback& on_loss) {
   Pool::Shared& s = *pool_.shared();
   const RealtimeLoss realtime = realtime_loss(s);
   const LossReport now{realtime.buffers, realtime.events,
                        s.events_lost.load(std::memory_order_relaxed)};
-  if (now.realtime_buffers_lost != reported_.realtime_buffers_lost ||
-      now.realtime_events_lost != reported_.realtime_events_lost ||
-      now.events_lost != reported_.events_lost) {
-    if (on_loss)
-      on_loss(LossReport{now.realtime_buffers_lost - reported_.realtime_buffers_lost,
-                         now.realtime_events_lost - reported_.realtime_events_lost,
-                         now.events_lost - reported_.events_lost});
-    reported_ = now;
-  }
+  if (now.realtime_buffers_lost == reported_.realtime_buffers_lost &&
+      now.realtime_events_lost == reported_.realtime_events_lost &&
+      now.events_lost == reported_.events_lost)
+    return;
+  if (on_loss)
+    on_loss(LossReport{now.realtime_buffers_lost - reported_.realtime_buffers_lost,
+                       now.realtime_events_lost - reported_.realtime_events_lost,
+                       now.events_lost - reported_.events_lost});
+  reported_ = now;
+}
+
+size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
+  report_losses(on_loss);
   // The scan below is not a snapshot: while it runs (or while this process is preempted in
   // it), a writer may hand off a buffer at an index already passed and go on in one not yet
   // reached. Every record stamped before the scan started is, by the time it ends, in a
@@ -184,7 +189,15 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
   uint64_t watermark =
       std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
   if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
+  const size_t delivered = deliver(callback, watermark);
+  pool_.shared()->events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+  free_finished();
+  return delivered;
+}
 
+// Merges the records of the open buffers stamped up to `watermark`, oldest first.
+size_t Reader::deliver(const Callback& callback, uint64_t watermark) {
+  Pool::Shared& s = *pool_.shared();
   struct Cursor {
     size_t open;      // index into open_
     uint32_t limit;   // committed bytes seen at the start of this poll
@@ -246,8 +259,11 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
       heap.pop_back();
     }
   }
-  s.events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+  return delivered;
+}
 
+void Reader::free_finished() {
+  Pool::Shared& s = *pool_.shared();
   // Publish progress and free what is finished: a buffer is finished when its writer handed
   // it over (Reading) and everything it committed was read.
   std::erase_if(open_, [&](const Open& o) {
@@ -262,7 +278,6 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
     s.supply_epoch.fetch_add(1, std::memory_order_release);
     return true;
   });
-  return delivered;
 }
 
 uint32_t Reader::prepare_wait() {

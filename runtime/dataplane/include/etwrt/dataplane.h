@@ -254,6 +254,9 @@ class Reader {
   };
   bool flush_due(bool forced);
   uint64_t claim(bool include_partial, bool unlimited);
+  void report_losses(const LossCallback& on_loss);
+  size_t deliver(const Callback& callback, uint64_t watermark);
+  void free_finished();
   Pool& pool_;
   ReaderOptions options_;
   std::vector<Open> open_;
