@@ -152,6 +152,11 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     if (typed->has_timestamp) in.timestamp_override = &typed->timestamp;
   }
   ULONG status = ERROR_SUCCESS;
+  // One clock reading stamps the event in every session whose pool shares the clock (the
+  // reading is a third of a one-session write); one session keeps the writer's own reading,
+  // taken after it has secured a buffer.
+  std::uint64_t stamp = 0;
+  const etwrt::dataplane::Pool* stamp_clock = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
@@ -161,7 +166,17 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
       continue;
     }
-    switch (writer_for(pool).write(in)) {
+    std::uint64_t timestamp = 0;
+    if (n > 1) {
+      if (stamp_clock == nullptr) {
+        stamp_clock = &pool->pool;
+        stamp = stamp_clock->now_ns();
+        timestamp = stamp;
+      } else if (pool->pool.same_clock(*stamp_clock)) {
+        timestamp = stamp;
+      }
+    }
+    switch (writer_for(pool).write(in, timestamp)) {
       case etwrt::dataplane::WriteResult::written:
         break;
       case etwrt::dataplane::WriteResult::lost:

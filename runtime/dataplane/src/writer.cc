@@ -96,7 +96,9 @@ bool Writer::acquire_buffer() {
   return false;
 }
 
-WriteResult Writer::write(const EventInput& event) {
+WriteResult Writer::write(const EventInput& event) { return write(event, 0); }
+
+WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns) {
   Pool::Shared& s = *pool_.shared();
   const size_t size = encoded_size(event);
   if (size > s.buffer_bytes || event.provider_traits.size() > 0xffff ||
@@ -111,7 +113,10 @@ WriteResult Writer::write(const EventInput& event) {
       return WriteResult::lost;
     }
   }
-  encode_record(event, pool_now_ns(s), pid_, event.thread_id != 0 ? event.thread_id : tid_,
+  // Read after a buffer is secured, so that the slow path's time is not in the record's
+  // timestamp-to-commit window (see README: Order).
+  if (timestamp_ns == 0) timestamp_ns = pool_now_ns(s);
+  encode_record(event, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_,
                 data_ + offset_);
   offset_ += static_cast<uint32_t>(size);
   ++events_;

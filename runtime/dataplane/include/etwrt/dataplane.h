@@ -127,6 +127,9 @@ class Pool {
   uint32_t buffer_bytes() const;
   Counters query() const;
   uint64_t now_ns() const;  // the pool's clock, as writers stamp records
+  // True when this pool's clock and `other`'s are one function of time (same source and
+  // calibration), so that one reading can stamp an event in both.
+  bool same_clock(const Pool& other) const;
 
   // ControlTrace(FLUSH): asks the attached reader to deliver partially filled buffers at its
   // next poll. Writers are not stopped.
@@ -173,6 +176,9 @@ class Writer {
   ~Writer();
 
   WriteResult write(const EventInput& event);
+  // The same with a timestamp the caller read from this pool's clock, or from a pool with
+  // the same clock (Pool::same_clock), e.g. once for all the sessions of one event.
+  WriteResult write(const EventInput& event, uint64_t timestamp_ns);
   // Hands the current buffer (if any) to delivery now, e.g. when the thread exits.
   void release();
 
