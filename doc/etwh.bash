@@ -4,7 +4,7 @@
 # --help`; the etwh_completion CTest fails when they drift apart.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run compare report stress selftest"
+_etwh_commands="list run compare report expectations stress selftest"
 
 # The options of one command, without the global ones (--help is one).
 _etwh_command_options() {
@@ -14,6 +14,7 @@ _etwh_command_options() {
            "--repeat --shuffle --seed --quiet --verbose --color --trace" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
+    expectations) echo "update" ;;  # its one subcommand
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
   esac

@@ -26,7 +26,7 @@ class ExpectationsCommand : public Command {
     CLI::App* cmd = app.add_subcommand("expectations", "Maintain the platforms' expectations");
     cmd->require_subcommand(1);
     CLI::App* update = cmd->add_subcommand(
-        "update", "Rewrite a platform's expectations from a run's JSON report (etwh run --json)");
+        "update", "Rewrite a platform's expectations from the JSON report of a run");
     update->add_option("--platform", platform_, "The platform the report ran on")->required();
     update->add_option("--from", report_, "The JSON report of the run")->required();
     update->add_option("--file", file_,

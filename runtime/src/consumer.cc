@@ -106,6 +106,18 @@ class Delivery {
     }
   }
 
+  // An event's TimeStamp. A Type 3 descriptor's override (tracelogging.h) is a value of the
+  // session's clock: given as is with RAW_TIMESTAMP, else converted from that clock.
+  std::int64_t event_time(const dataplane::RecordView& v) const {
+    if (!v.has_timestamp_override) return timestamp(v.timestamp_ns);
+    const auto raw = static_cast<std::uint64_t>(v.timestamp_override);
+    if ((c_.logfile->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) != 0 ||
+        c_.header.ReservedFlags == etwrt::kClockSystemTime) {
+      return static_cast<std::int64_t>(raw);
+    }
+    return file_time(c_.header.ReservedFlags == etwrt::kClockCpuCycles ? raw : raw * 100);
+  }
+
   // ProcessTrace's StartTime and EndTime (FILETIMEs; NULL: no bound).
   void set_window(const FILETIME* start, const FILETIME* end) {
     if (start != nullptr) window_start_ = file_time_value(*start);
@@ -138,7 +150,7 @@ class Delivery {
   void record(const dataplane::RecordView& v) {
     if (!event_record_mode()) {
       classic(v.provider_id, v.descriptor,
-              timestamp(v.has_timestamp_override ? v.timestamp_override : v.timestamp_ns),
+              event_time(v),
               v.process_id, v.thread_id,
               v.user_data.data(), v.user_data.size());
       return;
@@ -149,7 +161,7 @@ class Delivery {
     r.EventHeader.ThreadId = v.thread_id;
     r.EventHeader.ProcessId = v.process_id;
     r.EventHeader.TimeStamp.QuadPart =
-        timestamp(v.has_timestamp_override ? v.timestamp_override : v.timestamp_ns);
+        event_time(v);
     r.EventHeader.ProviderId = v.provider_id;
     r.EventHeader.EventDescriptor = v.descriptor;
     r.EventHeader.ActivityId = v.activity_id;
