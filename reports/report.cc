@@ -128,6 +128,12 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
                                   {"message", r.message},
                                   {"duration", r.duration_s},
                                   {"file", report_path(r.file)}};
+    // --repeat N: every repetition's status; differing statuses make the case flaky.
+    if (r.repetitions.size() > 1) {
+      result["repetitions"] = nlohmann::ordered_json::array();
+      for (Status s : r.repetitions) result["repetitions"].push_back(status_name(s));
+      result["flaky"] = r.flaky();
+    }
     result["findings"] = nlohmann::ordered_json::array();
     for (const Finding& f : r.findings) result["findings"].push_back(finding_json(f));
     doc["results"].push_back(std::move(result));
@@ -186,6 +192,15 @@ void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& pl
     const std::string findings = findings_text(r.findings);
     f.text().set((r.message + (findings.empty() ? "\n" : "\n\n" + findings)).c_str());
     (is_error ? counts.errors : counts.failures)++;
+  } else if (r.flaky()) {
+    // The run fails on a flaky case (exit 1) even when the status shown was expected.
+    std::string seen;
+    for (Status st : r.repetitions) seen += (seen.empty() ? "" : ", ") + std::string(status_name(st));
+    auto f = tc.append_child("failure");
+    f.append_attribute("type") = "FLAKY";
+    f.append_attribute("message") = ("flaky across repetitions: " + seen).c_str();
+    f.text().set(("flaky across repetitions: " + seen + "\n").c_str());
+    ++counts.failures;
   } else if (r.status != Status::kPass) {
     auto s = tc.append_child("skipped");
     s.append_attribute("type") = status_name(r.status);

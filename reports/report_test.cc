@@ -230,5 +230,32 @@ TEST(JsonReport, ResultsCarryFileAndExpected) {
   EXPECT_EQ(doc["results"][0]["file"], "");
 }
 
+TEST(Reports, RepeatedCasesShowEveryRepetitionAndFlakyOnesFailInJunit) {
+  CaseResult steady{"a-steady", {"CB-LEVEL-MAX"}, Status::kPass, true, "", 0.1, "", {}};
+  steady.repetitions = {Status::kPass, Status::kPass};
+  CaseResult flaky{"b-flaky", {"CB-LEVEL-MAX"}, Status::kPass, true, "", 0.1, "", {}};
+  flaky.repetitions = {Status::kPass, Status::kFail, Status::kPass};
+  const std::vector<CaseResult> results = {steady, flaky};
+
+  std::ostringstream json_out;
+  JsonReport().write(info(), results, json_out);
+  const auto doc = nlohmann::json::parse(json_out.str());
+  EXPECT_EQ(doc["results"][0]["repetitions"], nlohmann::json({"PASS", "PASS"}));
+  EXPECT_EQ(doc["results"][0]["flaky"], false);
+  EXPECT_EQ(doc["results"][1]["repetitions"], nlohmann::json({"PASS", "FAIL", "PASS"}));
+  EXPECT_EQ(doc["results"][1]["flaky"], true);
+
+  std::ostringstream xml_out;
+  JunitReport().write(info(), results, xml_out);
+  pugi::xml_document xml;
+  ASSERT_TRUE(xml.load_string(xml_out.str().c_str()));
+  const auto suite = xml.child("testsuites").child("testsuite");
+  EXPECT_EQ(suite.attribute("failures").as_int(), 1);
+  const auto failure = suite.find_child_by_attribute("testcase", "name", "b-flaky").child("failure");
+  EXPECT_STREQ(failure.attribute("type").value(), "FLAKY");
+  EXPECT_STREQ(failure.attribute("message").value(), "flaky across repetitions: PASS, FAIL, PASS");
+  EXPECT_FALSE(suite.find_child_by_attribute("testcase", "name", "a-steady").child("failure"));
+}
+
 }  // namespace
 }  // namespace etwh
