@@ -189,7 +189,6 @@ void Reader::report_losses(const LossCallback& on_loss) {
 }
 
 size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
-  Pool::Shared& s = *pool_.shared();
   // The scan below is not a snapshot: while it runs (or while this process is preempted in
   // it), a writer may hand off a buffer at an index already passed and go on in one not yet
   // reached. Every record stamped before the scan started is, by the time it ends, in a
@@ -200,6 +199,15 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
       std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
   if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
 
+  const size_t delivered = deliver(callback, watermark, on_loss);
+  pool_.shared()->events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+  free_finished();
+  return delivered;
+}
+
+size_t Reader::deliver(const Callback& callback, uint64_t watermark,
+                       const LossCallback& on_loss) {
+  Pool::Shared& s = *pool_.shared();
   struct Cursor {
     size_t open;      // index into open_
     uint32_t limit;   // committed bytes seen at the start of this poll
@@ -266,8 +274,11 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
       heap.pop_back();
     }
   }
-  s.events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+  return delivered;
+}
 
+void Reader::free_finished() {
+  Pool::Shared& s = *pool_.shared();
   // Publish progress and free what is finished: a buffer is finished when its writer handed
   // it over (Reading) and everything it committed was read.
   std::erase_if(open_, [&](const Open& o) {
@@ -282,7 +293,6 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
     s.supply_epoch.fetch_add(1, std::memory_order_release);
     return true;
   });
-  return delivered;
 }
 
 uint32_t Reader::prepare_wait() {

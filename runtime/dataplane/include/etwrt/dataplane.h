@@ -263,6 +263,11 @@ class Reader {
   uint64_t claim(bool include_partial, bool unlimited);
   // Announces (on_loss) what the pool lost since the last report.
   void report_losses(const LossCallback& on_loss);
+  // Merges what the open buffers committed, stamped up to `watermark`, oldest first; losses
+  // are announced after the commits are read and before any record.
+  size_t deliver(const Callback& callback, uint64_t watermark, const LossCallback& on_loss);
+  // Publishes progress and frees the buffers read to the end of what their writer handed over.
+  void free_finished();
   Pool& pool_;
   ReaderOptions options_;
   std::vector<Open> open_;
