@@ -280,3 +280,27 @@ TEST(BrokerStatePools, StartReportsTheBoundedPool) {
 
 }  // namespace
 }  // namespace etwrt::broker
+
+namespace etwrt::broker {
+namespace {
+
+// Found by fuzz/broker_requests_fuzz.cc: a schematized provider filter shorter than its
+// EVENT_FILTER_HEADER was read past its end when the broker chained the sessions' filters.
+TEST(BrokerRequests, SchematizedFilterShorterThanItsHeaderIsRefused) {
+  nlohmann::json frame = {{"op", "enable"}, {"id", 5},   {"handle", 1},
+                          {"guid", "51999c3b8034204293779c8e5132f5a1"},
+                          {"source", nullptr}, {"code", 1},  {"level", 5}, {"any", 255}, {"all", 0},
+                          {"provider_filter", {{"type", EVENT_FILTER_TYPE_SCHEMATIZED},
+                                               {"data", "0102"}}}};
+  const Decoded short_filter = decode_request(frame);
+  const auto* bad = std::get_if<DecodeError>(&short_filter);
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->status, static_cast<ULONG>(ERROR_INVALID_PARAMETER));
+  EXPECT_NE(bad->reason.find("/provider_filter/data"), std::string::npos) << bad->reason;
+  frame["provider_filter"]["data"] = std::string(2 * sizeof(EVENT_FILTER_HEADER), '0');
+  const Decoded whole = decode_request(frame);
+  EXPECT_TRUE(std::holds_alternative<Request>(whole));
+}
+
+}  // namespace
+}  // namespace etwrt::broker

@@ -184,6 +184,15 @@ RequestBody decode_enable(const Fields& f) {
   r.wait = f.boolean_or("wait", false);
   r.property = f.u32_or("property", 0);
   r.provider_filter = f.optional_filter("provider_filter");
+  // A schematized filter brings its own EVENT_FILTER_HEADER, which the broker reads to chain
+  // it with other sessions' filters (broker_aggregate.cc): it must hold one.
+  if (r.provider_filter && r.provider_filter->type == EVENT_FILTER_TYPE_SCHEMATIZED &&
+      r.provider_filter->data.size() < sizeof(EVENT_FILTER_HEADER)) {
+    throw BadField("/provider_filter/data: a schematized filter of " +
+                   std::to_string(r.provider_filter->data.size()) +
+                   " bytes, shorter than its EVENT_FILTER_HEADER (" +
+                   std::to_string(sizeof(EVENT_FILTER_HEADER)) + " bytes)");
+  }
   r.system_filters = f.filter_list("system_filters");
   return r;
 }
