@@ -26,18 +26,8 @@ shift 6
 etwh=$1 command=$2
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-faults-XXXXXX")
 
-# pid and name of every live (non-zombie) process whose environment names a home under $1.
-members() {
-  local pid state name
-  for file in $(grep -lzs "^ETWRT_HOME=$1/etwh-home-" /proc/[0-9]*/environ); do
-    pid=${file#/proc/}
-    pid=${pid%/environ}
-    state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$pid/stat" 2>/dev/null)
-    [[ -z $state || $state == Z || $state == X ]] && continue
-    name=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
-    echo "$pid $name"
-  done
-}
+# members and cleanup: the run's processes, found by its home.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/run_processes.sh"
 
 threads_of() { sed -n 's/^Threads:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -57,13 +47,6 @@ find_target() {
   esac
 }
 
-cleanup() {
-  for tmp in "$work"/run-*; do
-    [[ -d $tmp ]] || continue
-    members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
-  done
-  rm -rf "$work"
-}
 trap cleanup EXIT
 
 # Checks the report of a run; prints what does not hold.

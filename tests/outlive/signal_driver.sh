@@ -18,31 +18,14 @@ signal=$1 iterations=$2 max_delay_ms=$3 expect_exit=$4
 shift 5
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-outlive-XXXXXX")
 
-# pid and name of every live (non-zombie) process whose environment names a home under $1.
-members() {
-  local pid state name
-  for file in $(grep -lzs "^ETWRT_HOME=$1/etwh-home-" /proc/[0-9]*/environ); do
-    pid=${file#/proc/}
-    pid=${pid%/environ}
-    state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$pid/stat" 2>/dev/null)
-    [[ -z $state || $state == Z || $state == X ]] && continue
-    name=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
-    echo "$pid $name"
-  done
-}
+# members and cleanup: the run's processes, found by its home.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/run_processes.sh"
 
 # How many of the run's agents, writers and brokers are alive (the driver aside).
 count_children() {
   members "$1" | grep -cv -e ' etwh$'
 }
 
-cleanup() {
-  for tmp in "$work"/run-*; do
-    [[ -d $tmp ]] || continue
-    members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
-  done
-  rm -rf "$work"
-}
 trap cleanup EXIT
 
 failures=0 hits=0 brokers_left=0
