@@ -37,6 +37,14 @@ void catch_stop_signals() {
 
 int stop_signal() { return requested_by.load(); }
 
+int end_stop_signals(int exit_code) {
+  // From here a signal ends the process as if no handler had been installed, so none can
+  // arrive unseen between this check and the exit.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  return stop_requested() ? stop_exit_code() : exit_code;
+}
+
 int stop_exit_code() { return 128 + stop_signal(); }
 
 void throw_if_stop_requested() {

@@ -2,6 +2,7 @@
 // only lists them, reads the global options and maps errors to exit codes.
 #include "commands/command.h"
 #include "etwh/platform.h"
+#include "etwh/stop_signals.h"
 #include "input_error.h"
 
 #include <CLI/CLI.hpp>
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (std::size_t i = 0; i < commands.size(); ++i) {
-      if (*subcommands[i]) return commands[i]->execute(context);
+      if (*subcommands[i]) return etwh::end_stop_signals(commands[i]->execute(context));
     }
   } catch (const etwh::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -31,6 +31,11 @@ int stop_signal();
 
 inline bool stop_requested() { return stop_signal() != 0; }
 
+// The last call before a program that caught the signals exits: puts back the default action
+// of SIGINT and SIGTERM, then returns stop_exit_code() if a stop was requested, else
+// `exit_code`. A signal that comes after it ends the process (a shell sees 130 or 143 again).
+int end_stop_signals(int exit_code);
+
 // 128 + stop_signal(): 130 for SIGINT, 143 for SIGTERM.
 int stop_exit_code();
 
