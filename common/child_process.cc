@@ -257,10 +257,9 @@ ChildProcess::ChildProcess(asio::io_context& io, const ChildOptions& o)
         bp::detail::process_error_binding;
     impl_->process.emplace(
         io, o.executable.string(), o.args,
-        bp::process_stdio{
-            bind_stream<process_input_binding>(o.stdin_mode, child_in, nullptr),
-            bind_stream<process_output_binding>(o.stdout_mode, child_out, log),
-            bind_stream<process_error_binding>(o.stderr_mode, child_err, log)},
+        bp::process_stdio{bind_stream<process_input_binding>(o.stdin_mode, child_in, nullptr),
+                          bind_stream<process_output_binding>(o.stdout_mode, child_out, log),
+                          bind_stream<process_error_binding>(o.stderr_mode, child_err, log)},
         bp::process_environment(child_environment(o.env)));
   } catch (const std::exception& e) {
     if (log) std::fclose(log);

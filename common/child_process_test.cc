@@ -119,9 +119,7 @@ TEST(ChildProcess, TalksThroughItsPipes) {
 TEST(ChildProcess, WritesStdoutAndStderrToTheLogFile) {
   const fs::path log =
       fs::temp_directory_path() / ("child_process_test_" + std::to_string(getpid()) + ".log");
-  {
-    std::ofstream(log) << "old content that must go\n";
-  }
+  { std::ofstream(log) << "old content that must go\n"; }
   asio::io_context io;
   etwh::ChildOptions o = sh("echo out; echo err >&2; read x || echo eof");
   o.log_file = log;

@@ -34,8 +34,10 @@ std::vector<std::byte> buffer_of(const std::vector<dp::EventInput>& inputs) {
 }
 
 void write_records(const std::filesystem::path& dir) {
-  static const GUID provider = {0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x32, 0xf5, 0xa1}};
-  static const GUID activity = {0x11111111, 0x2222, 0x3333, {0x44, 0x44, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55}};
+  static const GUID provider = {
+      0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x32, 0xf5, 0xa1}};
+  static const GUID activity = {
+      0x11111111, 0x2222, 0x3333, {0x44, 0x44, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55}};
   static const EVENT_DESCRIPTOR descriptor = {7, 1, 0x10, 4, 0, 2, 0x8000000000000001ull};
   static const std::uint8_t payload[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
   const std::vector<std::uint8_t> traits = etwh::build_traits_blob("Fuzz.Provider", {});
@@ -67,14 +69,16 @@ void write_records(const std::filesystem::path& dir) {
 }
 
 void write_traits(const std::filesystem::path& dir) {
-  static const GUID group = {0x4f50731a, 0x89cf, 0x4782, {0xb3, 0xe0, 0xdc, 0xe8, 0xc9, 0x04, 0x76, 0xba}};
+  static const GUID group = {
+      0x4f50731a, 0x89cf, 0x4782, {0xb3, 0xe0, 0xdc, 0xe8, 0xc9, 0x04, 0x76, 0xba}};
   const std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seeds = {
       {"name_only", etwh::build_traits_blob("Fuzz.Provider", {})},
       {"empty_name", etwh::build_traits_blob("", {})},
       {"group", etwh::build_traits_blob("Fuzz.Grouped", {etwh::group_trait(group)})},
       {"custom", etwh::build_traits_blob("Fuzz.Custom", {{2, {0xde, 0xad}}, {0x80, {}}})},
   };
-  for (const auto& [name, blob] : seeds) write_file(dir / (name + ".bin"), blob.data(), blob.size());
+  for (const auto& [name, blob] : seeds)
+    write_file(dir / (name + ".bin"), blob.data(), blob.size());
 }
 
 }  // namespace

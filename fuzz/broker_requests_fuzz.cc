@@ -25,7 +25,8 @@ constexpr int kPeers = 3;
 
 void check_outbox(BrokerState& state) {
   for (const etwrt::broker::Outgoing& o : state.take_outbox()) {
-    if (!o.message.is_object()) etwh::fuzz::finding("the broker queued a message that is not an object");
+    if (!o.message.is_object())
+      etwh::fuzz::finding("the broker queued a message that is not an object");
     if (o.peer < 1 || o.peer > kPeers) etwh::fuzz::finding("the broker wrote to an unknown peer");
   }
 }

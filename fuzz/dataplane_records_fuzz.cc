@@ -65,8 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The reader decodes from 8-aligned buffers: copy there (libFuzzer's data is not aligned).
   std::vector<std::uint64_t> storage((size + 7) / 8);
   if (size != 0) std::memcpy(storage.data(), data, size);
-  const std::span<const std::byte> buffer(reinterpret_cast<const std::byte*>(storage.data()),
-                                          size);
+  const std::span<const std::byte> buffer(reinterpret_cast<const std::byte*>(storage.data()), size);
   std::size_t offset = 0;
   while (offset < buffer.size()) {
     const std::span<const std::byte> rest = buffer.subspan(offset);

@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string_view> pieces;
   // Each piece's length is its first byte's value (1..256): deterministic, input-chosen cuts.
   for (std::size_t at = 0; at < bytes.size();) {
-    const std::size_t n = std::min<std::size_t>(1 + static_cast<unsigned char>(bytes[at]),
-                                                bytes.size() - at);
+    const std::size_t n =
+        std::min<std::size_t>(1 + static_cast<unsigned char>(bytes[at]), bytes.size() - at);
     pieces.push_back(bytes.substr(at, n));
     at += n;
   }

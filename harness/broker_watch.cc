@@ -23,8 +23,8 @@ std::optional<BrokerIdentity> broker_of(const fs::path& home) {
   std::ifstream in(file);
   BrokerIdentity id;
   if (!(in >> id.pid) || id.pid <= 0) return std::nullopt;  // being written: not there yet
-  id.pid_file_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         time.time_since_epoch()).count();
+  id.pid_file_time =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 #ifndef _WIN32
   id.alive = ::kill(static_cast<pid_t>(id.pid), 0) == 0 || errno == EPERM;
 #endif

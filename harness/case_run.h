@@ -122,8 +122,7 @@ class CaseRun {
 
   // --- Providers and agents (steps/providers.cc) ----------------------------------------
   std::optional<StepReply> register_provider(const Step& step, const oracle::StepExpectation& e);
-  std::optional<StepReply> unregister_provider(const Step& step,
-                                               const oracle::StepExpectation& e);
+  std::optional<StepReply> unregister_provider(const Step& step, const oracle::StepExpectation& e);
   // query_enabled: EventProviderEnabled against the oracle (no status to judge).
   std::optional<StepReply> query_enabled(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> exit_agent(const Step& step, const oracle::StepExpectation& e);
@@ -175,12 +174,12 @@ class CaseRun {
   std::set<std::string> gone_;
   std::map<std::string, SessionState> sessions_;
   std::set<std::string> started_names_;
-  std::map<std::string, std::size_t> consumed_;      // provider label -> callbacks matched
-  std::map<std::string, std::size_t> seen_by_agent_;  // agent -> callbacks seen
-  std::map<std::string, std::string> traits_;         // provider -> the blob it set (hex)
+  std::map<std::string, std::size_t> consumed_;          // provider label -> callbacks matched
+  std::map<std::string, std::size_t> seen_by_agent_;     // agent -> callbacks seen
+  std::map<std::string, std::string> traits_;            // provider -> the blob it set (hex)
   std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
   std::map<std::string, std::uint64_t> written_traced_;  // provider -> events written (--trace)
-  std::map<std::string, std::string> subject_guids_;  // subject provider -> its real GUID
+  std::map<std::string, std::string> subject_guids_;     // subject provider -> its real GUID
   std::map<std::string, subject::Description> subject_descriptions_;
   // consumer -> subject provider -> its records, in arrival order
   std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;

@@ -31,11 +31,10 @@ TEST(ShippedScenarios, CoverTheMilestoneRules) {
   const auto cases = load_scenarios({ETWH_SCENARIOS_DIR}, c.ids());
   std::set<std::string> named;
   for (const Case& k : cases) named.insert(k.rules.begin(), k.rules.end());
-  for (const char* id :
-       {"CB-LEVEL-MAX", "CB-ANY-OR", "CB-ALL-AND", "CB-RECOMPUTE", "CB-ENABLED-STAYS",
-        "CB-DISABLE-LAST", "CB-CAPTURE-STATE", "CB-SOURCEID", "CB-SOURCEID-NULL-PREENABLED",
-        "CB-SOURCEID-NULL-LEGACY", "CB-CONTEXT", "CB-TIMEOUT", "TR-SET-ONCE", "TR-FORMAT",
-        "SES-MAX-8", "SES-PERSIST"}) {
+  for (const char* id : {"CB-LEVEL-MAX", "CB-ANY-OR", "CB-ALL-AND", "CB-RECOMPUTE",
+                         "CB-ENABLED-STAYS", "CB-DISABLE-LAST", "CB-CAPTURE-STATE", "CB-SOURCEID",
+                         "CB-SOURCEID-NULL-PREENABLED", "CB-SOURCEID-NULL-LEGACY", "CB-CONTEXT",
+                         "CB-TIMEOUT", "TR-SET-ONCE", "TR-FORMAT", "SES-MAX-8", "SES-PERSIST"}) {
     EXPECT_TRUE(named.count(id)) << id << " has no shipped case";
   }
 }

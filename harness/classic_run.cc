@@ -31,12 +31,14 @@ json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectatio
   json request = cs.request;
   request["op"] = step_op_name(step.op);
   request["provider"] = cs.provider;
-  if (step.op == StepOp::kRegisterClassic) request["guid"] = format_guid(c.providers.at(cs.provider).guid);
+  if (step.op == StepOp::kRegisterClassic)
+    request["guid"] = format_guid(c.providers.at(cs.provider).guid);
   if (step.op == StepOp::kTraceEvent || step.op == StepOp::kTraceMessage) {
     request["sequence"] = e.classic.first_seq;
   }
   const json reply = hooks.agent(c.providers.at(cs.provider).agent).call(request, kReplyWait);
-  if (step.op == StepOp::kTraceEvent && reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
+  if (step.op == StepOp::kTraceEvent &&
+      reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
     const std::uint64_t skipped = reply.value("skipped", std::uint64_t{0});
     hooks.fail(failed_check(rules::kHdrClassicLevel, "skipped",
                             fmt::format("{}: the provider skipped {} events after reading its "
@@ -51,10 +53,10 @@ void Run::compare(const std::string& label, const ExpectedControl& w, const json
                   const DriverHooks& hooks) {
   const std::string who = fmt::format("{} ControlCallback ({})", label, w.cause);
   if (const unsigned code = ev.value("request_code", 0u); code != w.code) {
-    hooks.fail(failed_check(
-        rules::kSesClassicOne, "RequestCode",
-        fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
-        std::to_string(w.code), std::to_string(code)));
+    hooks.fail(
+        failed_check(rules::kSesClassicOne, "RequestCode",
+                     fmt::format("{}: RequestCode expected {}, observed {}", who, w.code, code),
+                     std::to_string(w.code), std::to_string(code)));
     return;
   }
   const std::string logger = ev.value("logger", "");
@@ -68,18 +70,18 @@ void Run::compare(const std::string& label, const ExpectedControl& w, const json
     if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
       const std::string flags = ev.value("flags", "?");
       hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
-                              fmt::format("{}: GetTraceEnableFlags expected {}, observed {}",
-                                          who, format_hex(w.flags), flags),
+                              fmt::format("{}: GetTraceEnableFlags expected {}, observed {}", who,
+                                          format_hex(w.flags), flags),
                               format_hex(w.flags), flags));
     }
     auto& loggers = loggers_[label];
     for (const auto& [session, seen] : loggers) {
       if (session != w.session && seen == logger) {
-        hooks.fail(failed_check(
-            rules::kSesClassicOne, "logger handle",
-            fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own", who,
-                        logger, session, w.session),
-            w.session + "'s own", logger));
+        hooks.fail(
+            failed_check(rules::kSesClassicOne, "logger handle",
+                         fmt::format("{}: logger handle {} is the one {} gave; expected {}'s own",
+                                     who, logger, session, w.session),
+                         w.session + "'s own", logger));
       }
     }
     if (loggers.count(w.session) && loggers[w.session] != logger) {
@@ -110,8 +112,7 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
     const auto deadline = std::chrono::steady_clock::now() + hooks.callback_wait();
     std::vector<json> got = mine();
     while (got.size() < consumed + want.size() && std::chrono::steady_clock::now() < deadline) {
-      a.wait_for_events("classic_callback", a.events().size() + 1,
-                        std::chrono::milliseconds(50));
+      a.wait_for_events("classic_callback", a.events().size() + 1, std::chrono::milliseconds(50));
       got = mine();
     }
     if (got.size() < consumed + want.size()) hooks.callback_missed();
@@ -124,10 +125,10 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
                               std::to_string(want[w]->code), "none"));
     }
     for (std::size_t g : m.extra) {
-      hooks.fail(failed_check(
-          rules::kSesClassicOne, "unexpected",
-          fmt::format("{}: unexpected ControlCallback {}", label, got[g].dump()), "none",
-          got[g].dump()));
+      hooks.fail(
+          failed_check(rules::kSesClassicOne, "unexpected",
+                       fmt::format("{}: unexpected ControlCallback {}", label, got[g].dump()),
+                       "none", got[g].dump()));
     }
     consumed = got.size();
   }
@@ -142,12 +143,12 @@ void Run::check_callbacks(const Case& c, const oracle::StepExpectation& e,
     }
     std::size_t n = 0;
     for (const json& ev : events) {
-      if (ev.value("event", "") != "classic_callback" || ev.value("provider", "") != label) continue;
+      if (ev.value("event", "") != "classic_callback" || ev.value("provider", "") != label)
+        continue;
       if (++n > consumed_[label]) {
-        hooks.fail(failed_check(
-            rules::kSesClassicOne, "unexpected",
-            fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()), "none",
-            ev.dump()));
+        hooks.fail(failed_check(rules::kSesClassicOne, "unexpected",
+                                fmt::format("{}: unexpected ControlCallback {}", label, ev.dump()),
+                                "none", ev.dump()));
       }
     }
     consumed_[label] = std::max(consumed_[label], n);

@@ -20,9 +20,9 @@ constexpr std::uint32_t kWmiEnableEvents = 4;
 constexpr std::uint32_t kWmiDisableEvents = 5;
 constexpr std::uint32_t kTracedGuid = 0x00020000;  // WNODE_FLAG_TRACED_GUID
 constexpr std::uint32_t kErrorInvalidFlagNumber = 186;
-constexpr std::uint32_t kHeaderSize = 48;           // sizeof(EVENT_TRACE_HEADER)
-constexpr std::uint32_t kBufferOverhead = 72;       // seed 002: Size < BufferSize - 72
-constexpr std::uint32_t kMaxMofFields = 16;         // MAX_MOF_FIELDS
+constexpr std::uint32_t kHeaderSize = 48;             // sizeof(EVENT_TRACE_HEADER)
+constexpr std::uint32_t kBufferOverhead = 72;         // seed 002: Size < BufferSize - 72
+constexpr std::uint32_t kMaxMofFields = 16;           // MAX_MOF_FIELDS
 constexpr std::uint16_t kFlagClassicHeader = 0x0100;  // EVENT_HEADER_FLAG_CLASSIC_HEADER
 constexpr std::uint16_t kFlagTraceMessage = 0x0008;   // EVENT_HEADER_FLAG_TRACE_MESSAGE
 
@@ -35,8 +35,7 @@ std::uint64_t unsigned_field(const json& v, const std::string& file, const std::
                              const char* key, std::uint64_t max) {
   const json& f = v.at(key);
   if (!f.is_number_unsigned() || f.get<std::uint64_t>() > max) {
-    bad(file, p + "/" + key,
-        "expected an integer 0.." + std::to_string(max) + ", got " + f.dump());
+    bad(file, p + "/" + key, "expected an integer 0.." + std::to_string(max) + ", got " + f.dump());
   }
   return f.get<std::uint64_t>();
 }
@@ -72,11 +71,11 @@ void parse_step(const json& v, const std::string& file, const std::string& p,
   json request = json::object();
   for (const char* key : {"type", "level", "number", "count", "mof_fields", "size", "version"}) {
     if (!v.contains(key)) continue;
-    const std::uint64_t max = std::string(key) == "count"    ? 100000
-                              : std::string(key) == "number" ? 65535
-                              : std::string(key) == "size"   ? 65535
+    const std::uint64_t max = std::string(key) == "count"        ? 100000
+                              : std::string(key) == "number"     ? 65535
+                              : std::string(key) == "size"       ? 65535
                               : std::string(key) == "mof_fields" ? 64
-                                                              : 255;
+                                                                 : 255;
     request[key] = unsigned_field(v, file, p, key, max);
   }
   if (v.contains("mof_fields") && request["mof_fields"].get<std::uint64_t>() < 2) {
@@ -120,7 +119,7 @@ struct Event {
   EventDef def;
   std::uint16_t flags = 0;
   std::string flags_rule;
-  std::string owner;        // the session that had the provider when it was written
+  std::string owner;  // the session that had the provider when it was written
   std::size_t step = 0;
 };
 
@@ -131,8 +130,7 @@ class Model {
 
   void apply(std::size_t index, const Step& step, oracle::StepExpectation& e) {
     switch (step.op) {
-      case StepOp::kStart:
-        break;
+      case StepOp::kStart: break;
       case StepOp::kEnable:
         if (!step_provider(step).empty()) enable(step, e);
         break;
@@ -159,8 +157,7 @@ class Model {
       case StepOp::kTraceEvent: trace_event(index, step, e); break;
       case StepOp::kTraceMessage: trace_message(index, step, e); break;
       case StepOp::kCollect: collect(e); break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -207,7 +204,7 @@ class Model {
   }
 
   void enable(const Step& step, oracle::StepExpectation& e) {
-  const ControlStep& call = step_body<ControlStep>(step);
+    const ControlStep& call = step_body<ControlStep>(step);
     const std::string guid = key(call.provider);
     std::vector<std::string>& sessions = enablers_[guid];
     const std::vector<std::string> listeners = classic_listeners(guid);
@@ -220,8 +217,8 @@ class Model {
     Settings s{call.level, static_cast<std::uint32_t>(call.match_any)};
     settings_[guid + "\n" + call.session] = s;
     for (const std::string& label : listeners) {
-      e.classic.callbacks.push_back({label, kWmiEnableEvents, s.level, s.flags, call.session,
-                                     "enable by " + call.session});
+      e.classic.callbacks.push_back(
+          {label, kWmiEnableEvents, s.level, s.flags, call.session, "enable by " + call.session});
     }
   }
 
@@ -237,7 +234,7 @@ class Model {
   }
 
   void register_classic(const Step& step, oracle::StepExpectation& e) {
-  const ClassicStep& cs = step_body<ClassicStep>(step);
+    const ClassicStep& cs = step_body<ClassicStep>(step);
     registered_.insert(cs.provider);
     set_status(step, e, 0, "");
     const std::string guid = key(cs.provider);
@@ -255,7 +252,7 @@ class Model {
   }
 
   void trace_event(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-  const ClassicStep& cs = step_body<ClassicStep>(step);
+    const ClassicStep& cs = step_body<ClassicStep>(step);
     const json& r = cs.request;
     const std::uint64_t count = r.value("count", std::uint64_t{1});
     e.classic.first_seq = next_seq_;
@@ -288,9 +285,9 @@ class Model {
     }
     std::vector<std::uint8_t> payload;
     if (r.contains("payload")) payload = *hex_to_bytes(r["payload"].get<std::string>());
-    const std::uint32_t natural = kHeaderSize + (r.contains("mof_fields")
-                                                     ? r["mof_fields"].get<std::uint32_t>() * 16
-                                                     : 8 + static_cast<std::uint32_t>(payload.size()));
+    const std::uint32_t natural =
+        kHeaderSize + (r.contains("mof_fields") ? r["mof_fields"].get<std::uint32_t>() * 16
+                                                : 8 + static_cast<std::uint32_t>(payload.size()));
     const std::uint32_t size = r.value("size", natural);
     if (size < kHeaderSize || size >= buffer_bytes(by) - kBufferOverhead) {
       set_status(step, e, 0, rules::kHdrSize, true);
@@ -301,7 +298,8 @@ class Model {
       return;
     }
     set_status(step, e, 0, rules::kHdrFlags);
-    if (!r.contains("mof_fields") && size > natural) payload.resize(payload.size() + size - natural);
+    if (!r.contains("mof_fields") && size > natural)
+      payload.resize(payload.size() + size - natural);
     for (std::uint64_t i = 0; i < count; ++i) {
       Event ev;
       ev.seq = e.classic.first_seq + i;
@@ -319,13 +317,12 @@ class Model {
   }
 
   void trace_message(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-  const ClassicStep& cs = step_body<ClassicStep>(step);
+    const ClassicStep& cs = step_body<ClassicStep>(step);
     const json& r = cs.request;
     const std::uint64_t count = r.value("count", std::uint64_t{1});
     e.classic.first_seq = next_seq_;
     next_seq_ += count;
-    const std::string by = registered_.count(cs.provider) ? owner(key(cs.provider))
-                                                            : std::string();
+    const std::string by = registered_.count(cs.provider) ? owner(key(cs.provider)) : std::string();
     if (by.empty()) {
       set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne), true);
       return;
@@ -364,10 +361,9 @@ class Model {
           x.rule = rule_or(rules::kSesClassicOne, ev.flags_rule.c_str());
           consumer.events.push_back(x);
         } else {
-          consumer.excluded[ev.seq] = {
-              rules::kSesClassicOne,
-              "written through " + ev.owner + "'s logger while it had the provider, not " +
-                  session};
+          consumer.excluded[ev.seq] = {rules::kSesClassicOne,
+                                       "written through " + ev.owner +
+                                           "'s logger while it had the provider, not " + session};
         }
       }
       consumers_.erase(it);  // Judged once, at the collect that ends it.

@@ -31,11 +31,11 @@ namespace classic {
 
 // One ControlCallback a classic registration must see.
 struct ExpectedControl {
-  std::string provider;      // label
-  std::uint32_t code = 0;    // WMI_ENABLE_EVENTS (4) or WMI_DISABLE_EVENTS (5)
-  std::uint8_t level = 0;    // judged for ENABLE (GetTraceEnableLevel)
-  std::uint32_t flags = 0;   // judged for ENABLE (GetTraceEnableFlags)
-  std::string session;       // the session whose logger handle it carries
+  std::string provider;     // label
+  std::uint32_t code = 0;   // WMI_ENABLE_EVENTS (4) or WMI_DISABLE_EVENTS (5)
+  std::uint8_t level = 0;   // judged for ENABLE (GetTraceEnableLevel)
+  std::uint32_t flags = 0;  // judged for ENABLE (GetTraceEnableFlags)
+  std::string session;      // the session whose logger handle it carries
   std::string cause;
 };
 
@@ -53,8 +53,8 @@ inline constexpr std::uint64_t kFirstSequence = std::uint64_t{1} << 32;
 bool is_classic_op(const std::string& op);
 
 // Validates a classic step's JSON `v` at `pointer` of `file` and sets `s.body` to its
-// ClassicStep (steps/classic_ops.h: the provider and the request fields for the agent). `providers` are the case's labels.
-// Throws InputError.
+// ClassicStep (steps/classic_ops.h: the provider and the request fields for the agent). `providers`
+// are the case's labels. Throws InputError.
 void parse_step(const nlohmann::json& v, const std::string& file, const std::string& pointer,
                 const std::set<std::string>& providers, Step& s);
 

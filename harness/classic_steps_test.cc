@@ -11,13 +11,14 @@ namespace etwh {
 namespace {
 
 const std::set<std::string> kRules = {"SES-CLASSIC-ONE", "HDR-CLASSIC-LEVEL", "HDR-SIZE",
-                                      "HDR-FLAGS", "DESC-MOF-OPCODE", "CON-WPP"};
+                                      "HDR-FLAGS",       "DESC-MOF-OPCODE",   "CON-WPP"};
 
 Case one_case(const std::string& steps, const std::string& sessions = R"({"a": {}, "b": {}})") {
   const std::string text = R"({"cases": [{"id": "c", "rules": ["SES-CLASSIC-ONE"],
     "agents": {"prov": {}, "cons": {}},
     "providers": {"p": {"agent": "prov", "guid": "{c1a5c001-0000-4000-8000-0000000000aa}"}},
-    "sessions": )" + sessions + R"(, "steps": )" + steps + "}]}";
+    "sessions": )" + sessions +
+                           R"(, "steps": )" + steps + "}]}";
   return load_scenario_text(text, "test.json", kRules).at(0);
 }
 
@@ -97,11 +98,9 @@ TEST(ClassicOracle, HeaderChecksAndLevels) {
 TEST(ClassicOracle, LoaderRejectsBadClassicFields) {
   EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "mof_fields": 1}])"),
                InputError);
-  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "colour": 1}])"),
-               InputError);
+  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "colour": 1}])"), InputError);
   EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "q"}])"), InputError);
-  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "flags": 3}])"),
-               InputError);
+  EXPECT_THROW(one_case(R"([{"op": "trace_event", "provider": "p", "flags": 3}])"), InputError);
 }
 
 }  // namespace

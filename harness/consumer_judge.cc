@@ -47,7 +47,9 @@ struct Loss {
 class ConsumerJudge {
  public:
   ConsumerJudge(const oracle::ConsumerExpectation& want, const ConsumerFacts& facts)
-      : want_(want), facts_(facts), who_("consumer " + want.consumer + " of session " + want.session) {
+      : want_(want),
+        facts_(facts),
+        who_("consumer " + want.consumer + " of session " + want.session) {
     for (const auto& ev : want.events) by_seq_[ev.seq] = &ev;
   }
 
@@ -96,9 +98,9 @@ class ConsumerJudge {
     }
     if (!header_first && process_status == 0) {
       f_.add(rules::kConHeaderEvent, "header",
-             records.empty() ? "no record at all, not even the header event"
-                             : "the first record is not the EventTraceGuid header event: " +
-                                   records[0].dump());
+             records.empty()
+                 ? "no record at all, not even the header event"
+                 : "the first record is not the EventTraceGuid header event: " + records[0].dump());
     }
   }
 
@@ -125,7 +127,8 @@ class ConsumerJudge {
       if (ts < start || ts > start + kHour) {
         f_.add(rules::kConClock, "timestamp",
                fmt::format("record #{}: TimeStamp {} is not a FILETIME of this session (its "
-                           "StartTime is {})", i, ts, start),
+                           "StartTime is {})",
+                           i, ts, start),
                fmt::format("a FILETIME in [{}, {}]", start, start + kHour), std::to_string(ts));
       }
     }
@@ -152,8 +155,8 @@ class ConsumerJudge {
     if (ts < last_ts_) {
       ++inversions_;
       f_.add(rules::kConOrder, "timestamp",
-             fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind,
-                         ts, last_ts_));
+             fmt::format("record #{} ({}) has TimeStamp {} < {} of the record before", i, kind, ts,
+                         last_ts_));
     }
     last_ts_ = std::max(last_ts_, ts);
     event(i, r);
@@ -175,8 +178,8 @@ class ConsumerJudge {
       loss_.events += u64(0);
     } else {
       loss_.unreadable = true;
-      notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)",
-                                   who_, type, r.value("payload", "")));
+      notes_.push_back(fmt::format("{}: RT_LostEvent type {} with payload {} (count unknown)", who_,
+                                   type, r.value("payload", "")));
     }
   }
 
@@ -206,7 +209,8 @@ class ConsumerJudge {
       return;
     }
     if (seq < last_seq_) {
-      f_.add(rules::kConOrder, "order", fmt::format("event #{} arrived after event #{}", seq, last_seq_),
+      f_.add(rules::kConOrder, "order",
+             fmt::format("event #{} arrived after event #{}", seq, last_seq_),
              fmt::format("event #{} before event #{}", seq, last_seq_),
              fmt::format("event #{} after event #{}", seq, last_seq_));
     }
@@ -245,8 +249,7 @@ class ConsumerJudge {
       check_typed(ev, r, payload);
     }
     if (const auto pid = facts_.pid_of(p.agent)) expect("pid", *pid);
-    if (want_.event_record_mode && ev.flags != 0 &&
-        (r.value("flags", 0u) & ev.flags) != ev.flags) {
+    if (want_.event_record_mode && ev.flags != 0 && (r.value("flags", 0u) & ev.flags) != ev.flags) {
       f_.add(ev.flags_rule, "flags",
              fmt::format("event #{}: EVENT_HEADER.Flags {:#x} lacks {:#x}", ev.seq,
                          r.value("flags", 0u), ev.flags));
@@ -310,15 +313,16 @@ class ConsumerJudge {
   void check_traits(const oracle::ExpectedEvent& ev, const json& r) {
     const bool has_type2 = std::any_of(ev.def.typed.begin(), ev.def.typed.end(),
                                        [](const TypedData& t) { return t.type == 2; });
-    const char* rule = !has_type2            ? rules::kTrInEvents
-                       : ev.type_honoured    ? rules::kTlProviderMetadata
-                                             : rules::kTlTypeIgnored;
+    const char* rule = !has_type2         ? rules::kTrInEvents
+                       : ev.type_honoured ? rules::kTlProviderMetadata
+                                          : rules::kTlTypeIgnored;
     if (const std::optional<std::string> manual = manual_traits(ev)) {
       if (r.value("traits", "") != *manual) {
         const std::string seen = r.contains("traits") ? r["traits"].dump() : "none";
         f_.add(rule, "traits",
                fmt::format("event #{}: traits item from the Type 2 descriptor expected {}, "
-                           "observed {}", ev.seq, *manual, seen),
+                           "observed {}",
+                           ev.seq, *manual, seen),
                *manual, seen);
       }
       return;
@@ -365,8 +369,7 @@ class ConsumerJudge {
     }
     if (!want_.lossy) {
       notes_.push_back(fmt::format("{}: {} events delivered of {} expected, {} must-not events",
-                                   who_, seen_.size(), want_.events.size(),
-                                   want_.excluded.size()));
+                                   who_, seen_.size(), want_.events.size(), want_.excluded.size()));
     }
   }
 
@@ -381,8 +384,8 @@ class ConsumerJudge {
         properties.value("events_lost", 0), properties.value("real_time_buffers_lost", 0)));
     if (delivered + loss_.events != written) {
       f_.add(rules::kConSlow, "accounting",
-             fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})",
-                         written, delivered, loss_.events,
+             fmt::format("written {} != delivered {} + reported lost {} (unaccounted {})", written,
+                         delivered, loss_.events,
                          static_cast<std::int64_t>(written - delivered) -
                              static_cast<std::int64_t>(loss_.events)),
              std::to_string(written), std::to_string(delivered + loss_.events));

@@ -30,7 +30,7 @@ struct ConsumerFacts {
 };
 
 struct ConsumerVerdict {
-  std::vector<Finding> failures;  // one per rule and kind of mismatch, with a few examples
+  std::vector<Finding> failures;   // one per rule and kind of mismatch, with a few examples
   std::vector<std::string> notes;  // counts and values recorded, not judged
 };
 

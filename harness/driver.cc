@@ -126,7 +126,8 @@ void CaseRun::spawn_agents() {
     if (subject && options_.subject.empty()) {
       throw HarnessFault("agent \"" + label + "\" is a subject, and no --subject was given");
     }
-    agents_[label] = AgentProcess::spawn(subject ? options_.subject : options_.agent, label, {}, {});
+    agents_[label] =
+        AgentProcess::spawn(subject ? options_.subject : options_.agent, label, {}, {});
   }
 }
 
@@ -143,12 +144,11 @@ void CaseRun::check_agents_alive(const Step& step) {
   for (auto& [label, a] : agents_) {
     if (gone_.count(label)) continue;
     if (auto ex = a->wait_exit(milliseconds(0))) {
-      throw AgentError(AgentError::Kind::kCrashed,
-                       fmt::format("agent \"{}\" died after step {} ({}): {} {}; stderr: {}",
-                                   label, step.pointer, step_op_name(step.op),
-                                   ex->signaled ? "signal" : "exit code",
-                                   ex->signaled ? ex->signal : ex->exit_code,
-                                   a->stderr_text()));
+      throw AgentError(
+          AgentError::Kind::kCrashed,
+          fmt::format("agent \"{}\" died after step {} ({}): {} {}; stderr: {}", label,
+                      step.pointer, step_op_name(step.op), ex->signaled ? "signal" : "exit code",
+                      ex->signaled ? ex->signal : ex->exit_code, a->stderr_text()));
     }
   }
 }
@@ -170,7 +170,8 @@ void CaseRun::require_agents_answer() {
   }
 }
 
-json CaseRun::session_request(const std::string& op, const std::string& label, const std::string& via) {
+json CaseRun::session_request(const std::string& op, const std::string& label,
+                              const std::string& via) {
   const SessionState& s = sessions_.at(label);
   json req = {{"op", op}};
   if (s.owner == via) {

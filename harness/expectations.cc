@@ -34,8 +34,9 @@ ExpectationEntry parse_entry(const json& entry, const std::string& name, const s
   if (!entry.contains("status")) fail(name, p, "missing field \"status\"");
   const bool has_reason = entry.contains("reason"), has_ref = entry.contains("reason_ref");
   if (!has_reason && !has_ref) {
-    fail(name, p, refs_allowed ? "missing field \"reason\" (or \"reason_ref\")"
-                               : "missing field \"reason\"");
+    fail(
+        name, p,
+        refs_allowed ? "missing field \"reason\" (or \"reason_ref\")" : "missing field \"reason\"");
   }
   if (has_reason && has_ref) {
     fail(name, p + "/reason_ref", "give \"reason\" or \"reason_ref\", not both");
@@ -44,9 +45,10 @@ ExpectationEntry parse_entry(const json& entry, const std::string& name, const s
   auto status = parse_status(text);
   // XFAIL and XPASS are verdicts, not expectations.
   if (!status || *status == Status::kXFail || *status == Status::kXPass) {
-    fail(name, p + "/status", "status \"" + text +
-                                  "\" is not one of PASS, FAIL, UNSUPPORTED, TIMEOUT, CRASH, "
-                                  "HARNESS_ERROR");
+    fail(name, p + "/status",
+         "status \"" + text +
+             "\" is not one of PASS, FAIL, UNSUPPORTED, TIMEOUT, CRASH, "
+             "HARNESS_ERROR");
   }
   return {*status, entry.value("reason", ""), entry.value("reason_ref", "")};
 }

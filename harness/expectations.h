@@ -44,9 +44,9 @@ struct ExpectationEntry {
 // An expectations file as written, so that `etwh expectations update` can rewrite it.
 struct ExpectationsFile {
   int format = 2;  // 1: the first format (case ids at the top level), as read; written as 2
-  std::map<std::string, std::string> reasons;          // name -> text
-  std::map<std::string, ExpectationEntry> files;       // scenario file name -> default
-  std::map<std::string, ExpectationEntry> cases;       // case id -> entry
+  std::map<std::string, std::string> reasons;     // name -> text
+  std::map<std::string, ExpectationEntry> files;  // scenario file name -> default
+  std::map<std::string, ExpectationEntry> cases;  // case id -> entry
 };
 
 // The reason `etwh expectations update` gives an entry it adds: a person must replace it

@@ -49,8 +49,9 @@ TEST(LoadExpectations, ParsesAndRejects) {
     FAIL() << "no error";
   } catch (const InputError& ex) {
     EXPECT_EQ(std::string(ex.what()),
-              bad.string() + ":1:18: /c/status: status \"XPASS\" is not one of PASS, FAIL, "
-                             "UNSUPPORTED, TIMEOUT, CRASH, HARNESS_ERROR");
+              bad.string() +
+                  ":1:18: /c/status: status \"XPASS\" is not one of PASS, FAIL, "
+                  "UNSUPPORTED, TIMEOUT, CRASH, HARNESS_ERROR");
   }
   try {
     load_expectations(ok, {"other"});
@@ -91,10 +92,9 @@ Case case_in(const std::string& id, const std::string& file) {
 
 TEST(LoadExpectations, ReasonsByNameAndDefaultsPerFile) {
   auto file = write_temp("current.json", kCurrent);
-  const std::vector<Case> cases = {case_in("a", "x/callbacks.json"),
-                                   case_in("c1", "scenarios/conformance/classic.json"),
-                                   case_in("c2", "scenarios/conformance/classic.json"),
-                                   case_in("d", "x/callbacks.json")};
+  const std::vector<Case> cases = {
+      case_in("a", "x/callbacks.json"), case_in("c1", "scenarios/conformance/classic.json"),
+      case_in("c2", "scenarios/conformance/classic.json"), case_in("d", "x/callbacks.json")};
   const Expectations e = load_expectations(file, {}, cases);
   EXPECT_EQ(e.at("a").status, Status::kFail);
   EXPECT_EQ(e.at("a").reason, "the platform stubs it");
@@ -106,9 +106,12 @@ TEST(LoadExpectations, ReasonsByNameAndDefaultsPerFile) {
   EXPECT_FALSE(e.count("d"));
   EXPECT_EQ(classify(Status::kFail, e, "c1"), std::make_pair(Status::kXFail, true));
   // With every case of the run known, a default for a file outside it is an error.
-  EXPECT_EQ(error_of([&] { load_expectations(file, {"a", "b", "c2"}, {cases[0]}); }),
-            file.string() + ":4:29: /files/classic.json: no scenario file \"classic.json\" "
-                            "among the run's");
+  EXPECT_EQ(error_of([&] {
+              load_expectations(file, {"a", "b", "c2"}, {cases[0]});
+            }),
+            file.string() +
+                ":4:29: /files/classic.json: no scenario file \"classic.json\" "
+                "among the run's");
   std::filesystem::remove(file);
 }
 
@@ -120,8 +123,9 @@ TEST(LoadExpectations, CurrentFormatErrorsArePrecise) {
   auto both = write_temp("both.json", R"({"schema_version": 2, "reasons": {"r": "x"},
  "cases": {"a": {"status": "FAIL", "reason": "y", "reason_ref": "r"}}})");
   EXPECT_EQ(error_of([&] { load_expectations(both, {}); }),
-            both.string() + ":2:65: /cases/a/reason_ref: give \"reason\" or \"reason_ref\", "
-                            "not both");
+            both.string() +
+                ":2:65: /cases/a/reason_ref: give \"reason\" or \"reason_ref\", "
+                "not both");
   auto unknown = write_temp("unknown.json", R"({"schema_version": 2, "case": {}})");
   EXPECT_EQ(error_of([&] { load_expectations(unknown, {}); }),
             unknown.string() + ":1:31: /case: unknown field \"case\"");

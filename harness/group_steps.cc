@@ -7,9 +7,9 @@ namespace etwh {
 nlohmann::json set_disallow_list(std::uint64_t handle, const std::vector<GUID>& guids) {
   // An empty list is a NULL pointer of length 0 (it clears the list).
   std::vector<GUID> copy = guids;
-  const ULONG status = TraceSetInformation(
-      static_cast<TRACEHANDLE>(handle), TraceSetDisallowList, copy.empty() ? nullptr : copy.data(),
-      static_cast<ULONG>(copy.size() * sizeof(GUID)));
+  const ULONG status = TraceSetInformation(static_cast<TRACEHANDLE>(handle), TraceSetDisallowList,
+                                           copy.empty() ? nullptr : copy.data(),
+                                           static_cast<ULONG>(copy.size() * sizeof(GUID)));
   return {{"status", status}};
 }
 

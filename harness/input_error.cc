@@ -44,8 +44,8 @@ std::string format_input_error(const std::string& file, const std::string& point
   return s;
 }
 
-InputError::InputError(std::string file, std::string pointer, std::string reason,
-                       std::size_t line, std::size_t col)
+InputError::InputError(std::string file, std::string pointer, std::string reason, std::size_t line,
+                       std::size_t col)
     : std::runtime_error(format_input_error(file, pointer, reason, line, col)),
       file_(std::move(file)),
       pointer_(std::move(pointer)),

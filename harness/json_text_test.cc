@@ -77,8 +77,8 @@ TEST_F(ReadInputFile, ReadsARegularFileWhole) {
 
 TEST_F(ReadInputFile, RefusesADirectoryAMissingFileAndAnOversizedFile) {
   EXPECT_EQ(input_error_of(dir_), dir_.string() + ": is a directory, not a regular file");
-  EXPECT_EQ(input_error_of(dir_ / "none.json").rfind(
-                (dir_ / "none.json").string() + ": cannot open the file", 0),
+  EXPECT_EQ(input_error_of(dir_ / "none.json")
+                .rfind((dir_ / "none.json").string() + ": cannot open the file", 0),
             0u);
   const auto big = dir_ / "big.json";
   std::ofstream(big, std::ios::binary) << std::string(kMaxInputFileBytes + 1, ' ');

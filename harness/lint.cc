@@ -103,8 +103,8 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
   return out;
 }
 
-std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events,
-                                    const std::string& where, const Catalog& catalog) {
+std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
+                                    const Catalog& catalog) {
   std::vector<Finding> out;
   // (Id, Version) -> payload sizes seen. Id 0 is TraceLogging's: identified by name, not here.
   std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::size_t>> layouts;
@@ -153,7 +153,8 @@ std::vector<Finding> lint_traits(const std::vector<std::uint8_t>& blob, const st
   for (const auto& [type, data_size] : traits) {
     if (type == kTraitTypeGroup && data_size == sizeof(GUID)) continue;
     if (type >= kFirstCustomTraitType) continue;
-    out.push_back(make(catalog, rules::kTrTypeReserved, fmt::format("{}: trait type {}", where, type),
+    out.push_back(make(catalog, rules::kTrTypeReserved,
+                       fmt::format("{}: trait type {}", where, type),
                        fmt::format("trait type {} is reserved to Microsoft (1..127); custom "
                                    "traits use 128..255",
                                    type)));
@@ -180,9 +181,9 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
                                    h.class_version, rolled)));
   }
   if (h.type > kLastPredefinedType && h.type < kFirstCustomType) {
-    out.push_back(make(catalog, rules::kHdrTypes, where,
-                       fmt::format("Type {} is neither predefined (0..8) nor custom (10 and up)",
-                                   h.type)));
+    out.push_back(
+        make(catalog, rules::kHdrTypes, where,
+             fmt::format("Type {} is neither predefined (0..8) nor custom (10 and up)", h.type)));
   }
   if ((h.flags & kTracedGuid) == 0) {
     out.push_back(make(catalog, rules::kHdrFlags, where, "Flags lack WNODE_FLAG_TRACED_GUID"));
@@ -194,8 +195,9 @@ std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::stri
   }
   if (((h.flags & kUseMofPtr) != 0) != (h.mof_fields > 0)) {
     out.push_back(make(catalog, rules::kHdrFlags, where,
-                       h.mof_fields > 0 ? "MOF_FIELDs follow without WNODE_FLAG_USE_MOF_PTR"
-                                        : "WNODE_FLAG_USE_MOF_PTR is set but no MOF_FIELD follows"));
+                       h.mof_fields > 0
+                           ? "MOF_FIELDs follow without WNODE_FLAG_USE_MOF_PTR"
+                           : "WNODE_FLAG_USE_MOF_PTR is set but no MOF_FIELD follows"));
   }
   if (h.mof_fields > kMaxMofFields) {
     out.push_back(make(catalog, rules::kHdrFlags, where,
@@ -224,17 +226,16 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
   // Per provider GUID, in first-use order: every event written, for the set rules.
   std::vector<std::pair<std::string, std::vector<Descriptor>>> written;
   for (const Step& step : c.steps) {
-    const std::string where = fmt::format("{} {} provider {}", c.id, step.pointer,
-                                          step_provider(step));
+    const std::string where =
+        fmt::format("{} {} provider {}", c.id, step.pointer, step_provider(step));
     if (const WriteStep* w = std::get_if<WriteStep>(&step.body)) {
       auto it = std::find_if(written.begin(), written.end(),
                              [&](const auto& entry) { return entry.first == w->provider; });
       if (it == written.end()) it = written.insert(written.end(), {w->provider, {}});
       for (std::size_t i = 0; i < w->events.size(); ++i) {
         const EventDef& e = w->events[i];
-        const Descriptor d{e.id,      e.version, e.channel,
-                           e.level,   e.opcode,  e.keyword,
-                           e.payload.size()};
+        const Descriptor d{e.id,     e.version, e.channel,       e.level,
+                           e.opcode, e.keyword, e.payload.size()};
         append(lint_descriptor(d, where + " event " + std::to_string(i), catalog));
         for (std::uint32_t n = 0; n < std::max<std::uint32_t>(e.count, 1); ++n) {
           it->second.push_back(d);
@@ -249,7 +250,8 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
       }
       append(lint_traits(blob, where, catalog));
     } else if (step.op == StepOp::kTraceEvent) {
-      append(lint_classic_header(classic_header_of(step_body<ClassicStep>(step).request), where, catalog));
+      append(lint_classic_header(classic_header_of(step_body<ClassicStep>(step).request), where,
+                                 catalog));
     }
   }
   for (const auto& [provider, events] : written) {

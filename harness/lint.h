@@ -37,13 +37,14 @@ struct Descriptor {
 
 // A classic provider's EVENT_TRACE_HEADER fields that HDR-* judge.
 struct ClassicHeader {
-  std::uint32_t class_version = 0;  // Class.Version as one ULONG (Type | Level << 8 | Version << 16)
-  std::uint8_t type = 0;            // the Type field as the provider set it
+  std::uint32_t class_version =
+      0;                  // Class.Version as one ULONG (Type | Level << 8 | Version << 16)
+  std::uint8_t type = 0;  // the Type field as the provider set it
   std::uint8_t level = 0;
   std::uint16_t version = 0;
-  std::uint32_t flags = 0;          // WNODE_FLAG_*
-  bool guid_ptr_used = false;       // the provider filled GuidPtr instead of Guid
-  std::uint32_t mof_fields = 0;     // MOF_FIELDs that follow the header (0: inline data)
+  std::uint32_t flags = 0;       // WNODE_FLAG_*
+  bool guid_ptr_used = false;    // the provider filled GuidPtr instead of Guid
+  std::uint32_t mof_fields = 0;  // MOF_FIELDs that follow the header (0: inline data)
 };
 
 // Severity of a lint rule from the catalog (warning when the catalog says nothing).
@@ -56,8 +57,8 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
 
 // Rules over all events one provider wrote: DESC-ID-VERSION (a triple with two payload layouts,
 // judged by payload size) and DESC-OPCODE (START and STOP counts differ).
-std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events,
-                                    const std::string& where, const Catalog& catalog);
+std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
+                                    const Catalog& catalog);
 
 // Traits blob rules (TR-TYPE-RESERVED, TR-SIZE-256). A blob that does not parse is the
 // runtime's business (TR-FORMAT), not lint's: no finding.

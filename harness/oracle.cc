@@ -125,16 +125,15 @@ StepExpectation Model::apply(const Step& step) {
     case StepOp::kRegisterClassic:
     case StepOp::kUnregisterClassic:
     case StepOp::kTraceEvent:
-    case StepOp::kTraceMessage:
-      break;  // classic::expect adds these (classic_steps.cc).
+    case StepOp::kTraceMessage: break;  // classic::expect adds these (classic_steps.cc).
     case StepOp::kSubjectWrite:
     case StepOp::kInjectCallback:
       break;  // the provider's side: harness/subject_oracle.* judges what it writes
   }
   if (step.expect_status) {
     e.status_nonzero = step.expect_status->nonzero;
-    e.status = step.expect_status->nonzero ? std::nullopt
-                                           : std::optional(step.expect_status->value);
+    e.status =
+        step.expect_status->nonzero ? std::nullopt : std::optional(step.expect_status->value);
   }
   return e;
 }
@@ -185,8 +184,8 @@ void Model::push_callback(const ProviderDef& provider, const SessionMap& m, Step
     cb.provider = p->label;
     cb.context = p->context;
     cb.cause = cause;
-    cb.is_enabled = agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
-                                : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
+    cb.is_enabled =
+        agg.enabled ? EVENT_CONTROL_CODE_ENABLE_PROVIDER : EVENT_CONTROL_CODE_DISABLE_PROVIDER;
     cb.is_enabled_rule = agg.enabled ? is_enabled_rule : rules::kCbDisableLast;
     cb.values = agg;
     cb.judge_values = agg.enabled;  // the values sent with a disable are not documented

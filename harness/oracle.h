@@ -70,14 +70,14 @@ struct ExpectedCallback {
   std::string provider;  // label
   std::uint32_t is_enabled = 0;
   std::string is_enabled_rule;
-  Aggregate values;             // level / any / all expected
-  bool judge_values = false;    // level/any/all judged (rules CB-LEVEL-MAX, CB-ANY-OR, CB-ALL-AND)
+  Aggregate values;           // level / any / all expected
+  bool judge_values = false;  // level/any/all judged (rules CB-LEVEL-MAX, CB-ANY-OR, CB-ALL-AND)
   GUID source_id{};
   std::string source_rule;
   FilterExpect filter = FilterExpect::kUnjudged;
   std::string filter_rule;
-  std::uint64_t context = 0;    // always judged (CB-CONTEXT)
-  std::string cause;            // a short human description for messages
+  std::uint64_t context = 0;  // always judged (CB-CONTEXT)
+  std::string cause;          // a short human description for messages
 };
 
 enum class TimingExpect {
@@ -89,14 +89,14 @@ enum class TimingExpect {
 // One event a consumer must receive. The driver numbers events in the order the oracle gives.
 struct ExpectedEvent {
   std::uint64_t seq = 0;
-  std::string provider;      // label
+  std::string provider;  // label
   EventDef def;
-  bool traits = false;       // carries the provider's traits blob (TR-IN-EVENTS)
+  bool traits = false;  // carries the provider's traits blob (TR-IN-EVENTS)
   // EVENT_DATA_DESCRIPTOR.Type was honoured when it was written (traits set, or
   // EventProviderUseDescriptorType TRUE): what def.typed becomes (TL-* rules).
   bool type_honoured = false;
-  bool lossy = false;        // may be lost, if the loss is reported (CON-SLOW)
-  std::string rule;          // the rule its delivery checks
+  bool lossy = false;  // may be lost, if the loss is reported (CON-SLOW)
+  std::string rule;    // the rule its delivery checks
   // EVENT_HEADER_FLAG_* bits the EVENT_RECORD must carry (classic: CLASSIC_HEADER or
   // TRACE_MESSAGE), and the rule their absence violates.
   std::uint16_t flags = 0;
@@ -117,15 +117,15 @@ struct ConsumerExpectation {
   bool event_record_mode = true;
   std::uint64_t context = 0;
   std::uint32_t delay_us = 0;
-  std::vector<ExpectedEvent> events;          // in this order (seq order)
+  std::vector<ExpectedEvent> events;            // in this order (seq order)
   std::map<std::uint64_t, Exclusion> excluded;  // seq -> why it must not arrive
-  bool lossy = false;                         // some events may be lost, with exact accounting
+  bool lossy = false;                           // some events may be lost, with exact accounting
 };
 
 struct StepExpectation {
-  std::optional<std::uint32_t> status;  // exact status to expect
-  bool status_nonzero = false;          // any failure status
-  std::string status_rule;              // the rule a wrong status violates ("" = setup)
+  std::optional<std::uint32_t> status;      // exact status to expect
+  bool status_nonzero = false;              // any failure status
+  std::string status_rule;                  // the rule a wrong status violates ("" = setup)
   std::vector<ExpectedCallback> callbacks;  // in order, per provider label
   std::optional<bool> provider_enabled;     // query_enabled: EventProviderEnabled
   std::string provider_enabled_rule;

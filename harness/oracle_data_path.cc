@@ -17,11 +17,10 @@ namespace etwh::oracle::detail {
 // about. (A dropped event has one deciding rule: filter_rule's.)
 std::string Model::delivery_rule(const std::string& deciding) const {
   static constexpr const char* kFilterRules[] = {rules::kFltLevel, rules::kFltKeyword,
-                                                  rules::kFltKeyword0Bypass,
-                                                  rules::kFltIgnoreKeyword0, rules::kFltAnyZero};
+                                                 rules::kFltKeyword0Bypass,
+                                                 rules::kFltIgnoreKeyword0, rules::kFltAnyZero};
   const auto is_filter_rule = [](const std::string& r) {
-    return std::find(std::begin(kFilterRules), std::end(kFilterRules), r) !=
-           std::end(kFilterRules);
+    return std::find(std::begin(kFilterRules), std::end(kFilterRules), r) != std::end(kFilterRules);
   };
   if (!is_filter_rule(deciding) || case_has(deciding)) return deciding;
   for (const char* r : kFilterRules) {
@@ -86,9 +85,15 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
   const std::string guid_key = key(w.provider);
   const EventLevelKeyword lk{def.level, def.keyword};
   SessionData& sd = data_[session];
-  ExpectedEvent ev{seq, w.provider, def, traits_set_.count(w.provider) > 0,
+  ExpectedEvent ev{seq,
+                   w.provider,
+                   def,
+                   traits_set_.count(w.provider) > 0,
                    traits_set_.count(w.provider) > 0 || use_descriptor_type_.count(w.provider) > 0,
-                   w.lossy, "", 0, ""};
+                   w.lossy,
+                   "",
+                   0,
+                   ""};
   Exclusion why;
   bool taken = false;
   auto it = m.find(session);
@@ -110,10 +115,10 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
     if (taken && it->second.event_ids &&
         it->second.event_ids->second.count(def.id) != it->second.event_ids->first) {
       taken = false;
-      why = {rules::kFltPerSession,
-             "session " + session + "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
-                 (it->second.event_ids->first ? "TRUE" : "FALSE") + ") drops event ID " +
-                 std::to_string(def.id)};
+      why = {rules::kFltPerSession, "session " + session +
+                                        "'s EVENT_FILTER_TYPE_EVENT_ID filter (FilterIn " +
+                                        (it->second.event_ids->first ? "TRUE" : "FALSE") +
+                                        ") drops event ID " + std::to_string(def.id)};
       if (!sd.consumer_attached) {
         sd.buffered_excluded[seq] = why;
       } else {
@@ -130,8 +135,10 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
   // TR-IN-EVENTS when the case is about it.
   if (ev.traits && case_has(rules::kTrInEvents)) ev.rule = rules::kTrInEvents;
   if (!sd.consumer_attached) {
-    if (taken) sd.buffered.push_back(ev);
-    else sd.buffered_excluded[seq] = why;
+    if (taken)
+      sd.buffered.push_back(ev);
+    else
+      sd.buffered_excluded[seq] = why;
     return taken;
   }
   for (const std::string& label : sd.consumers) {
@@ -150,13 +157,15 @@ void Model::write(const Step& step, StepExpectation& e) {
   const WriteStep& w = step_body<WriteStep>(step);
   if (!registered_.count(w.provider)) return;
   if (w.use_descriptor_type) {
-    if (*w.use_descriptor_type) use_descriptor_type_.insert(w.provider);
-    else use_descriptor_type_.erase(w.provider);
+    if (*w.use_descriptor_type)
+      use_descriptor_type_.insert(w.provider);
+    else
+      use_descriptor_type_.erase(w.provider);
   }
   const SessionMap m = effective(w.provider);
   const std::vector<SessionEnable> all = settings_of(m);
-  const bool any_zero = std::any_of(all.begin(), all.end(),
-                                    [](const SessionEnable& x) { return x.match_any == 0; });
+  const bool any_zero =
+      std::any_of(all.begin(), all.end(), [](const SessionEnable& x) { return x.match_any == 0; });
   bool any_taken = false;
   for (const EventDef& def : w.events) {
     const EventLevelKeyword lk{def.level, def.keyword};

@@ -65,8 +65,7 @@ void Model::notify_diff(const std::map<std::string, SessionMap>& before, StepExp
       same = a->first == b->first && same_enable(a->second, b->second);
     }
     if (same) continue;
-    push_callback(case_.providers.at(label), now, e, is_enabled_rule, cause, source,
-                  source_rule);
+    push_callback(case_.providers.at(label), now, e, is_enabled_rule, cause, source, source_rule);
   }
 }
 
@@ -116,8 +115,8 @@ void Model::disallow(const Step& step, StepExpectation& e) {
   disallow_[d.session] = keys;
   e.status = ERROR_SUCCESS;
   e.status_rule = rules::kGrpDisallow;
-  notify_diff(before, e, rules::kGrpDisallow, "disallow list of session " + d.session,
-              kNullGuid, "");
+  notify_diff(before, e, rules::kGrpDisallow, "disallow list of session " + d.session, kNullGuid,
+              "");
 }
 
 }  // namespace etwh::oracle::detail

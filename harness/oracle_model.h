@@ -27,7 +27,8 @@ struct Enable {
   // EVENT_FILTER_TYPE_EVENT_ID given: FilterIn and the IDs (applied per session on delivery).
   std::optional<std::pair<bool, std::set<std::uint16_t>>> event_ids;
   bool via_group = false;  // derived from a group enable (GRP-ENABLE)
-  bool ids_ignored = false;  // the group enable gave event ID filters, not applied (GRP-NO-ID-FILTERS)
+  bool ids_ignored =
+      false;  // the group enable gave event ID filters, not applied (GRP-NO-ID-FILTERS)
 };
 
 bool same_enable(const Enable& a, const Enable& b);
@@ -50,10 +51,10 @@ class Model {
   using SessionMap = std::map<std::string, Enable>;  // session label -> its enable
 
   struct SessionData {
-    bool consumer_attached = false;            // a consumer has attached since the start
-    std::vector<ExpectedEvent> buffered;        // for the first consumer (CON-RT-BUFFERED)
+    bool consumer_attached = false;       // a consumer has attached since the start
+    std::vector<ExpectedEvent> buffered;  // for the first consumer (CON-RT-BUFFERED)
     std::map<std::uint64_t, Exclusion> buffered_excluded;
-    std::vector<std::string> consumers;         // active consumer labels
+    std::vector<std::string> consumers;  // active consumer labels
   };
 
   // --- Sessions, enables, callbacks, registrations, traits (oracle.cc) --------------------
@@ -95,8 +96,8 @@ class Model {
   static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev);
   void consume(const Step& step, StepExpectation& e);
   void write(const Step& step, StepExpectation& e);
-  bool deliver(const Step& step, const EventDef& def, std::uint64_t seq,
-               const std::string& session, const SessionMap& m);
+  bool deliver(const Step& step, const EventDef& def, std::uint64_t seq, const std::string& session,
+               const SessionMap& m);
   void collect(const Step& step, StepExpectation& e);
 
   // --- Provider groups and disallow lists (oracle_groups.cc) ------------------------------
@@ -110,8 +111,8 @@ class Model {
   std::map<std::string, SessionMap> snapshot() const;
   // One callback to every registration whose enabling sessions changed since `before`.
   void notify_diff(const std::map<std::string, SessionMap>& before, StepExpectation& e,
-                   const std::string& is_enabled_rule, const std::string& cause,
-                   const GUID& source, const std::string& source_rule);
+                   const std::string& is_enabled_rule, const std::string& cause, const GUID& source,
+                   const std::string& source_rule);
   bool is_private(const std::string& session) const;
   // enable / disable of a provider group (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
   void group_enable(const Step& step, StepExpectation& e);
@@ -127,9 +128,9 @@ class Model {
   std::set<std::string> traits_set_;
   std::set<std::string> use_descriptor_type_;  // EventProviderUseDescriptorType TRUE
   std::map<std::string, SessionMap> enables_;  // provider GUID text -> sessions enabling it
-  std::map<std::string, SessionData> data_;     // session label -> its data path state
+  std::map<std::string, SessionData> data_;    // session label -> its data path state
   std::map<std::string, ConsumerExpectation> consumers_;
-  std::set<std::string> replaced_;              // "<session>\n<guid>" enabled again (FLT-REPLACE)
+  std::set<std::string> replaced_;  // "<session>\n<guid>" enabled again (FLT-REPLACE)
   std::map<std::string, std::string> member_group_;  // provider label -> group GUID text
   std::map<std::string, SessionMap> group_enables_;  // group GUID text -> sessions enabling it
   std::map<std::string, std::set<std::string>> disallow_;  // session -> provider GUID texts

@@ -12,9 +12,7 @@
 namespace etwh::oracle {
 namespace {
 
-TEST(Aggregate, EmptyIsDisabledAndZero) {
-  EXPECT_EQ(aggregate({}), (Aggregate{false, 0, 0, 0}));
-}
+TEST(Aggregate, EmptyIsDisabledAndZero) { EXPECT_EQ(aggregate({}), (Aggregate{false, 0, 0, 0})); }
 
 TEST(Aggregate, LevelMaxAnyOrAllAnd) {
   const std::vector<SessionEnable> s = {{3, 0x0F, 0x03, 0}, {1, 0xF0, 0x01, 0}};
@@ -139,13 +137,14 @@ TEST(OracleRandomized, AgreesWithBruteForceModel) {
       default: return rng();
     }
   };
-  auto level = [&]() { return static_cast<std::uint8_t>(rng() % 3 == 0 ? rng() % 256 : rng() % 6); };
+  auto level = [&]() {
+    return static_cast<std::uint8_t>(rng() % 3 == 0 ? rng() % 256 : rng() % 6);
+  };
   for (int round = 0; round < 5000; ++round) {
     std::vector<SessionEnable> sessions(rng() % 9);
     for (auto& s : sessions) {
       s = SessionEnable{level(), keyword(), keyword(),
-                        (rng() % 4 == 0) ? kEnablePropertyIgnoreKeyword0
-                                         : 0u};
+                        (rng() % 4 == 0) ? kEnablePropertyIgnoreKeyword0 : 0u};
     }
     const Aggregate got = aggregate(sessions);
     ASSERT_EQ(got, brute_aggregate(sessions)) << "seed " << seed << " round " << round;
@@ -178,10 +177,10 @@ Case base_case() {
   c.id = "t";
   c.rules = {"CB-LEVEL-MAX"};
   c.agents = {"a", "b"};
-  c.providers["p"] = ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0x42,
-                                 true, 0};
-  c.providers["q"] = ProviderDef{"q", "b", guid("{11111111-0000-0000-0000-000000000001}"), 0x43,
-                                 true, 0};
+  c.providers["p"] =
+      ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0x42, true, 0};
+  c.providers["q"] =
+      ProviderDef{"q", "b", guid("{11111111-0000-0000-0000-000000000001}"), 0x43, true, 0};
   for (const char* s : {"s1", "s2", "s3"}) c.sessions[s] = SessionDef{s, {}};
   return c;
 }
@@ -200,9 +199,9 @@ Step enable(std::string session, std::uint8_t level, std::uint64_t any, std::uin
 
 TEST(ExpectCase, AggregatesAcrossSessionsAndRegistrations) {
   Case c = base_case();
-  c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kStart, "s2"),
-             step(StepOp::kRegister, "", "p"), step(StepOp::kRegister, "", "q"),
-             enable("s1", 3, 0x0F, 0x03), enable("s2", 1, 0xF0, 0x01),
+  c.steps = {step(StepOp::kStart, "s1"),        step(StepOp::kStart, "s2"),
+             step(StepOp::kRegister, "", "p"),  step(StepOp::kRegister, "", "q"),
+             enable("s1", 3, 0x0F, 0x03),       enable("s2", 1, 0xF0, 0x01),
              step(StepOp::kDisable, "s1", "p"), step(StepOp::kStop, "s2")};
   const auto e = expect_case(c);
   ASSERT_EQ(e.size(), 8u);
@@ -249,8 +248,13 @@ TEST(ExpectCase, SourceIdRulesByApi) {
   Step legacy = enable("s2", 4, 0x1, 0);
   test::body<ControlStep>(legacy).api = "EnableTrace";
   Step null_params = enable("s3", 4, 0x1, 0);
-  c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"),
-             step(StepOp::kRegister, "", "p"), ex2, legacy, null_params};
+  c.steps = {step(StepOp::kStart, "s1"),
+             step(StepOp::kStart, "s2"),
+             step(StepOp::kStart, "s3"),
+             step(StepOp::kRegister, "", "p"),
+             ex2,
+             legacy,
+             null_params};
   const auto e = expect_case(c);
   EXPECT_EQ(e[4].callbacks[0].source_rule, "CB-SOURCEID");
   EXPECT_EQ(format_guid(e[4].callbacks[0].source_id), "{22222222-0000-0000-0000-000000000002}");
@@ -264,8 +268,8 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
   c.id = "max";
   c.rules = {"SES-MAX-8"};
   c.agents = {"a"};
-  c.providers["p"] = ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0,
-                                 true, 0};
+  c.providers["p"] =
+      ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0, true, 0};
   c.steps.push_back(step(StepOp::kRegister, "", "p"));
   for (int i = 1; i <= 9; ++i) {
     const std::string s = "s" + std::to_string(i);
@@ -301,8 +305,7 @@ TEST(ExpectCase, TraitsOnceAndMalformed) {
   Step bad = step(StepOp::kSetTraits, "", "q");
   test::body<TraitsStep>(bad).raw = true;
   test::body<TraitsStep>(bad).blob = {9, 0, 'x', 0};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kRegister, "", "q"), good, good,
-             bad};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kRegister, "", "q"), good, good, bad};
   const auto e = expect_case(c);
   EXPECT_EQ(e[2].status, 0u);
   EXPECT_TRUE(e[3].status_nonzero);
@@ -338,8 +341,12 @@ TEST(ExpectCase, AgentExitEndsRegistrationsButNotSessions) {
   test::body<QueryEnabledStep>(q).keyword = 1;
   Step exit = step(StepOp::kExitAgent);
   test::body<AgentStep>(exit).agent = "a";
-  c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"),
-             step(StepOp::kRegister, "", "q"), enable("s1", 2, 1, 0), exit, q,
+  c.steps = {step(StepOp::kStart, "s1"),
+             step(StepOp::kRegister, "", "p"),
+             step(StepOp::kRegister, "", "q"),
+             enable("s1", 2, 1, 0),
+             exit,
+             q,
              step(StepOp::kStop, "s1")};
   const auto e = expect_case(c);
   EXPECT_EQ(e[3].callbacks.size(), 2u);
@@ -390,9 +397,9 @@ TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
   Case c = base_case();
   c.rules = {"FLT-LEVEL", "FLT-KEYWORD", "FLT-PER-SESSION"};
   c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
-             step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"),
-             enable("s1", 2, 0x1, 0), enable("s2", 5, 0x6, 0x2),
-             consume("c1", "s1", 0x11), consume("c2", "s2"), consume("c3", "s3"),
+             step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"), enable("s1", 2, 0x1, 0),
+             enable("s2", 5, 0x6, 0x2), consume("c1", "s1", 0x11), consume("c2", "s2"),
+             consume("c3", "s3"),
              // seq 1-2: level 1 kw 1; 3: level 4 kw 2; 4: level 0 kw 4; 5: level 3 kw 0
              write({ev(1, 1, 0x1, 2), ev(2, 4, 0x2), ev(3, 0, 0x4), ev(4, 3, 0x0)}),
              step(StepOp::kCollect)};
@@ -419,10 +426,9 @@ TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
 TEST(ExpectData, BufferedForTheFirstConsumerOnlyNewForTheSecond) {
   Case c = base_case();
   c.rules = {"CON-RT-BUFFERED", "CON-RT-SECOND"};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
-             enable("s1", 4, 0x1, 0), write({ev(1, 1, 0x1, 3)}), consume("first", "s1"),
-             write({ev(2, 1, 0x1)}), consume("second", "s1"), write({ev(3, 1, 0x1, 2)}),
-             step(StepOp::kCollect)};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"), enable("s1", 4, 0x1, 0),
+             write({ev(1, 1, 0x1, 3)}),        consume("first", "s1"),     write({ev(2, 1, 0x1)}),
+             consume("second", "s1"),          write({ev(3, 1, 0x1, 2)}),  step(StepOp::kCollect)};
   const auto e = expect_case(c);
   ASSERT_EQ(e[8].consumers.size(), 2u);
   EXPECT_EQ(seqs(e[8].consumers[0]), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
@@ -434,9 +440,13 @@ TEST(ExpectData, BufferedForTheFirstConsumerOnlyNewForTheSecond) {
 TEST(ExpectData, ReenableReplacesAndUnwantedWritesSucceed) {
   Case c = base_case();
   c.rules = {"FLT-REPLACE", "RT-WRITE-DISABLED"};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
-             enable("s1", 5, 0x1, 0), consume("c", "s1"), write({ev(1, 5, 0x1)}),
-             enable("s1", 2, 0x2, 0), write({ev(1, 5, 0x1), ev(2, 2, 0x2)}),
+  c.steps = {step(StepOp::kRegister, "", "p"),
+             step(StepOp::kStart, "s1"),
+             enable("s1", 5, 0x1, 0),
+             consume("c", "s1"),
+             write({ev(1, 5, 0x1)}),
+             enable("s1", 2, 0x2, 0),
+             write({ev(1, 5, 0x1), ev(2, 2, 0x2)}),
              step(StepOp::kCollect)};
   const auto e = expect_case(c);
   EXPECT_EQ(e[6].event_enabled, (std::vector<std::optional<bool>>{false, true}));
@@ -450,8 +460,12 @@ TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
   c.rules = {"CON-SLOW", "TR-IN-EVENTS"};
   Step traits = step(StepOp::kSetTraits, "", "p");
   test::body<TraitsStep>(traits).name = "x";
-  c.steps = {step(StepOp::kRegister, "", "p"), traits, step(StepOp::kStart, "s1"),
-             enable("s1", 4, 0x1, 0), consume("c", "s1"), write({ev(1, 1, 0x1, 2)}, true),
+  c.steps = {step(StepOp::kRegister, "", "p"),
+             traits,
+             step(StepOp::kStart, "s1"),
+             enable("s1", 4, 0x1, 0),
+             consume("c", "s1"),
+             write({ev(1, 1, 0x1, 2)}, true),
              step(StepOp::kCollect)};
   const auto e = expect_case(c);
   EXPECT_FALSE(e[5].status.has_value());  // EventWrite may fail when buffers run out

@@ -6,9 +6,9 @@ namespace etwh {
 
 namespace {
 
-constexpr Status kAllStatuses[] = {Status::kPass,        Status::kFail,    Status::kXFail,
-                                   Status::kXPass,       Status::kUnsupported,
-                                   Status::kTimeout,     Status::kCrash,   Status::kHarnessError};
+constexpr Status kAllStatuses[] = {Status::kPass,  Status::kFail,        Status::kXFail,
+                                   Status::kXPass, Status::kUnsupported, Status::kTimeout,
+                                   Status::kCrash, Status::kHarnessError};
 
 std::string join(const std::vector<std::string>& parts, const char* separator) {
   std::string s;
@@ -68,8 +68,8 @@ const char* severity_name(Severity s) {
   return "failure";
 }
 
-Finding failed_check(std::string rule, std::string check, std::string text,
-                     std::string expected, std::string observed) {
+Finding failed_check(std::string rule, std::string check, std::string text, std::string expected,
+                     std::string observed) {
   Finding f;
   f.rule = std::move(rule);
   f.check = std::move(check);

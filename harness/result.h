@@ -14,7 +14,7 @@ namespace etwh {
 // Outcome of one case after comparison with the platform's expectations.
 enum class Status { kPass, kFail, kXFail, kXPass, kUnsupported, kTimeout, kCrash, kHarnessError };
 
-const char* status_name(Status s);                        // "PASS", "XFAIL", ...
+const char* status_name(Status s);                         // "PASS", "XFAIL", ...
 std::optional<Status> parse_status(const std::string& s);  // inverse of status_name
 
 // How a finding counts: a failure fails its case; a warning (lint) is reported with it; a note
@@ -47,8 +47,8 @@ struct Finding {
 
 // The checks that summarize() groups apart from the step's own comparisons.
 inline constexpr char kCheckLint[] = "lint";                // a lint finding (text says it all)
-inline constexpr char kCheckExpectLint[] = "expect_lint";  // a case's expect_lint not met
-inline constexpr char kCheckObserved[] = "observed";       // a value recorded, not judged
+inline constexpr char kCheckExpectLint[] = "expect_lint";   // a case's expect_lint not met
+inline constexpr char kCheckObserved[] = "observed";        // a value recorded, not judged
 inline constexpr char kCheckExpectation[] = "expectation";  // the platform's expectation
 
 // A failed check blamed on `rule`: `text` for people, `expected` and `observed` as data (empty

@@ -27,8 +27,7 @@ TEST(Summarize, GroupsFailuresPerStepAndKeepsNotesForPasses) {
               "/cases/0/steps/2", "enable"),
       at_step(failed_check("", "status", "status expected 0, observed 5", "0", "5"),
               "/cases/0/steps/2", "enable"),
-      note(kCheckObserved, "p: SourceId {0}"),
-      note(kCheckExpectation, "expected FAIL: known")};
+      note(kCheckObserved, "p: SourceId {0}"), note(kCheckExpectation, "expected FAIL: known")};
   EXPECT_EQ(summarize(failed, ""),
             "step /cases/0/steps/2 (enable): CB-LEVEL-MAX: p: Level expected 3, observed 2; "
             "setup: status expected 0, observed 5 | expected FAIL: known");
@@ -40,15 +39,15 @@ TEST(Summarize, GroupsFailuresPerStepAndKeepsNotesForPasses) {
 
 TEST(Summarize, LintThenItsExpectation) {
   Finding lint = failed_check("DESC-CHANNEL", kCheckLint, "FAILURE DESC-CHANNEL c: channel");
-  Finding missing = failed_check("TR-SIZE-256", kCheckExpectLint, "lint rule TR-SIZE-256 did not fire");
+  Finding missing =
+      failed_check("TR-SIZE-256", kCheckExpectLint, "lint rule TR-SIZE-256 did not fire");
   EXPECT_EQ(summarize({lint, missing}, ""),
             "lint: FAILURE DESC-CHANNEL c: channel | lint rule TR-SIZE-256 did not fire");
 }
 
 TEST(Status, NamesRoundTrip) {
   for (Status s : {Status::kPass, Status::kFail, Status::kXFail, Status::kXPass,
-                   Status::kUnsupported, Status::kTimeout, Status::kCrash,
-                   Status::kHarnessError}) {
+                   Status::kUnsupported, Status::kTimeout, Status::kCrash, Status::kHarnessError}) {
     EXPECT_EQ(parse_status(status_name(s)), s);
   }
   EXPECT_EQ(parse_status("pass"), std::nullopt);

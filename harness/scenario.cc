@@ -49,8 +49,10 @@ const std::string& step_provider(const Step& step) {
   static const std::string none;
   return std::visit(
       [](const auto& b) -> const std::string& {
-        if constexpr (requires { b.provider; }) return b.provider;
-        else return none;
+        if constexpr (requires { b.provider; })
+          return b.provider;
+        else
+          return none;
       },
       step.body);
 }
@@ -59,8 +61,10 @@ const std::string& step_session(const Step& step) {
   static const std::string none;
   return std::visit(
       [](const auto& b) -> const std::string& {
-        if constexpr (requires { b.session; }) return b.session;
-        else return none;
+        if constexpr (requires { b.session; })
+          return b.session;
+        else
+          return none;
       },
       step.body);
 }
@@ -70,16 +74,20 @@ namespace scenario_parse {
 std::string pointer_token(const std::string& key) {
   std::string out;
   for (char ch : key) {
-    if (ch == '~') out += "~0";
-    else if (ch == '/') out += "~1";
-    else out += ch;
+    if (ch == '~')
+      out += "~0";
+    else if (ch == '/')
+      out += "~1";
+    else
+      out += ch;
   }
   return out;
 }
 
 Case CaseParser::parse(const json& v, const std::string& p) {
-  r_.object(v, p, {"id", "rules", "description", "agents", "providers", "sessions", "steps",
-                  "expect_lint"});
+  r_.object(
+      v, p,
+      {"id", "rules", "description", "agents", "providers", "sessions", "steps", "expect_lint"});
   Case c;
   c.file = file_;
   c.pointer = p;
@@ -121,12 +129,12 @@ void CaseParser::check_writes_registered(const Case& c) {
     const auto* w = std::get_if<WriteStep>(&step.body);
     if (w == nullptr || registered.count(w->provider)) continue;
     const auto gone = unregistered_at.find(w->provider);
-    r_.fail(step.pointer + "/provider",
-            "provider \"" + w->provider + "\" is written " +
-                (gone == unregistered_at.end()
-                     ? "before any register step of it"
-                     : "after its unregister step (" + gone->second + ")") +
-                ": a write needs a registered provider (add a register step before it)");
+    r_.fail(
+        step.pointer + "/provider",
+        "provider \"" + w->provider + "\" is written " +
+            (gone == unregistered_at.end() ? "before any register step of it"
+                                           : "after its unregister step (" + gone->second + ")") +
+            ": a write needs a registered provider (add a register step before it)");
   }
 }
 
@@ -207,8 +215,9 @@ void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
   if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
   for (const auto& [label, def] : v.items()) {
     const std::string ps = p + "/" + pointer_token(label);
-    r_.object(def, ps, {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer",
-                        "log_file_mode"});
+    r_.object(
+        def, ps,
+        {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer", "log_file_mode"});
     SessionDef s;
     s.label = label;
     for (const auto& [k, val] : def.items()) {
@@ -220,12 +229,13 @@ void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
 
 // A provider under test: the user's code registers it (context and callback are theirs). Its
 // GUID is the subject's; the case's `guid`, if any, only keys it in the oracle.
-void CaseParser::parse_subject_provider(const json& def, const std::string& pp, Case& c, ProviderDef& d) {
+void CaseParser::parse_subject_provider(const json& def, const std::string& pp, Case& c,
+                                        ProviderDef& d) {
   r_.object(def, pp, {"agent", "guid", "callback_budget_ms"});
   for (const auto& [label, other] : c.providers) {
     if (other.agent == d.agent) {
-      r_.fail(pp + "/agent", "subject agent \"" + d.agent + "\" already hosts provider \"" +
-                                 label + "\" (one provider under test per subject agent)");
+      r_.fail(pp + "/agent", "subject agent \"" + d.agent + "\" already hosts provider \"" + label +
+                                 "\" (one provider under test per subject agent)");
     }
   }
   d.subject = true;
@@ -233,16 +243,20 @@ void CaseParser::parse_subject_provider(const json& def, const std::string& pp, 
     d.guid = r_.guid(def["guid"], pp + "/guid");
   } else {
     // {5ab1ec70-0000-4000-8000-0000000000NN}: a stand-in unique in the case.
-    d.guid = GUID{0x5ab1ec70, 0, 0x4000, {0x80, 0, 0, 0, 0, 0, 0, static_cast<unsigned char>(c.providers.size())}};
+    d.guid = GUID{0x5ab1ec70,
+                  0,
+                  0x4000,
+                  {0x80, 0, 0, 0, 0, 0, 0, static_cast<unsigned char>(c.providers.size())}};
   }
   if (def.contains("callback_budget_ms")) {
-    d.callback_budget_ms = static_cast<std::uint32_t>(
-        r_.integer(def["callback_budget_ms"], pp + "/callback_budget_ms", 60000, "callback_budget_ms"));
+    d.callback_budget_ms = static_cast<std::uint32_t>(r_.integer(
+        def["callback_budget_ms"], pp + "/callback_budget_ms", 60000, "callback_budget_ms"));
   }
   c.providers[d.label] = d;
 }
 
-std::string CaseParser::ref(const json& step, const std::string& p, const char* name, const Case& c) {
+std::string CaseParser::ref(const json& step, const std::string& p, const char* name,
+                            const Case& c) {
   const std::string v = r_.label(r_.field(step, p, name), p + "/" + name);
   const std::string what = name;
   if (what == "session" && !c.sessions.count(v)) {
@@ -259,10 +273,9 @@ std::string CaseParser::ref(const json& step, const std::string& p, const char* 
 
 }  // namespace scenario_parse
 
+using nlohmann::json;
 using scenario_parse::CaseParser;
 using scenario_parse::Reader;
-using nlohmann::json;
-
 
 namespace {
 std::vector<Case> parse_cases(const json& doc, const std::string& file,

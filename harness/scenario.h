@@ -78,26 +78,26 @@ const char* step_op_name(StepOp op);
 
 // A status the step must return, when the oracle cannot know it.
 struct ExplicitStatus {
-  bool nonzero = false;      // any failure status
-  std::uint32_t value = 0;   // the exact status, when !nonzero
+  bool nonzero = false;     // any failure status
+  std::uint32_t value = 0;  // the exact status, when !nonzero
 };
 
 // One step: what every op has, and the op's own fields in `body`, an alternative defined in
 // its family's header (steps/<family>_ops.h). Which alternative each op has: StepBody's
 // comments; read it with std::get_if.
-using StepBody = std::variant<SessionStep,         // start, stop, flush
-                              ControlStep,         // enable, disable, capture_state
-                              DisallowStep,        // disallow
-                              ProviderStep,        // register, unregister
-                              QueryEnabledStep,    // query_enabled
-                              AgentStep,           // exit_agent, kill_agent
-                              TraitsStep,          // set_traits
-                              ConsumeStep,         // consume
-                              WriteStep,           // write
-                              CollectStep,         // collect
-                              ClassicStep,         // register_classic, ..., trace_message
-                              SubjectWriteStep,    // subject_write
-                              InjectCallbackStep>; // inject_callback
+using StepBody = std::variant<SessionStep,          // start, stop, flush
+                              ControlStep,          // enable, disable, capture_state
+                              DisallowStep,         // disallow
+                              ProviderStep,         // register, unregister
+                              QueryEnabledStep,     // query_enabled
+                              AgentStep,            // exit_agent, kill_agent
+                              TraitsStep,           // set_traits
+                              ConsumeStep,          // consume
+                              WriteStep,            // write
+                              CollectStep,          // collect
+                              ClassicStep,          // register_classic, ..., trace_message
+                              SubjectWriteStep,     // subject_write
+                              InjectCallbackStep>;  // inject_callback
 
 struct Step {
   StepOp op = StepOp::kStart;
@@ -127,7 +127,7 @@ struct Case {
   std::string pointer;
   std::vector<std::string> rules;
   std::string description;
-  std::vector<std::string> agents;  // labels, in file order
+  std::vector<std::string> agents;       // labels, in file order
   std::set<std::string> subject_agents;  // agents that run the provider under test
   std::map<std::string, ProviderDef> providers;
   std::map<std::string, SessionDef> sessions;

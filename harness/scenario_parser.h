@@ -161,8 +161,7 @@ class CaseParser {
   void parse_traits(const json& v, const std::string& p, TraitsStep& s);
   void parse_filters(const json& v, const std::string& p, std::vector<FilterDef>& filters);
   // Level, keywords, SourceId, api, timeout: the controller call's arguments.
-  void parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s,
-                  bool needs_level);
+  void parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s, bool needs_level);
   void parse_consume(const json& v, const std::string& p, Step& s, const Case& c);
   void parse_events(const json& v, const std::string& p, WriteStep& s);
   void parse_typed(const json& v, const std::string& p, EventDef& e);
@@ -170,7 +169,6 @@ class CaseParser {
   void parse_target(const json& v, const std::string& p, ControlStep& s, const Case& c);
   // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
   void parse_disallow(const json& v, const std::string& p, Step& s, const Case& c);
-
 
   const Reader& r_;
   const std::set<std::string>& known_rules_;

@@ -70,23 +70,25 @@ void CaseParser::parse_session_step(const json& v, const std::string& p, Step& s
   ControlStep call;
   switch (s.op) {
     case StepOp::kEnable:
-      r_.object(v, p, {"op", "session", "provider", "group", "via", "level", "match_any",
-                       "match_all", "source_id", "enable_property", "filters", "api",
-                       "timeout_ms", "expect"});
+      r_.object(v, p,
+                {"op", "session", "provider", "group", "via", "level", "match_any", "match_all",
+                 "source_id", "enable_property", "filters", "api", "timeout_ms", "expect"});
       call.session = ref(v, p, "session", c);
       parse_target(v, p, call, c);
       parse_call(v, p, s.op, call, true);
       break;
     case StepOp::kDisable:
-      r_.object(v, p, {"op", "session", "provider", "group", "via", "source_id", "api",
-                       "timeout_ms", "expect"});
+      r_.object(v, p,
+                {"op", "session", "provider", "group", "via", "source_id", "api", "timeout_ms",
+                 "expect"});
       call.session = ref(v, p, "session", c);
       parse_target(v, p, call, c);
       parse_call(v, p, s.op, call, false);
       break;
     default:  // capture_state
-      r_.object(v, p, {"op", "session", "provider", "via", "level", "match_any", "match_all",
-                       "source_id", "timeout_ms", "expect"});
+      r_.object(v, p,
+                {"op", "session", "provider", "via", "level", "match_any", "match_all", "source_id",
+                 "timeout_ms", "expect"});
       call.session = ref(v, p, "session", c);
       call.provider = ref(v, p, "provider", c);
       parse_call(v, p, s.op, call, true);
@@ -95,8 +97,7 @@ void CaseParser::parse_session_step(const json& v, const std::string& p, Step& s
   s.body = std::move(call);
 }
 
-void CaseParser::parse_provider_step(const json& v, const std::string& p, Step& s,
-                                     const Case& c) {
+void CaseParser::parse_provider_step(const json& v, const std::string& p, Step& s, const Case& c) {
   switch (s.op) {
     case StepOp::kRegister:
     case StepOp::kUnregister:
@@ -162,8 +163,7 @@ void CaseParser::parse_data_step(const json& v, const std::string& p, Step& s, c
   s.body = std::move(w);
 }
 
-void CaseParser::parse_classic_step(const json& v, const std::string& p, Step& s,
-                                    const Case& c) {
+void CaseParser::parse_classic_step(const json& v, const std::string& p, Step& s, const Case& c) {
   std::set<std::string> labels;
   for (const auto& [label, def] : c.providers) labels.insert(label);
   classic::parse_step(v, file_, p, labels, s);
@@ -191,15 +191,18 @@ void CaseParser::parse_subject_step(const json& v, const std::string& p, Step& s
     if (v.contains("level")) {
       j.level = static_cast<std::uint8_t>(r_.integer(v["level"], p + "/level", 255, "level"));
     }
-    if (v.contains("match_any")) j.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
-    if (v.contains("match_all")) j.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
+    if (v.contains("match_any"))
+      j.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
+    if (v.contains("match_all"))
+      j.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
     j.provider = ref(v, p, "provider", c);
     s.body = std::move(j);
   }
   const std::string& provider = step_provider(s);
   if (!c.providers.at(provider).subject) {
-    r_.fail(p + "/provider", "provider \"" + provider + "\" is not a provider under test "
-                             "(its agent is not a subject)");
+    r_.fail(p + "/provider", "provider \"" + provider +
+                                 "\" is not a provider under test "
+                                 "(its agent is not a subject)");
   }
 }
 
@@ -209,8 +212,8 @@ void CaseParser::parse_expect(const json& v, const std::string& p, Step& s) {
   ExplicitStatus e;
   if (st.is_string()) {
     if (st.get<std::string>() != "nonzero") {
-      r_.fail(p + "/status", "status \"" + st.get<std::string>() +
-                                 "\" is neither a number nor \"nonzero\"");
+      r_.fail(p + "/status",
+              "status \"" + st.get<std::string>() + "\" is neither a number nor \"nonzero\"");
     }
     e.nonzero = true;
   } else {
@@ -267,8 +270,8 @@ void CaseParser::parse_filters(const json& v, const std::string& p,
 void CaseParser::parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s,
                             bool needs_level) {
   if (needs_level || v.contains("level")) {
-    s.level = static_cast<std::uint8_t>(
-        r_.integer(r_.field(v, p, "level"), p + "/level", 255, "level"));
+    s.level =
+        static_cast<std::uint8_t>(r_.integer(r_.field(v, p, "level"), p + "/level", 255, "level"));
   }
   if (v.contains("match_any")) s.match_any = r_.hex64(v["match_any"], p + "/match_any", "keyword");
   if (v.contains("match_all")) s.match_all = r_.hex64(v["match_all"], p + "/match_all", "keyword");
@@ -288,8 +291,8 @@ void CaseParser::parse_call(const json& v, const std::string& p, StepOp op, Cont
   if (v.contains("api")) {
     s.api = r_.string(v["api"], p + "/api");
     if (s.api != "EnableTraceEx2" && s.api != "EnableTraceEx" && s.api != "EnableTrace") {
-      r_.fail(p + "/api", "api \"" + s.api +
-                              "\" is not EnableTraceEx2, EnableTraceEx or EnableTrace");
+      r_.fail(p + "/api",
+              "api \"" + s.api + "\" is not EnableTraceEx2, EnableTraceEx or EnableTrace");
     }
   }
   if (s.api == "EnableTrace") {
@@ -327,8 +330,8 @@ void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, 
   }
   if (v.contains("context")) s.context = r_.hex64(v["context"], p + "/context", "context");
   if (v.contains("delay_us")) {
-    s.delay_us = static_cast<std::uint32_t>(
-        r_.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
+    s.delay_us =
+        static_cast<std::uint32_t>(r_.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
   }
 }
 
@@ -338,8 +341,9 @@ void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s)
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string pi = p + "/" + std::to_string(i);
-    r_.object(v[i], pi, {"id", "version", "channel", "level", "opcode", "task", "keyword",
-                         "count", "payload", "descriptors"});
+    r_.object(v[i], pi,
+              {"id", "version", "channel", "level", "opcode", "task", "keyword", "count", "payload",
+               "descriptors"});
     EventDef e;
     auto num = [&](const char* k, std::uint64_t max) -> std::uint64_t {
       return v[i].contains(k) ? r_.integer(v[i][k], pi + "/" + k, max, k) : 0;
@@ -352,7 +356,8 @@ void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s)
     e.task = static_cast<std::uint16_t>(num("task", 0xFFFF));
     if (v[i].contains("keyword")) e.keyword = r_.hex64(v[i]["keyword"], pi + "/keyword", "keyword");
     if (v[i].contains("count")) {
-      e.count = static_cast<std::uint32_t>(r_.integer(v[i]["count"], pi + "/count", 1000000, "count"));
+      e.count =
+          static_cast<std::uint32_t>(r_.integer(v[i]["count"], pi + "/count", 1000000, "count"));
       if (e.count == 0) r_.fail(pi + "/count", "count must be at least 1");
     }
     if (v[i].contains("payload")) e.payload = r_.bytes(v[i]["payload"], pi + "/payload");
@@ -372,8 +377,8 @@ void CaseParser::parse_typed(const json& v, const std::string& p, EventDef& e) {
     const std::string pi = p + "/" + std::to_string(i);
     r_.object(v[i], pi, {"type", "data"});
     TypedData t;
-    t.type = static_cast<std::uint8_t>(r_.integer(r_.field(v[i], pi, "type"), pi + "/type", 255,
-                                                  "type"));
+    t.type = static_cast<std::uint8_t>(
+        r_.integer(r_.field(v[i], pi, "type"), pi + "/type", 255, "type"));
     if (t.type != 1 && t.type != 2) {
       r_.fail(pi + "/type", "type " + std::to_string(t.type) +
                                 " is not 1 (event metadata) or 2 (provider metadata)");
@@ -384,8 +389,7 @@ void CaseParser::parse_typed(const json& v, const std::string& p, EventDef& e) {
 }
 
 // enable / disable: a provider label, or a provider group's GUID (groups).
-void CaseParser::parse_target(const json& v, const std::string& p, ControlStep& s,
-                              const Case& c) {
+void CaseParser::parse_target(const json& v, const std::string& p, ControlStep& s, const Case& c) {
   if (v.contains("provider") == v.contains("group")) {
     r_.fail(p, "needs exactly one of \"provider\" and \"group\"");
   }

@@ -71,8 +71,8 @@ TEST(Loader, LocatesThePointer) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), "/cases/0/steps/2/level");
     const std::size_t at = bad_level.find("300");
-    std::size_t line = 1 + static_cast<std::size_t>(
-                               std::count(bad_level.begin(), bad_level.begin() + at, '\n'));
+    std::size_t line =
+        1 + static_cast<std::size_t>(std::count(bad_level.begin(), bad_level.begin() + at, '\n'));
     EXPECT_EQ(e.line(), line);
     EXPECT_EQ(e.col(), at - bad_level.rfind('\n', at));
     EXPECT_EQ(std::string(e.what()), "f.json:" + std::to_string(e.line()) + ":" +
@@ -165,7 +165,8 @@ TEST(Loader, TraitsEitherStructuredOrRaw) {
   auto cases = load_scenario_text(
       valid(R"({"op": "set_traits", "provider": "p", "raw": "0400780a"})"), "f.json", kRules);
   EXPECT_TRUE(test::body<TraitsStep>(cases[0].steps[2]).raw);
-  EXPECT_EQ(test::body<TraitsStep>(cases[0].steps[2]).blob, (std::vector<std::uint8_t>{4, 0, 0x78, 0x0a}));
+  EXPECT_EQ(test::body<TraitsStep>(cases[0].steps[2]).blob,
+            (std::vector<std::uint8_t>{4, 0, 0x78, 0x0a}));
   cases = load_scenario_text(valid(R"({"op": "set_traits", "provider": "p",
       "traits": {"name": "N", "group": "{11111111-2222-3333-4444-555555555555}",
                  "custom": [{"type": 200, "data": "01"}]}})"),
@@ -191,10 +192,10 @@ TEST(Loader, LegacyApiRestrictions) {
 }
 
 TEST(Loader, ExplicitExpect) {
-  auto cases = load_scenario_text(
-      valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
+  auto cases =
+      load_scenario_text(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
                 "expect": {"status": "nonzero"}})"),
-      "f.json", kRules);
+                         "f.json", kRules);
   ASSERT_TRUE(cases[0].steps[2].expect_status);
   EXPECT_TRUE(cases[0].steps[2].expect_status->nonzero);
   EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
@@ -293,7 +294,8 @@ TEST(Loader, DataPathErrors) {
             "f.json: /cases/0/steps/3/consumer: consumer label \"c\" is used twice in the case");
   EXPECT_EQ(error_of(valid(R"({"op": "consume", "consumer": "c", "session": "s1", "agent": "a",
       "mode": "file"})")),
-            "f.json: /cases/0/steps/2/mode: mode \"file\" is neither \"event_record\" nor \"event_trace\"");
+            "f.json: /cases/0/steps/2/mode: mode \"file\" is neither \"event_record\" nor "
+            "\"event_trace\"");
   EXPECT_EQ(error_of(valid(R"({"op": "consume", "consumer": "c", "session": "s9", "agent": "a"})")),
             "f.json: /cases/0/steps/2/session: undefined session \"s9\"");
   EXPECT_EQ(error_of(valid(R"({"op": "write", "provider": "p", "events": [{"count": 0}]})")),

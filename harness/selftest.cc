@@ -52,7 +52,7 @@ std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
   if (!doc.contains("mutants") || !doc["mutants"].is_array()) {
     fail("/mutants", "expected an array of mutants");
   }
-  static const std::set<std::string> fields = {"name",      "kind",     "description",
+  static const std::set<std::string> fields = {"name",         "kind",      "description",
                                                "expect_rules", "etwh_args", "scenarios"};
   static const std::regex name_pattern("[a-z0-9]+(-[a-z0-9]+)*");
   std::vector<Mutant> out;
@@ -91,7 +91,8 @@ std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
     if (!std::regex_match(mutant.name, name_pattern)) {
       fail(p + "/name", "\"" + mutant.name + "\" is not of the form [a-z0-9]+(-[a-z0-9]+)*");
     }
-    if (!names.insert(mutant.name).second) fail(p + "/name", "duplicate mutant \"" + mutant.name + "\"");
+    if (!names.insert(mutant.name).second)
+      fail(p + "/name", "duplicate mutant \"" + mutant.name + "\"");
     const std::string kind = string_field("kind");
     if (kind == "runtime") {
       mutant.kind = MutantKind::kRuntime;
@@ -253,8 +254,7 @@ void print_matrix(const std::vector<Mutant>& mutants, const std::vector<RunSumma
     }
     if (!any) {
       out << fmt::format("    SURVIVED: no case of {} failed ({} cases ran, {} failed)\n",
-                         fmt::join(m.expect_rules, ", "), runs[i].cases,
-                         runs[i].failures.size());
+                         fmt::join(m.expect_rules, ", "), runs[i].cases, runs[i].failures.size());
     }
     for (const Failure& h : runs[i].harness_errors) {
       out << fmt::format("    harness error in {}: {}\n", h.case_id, excerpt(h.message, 160));
@@ -331,9 +331,14 @@ RunSummary run_suite(const Options& o, const std::string& label,
   const fs::path log = work / (label + ".log");
   const fs::path home = fresh_dir(work, label + "-home");
   env["ETWRT_HOME"] = home.string();
-  std::vector<std::string> argv = {o.etwh.string(), "--catalog", o.catalog_file.string(),
-                                   "--scenarios", o.scenarios_dir.string(), "run",
-                                   "--json", report.string()};
+  std::vector<std::string> argv = {o.etwh.string(),
+                                   "--catalog",
+                                   o.catalog_file.string(),
+                                   "--scenarios",
+                                   o.scenarios_dir.string(),
+                                   "run",
+                                   "--json",
+                                   report.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   for (const std::string& s : scenarios) argv.push_back((o.scenarios_dir / s).string());
   std::error_code ec;
@@ -343,8 +348,8 @@ RunSummary run_suite(const Options& o, const std::string& label,
   if (!child.started) {
     summary.error = "cannot start " + o.etwh.string();
   } else if (child.timed_out) {
-    summary.error = fmt::format("etwh run did not finish within {} s (log: {})", o.run_timeout_s,
-                                log.string());
+    summary.error =
+        fmt::format("etwh run did not finish within {} s (log: {})", o.run_timeout_s, log.string());
   } else {
     std::ifstream in(report);
     json doc;
@@ -356,9 +361,10 @@ RunSummary run_suite(const Options& o, const std::string& label,
     }
     summary = summarize_report(doc);
     if (!summary.report_read) {
-      summary.error = fmt::format("etwh run exited with {} and left no usable report ({}); "
-                                  "log {}:\n{}",
-                                  child.exit_code, summary.error, log.string(), log_tail(log, 8));
+      summary.error = fmt::format(
+          "etwh run exited with {} and left no usable report ({}); "
+          "log {}:\n{}",
+          child.exit_code, summary.error, log.string(), log_tail(log, 8));
     }
   }
   fs::remove_all(home, ec);
@@ -440,8 +446,8 @@ void run_mutants(const Options& o, const std::vector<Mutant>& mutants,
       if (m.kind == MutantKind::kRuntime) {
         env["ETWRT_MUTANT"] = m.name;
         const char* old = std::getenv("LD_LIBRARY_PATH");
-        env["LD_LIBRARY_PATH"] = build.lib_dir.string() +
-                                 (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+        env["LD_LIBRARY_PATH"] =
+            build.lib_dir.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
         env["ETWRT_BROKER"] = build.broker.string();
       }
       {
@@ -507,8 +513,8 @@ int run(const Options& o) {
   std::cout << "\n";
   print_matrix(mutants, runs, verdicts, std::cout);
 
-  const auto killed = std::count_if(verdicts.begin(), verdicts.end(),
-                                    [](const Verdict& v) { return v.killed; });
+  const auto killed =
+      std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.killed; });
   const bool clean_ok = clean_as_expected(clean);
   std::cout << fmt::format("\nselftest: {} of {} mutants killed; clean run {}\n", killed,
                            mutants.size(), clean_ok ? "as expected" : "NOT as expected");
@@ -525,7 +531,8 @@ int run(const Options& o) {
 #else
 
 int run(const Options&) {
-  throw std::runtime_error("etwh selftest runs on Linux only (it swaps in the mutant build of etwrt)");
+  throw std::runtime_error(
+      "etwh selftest runs on Linux only (it swaps in the mutant build of etwrt)");
 }
 
 #endif

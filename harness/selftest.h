@@ -38,9 +38,8 @@ std::vector<Mutant> load_mutants_text(const std::string& text, const std::string
 
 // Replaces ${bin}, ${data} and ${mutants} (the mutant build: Options::mutant_dir) in each
 // argument.
-std::vector<std::string> expand_args(const std::vector<std::string>& args,
-                                     const std::string& bin, const std::string& data,
-                                     const std::string& mutants);
+std::vector<std::string> expand_args(const std::vector<std::string>& args, const std::string& bin,
+                                     const std::string& data, const std::string& mutants);
 
 // One case of a run that did not end as expected.
 struct Failure {
@@ -80,17 +79,17 @@ void print_matrix(const std::vector<Mutant>& mutants, const std::vector<RunSumma
 
 // The whole command (POSIX only: it runs `etwh run` in child processes).
 struct Options {
-  std::filesystem::path etwh;          // this program
-  std::filesystem::path data_dir;      // ${data}
+  std::filesystem::path etwh;      // this program
+  std::filesystem::path data_dir;  // ${data}
   std::filesystem::path catalog_file;
   std::filesystem::path scenarios_dir;
   std::filesystem::path mutants_file;
-  std::filesystem::path mutant_dir;    // <build>/mutants (bin/, lib/, libexec/)
-  std::vector<std::string> only;       // mutant names; empty: all
-  std::filesystem::path keep_dir;      // keep reports and logs here; empty: a temporary folder
-  std::filesystem::path json_file;     // the matrix as JSON
+  std::filesystem::path mutant_dir;  // <build>/mutants (bin/, lib/, libexec/)
+  std::vector<std::string> only;     // mutant names; empty: all
+  std::filesystem::path keep_dir;    // keep reports and logs here; empty: a temporary folder
+  std::filesystem::path json_file;   // the matrix as JSON
   int run_timeout_s = 600;
-  int jobs = 2;                        // mutant runs at once (mostly waiting, little CPU)
+  int jobs = 2;  // mutant runs at once (mostly waiting, little CPU)
 };
 
 // 0: clean run as expected and every mutant killed; 1: otherwise; 2: bad input.

@@ -96,8 +96,11 @@ json report_with(std::vector<json> results) {
 TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
   const Mutant m{"level-min", MutantKind::kRuntime, "d", {"CB-LEVEL-MAX"}, {}, {}};
   const RunSummary caught = summarize_report(report_with(
-      {{{"id", "a"}, {"rules", {"CB-LEVEL-MAX", "CB-RECOMPUTE"}}, {"status", "FAIL"},
-        {"as_expected", false}, {"message", "Level 1, expected 3"}},
+      {{{"id", "a"},
+        {"rules", {"CB-LEVEL-MAX", "CB-RECOMPUTE"}},
+        {"status", "FAIL"},
+        {"as_expected", false},
+        {"message", "Level 1, expected 3"}},
        {{"id", "b"}, {"rules", {"FLT-LEVEL"}}, {"status", "PASS"}, {"as_expected", true}}}));
   ASSERT_TRUE(caught.report_read);
   EXPECT_EQ(caught.cases, 2);
@@ -115,15 +118,22 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
   const auto finding = [](const char* rule, const char* severity) {
     return json{{"rule", rule}, {"check", "lint"}, {"severity", severity}, {"text", "level"}};
   };
-  const RunSummary blamed = summarize_report(report_with(
-      {{{"id", "c"}, {"rules", {"PROV-RECORD"}}, {"status", "FAIL"}, {"as_expected", false},
-        {"message", "lint: FAILURE CB-LEVEL-MAX c provider p: level"},
-        {"findings", {finding("CB-LEVEL-MAX", "failure")}}}}));
+  const RunSummary blamed =
+      summarize_report(report_with({{{"id", "c"},
+                                     {"rules", {"PROV-RECORD"}},
+                                     {"status", "FAIL"},
+                                     {"as_expected", false},
+                                     {"message", "lint: FAILURE CB-LEVEL-MAX c provider p: level"},
+                                     {"findings", {finding("CB-LEVEL-MAX", "failure")}}}}));
   EXPECT_TRUE(judge(m, blamed).killed);
-  const RunSummary warned = summarize_report(report_with(
-      {{{"id", "c"}, {"rules", {"PROV-RECORD"}}, {"status", "FAIL"}, {"as_expected", false},
-        {"message", "CB-LEVEL-MAX: no"},
-        {"findings", {finding("CB-LEVEL-MAX", "warning"), finding("CB-LEVEL-MAX", "note"),
+  const RunSummary warned = summarize_report(
+      report_with({{{"id", "c"},
+                    {"rules", {"PROV-RECORD"}},
+                    {"status", "FAIL"},
+                    {"as_expected", false},
+                    {"message", "CB-LEVEL-MAX: no"},
+                    {"findings",
+                     {finding("CB-LEVEL-MAX", "warning"), finding("CB-LEVEL-MAX", "note"),
                       finding("PROV-RECORD", "failure")}}}}));
   EXPECT_FALSE(judge(m, warned).killed);
 }
@@ -144,11 +154,14 @@ TEST(SelftestJudge, MalformedReportIsNoRun) {
 }
 
 TEST(SelftestMatrix, MarksExpectedCaughtAndSurvivors) {
-  const std::vector<Mutant> mutants = {{"m1", MutantKind::kRuntime, "d1", {"FLT-LEVEL"}, {}, {}},
-                                       {"m2", MutantKind::kRuntime, "d2", {"CB-LEVEL-MAX"}, {}, {}}};
-  RunSummary r1 = summarize_report(report_with(
-      {{{"id", "c"}, {"rules", {"FLT-LEVEL"}}, {"status", "FAIL"}, {"as_expected", false},
-        {"message", "got 2 events"}}}));
+  const std::vector<Mutant> mutants = {
+      {"m1", MutantKind::kRuntime, "d1", {"FLT-LEVEL"}, {}, {}},
+      {"m2", MutantKind::kRuntime, "d2", {"CB-LEVEL-MAX"}, {}, {}}};
+  RunSummary r1 = summarize_report(report_with({{{"id", "c"},
+                                                 {"rules", {"FLT-LEVEL"}},
+                                                 {"status", "FAIL"},
+                                                 {"as_expected", false},
+                                                 {"message", "got 2 events"}}}));
   RunSummary r2 = summarize_report(report_with({}));
   const std::vector<RunSummary> runs = {r1, r2};
   const std::vector<Verdict> verdicts = {judge(mutants[0], r1), judge(mutants[1], r2)};

@@ -34,7 +34,9 @@ class PropertiesBuffer {
     p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
     p->LogFileNameOffset = static_cast<ULONG>(sizeof(EVENT_TRACE_PROPERTIES) + kNameRoom);
   }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(storage_.data()); }
+  EVENT_TRACE_PROPERTIES* get() {
+    return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(storage_.data());
+  }
 
   // The session name the platform wrote, or "" when it left none that lies wholly inside.
   std::string logger_name() {

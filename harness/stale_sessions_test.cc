@@ -108,8 +108,10 @@ TEST(StaleSessions, OnlyTheSessionsOfEndedRunsAreStoppedAndSaid) {
   EXPECT_TRUE(running(own));
   EXPECT_TRUE(running(live));
   EXPECT_TRUE(running("someone-else"));
-  EXPECT_NE(log.str().find("etwh: stopped session " + stale + ", left running by an earlier "
-                           "etwh run (process " + std::to_string(dead) + " has ended)"),
+  EXPECT_NE(log.str().find("etwh: stopped session " + stale +
+                           ", left running by an earlier "
+                           "etwh run (process " +
+                           std::to_string(dead) + " has ended)"),
             std::string::npos)
       << log.str();
   std::ostringstream again;

@@ -18,9 +18,9 @@ std::uint64_t number(const json& o, const char* key, std::uint64_t max, const st
   const auto it = o.find(key);
   if (it == o.end()) return 0;
   const bool in_range = it->is_number_unsigned()
-                           ? it->get<std::uint64_t>() <= max
-                           : it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
-                                 static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max;
+                            ? it->get<std::uint64_t>() <= max
+                            : it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
+                                  static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max;
   if (!in_range) {
     throw std::runtime_error(where + "." + key + ": expected an integer in [0, " +
                              std::to_string(max) + "], got " + it->dump());
@@ -38,8 +38,10 @@ EventDef event_from_json(const json& o, const std::string& where) {
   e.opcode = static_cast<std::uint8_t>(number(o, "opcode", 255, where));
   e.task = static_cast<std::uint16_t>(number(o, "task", 0xFFFF, where));
   if (o.contains("keyword")) {
-    const auto k = o["keyword"].is_string() ? parse_hex(o["keyword"].get<std::string>()) : std::nullopt;
-    if (!k) throw std::runtime_error(where + ".keyword: expected \"0x...\", got " + o["keyword"].dump());
+    const auto k =
+        o["keyword"].is_string() ? parse_hex(o["keyword"].get<std::string>()) : std::nullopt;
+    if (!k)
+      throw std::runtime_error(where + ".keyword: expected \"0x...\", got " + o["keyword"].dump());
     e.keyword = *k;
   }
   return e;
@@ -59,7 +61,8 @@ std::vector<EventDef> events_from_json(const json& reply, const char* key) {
 // A segment's events are checked by several rules at once (a state write after a capture
 // checks PROV-CAPTURE-STATE and PROV-RECORD): a mismatch is blamed on the one the case is
 // about, else the most specific.
-std::string pick_rule(const std::vector<std::string>& rules, const std::vector<std::string>& case_rules) {
+std::string pick_rule(const std::vector<std::string>& rules,
+                      const std::vector<std::string>& case_rules) {
   for (const std::string& r : rules) {
     if (std::find(case_rules.begin(), case_rules.end(), r) != case_rules.end()) return r;
   }
@@ -106,10 +109,12 @@ Description parse_description(const json& reply) {
   return d;
 }
 
-std::set<std::uint16_t> skipped_ids(const std::vector<FilterDef>& filters, std::uint16_t id_filter) {
+std::set<std::uint16_t> skipped_ids(const std::vector<FilterDef>& filters,
+                                    std::uint16_t id_filter) {
   std::set<std::uint16_t> out;
   for (const FilterDef& f : filters) {
-    if (f.type != EVENT_FILTER_TYPE_SCHEMATIZED || f.data.size() < sizeof(EVENT_FILTER_HEADER)) continue;
+    if (f.type != EVENT_FILTER_TYPE_SCHEMATIZED || f.data.size() < sizeof(EVENT_FILTER_HEADER))
+      continue;
     const std::uint16_t id = static_cast<std::uint16_t>(f.data[0] | (f.data[1] << 8));
     if (id != id_filter) continue;
     for (std::size_t k = sizeof(EVENT_FILTER_HEADER); k + 1 < f.data.size(); k += 2) {
@@ -131,7 +136,8 @@ class Replay {
   void step(const Step& step, const std::vector<oracle::ExpectedCallback>* callbacks) {
     track_platform(step);
     if (callbacks) told(step, *callbacks);
-    if (const auto* j = std::get_if<InjectCallbackStep>(&step.body); j && j->provider == provider_) {
+    if (const auto* j = std::get_if<InjectCallbackStep>(&step.body);
+        j && j->provider == provider_) {
       inject(step, *j);
     } else if (const auto* w = std::get_if<SubjectWriteStep>(&step.body);
                w && w->provider == provider_) {
@@ -219,9 +225,10 @@ class Replay {
   // The cause of a write_test_events() segment and the rules it checks, most specific first.
   std::vector<std::string> test_write_rules(std::string& cause) const {
     const oracle::Aggregate& r = state_.recorded;
-    cause = r.enabled ? fmt::format("write_test_events() with Level {} MatchAny {} "
-                                    "MatchAll {} recorded", r.level,
-                                    format_hex(r.match_any), format_hex(r.match_all))
+    cause = r.enabled ? fmt::format(
+                            "write_test_events() with Level {} MatchAny {} "
+                            "MatchAll {} recorded",
+                            r.level, format_hex(r.match_any), format_hex(r.match_all))
                       : std::string("write_test_events() while disabled");
     if (!state_.unknown_code.empty()) {
       cause += ", after an injected IsEnabled " + state_.unknown_code;
@@ -305,11 +312,11 @@ std::vector<Finding> judge_records(const std::vector<Segment>& segments,
       const std::size_t shown = std::min(got.size(), at + want.size() + 3);
       const std::vector<std::string> around(got.begin() + static_cast<std::ptrdiff_t>(at),
                                             got.begin() + static_cast<std::ptrdiff_t>(shown));
-      return {failed_check(pick_rule(seg.rules, case_rules), "events",
-                           fmt::format("step {} ({}): expected {}, received {}{}", seg.step,
-                                       seg.cause, list(want), list(around),
-                                       shown < got.size() ? " ..." : ""),
-                           list(want), list(seen))};
+      return {
+          failed_check(pick_rule(seg.rules, case_rules), "events",
+                       fmt::format("step {} ({}): expected {}, received {}{}", seg.step, seg.cause,
+                                   list(want), list(around), shown < got.size() ? " ..." : ""),
+                       list(want), list(seen))};
     }
     at = end;
   }

@@ -21,8 +21,8 @@ namespace etwh::subject {
 
 // What a subject says it writes (the subject_register reply, providers/PROTOCOL.md).
 struct Description {
-  std::vector<EventDef> test_events;   // in write order
-  std::vector<EventDef> state_events;  // in write order
+  std::vector<EventDef> test_events;       // in write order
+  std::vector<EventDef> state_events;      // in write order
   std::optional<std::uint16_t> id_filter;  // EVENT_FILTER_HEADER Id of its skip-IDs filter
 };
 

@@ -114,7 +114,8 @@ TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
   data.insert(data.end(), {2, 0, 3, 0});
   test::body<ControlStep>(enable).filters = {FilterDef{EVENT_FILTER_TYPE_SCHEMATIZED, data}};
   test::body<ControlStep>(enable).has_parameters = true;
-  EXPECT_EQ(skipped_ids(test::body<ControlStep>(enable).filters, 0x7e57), (std::set<std::uint16_t>{2, 3}));
+  EXPECT_EQ(skipped_ids(test::body<ControlStep>(enable).filters, 0x7e57),
+            (std::set<std::uint16_t>{2, 3}));
   EXPECT_TRUE(skipped_ids(test::body<ControlStep>(enable).filters, 0x1111).empty());
   Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
@@ -144,8 +145,8 @@ TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].rule, "PROV-EVENT-ENABLED");
   EXPECT_NE(missing[0].text.find("/w1"), std::string::npos);
-  auto extra = judge_records(
-      segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2)), record(ev(3, 3, 0))}, {});
+  auto extra =
+      judge_records(segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2)), record(ev(3, 3, 0))}, {});
   ASSERT_EQ(extra.size(), 1u);
   EXPECT_EQ(extra[0].rule, "PROV-RECORD");
   EXPECT_NE(extra[0].text.find("id 3"), std::string::npos);
@@ -156,17 +157,18 @@ const std::set<std::string> kRules = {"PROV-RECORD", "CB-FAST"};
 std::string subject_case(const std::string& providers, const std::string& steps) {
   return R"({"cases": [{"id": "x", "rules": ["PROV-RECORD"],
     "agents": {"subj": {"subject": true}, "a": {}},
-    "providers": )" + providers + R"(, "sessions": {"s": {}}, "steps": )" + steps + "}]}";
+    "providers": )" +
+         providers + R"(, "sessions": {"s": {}}, "steps": )" + steps + "}]}";
 }
 
 TEST(SubjectLoader, ReadsSubjectAgentsProvidersAndSteps) {
-  const auto cases = load_scenario_text(
-      subject_case(R"({"p": {"agent": "subj", "callback_budget_ms": 50},
+  const auto cases =
+      load_scenario_text(subject_case(R"({"p": {"agent": "subj", "callback_budget_ms": 50},
                        "q": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}})",
-                   R"([{"op": "register", "provider": "p"},
+                                      R"([{"op": "register", "provider": "p"},
                        {"op": "inject_callback", "provider": "p", "is_enabled": 3, "level": 2},
                        {"op": "subject_write", "provider": "p", "which": "state"}])"),
-      "t.json", kRules);
+                         "t.json", kRules);
   ASSERT_EQ(cases.size(), 1u);
   const Case& c = cases[0];
   EXPECT_EQ(c.subject_agents, (std::set<std::string>{"subj"}));
@@ -190,15 +192,17 @@ TEST(SubjectLoader, RejectsMisusedSubjects) {
     return std::string("loaded");
   };
   // Settings a subject's provider cannot take: its context and callback are the user's.
-  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj", "context": "0x1"}})", "[{\"op\": \"collect\"}]"))
+  EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj", "context": "0x1"}})",
+                               "[{\"op\": \"collect\"}]"))
                 .find("/cases/0/providers/p/context: unknown field"),
             std::string::npos);
   EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj"}, "q": {"agent": "subj"}})",
                                "[{\"op\": \"collect\"}]"))
                 .find("one provider under test per subject agent"),
             std::string::npos);
-  EXPECT_NE(error(subject_case(R"({"q": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}})",
-                               R"([{"op": "subject_write", "provider": "q"}])"))
+  EXPECT_NE(error(subject_case(
+                      R"({"q": {"agent": "a", "guid": "{11111111-2222-3333-4444-555555555555}"}})",
+                      R"([{"op": "subject_write", "provider": "q"}])"))
                 .find("/cases/0/steps/0/provider: provider \"q\" is not a provider under test"),
             std::string::npos);
   EXPECT_NE(error(subject_case(R"({"p": {"agent": "subj"}})",
@@ -209,10 +213,11 @@ TEST(SubjectLoader, RejectsMisusedSubjects) {
                                R"([{"op": "inject_callback", "provider": "p"}])"))
                 .find("missing field \"is_enabled\""),
             std::string::npos);
-  EXPECT_NE(error(R"({"cases": [{"id": "x", "rules": ["PROV-RECORD"], "agents": {"a": {"subject": 1}},
+  EXPECT_NE(
+      error(R"({"cases": [{"id": "x", "rules": ["PROV-RECORD"], "agents": {"a": {"subject": 1}},
                       "steps": [{"op": "collect"}]}]})")
-                .find("/cases/0/agents/a/subject: expected a boolean"),
-            std::string::npos);
+          .find("/cases/0/agents/a/subject: expected a boolean"),
+      std::string::npos);
 }
 
 TEST(SubjectOracle, DescriptionRejectsMalformedReplies) {

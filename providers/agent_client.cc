@@ -119,50 +119,51 @@ void AgentProcess::Impl::start_io() {
 }
 
 void AgentProcess::Impl::read_stdout() {
-  process->stdout_pipe().async_read_some(asio::buffer(out_buffer), [this](boost::system::error_code ec,
-                                                               std::size_t n) {
-    out_partial.append(out_buffer.data(), n);
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = out_partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      take_line(out_partial.substr(start, nl - start));
-    }
-    out_partial.erase(0, start);
-    if (out_partial.size() > kLineCap) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (protocol_error.empty()) {
-        protocol_error = "agent wrote more than " + std::to_string(kLineCap) +
-                         " bytes without a newline";
-      }
-      out_partial.clear();
-      changed.notify_all();
-    }
-    if (!ec) {
-      read_stdout();
-      return;
-    }
-    if (!out_partial.empty()) take_line(std::exchange(out_partial, {}));
-    std::lock_guard<std::mutex> lock(mutex);
-    stdout_closed = true;
-    maybe_finish();
-    changed.notify_all();
-  });
+  process->stdout_pipe().async_read_some(
+      asio::buffer(out_buffer), [this](boost::system::error_code ec, std::size_t n) {
+        out_partial.append(out_buffer.data(), n);
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = out_partial.find('\n', start)) != std::string::npos;
+             start = nl + 1) {
+          take_line(out_partial.substr(start, nl - start));
+        }
+        out_partial.erase(0, start);
+        if (out_partial.size() > kLineCap) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (protocol_error.empty()) {
+            protocol_error =
+                "agent wrote more than " + std::to_string(kLineCap) + " bytes without a newline";
+          }
+          out_partial.clear();
+          changed.notify_all();
+        }
+        if (!ec) {
+          read_stdout();
+          return;
+        }
+        if (!out_partial.empty()) take_line(std::exchange(out_partial, {}));
+        std::lock_guard<std::mutex> lock(mutex);
+        stdout_closed = true;
+        maybe_finish();
+        changed.notify_all();
+      });
 }
 
 void AgentProcess::Impl::read_stderr() {
-  process->stderr_pipe().async_read_some(asio::buffer(err_buffer), [this](boost::system::error_code ec,
-                                                               std::size_t n) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      std::size_t keep = std::min(n, kStderrCap - std::min(kStderrCap, stderr_text.size()));
-      stderr_text.append(err_buffer.data(), keep);
-      stderr_dropped += n - keep;
-      if (ec) {
-        stderr_closed = true;
-        maybe_finish();
-      }
-    }
-    if (!ec) read_stderr();
-  });
+  process->stderr_pipe().async_read_some(
+      asio::buffer(err_buffer), [this](boost::system::error_code ec, std::size_t n) {
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          std::size_t keep = std::min(n, kStderrCap - std::min(kStderrCap, stderr_text.size()));
+          stderr_text.append(err_buffer.data(), keep);
+          stderr_dropped += n - keep;
+          if (ec) {
+            stderr_closed = true;
+            maybe_finish();
+          }
+        }
+        if (!ec) read_stderr();
+      });
 }
 
 void AgentProcess::Impl::take_line(const std::string& raw) {
@@ -179,10 +180,10 @@ void AgentProcess::Impl::take_line(const std::string& raw) {
     auto id = message["id"].get<std::int64_t>();
     if (abandoned.erase(id) == 0) replies[id] = std::move(message);
   } else if (protocol_error.empty()) {
-    protocol_error = message.is_object() && message.contains("error")
-                         ? "agent refused a request it could not attribute: " +
-                               message["error"].dump()
-                         : "agent wrote a line that is not a protocol message: " + line.substr(0, 200);
+    protocol_error =
+        message.is_object() && message.contains("error")
+            ? "agent refused a request it could not attribute: " + message["error"].dump()
+            : "agent wrote a line that is not a protocol message: " + line.substr(0, 200);
   }
   changed.notify_all();
 }
@@ -287,7 +288,8 @@ int AgentProcess::pid() const { return impl_->pid; }
 
 void AgentProcess::send(json request) {
   if (!request.is_object()) {
-    throw AgentError(AgentError::Kind::kProtocol, "agent '" + impl_->name + "': a request must be a JSON object");
+    throw AgentError(AgentError::Kind::kProtocol,
+                     "agent '" + impl_->name + "': a request must be a JSON object");
   }
   if (!request.contains("id")) {
     // Nobody waits for this reply (if the op has one): it is dropped when it arrives.
@@ -306,9 +308,11 @@ void AgentProcess::send(json request) {
 json AgentProcess::call(json request, std::chrono::milliseconds timeout) {
   Impl& i = *impl_;
   if (!request.is_object() || !request.contains("op")) {
-    throw AgentError(AgentError::Kind::kProtocol, "agent '" + i.name + "': a request needs an \"op\"");
+    throw AgentError(AgentError::Kind::kProtocol,
+                     "agent '" + i.name + "': a request needs an \"op\"");
   }
-  std::string op = request["op"].is_string() ? request["op"].get<std::string>() : request["op"].dump();
+  std::string op =
+      request["op"].is_string() ? request["op"].get<std::string>() : request["op"].dump();
   std::int64_t id;
   {
     std::lock_guard<std::mutex> lock(i.mutex);
@@ -336,14 +340,15 @@ json AgentProcess::call(json request, std::chrono::milliseconds timeout) {
     throw AgentError(AgentError::Kind::kProtocol, "agent '" + i.name + "': " + i.protocol_error);
   }
   if (i.finished) {
-    std::string text = "agent '" + i.name + "' " + describe(*i.exit) +
-                       " before replying to op '" + op + "'";
+    std::string text =
+        "agent '" + i.name + "' " + describe(*i.exit) + " before replying to op '" + op + "'";
     if (!i.stderr_text.empty()) text += "; stderr: " + i.stderr_text;
     throw AgentError(AgentError::Kind::kCrashed, text);
   }
   i.abandoned.insert(id);
   throw AgentError(AgentError::Kind::kTimeout, "agent '" + i.name + "' did not reply to op '" + op +
-                                                   "' within " + std::to_string(timeout.count()) + " ms");
+                                                   "' within " + std::to_string(timeout.count()) +
+                                                   " ms");
 }
 
 std::vector<json> AgentProcess::events() const {

@@ -31,8 +31,8 @@ class AgentError : public std::runtime_error {
 
 // How the agent process ended, once it has.
 struct AgentExit {
-  int exit_code = 0;       // valid when !signaled
-  bool signaled = false;   // killed by a signal (Linux) / abnormal termination (Windows)
+  int exit_code = 0;      // valid when !signaled
+  bool signaled = false;  // killed by a signal (Linux) / abnormal termination (Windows)
   int signal = 0;
 };
 

@@ -117,15 +117,25 @@ TEST_P(AgentClient, SpawnsAndPings) {
 TEST_P(AgentClient, BadRequestIsAProtocolErrorAndChangesNothing) {
   auto agent = spawn();
   std::string message;
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "frobnicate"}}, kLong); }, &message),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  agent->call({{"op", "frobnicate"}}, kLong);
+                },
+                &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("op: unknown op \\\"frobnicate\\\""), std::string::npos) << message;
-  EXPECT_EQ(error_kind([&] {
-              agent->call({{"op", "register"}, {"provider", "p"}, {"guid", "nope"}}, kLong);
-            }, &message),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  agent->call({{"op", "register"}, {"provider", "p"}, {"guid", "nope"}}, kLong);
+                },
+                &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("guid: malformed GUID"), std::string::npos) << message;
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong); }, &message),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong);
+                },
+                &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("no provider labelled \\\"p\\\""), std::string::npos) << message;
   EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
@@ -135,9 +145,14 @@ TEST_P(AgentClient, CrashIsReportedWithItsSignal) {
   auto agent = spawn();
   agent->send({{"op", "crash"}});
   std::string message;
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, kLong); }, &message),
+  EXPECT_EQ(error_kind(
+                [&] {
+                  agent->call({{"op", "ping"}}, kLong);
+                },
+                &message),
             AgentError::Kind::kCrashed);
-  EXPECT_NE(message.find("killed by signal " + std::to_string(SIGABRT)), std::string::npos) << message;
+  EXPECT_NE(message.find("killed by signal " + std::to_string(SIGABRT)), std::string::npos)
+      << message;
   auto exit = agent->wait_exit(kLong);
   ASSERT_TRUE(exit);
   EXPECT_TRUE(exit->signaled);
@@ -156,7 +171,9 @@ TEST_P(AgentClient, KillIsReportedAsSignalled) {
 
 TEST_P(AgentClient, TimeoutDoesNotHangAndLateRepliesAreNotMistaken) {
   auto agent = spawn();
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "sleep"}, {"ms", 300}}, milliseconds(20)); }),
+  EXPECT_EQ(error_kind([&] {
+              agent->call({{"op", "sleep"}, {"ms", 300}}, milliseconds(20));
+            }),
             AgentError::Kind::kTimeout);
   // The sleep's reply arrives first, late; the ping must still get its own.
   json reply = agent->call({{"op", "ping"}}, kLong);
@@ -166,7 +183,9 @@ TEST_P(AgentClient, TimeoutDoesNotHangAndLateRepliesAreNotMistaken) {
 TEST_P(AgentClient, StoppedAgentTimesOut) {
   auto agent = spawn();
   ASSERT_EQ(::kill(agent->pid(), SIGSTOP), 0);
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, milliseconds(50)); }),
+  EXPECT_EQ(error_kind([&] {
+              agent->call({{"op", "ping"}}, milliseconds(50));
+            }),
             AgentError::Kind::kTimeout);
   ASSERT_EQ(::kill(agent->pid(), SIGCONT), 0);
   EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
@@ -203,21 +222,31 @@ TEST_P(AgentClient, DestructorEndsTheAgent) {
 
 TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
   auto agent = spawn();
-  json reg = agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
-                          {"context", "0xc0ffee"}, {"callback", "record"}},
+  json reg = agent->call({{"op", "register"},
+                          {"provider", "p"},
+                          {"guid", kGuid},
+                          {"context", "0xc0ffee"},
+                          {"callback", "record"}},
                          kLong);
   EXPECT_EQ(reg["status"], 0);
-  EXPECT_EQ(agent->call({{"op", "register"}, {"provider", "q"}, {"guid", kGuid},
-                         {"callback", "none"}}, kLong)["status"], 0);
+  EXPECT_EQ(
+      agent->call({{"op", "register"}, {"provider", "q"}, {"guid", kGuid}, {"callback", "none"}},
+                  kLong)["status"],
+      0);
   std::string name = session_name("cb");
   json start = agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong);
   SessionGuard guard(*agent, "s");
   ASSERT_EQ(start["status"], 0) << start.dump();
   json enable = agent->call(
-      {{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1}, {"level", 4},
-       {"match_any", "0x30"}, {"match_all", "0x10"}, {"timeout_ms", 10000},
-       {"parameters", {{"source_id", kSource},
-                       {"filters", {{{"type", 7}, {"data", "0a0b0c"}}}}}}},
+      {{"op", "enable"},
+       {"session", "s"},
+       {"guid", kGuid},
+       {"control_code", 1},
+       {"level", 4},
+       {"match_any", "0x30"},
+       {"match_all", "0x10"},
+       {"timeout_ms", 10000},
+       {"parameters", {{"source_id", kSource}, {"filters", {{{"type", 7}, {"data", "0a0b0c"}}}}}}},
       kLong);
   ASSERT_EQ(enable["status"], 0);
   ASSERT_TRUE(agent->wait_for_events("callback", 1, kLong));
@@ -256,13 +285,21 @@ TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
 
 TEST_P(AgentClient, DelayedCallbackReportsItsDuration) {
   auto agent = spawn();
-  agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
-               {"behavior", {{"delay_ms", 30}}}}, kLong);
+  agent->call(
+      {{"op", "register"}, {"provider", "p"}, {"guid", kGuid}, {"behavior", {{"delay_ms", 30}}}},
+      kLong);
   std::string name = session_name("delay");
   SessionGuard guard(*agent, "s");
-  ASSERT_EQ(agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
-  agent->call({{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1},
-               {"level", 1}, {"match_any", "0x1"}, {"timeout_ms", 10000}}, kLong);
+  ASSERT_EQ(
+      agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
+  agent->call({{"op", "enable"},
+               {"session", "s"},
+               {"guid", kGuid},
+               {"control_code", 1},
+               {"level", 1},
+               {"match_any", "0x1"},
+               {"timeout_ms", 10000}},
+              kLong);
   ASSERT_TRUE(agent->wait_for_events("callback", 1, kLong));
   json cb;
   for (const auto& e : agent->events()) {
@@ -295,12 +332,21 @@ TEST_F(RealAgent, PreEnabledProviderHearsInsideRegisterWithNullSourceId) {
   auto agent = spawn();
   std::string name = "etwh-client-test-" + std::to_string(::getpid()) + "-pre";
   SessionGuard guard(*agent, "s");
-  ASSERT_EQ(agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
-  ASSERT_EQ(agent->call({{"op", "enable"}, {"session", "s"}, {"guid", kGuid}, {"control_code", 1},
-                         {"level", 3}, {"match_any", "0x5"},
-                         {"parameters", {{"source_id", kSource}}}}, kLong)["status"], 0);
-  EXPECT_EQ(agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid},
-                         {"context", "0x77"}}, kLong)["status"], 0);
+  ASSERT_EQ(
+      agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
+  ASSERT_EQ(agent->call({{"op", "enable"},
+                         {"session", "s"},
+                         {"guid", kGuid},
+                         {"control_code", 1},
+                         {"level", 3},
+                         {"match_any", "0x5"},
+                         {"parameters", {{"source_id", kSource}}}},
+                        kLong)["status"],
+            0);
+  EXPECT_EQ(
+      agent->call({{"op", "register"}, {"provider", "p"}, {"guid", kGuid}, {"context", "0x77"}},
+                  kLong)["status"],
+      0);
   // Emitted before the register reply, so already here.
   std::vector<json> callbacks;
   for (const auto& e : agent->events()) {
@@ -312,16 +358,23 @@ TEST_F(RealAgent, PreEnabledProviderHearsInsideRegisterWithNullSourceId) {
   EXPECT_EQ(callbacks[0]["level"], 3);
   EXPECT_EQ(callbacks[0]["match_any"], "0x5");
   EXPECT_EQ(callbacks[0]["context"], "0x77");
-  json enabled = agent->call({{"op", "query_enabled"}, {"provider", "p"}, {"level", 3},
-                              {"keyword", "0x1"}, {"descriptor", {{"level", 4}, {"keyword", "0x1"}}}},
+  json enabled = agent->call({{"op", "query_enabled"},
+                              {"provider", "p"},
+                              {"level", 3},
+                              {"keyword", "0x1"},
+                              {"descriptor", {{"level", 4}, {"keyword", "0x1"}}}},
                              kLong);
   EXPECT_EQ(enabled["provider_enabled"], true);
   EXPECT_EQ(enabled["event_enabled"], false);  // level 4 > the session's 3
-  json written = agent->call({{"op", "write"}, {"provider", "p"},
+  json written = agent->call({{"op", "write"},
+                              {"provider", "p"},
                               {"descriptor", {{"id", 1}, {"level", 2}, {"keyword", "0x1"}}},
-                              {"payload", "00ff"}, {"count", 3}}, kLong);
+                              {"payload", "00ff"},
+                              {"count", 3}},
+                             kLong);
   EXPECT_TRUE(written.contains("status") && written.contains("failed")) << written.dump();
-  json stop = agent->call({{"op", "control"}, {"session", "s"}, {"code", EVENT_TRACE_CONTROL_STOP}}, kLong);
+  json stop =
+      agent->call({{"op", "control"}, {"session", "s"}, {"code", EVENT_TRACE_CONTROL_STOP}}, kLong);
   EXPECT_EQ(stop["status"], 0);
   EXPECT_EQ(stop["properties"]["logger_name"], name);
 }

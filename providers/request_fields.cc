@@ -18,9 +18,7 @@ const nlohmann::json* RequestFields::find(const std::string& key) const {
   return it == object_.end() ? nullptr : &*it;
 }
 
-bool RequestFields::has(const std::string& key) const {
-  return object_.contains(key);
-}
+bool RequestFields::has(const std::string& key) const { return object_.contains(key); }
 
 void RequestFields::fail(const std::string& key, const std::string& reason) const {
   throw BadRequest(path(key) + ": " + reason);
@@ -65,8 +63,8 @@ std::optional<std::uint64_t> RequestFields::optional_hex(const std::string& key)
   if (!v->is_string()) fail(key, "must be a \"0x...\" hex string");
   auto n = parse_hex(v->get<std::string>());
   if (!n) {
-    fail(key, "must be a \"0x...\" hex string of 1 to 16 digits, got \"" +
-                  v->get<std::string>() + "\"");
+    fail(key,
+         "must be a \"0x...\" hex string of 1 to 16 digits, got \"" + v->get<std::string>() + "\"");
   }
   return n;
 }

@@ -115,15 +115,11 @@ typedef struct _EVENT_FILTER_EVENT_NAME {
 #ifdef ETWH_LACKS_EVENT_PROVIDER_SET_TRAITS
 inline constexpr EVENT_INFO_CLASS EventProviderSetReserved1 = static_cast<EVENT_INFO_CLASS>(1);
 inline constexpr EVENT_INFO_CLASS EventProviderSetTraits = static_cast<EVENT_INFO_CLASS>(2);
-inline constexpr EVENT_INFO_CLASS EventProviderUseDescriptorType =
-    static_cast<EVENT_INFO_CLASS>(3);
+inline constexpr EVENT_INFO_CLASS EventProviderUseDescriptorType = static_cast<EVENT_INFO_CLASS>(3);
 #endif
 
 #ifdef ETWH_LACKS_ETW_PROVIDER_TRAIT_TYPE
-typedef enum {
-  EtwProviderTraitTypeGroup = 1,
-  EtwProviderTraitTypeMax
-} ETW_PROVIDER_TRAIT_TYPE;
+typedef enum { EtwProviderTraitTypeGroup = 1, EtwProviderTraitTypeMax } ETW_PROVIDER_TRAIT_TYPE;
 #endif
 
 // --- evntrace.h ---------------------------------------------------------------------------

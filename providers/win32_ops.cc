@@ -20,7 +20,9 @@ constexpr std::size_t kControlNameRoom = 1024;
 class PropertiesBuffer {
  public:
   explicit PropertiesBuffer(std::size_t bytes) : bytes_(bytes), storage_((bytes + 7) / 8) {}
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(storage_.data()); }
+  EVENT_TRACE_PROPERTIES* get() {
+    return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(storage_.data());
+  }
   char* at(std::size_t offset) { return reinterpret_cast<char*>(storage_.data()) + offset; }
   std::size_t size() const { return bytes_; }
 
@@ -64,12 +66,18 @@ nlohmann::json properties_json(PropertiesBuffer& buffer) {
 
 // The session settings a start or update request may carry, applied over defaults.
 void apply_settings(const RequestFields& f, EVENT_TRACE_PROPERTIES& p) {
-  if (auto v = f.optional_unsigned_int("buffer_size_kb", kULongMax)) p.BufferSize = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("minimum_buffers", kULongMax)) p.MinimumBuffers = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("maximum_buffers", kULongMax)) p.MaximumBuffers = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("maximum_file_size", kULongMax)) p.MaximumFileSize = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("flush_timer", kULongMax)) p.FlushTimer = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("log_file_mode", kULongMax)) p.LogFileMode = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("buffer_size_kb", kULongMax))
+    p.BufferSize = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("minimum_buffers", kULongMax))
+    p.MinimumBuffers = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("maximum_buffers", kULongMax))
+    p.MaximumBuffers = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("maximum_file_size", kULongMax))
+    p.MaximumFileSize = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("flush_timer", kULongMax))
+    p.FlushTimer = static_cast<ULONG>(*v);
+  if (auto v = f.optional_unsigned_int("log_file_mode", kULongMax))
+    p.LogFileMode = static_cast<ULONG>(*v);
 }
 
 void init_wnode(EVENT_TRACE_PROPERTIES& p, std::size_t size) {
@@ -165,9 +173,9 @@ nlohmann::json Controller::start_session(const nlohmann::json& request) {
   if (log_file_name_offset) p.LogFileNameOffset = static_cast<ULONG>(*log_file_name_offset);
 
   TRACEHANDLE handle = 0;
-  ULONG status = StartTraceA(null_handle ? nullptr : &handle,
-                             null_instance_name ? nullptr : name.c_str(),
-                             null_properties ? nullptr : &p);
+  ULONG status =
+      StartTraceA(null_handle ? nullptr : &handle, null_instance_name ? nullptr : name.c_str(),
+                  null_properties ? nullptr : &p);
   nlohmann::json reply = {{"status", status}, {"handle", format_hex(handle)}};
   if (!null_properties) reply["properties"] = properties_json(buffer);
   if (status == ERROR_SUCCESS) sessions_[label] = Session{name, handle};
@@ -188,7 +196,8 @@ nlohmann::json Controller::control(const nlohmann::json& request) {
   TRACEHANDLE handle = explicit_handle.value_or(0);
   if (label) {
     auto it = sessions_.find(*label);
-    if (it == sessions_.end()) f.fail("session", "no session labelled \"" + *label + "\" was started here");
+    if (it == sessions_.end())
+      f.fail("session", "no session labelled \"" + *label + "\" was started here");
     handle = it->second.handle;
   }
 
@@ -210,17 +219,20 @@ nlohmann::json Controller::enable(const nlohmann::json& request) {
   RequestFields f(request);
   std::string api = f.optional_string("api").value_or("EnableTraceEx2");
   if (api != "EnableTraceEx2" && api != "EnableTraceEx" && api != "EnableTrace") {
-    f.fail("api", "must be \"EnableTraceEx2\", \"EnableTraceEx\" or \"EnableTrace\", got \"" + api + "\"");
+    f.fail("api",
+           "must be \"EnableTraceEx2\", \"EnableTraceEx\" or \"EnableTrace\", got \"" + api + "\"");
   }
   auto label = f.optional_string("session");
   auto explicit_handle = f.optional_hex("handle");
   f.optional_string("name");  // informative only: enabling addresses a session by handle
-  if (label && explicit_handle) f.fail("session", "give either a session label or a handle, not both");
+  if (label && explicit_handle)
+    f.fail("session", "give either a session label or a handle, not both");
   if (!label && !explicit_handle) f.fail("session", "missing (or handle)");
   TRACEHANDLE handle = explicit_handle.value_or(0);
   if (label) {
     auto it = sessions_.find(*label);
-    if (it == sessions_.end()) f.fail("session", "no session labelled \"" + *label + "\" was started here");
+    if (it == sessions_.end())
+      f.fail("session", "no session labelled \"" + *label + "\" was started here");
     handle = it->second.handle;
   }
 
@@ -229,7 +241,8 @@ nlohmann::json Controller::enable(const nlohmann::json& request) {
   UCHAR level = level_field(f);
   ULONGLONG match_any = f.hex("match_any");
   ULONGLONG match_all = f.optional_hex("match_all").value_or(0);
-  auto timeout_ms = static_cast<ULONG>(f.optional_unsigned_int("timeout_ms", kULongMax).value_or(0));
+  auto timeout_ms =
+      static_cast<ULONG>(f.optional_unsigned_int("timeout_ms", kULongMax).value_or(0));
 
   std::optional<ENABLE_TRACE_PARAMETERS> params;
   std::optional<GUID> source_id;
@@ -245,8 +258,10 @@ nlohmann::json Controller::enable(const nlohmann::json& request) {
     ENABLE_TRACE_PARAMETERS p{};
     p.Version = static_cast<ULONG>(
         pf.optional_unsigned_int("version", kULongMax).value_or(ENABLE_TRACE_PARAMETERS_VERSION_2));
-    p.EnableProperty = static_cast<ULONG>(pf.optional_unsigned_int("enable_property", kULongMax).value_or(0));
-    p.ControlFlags = static_cast<ULONG>(pf.optional_unsigned_int("control_flags", kULongMax).value_or(0));
+    p.EnableProperty =
+        static_cast<ULONG>(pf.optional_unsigned_int("enable_property", kULongMax).value_or(0));
+    p.ControlFlags =
+        static_cast<ULONG>(pf.optional_unsigned_int("control_flags", kULongMax).value_or(0));
     source_id = pf.optional_guid("source_id");
     p.SourceId = source_id.value_or(GUID_NULL);
     filters = read_filters(pf);

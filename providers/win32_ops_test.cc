@@ -69,8 +69,9 @@ TEST(TraitsBlob, GroupTraitCarriesTheGuidInItsSixteenBytes) {
 TEST(TraitsBlob, RefusesWhatCannotBeEncoded) {
   EXPECT_NE(error_of([] { build_traits_blob(std::string("a\0b", 3), {}); }).find("provider_name"),
             std::string::npos);
-  EXPECT_NE(error_of([] { build_traits_blob("P", {{128, std::vector<std::uint8_t>(70000)}}); })
-                .find("traits[0]"),
+  EXPECT_NE(error_of([] {
+              build_traits_blob("P", {{128, std::vector<std::uint8_t>(70000)}});
+            }).find("traits[0]"),
             std::string::npos);
   std::vector<Trait> many(3, Trait{128, std::vector<std::uint8_t>(30000)});
   EXPECT_NE(error_of([&] { build_traits_blob("P", many); }).find("traits:"), std::string::npos);
@@ -122,8 +123,9 @@ TEST_F(Win32Ops, RawOverridesReachStartTraceUnchanged) {
   controller.start_session({{"session", "b"},
                             {"name", "n"},
                             {"raw", {{"wnode_buffer_size", 8192}, {"log_file_name_offset", 3}}}});
-  controller.start_session(
-      {{"session", "c"}, {"name", "n"}, {"raw", {{"null_properties", true}, {"null_handle", true}}}});
+  controller.start_session({{"session", "c"},
+                            {"name", "n"},
+                            {"raw", {{"null_properties", true}, {"null_handle", true}}}});
   const auto& starts = fake_etw::log().starts;
   ASSERT_EQ(starts.size(), 3u);
   EXPECT_EQ(starts[0].properties.size(), 16u);
@@ -178,7 +180,8 @@ TEST_F(Win32Ops, EnableEx2PassesParametersAndFilters) {
        {"parameters",
         {{"enable_property", EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0},
          {"source_id", "{00000000-0000-0000-0000-0000000000aa}"},
-         {"filters", {{{"type", 0x80000004}, {"data", "01000000"}}, {{"type", 0}, {"data", ""}}}}}}});
+         {"filters",
+          {{{"type", 0x80000004}, {"data", "01000000"}}, {{"type", 0}, {"data", ""}}}}}}});
   EXPECT_EQ(reply["status"], 0);
   const auto& call = fake_etw::log().enables.at(0);
   EXPECT_EQ(call.api, "EnableTraceEx2");
@@ -190,7 +193,8 @@ TEST_F(Win32Ops, EnableEx2PassesParametersAndFilters) {
   EXPECT_EQ(call.timeout, 250u);
   ASSERT_TRUE(call.has_parameters);
   EXPECT_EQ(call.parameters.Version, static_cast<ULONG>(ENABLE_TRACE_PARAMETERS_VERSION_2));
-  EXPECT_EQ(call.parameters.EnableProperty, static_cast<ULONG>(EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0));
+  EXPECT_EQ(call.parameters.EnableProperty,
+            static_cast<ULONG>(EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0));
   EXPECT_EQ(call.parameters.SourceId.Data4[7], 0xaa);
   EXPECT_EQ(call.parameters.FilterDescCount, 2u);
   ASSERT_EQ(call.filters.size(), 2u);
@@ -200,7 +204,10 @@ TEST_F(Win32Ops, EnableEx2PassesParametersAndFilters) {
 }
 
 TEST_F(Win32Ops, EnableWithoutParametersPassesNull) {
-  controller.enable({{"handle", "0x42"}, {"guid", kProvider}, {"control_code", 0}, {"level", 0},
+  controller.enable({{"handle", "0x42"},
+                     {"guid", kProvider},
+                     {"control_code", 0},
+                     {"level", 0},
                      {"match_any", "0x0"}});
   const auto& call = fake_etw::log().enables.at(0);
   EXPECT_EQ(call.handle, 0x42u);
@@ -209,14 +216,29 @@ TEST_F(Win32Ops, EnableWithoutParametersPassesNull) {
 }
 
 TEST_F(Win32Ops, LegacyApis) {
-  controller.enable({{"handle", "0x7"}, {"guid", kProvider}, {"control_code", 1}, {"level", 3},
-                     {"match_any", "0xf0"}, {"api", "EnableTrace"}});
-  controller.enable({{"handle", "0x7"}, {"guid", kProvider}, {"control_code", 1}, {"level", 4},
-                     {"match_any", "0x3"}, {"match_all", "0x1"}, {"api", "EnableTraceEx"},
-                     {"parameters", {{"source_id", kProvider}, {"enable_property", 16},
-                                     {"filters", {{{"type", 1}, {"data", "ab"}}}}}}});
-  controller.enable({{"handle", "0x7"}, {"guid", kProvider}, {"control_code", 1}, {"level", 4},
-                     {"match_any", "0x3"}, {"api", "EnableTraceEx"}});
+  controller.enable({{"handle", "0x7"},
+                     {"guid", kProvider},
+                     {"control_code", 1},
+                     {"level", 3},
+                     {"match_any", "0xf0"},
+                     {"api", "EnableTrace"}});
+  controller.enable({{"handle", "0x7"},
+                     {"guid", kProvider},
+                     {"control_code", 1},
+                     {"level", 4},
+                     {"match_any", "0x3"},
+                     {"match_all", "0x1"},
+                     {"api", "EnableTraceEx"},
+                     {"parameters",
+                      {{"source_id", kProvider},
+                       {"enable_property", 16},
+                       {"filters", {{{"type", 1}, {"data", "ab"}}}}}}});
+  controller.enable({{"handle", "0x7"},
+                     {"guid", kProvider},
+                     {"control_code", 1},
+                     {"level", 4},
+                     {"match_any", "0x3"},
+                     {"api", "EnableTraceEx"}});
   const auto& e = fake_etw::log().enables;
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].api, "EnableTrace");
@@ -238,7 +260,10 @@ struct BadCase {
 
 TEST_F(Win32Ops, MalformedEnableRequestsNameTheFieldAndCallNothing) {
   controller.start_session({{"session", "a"}, {"name", "n"}});
-  json good = {{"session", "a"}, {"guid", kProvider}, {"control_code", 1}, {"level", 5},
+  json good = {{"session", "a"},
+               {"guid", kProvider},
+               {"control_code", 1},
+               {"level", 5},
                {"match_any", "0x1"}};
   auto with = [&](const std::string& key, json value) {
     json r = good;
@@ -279,7 +304,8 @@ TEST_F(Win32Ops, MalformedEnableRequestsNameTheFieldAndCallNothing) {
   legacy_params["parameters"] = json::object();
   cases.push_back({legacy_params, "parameters: EnableTrace takes no parameters"});
   json ex_two_filters = with("api", "EnableTraceEx");
-  ex_two_filters["parameters"] = {{"filters", {{{"type", 1}, {"data", ""}}, {{"type", 1}, {"data", ""}}}}};
+  ex_two_filters["parameters"] = {
+      {"filters", {{{"type", 1}, {"data", ""}}, {{"type", 1}, {"data", ""}}}}};
   cases.push_back({ex_two_filters, "parameters.filters: EnableTraceEx takes at most one filter"});
   json ex_timeout = with("api", "EnableTraceEx");
   ex_timeout["timeout_ms"] = 5;

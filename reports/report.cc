@@ -35,7 +35,9 @@ nlohmann::ordered_json finding_json(const Finding& f) {
   if (!f.expected.empty()) out["expected"] = f.expected;
   if (!f.observed.empty()) out["observed"] = f.observed;
   if (!f.step.pointer.empty()) {
-    out["step"] = {{"case", f.step.case_id}, {"op", f.step.op}, {"pointer", f.step.pointer},
+    out["step"] = {{"case", f.step.case_id},
+                   {"op", f.step.op},
+                   {"pointer", f.step.pointer},
                    {"file", f.step.file}};
     if (f.step.index) out["step"]["index"] = *f.step.index;
   }
@@ -195,7 +197,8 @@ void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& pl
   } else if (r.flaky()) {
     // The run fails on a flaky case (exit 1) even when the status shown was expected.
     std::string seen;
-    for (Status st : r.repetitions) seen += (seen.empty() ? "" : ", ") + std::string(status_name(st));
+    for (Status st : r.repetitions)
+      seen += (seen.empty() ? "" : ", ") + std::string(status_name(st));
     auto f = tc.append_child("failure");
     f.append_attribute("type") = "FLAKY";
     f.append_attribute("message") = ("flaky across repetitions: " + seen).c_str();
@@ -210,10 +213,11 @@ void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& pl
   }
   std::string rules;
   for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : " ") + rule;
-  tc.append_child("system-out").text().set(
-      fmt::format("rules: {}\nstatus: {}\nexpected: {}\n", rules, status_name(r.status),
-                  status_name(expected_status(r)))
-          .c_str());
+  tc.append_child("system-out")
+      .text()
+      .set(fmt::format("rules: {}\nstatus: {}\nexpected: {}\n", rules, status_name(r.status),
+                       status_name(expected_status(r)))
+               .c_str());
 }
 
 // A rule that no case of the run names, as a skipped testcase with the catalog's reason, so

@@ -23,10 +23,16 @@ RunInfo info() {
 
 std::vector<CaseResult> sample() {
   CaseResult pass{"a-pass", {"CB-LEVEL-MAX", "CB-ANY-OR"}, Status::kPass, true, "", 0.1, "", {}};
-  CaseResult fail{"b-fail", {"CB-LEVEL-MAX"}, Status::kFail, false,
-                  "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>", 0.2, "", {}};
-  Finding level = failed_check("CB-LEVEL-MAX", "Level", "expected level 3, observed 1 <&\"'>",
-                               "3", "1");
+  CaseResult fail{"b-fail",
+                  {"CB-LEVEL-MAX"},
+                  Status::kFail,
+                  false,
+                  "CB-LEVEL-MAX: expected level 3, observed 1 <&\"'>",
+                  0.2,
+                  "",
+                  {}};
+  Finding level =
+      failed_check("CB-LEVEL-MAX", "Level", "expected level 3, observed 1 <&\"'>", "3", "1");
   level.step = {"b-fail", 2, "enable", "/cases/1/steps/2", "f.json"};
   Finding lint = failed_check("DESC-CHANNEL", kCheckLint, "WARNING DESC-CHANNEL b-fail: ch");
   lint.severity = Severity::kWarning;
@@ -80,11 +86,12 @@ TEST(JsonReport, SchemaFields) {
                                          {"text", "expected level 3, observed 1 <&\"'>"},
                                          {"expected", "3"},
                                          {"observed", "1"},
-                                         {"step", {{"case", "b-fail"},
-                                                   {"op", "enable"},
-                                                   {"pointer", "/cases/1/steps/2"},
-                                                   {"file", "f.json"},
-                                                   {"index", 2}}}}));
+                                         {"step",
+                                          {{"case", "b-fail"},
+                                           {"op", "enable"},
+                                           {"pointer", "/cases/1/steps/2"},
+                                           {"file", "f.json"},
+                                           {"index", 2}}}}));
   EXPECT_EQ(findings[1]["severity"], "warning");
   EXPECT_FALSE(findings[1].contains("step"));
   EXPECT_EQ(findings[2]["severity"], "note");
@@ -116,8 +123,8 @@ TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
   JsonReport().write(i, sample(), json);
   auto doc = nlohmann::json::parse(json.str());
   ASSERT_EQ(doc["rules"].size(), 5u);
-  EXPECT_EQ(doc["rules"][1], (nlohmann::json{{"id", "GRP-ENABLE"}, {"status", "UNSUPPORTED"},
-                                             {"cases", 0}}));
+  EXPECT_EQ(doc["rules"][1],
+            (nlohmann::json{{"id", "GRP-ENABLE"}, {"status", "UNSUPPORTED"}, {"cases", 0}}));
 
   // With the catalog's reason for this platform, the reason replaces "(no case)".
   i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
@@ -198,10 +205,9 @@ TEST(JunitReport, GroupsByScenarioFileAndShowsEveryRule) {
   EXPECT_STREQ(xfail.child("system-out").text().get(),
                "rules: TR-SET-ONCE\nstatus: XFAIL\nexpected: FAIL\n");
   // A case with no file keeps a classname per platform.
-  EXPECT_STREQ(suite.find_child_by_attribute("testcase", "name", "a-pass")
-                   .attribute("classname")
-                   .value(),
-               "etwh.etwrt");
+  EXPECT_STREQ(
+      suite.find_child_by_attribute("testcase", "name", "a-pass").attribute("classname").value(),
+      "etwh.etwrt");
   // The rule with no case: a skipped testcase with the catalog's reason.
   auto uncovered = suite.find_child_by_attribute("testcase", "name", "GRP-ENABLE");
   ASSERT_TRUE(uncovered);
@@ -251,7 +257,8 @@ TEST(Reports, RepeatedCasesShowEveryRepetitionAndFlakyOnesFailInJunit) {
   ASSERT_TRUE(xml.load_string(xml_out.str().c_str()));
   const auto suite = xml.child("testsuites").child("testsuite");
   EXPECT_EQ(suite.attribute("failures").as_int(), 1);
-  const auto failure = suite.find_child_by_attribute("testcase", "name", "b-flaky").child("failure");
+  const auto failure =
+      suite.find_child_by_attribute("testcase", "name", "b-flaky").child("failure");
   EXPECT_STREQ(failure.attribute("type").value(), "FLAKY");
   EXPECT_STREQ(failure.attribute("message").value(), "flaky across repetitions: PASS, FAIL, PASS");
   EXPECT_FALSE(suite.find_child_by_attribute("testcase", "name", "a-steady").child("failure"));

@@ -29,22 +29,40 @@ void emit(const json& j) { std::cout << j.dump() << "\n" << std::flush; }
 // What a conforming platform delivers at registration for tests/data/driver_selftest.json:
 // a pre-enabled provider, level 3, MatchAny 0x1, SourceId GUID_NULL, no filter.
 json good_callback(int n) {
-  return {{"event", "callback"}, {"provider", "p"}, {"n", n},
+  return {{"event", "callback"},
+          {"provider", "p"},
+          {"n", n},
           {"source_id", "{00000000-0000-0000-0000-000000000000}"},
-          {"is_enabled", 1}, {"level", 3}, {"match_any", "0x1"}, {"match_all", "0x0"},
-          {"filter", nullptr}, {"context", "0x5"}, {"t_ns", 0}, {"duration_ns", 0}};
+          {"is_enabled", 1},
+          {"level", 3},
+          {"match_any", "0x1"},
+          {"match_all", "0x0"},
+          {"filter", nullptr},
+          {"context", "0x5"},
+          {"t_ns", 0},
+          {"duration_ns", 0}};
 }
 
 // A session enabled at level 3 takes, of the writes seen, those of level 3 or less.
 json delivered_records(const std::string& mode, const std::vector<json>& writes,
                        const std::string& context) {
   json records = json::array();
-  records.push_back({{"kind", "header"}, {"provider", "{68fdd900-4a3e-11d1-84f4-0000f80464e3}"},
-                     {"id", 0}, {"version", 0}, {"channel", 0}, {"level", 0}, {"opcode", 0},
-                     {"task", 0}, {"keyword", "0x0"}, {"ts", 1}, {"pid", getpid()},
-                     {"tid", 1}, {"context", context},
+  records.push_back({{"kind", "header"},
+                     {"provider", "{68fdd900-4a3e-11d1-84f4-0000f80464e3}"},
+                     {"id", 0},
+                     {"version", 0},
+                     {"channel", 0},
+                     {"level", 0},
+                     {"opcode", 0},
+                     {"task", 0},
+                     {"keyword", "0x0"},
+                     {"ts", 1},
+                     {"pid", getpid()},
+                     {"tid", 1},
+                     {"context", context},
                      // Room for a TRACE_LOGFILE_HEADER (272 bytes on 64-bit), zeroed.
-                     {"payload", std::string(2 * 300, '0')}, {"seq", nullptr}});
+                     {"payload", std::string(2 * 300, '0')},
+                     {"seq", nullptr}});
   std::int64_t ts = 10;
   for (const json& w : writes) {
     const json& d = w["descriptor"];
@@ -60,14 +78,21 @@ json delivered_records(const std::string& mode, const std::vector<json>& writes,
         payload += hex[byte & 0xF];
       }
       payload += w.value("payload", "");
-      records.push_back({{"kind", "event"}, {"provider", "{e7c0fe01-0000-4000-8000-000000000001}"},
-                         {"id", d.value("id", 0)}, {"version", d.value("version", 0)},
-                         {"channel", d.value("channel", 0)}, {"level", d.value("level", 0)},
-                         {"opcode", d.value("opcode", 0)}, {"task", d.value("task", 0)},
-                         {"keyword", d.value("keyword", "0x0")}, {"ts", ts++},
-                         {"pid", getpid()}, {"tid", 1},
+      records.push_back({{"kind", "event"},
+                         {"provider", "{e7c0fe01-0000-4000-8000-000000000001}"},
+                         {"id", d.value("id", 0)},
+                         {"version", d.value("version", 0)},
+                         {"channel", d.value("channel", 0)},
+                         {"level", d.value("level", 0)},
+                         {"opcode", d.value("opcode", 0)},
+                         {"task", d.value("task", 0)},
+                         {"keyword", d.value("keyword", "0x0")},
+                         {"ts", ts++},
+                         {"pid", getpid()},
+                         {"tid", 1},
                          {"context", mode == "data_context" ? "0x99" : context},
-                         {"payload", payload}, {"seq", seq}});
+                         {"payload", payload},
+                         {"seq", seq}});
     }
   }
   if (mode == "data_missing") records.erase(records.begin() + 2);
@@ -108,7 +133,9 @@ int main() {
     }
     if (op == "query_enabled") {
       const bool on = req.value("level", 0) <= 3;
-      reply = {{"id", req.value("id", 0)}, {"ok", true}, {"provider_enabled", on},
+      reply = {{"id", req.value("id", 0)},
+               {"ok", true},
+               {"provider_enabled", on},
                {"event_enabled", on}};
     }
     if (op == "consume_start") {
@@ -122,7 +149,9 @@ int main() {
       cb["level"] = 0;
       cb["match_any"] = "0x0";
       emit(cb);
-      reply = {{"id", req.value("id", 0)}, {"ok", true}, {"process_status", 0},
+      reply = {{"id", req.value("id", 0)},
+               {"ok", true},
+               {"process_status", 0},
                {"returned_by_itself", true},
                {"records", delivered_records(mode, writes, consumer_context)}};
     }

@@ -32,6 +32,14 @@
 
 namespace {
 
+using etwh_bench::Consumer;
+using etwh_bench::idle_pause;
+using etwh_bench::Payload;
+using etwh_bench::raw_ring;
+using etwh_bench::raw_ring_timestamped;
+using etwh_bench::RawRing;
+using etwh_bench::run_ring_consumer;
+using etwh_bench::shared_object;
 using etwrt::dataplane::EventInput;
 using etwrt::dataplane::Pool;
 using etwrt::dataplane::PoolConfig;
@@ -40,14 +48,6 @@ using etwrt::dataplane::ReaderOptions;
 using etwrt::dataplane::RecordView;
 using etwrt::dataplane::Writer;
 using etwrt::dataplane::WriteResult;
-using etwh_bench::Consumer;
-using etwh_bench::idle_pause;
-using etwh_bench::Payload;
-using etwh_bench::RawRing;
-using etwh_bench::raw_ring;
-using etwh_bench::raw_ring_timestamped;
-using etwh_bench::run_ring_consumer;
-using etwh_bench::shared_object;
 
 constexpr GUID kProvider{0x5f0e3c2a, 0x77aa, 0x4bcd, {1, 2, 3, 4, 5, 6, 7, 8}};
 constexpr EVENT_DESCRIPTOR kDescriptor{1, 0, 0, 4, 0, 0, 0x1};
@@ -59,9 +59,7 @@ struct ReaderControl {
 void run_pool_reader(Pool& pool, ReaderControl& control) {
   Reader reader(pool, ReaderOptions{});
   uint64_t sum = 0;
-  const Reader::Callback count = [&](const RecordView& r) {
-    sum += r.user_data.size();
-  };
+  const Reader::Callback count = [&](const RecordView& r) { sum += r.user_data.size(); };
   while (control.stop.load(std::memory_order_relaxed) == 0) {
     if (reader.poll(count) == 0) idle_pause();
   }
@@ -198,15 +196,15 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   Environment env;
-  benchmark::RegisterBenchmark("raw_ring_32B/2proc",
-                               [&](benchmark::State& s) { raw_ring(s, *env.ring); })
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("raw_ring_32B_timestamped/2proc",
-                               [&](benchmark::State& s) { raw_ring_timestamped(s, *env.ring); })
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("pool_clock",
-                               [&](benchmark::State& s) { pool_clock(s, env.write_pool); })
-      ->UseRealTime();
+  benchmark::RegisterBenchmark("raw_ring_32B/2proc", [&](benchmark::State& s) {
+    raw_ring(s, *env.ring);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("raw_ring_32B_timestamped/2proc", [&](benchmark::State& s) {
+    raw_ring_timestamped(s, *env.ring);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("pool_clock", [&](benchmark::State& s) {
+    pool_clock(s, env.write_pool);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("write_32B",
                                [&](benchmark::State& s) { pool_write(s, env.write_pool); })
       ->Threads(1)

@@ -88,7 +88,8 @@ inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {
-    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    while (head - tail_seen == RawRing::kSlots)
+      tail_seen = ring.tail.load(std::memory_order_acquire);
     Payload& slot = ring.slots[head % RawRing::kSlots];
     slot.words[0] = head;
     slot.words[1] = __rdtsc();
@@ -103,7 +104,8 @@ inline void raw_ring(benchmark::State& state, RawRing& ring) {
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {
-    while (head - tail_seen == RawRing::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    while (head - tail_seen == RawRing::kSlots)
+      tail_seen = ring.tail.load(std::memory_order_acquire);
     Payload& slot = ring.slots[head % RawRing::kSlots];
     slot.words[0] = head;
     slot.words[1] = head * 3;

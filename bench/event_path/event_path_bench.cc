@@ -124,10 +124,15 @@ void Lttng::start() {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   std::string script_path = ETWH_BENCH_LTTNG_SCRIPT;
   std::string event = "etwh_bench:event32";
-  std::vector<char*> argv = {const_cast<char*>("unshare"), const_cast<char*>("--mount"),
-                             const_cast<char*>("--propagation"), const_cast<char*>("private"),
-                             const_cast<char*>("/bin/sh"), script_path.data(), dir.data(),
-                             event.data(), nullptr};
+  std::vector<char*> argv = {const_cast<char*>("unshare"),
+                             const_cast<char*>("--mount"),
+                             const_cast<char*>("--propagation"),
+                             const_cast<char*>("private"),
+                             const_cast<char*>("/bin/sh"),
+                             script_path.data(),
+                             dir.data(),
+                             event.data(),
+                             nullptr};
   const int rc = posix_spawnp(&script, "unshare", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
@@ -151,8 +156,8 @@ void Lttng::start() {
   }
   // liblttng-ust finds the daemon through LTTNG_HOME when the probe module loads it.
   ::setenv("LTTNG_HOME", (dir + "/home").c_str(), 1);
-  for (std::string name : {std::string("/lttng-ust-wait-8"),
-                           "/lttng-ust-wait-8-" + std::to_string(::getuid())}) {
+  for (std::string name :
+       {std::string("/lttng-ust-wait-8"), "/lttng-ust-wait-8-" + std::to_string(::getuid())}) {
     if (!std::filesystem::exists("/dev/shm" + name)) created_shm.push_back(name);
   }
   probe = ::dlopen(ETWH_BENCH_LTTNG_PROBE, RTLD_NOW);
@@ -226,9 +231,8 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
 #ifdef ETWH_BENCH_HAVE_LTTNG
   const auto discarded = [] {
     const std::string n = lttng().command("discarded");
-    return n.empty() || n.find_first_not_of("0123456789") != std::string::npos
-               ? -1.0
-               : std::stod(n);
+    return n.empty() || n.find_first_not_of("0123456789") != std::string::npos ? -1.0
+                                                                               : std::stod(n);
   };
   const double before = discarded();
   etwh_bench::Payload payload{};
@@ -249,16 +253,17 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
 
 // ---------------------------------------------------------------- end to end (Win32 API)
 
-const GUID kEndToEnd = {0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
+const GUID kEndToEnd = {
+    0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
 constexpr const char* kEndToEndSession = "etwh-bench-e2e";
 constexpr const char* kConsumerFlag = "--etwh-e2e-consumer";
 
 // Shared by the writer and the consumer process (a file both map).
 struct EndToEndShared {
-  std::atomic<std::uint64_t> delivered{0};  // our provider's records seen by the callback
+  std::atomic<std::uint64_t> delivered{0};       // our provider's records seen by the callback
   std::atomic<std::uint64_t> lost_announced{0};  // RT_LostEvent records
-  std::atomic<std::uint32_t> attached{0};  // 1 once OpenTraceA succeeded, 2 if it failed
-  std::atomic<std::uint32_t> done{0};      // ProcessTrace returned
+  std::atomic<std::uint32_t> attached{0};        // 1 once OpenTraceA succeeded, 2 if it failed
+  std::atomic<std::uint32_t> done{0};            // ProcessTrace returned
 };
 
 EndToEndShared* map_shared(const std::string& path, bool create) {
@@ -351,8 +356,8 @@ void EndToEnd::start() {
     error = "StartTraceA failed: " + std::to_string(status);
     return;
   }
-  status = EnableTraceEx2(session, &kEndToEnd, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
-                          10000, nullptr);
+  status = EnableTraceEx2(session, &kEndToEnd, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                          nullptr);
   if (status != ERROR_SUCCESS) {
     error = "EnableTraceEx2 failed: " + std::to_string(status);
     return;
@@ -466,15 +471,14 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B", BM_LTTngUST_Tracepoint_32B);
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B/file_session",
                                BM_LTTngUST_Tracepoint_32B_FileSession);
-  benchmark::RegisterBenchmark("RawRing_32B/2proc",
-                               [ring](benchmark::State& s) { etwh_bench::raw_ring(s, *ring); })
-      ->UseRealTime();
+  benchmark::RegisterBenchmark("RawRing_32B/2proc", [ring](benchmark::State& s) {
+    etwh_bench::raw_ring(s, *ring);
+  })->UseRealTime();
   // The same ring with a TSC read into each item: the ceiling for records that carry a
   // timestamp, as every ETW event does.
-  benchmark::RegisterBenchmark(
-      "RawRing_32B_timestamped/2proc",
-      [ring](benchmark::State& s) { etwh_bench::raw_ring_timestamped(s, *ring); })
-      ->UseRealTime();
+  benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring](benchmark::State& s) {
+    etwh_bench::raw_ring_timestamped(s, *ring);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()

@@ -14,8 +14,7 @@
 
 #include <stdint.h>
 
-TRACEPOINT_EVENT(etwh_bench, event32,
-                 TP_ARGS(const uint64_t*, words),
+TRACEPOINT_EVENT(etwh_bench, event32, TP_ARGS(const uint64_t*, words),
                  TP_FIELDS(ctf_array(uint64_t, words, words, 4)))
 
 #endif

@@ -35,7 +35,8 @@ namespace {
 
 const GUID kIdle = {0x6f1e2d3c, 0x4b5a, 0x4968, {0x87, 0x76, 0x65, 0x54, 0x43, 0x32, 0x21, 0x10}};
 const GUID kBusy = {0x7a2b3c4d, 0x5e6f, 0x4071, {0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9}};
-const GUID kRoundTrip = {0x8b3c4d5e, 0x6f70, 0x4182, {0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9, 0x0a}};
+const GUID kRoundTrip = {
+    0x8b3c4d5e, 0x6f70, 0x4182, {0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9, 0x0a}};
 
 std::atomic<std::uint64_t> g_callbacks{0};
 
@@ -102,8 +103,9 @@ REGHANDLE writer_setup(const GUID& guid, int sessions, const char* prefix) {
     names.push_back(std::string(prefix) + std::to_string(i));
     const char* name = names.back().c_str();
     const TRACEHANDLE s = start_session(name);
-    if (s == 0 || EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
-                                 nullptr) != ERROR_SUCCESS ||
+    if (s == 0 ||
+        EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
+            ERROR_SUCCESS ||
         !consume(name)) {
       return 0;
     }

@@ -28,8 +28,7 @@ Finding lint_finding(const lint::Finding& f, Severity severity) {
 
 // The events a provider under test wrote, linted as the rules' severity says: a failure fails
 // the case, warnings are reported with it. Each distinct descriptor is named once.
-void lint_subject_events(const Case& c, const Catalog& catalog,
-                         CaseOutcome& outcome) {
+void lint_subject_events(const Case& c, const Catalog& catalog, CaseOutcome& outcome) {
   std::map<std::string, std::vector<lint::Descriptor>> by_provider;
   for (const SubjectEvent& e : outcome.subject_events) {
     by_provider[e.provider].push_back(e.descriptor);
@@ -40,7 +39,8 @@ void lint_subject_events(const Case& c, const Catalog& catalog,
     for (const lint::Descriptor& d : events) {
       if (!seen.insert({d.id, d.version, d.channel, d.level, d.opcode, d.keyword}).second) continue;
       const std::string where = fmt::format(
-          "{} provider under test {}: id {} version {} channel {} level {} opcode {} keyword 0x{:x}",
+          "{} provider under test {}: id {} version {} channel {} level {} opcode {} keyword "
+          "0x{:x}",
           c.id, provider, d.id, d.version, d.channel, d.level, d.opcode, d.keyword);
       for (auto& f : lint::lint_descriptor(d, where, catalog)) findings.push_back(f);
     }
@@ -71,9 +71,8 @@ void apply_lint(const Case& c, const Catalog& catalog, CaseOutcome& outcome) {
         rule, kCheckExpectLint, "lint rule " + rule + " did not fire", "fires", "silent"));
   }
   for (const std::string& rule : j.unexpected) {
-    outcome.findings.push_back(failed_check(rule, kCheckExpectLint,
-                                                  "lint rule " + rule + " fired unexpectedly",
-                                                  "silent", "fires"));
+    outcome.findings.push_back(failed_check(
+        rule, kCheckExpectLint, "lint rule " + rule + " fired unexpectedly", "silent", "fires"));
   }
   for (const lint::Finding& f : found) {
     outcome.findings.push_back(lint_finding(f, Severity::kNote));
@@ -101,7 +100,7 @@ void require_harness_rules(const Catalog& catalog, const std::filesystem::path& 
   for (std::string_view id : rules::kAll) {
     if (catalog.find(std::string(id)) == nullptr) {
       throw InputError(catalog_file.string(), "/rules",
-                             "no rule \"" + std::string(id) + "\", which the harness checks");
+                       "no rule \"" + std::string(id) + "\", which the harness checks");
     }
   }
 }

@@ -1,5 +1,6 @@
-// The commands of `etwh` (list, run, compare, report, expectations, stress, selftest): each one a class that adds its
-// subcommand and options to the command line and carries it out. main.cc only lists them.
+// The commands of `etwh` (list, run, compare, report, expectations, stress, selftest): each one a
+// class that adds its subcommand and options to the command line and carries it out. main.cc only
+// lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>

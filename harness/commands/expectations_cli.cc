@@ -40,13 +40,12 @@ class ExpectationsCommand : public Command {
       throw InputError(context.catalog_file, "/platforms",
                        "--platform " + platform_ + ": not a platform of the catalog");
     }
-    const fs::path file = file_.empty()
-                              ? context.data / "expectations" / (platform_ + ".json")
-                              : fs::path(file_);
+    const fs::path file =
+        file_.empty() ? context.data / "expectations" / (platform_ + ".json") : fs::path(file_);
     // Everything is read and checked before the file is touched.
     const std::vector<ReportedCase> cases = load_run_report(report_, platform_);
-    ExpectationsFile expectations = fs::exists(file) ? load_expectations_file(file)
-                                                     : ExpectationsFile{};
+    ExpectationsFile expectations =
+        fs::exists(file) ? load_expectations_file(file) : ExpectationsFile{};
     const UpdateSummary s = update_expectations(expectations, cases);
     write_atomically(file, expectations_text(expectations));
     std::cout << fmt::format("{}: {} cases of {} read\n", file.string(), cases.size(), report_);

@@ -79,7 +79,7 @@ class RunCommand : public Command {
 
   std::vector<std::string> paths_;
   std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
-  std::string subject_;  // the provider under test's agent (providers/adapter/)
+  std::string subject_;     // the provider under test's agent (providers/adapter/)
   std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/trace/)
   SelectionOptions selection_;
   int jobs_ = 1;
@@ -100,7 +100,8 @@ CLI::App* RunCommand::define(CLI::App& app, const Context&) {
                   "Platform name, one of the catalog's platforms (selects "
                   "expectations/<NAME>.json)");
   cmd->add_option("--expectations", expectations_file_, "Expectations file");
-  cmd->add_option("--trace", trace_file_, "Write a timeline (Trace Event Format, for Perfetto) to FILE");
+  cmd->add_option("--trace", trace_file_,
+                  "Write a timeline (Trace Event Format, for Perfetto) to FILE");
   define_selection_options(*cmd);
   define_console_options(*cmd);
   return cmd;
@@ -175,10 +176,11 @@ RunInput RunCommand::load(const Context& context) const {
   in.platform = platform_.empty() ? build_platform() : platform_;
   if (!in.catalog.platforms.count(in.platform)) {
     std::string known;
-    for (const auto& [name, text] : in.catalog.platforms) known += (known.empty() ? "" : ", ") + name;
-    throw InputError(context.catalog_file, "/platforms",
-                     "--platform " + in.platform + ": not a platform of the catalog (" + known +
-                         ")");
+    for (const auto& [name, text] : in.catalog.platforms)
+      known += (known.empty() ? "" : ", ") + name;
+    throw InputError(
+        context.catalog_file, "/platforms",
+        "--platform " + in.platform + ": not a platform of the catalog (" + known + ")");
   }
   std::vector<fs::path> paths(paths_.begin(), paths_.end());
   if (paths.empty()) paths.push_back(context.scenarios_dir);
@@ -208,7 +210,8 @@ RunInfo RunCommand::run_info(const Context& context, const RunInput& input) cons
 
 DriverOptions RunCommand::driver_options(const Context& context) const {
   DriverOptions options;
-  options.agent = agent_.empty() ? context.exe_dir / executable_name("etwh-agent") : fs::path(agent_);
+  options.agent =
+      agent_.empty() ? context.exe_dir / executable_name("etwh-agent") : fs::path(agent_);
   if (!fs::exists(options.agent)) {
     throw InputError(options.agent.string(), "", "agent executable not found (use --agent)");
   }
@@ -252,8 +255,7 @@ CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   apply_lint(c, input.catalog, outcome);
   note_expectation(input.expectations, c.id, outcome);
   CaseResult result;
-  std::tie(result.status, result.as_expected) =
-      classify(outcome.status, input.expectations, c.id);
+  std::tie(result.status, result.as_expected) = classify(outcome.status, input.expectations, c.id);
   result.id = c.id;
   result.rules = c.rules;
   result.message = summarize(outcome.findings, outcome.fault);

@@ -70,8 +70,7 @@ void compare_statuses(const Document& old_doc, const Document& new_doc, Comparis
   }
 }
 
-FigureComparison compare_figure(const Figure& old_fig, const Figure& new_fig,
-                                const Thresholds& t) {
+FigureComparison compare_figure(const Figure& old_fig, const Figure& new_fig, const Thresholds& t) {
   FigureComparison f;
   f.name = new_fig.name;
   f.unit = new_fig.unit;
@@ -125,8 +124,8 @@ Comparison compare_documents(const Document& old_doc, const Document& new_doc,
     try {
       only.emplace(thresholds.only);
     } catch (const std::regex_error& e) {
-      throw CompareInputError("--only: \"" + thresholds.only + "\": not a regular expression: " +
-                              e.what());
+      throw CompareInputError("--only: \"" + thresholds.only +
+                              "\": not a regular expression: " + e.what());
     }
   }
   Comparison out;

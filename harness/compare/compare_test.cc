@@ -17,9 +17,8 @@ json stress_result(const std::string& id, double write_rate, double writer_cpu_n
           {"status", "PASS"},
           {"writers", {{"events_per_s", write_rate}, {"cpu", {{"ns_per_event", writer_cpu_ns}}}}},
           {"consumer", {{"cpu", {{"ns_per_event", 100.0}}}}},
-          {"sessions",
-           json::array({{{"throughput", {{"events_per_s", 1000.0}}},
-                         {"latency_us", {{"p50", 10.0}, {"p99", p99_us}}}}})}};
+          {"sessions", json::array({{{"throughput", {{"events_per_s", 1000.0}}},
+                                     {"latency_us", {{"p50", 10.0}, {"p99", p99_us}}}}})}};
 }
 
 // Repetitions of one profile: the writer's CPU per event times `scale`.
@@ -37,7 +36,8 @@ json run_doc(int version, const std::map<std::string, std::string>& cases,
     if (version == 2) r["findings"] = json::array();
     results.push_back(r);
   }
-  for (const auto& [id, status] : rules) rule_list.push_back({{"id", id}, {"status", status}, {"cases", 1}});
+  for (const auto& [id, status] : rules)
+    rule_list.push_back({{"id", id}, {"status", status}, {"cases", 1}});
   return {{"schema_version", version}, {"results", results}, {"rules", rule_list}};
 }
 
@@ -55,8 +55,8 @@ TEST(CompareVerdict, SignificanceAndEffectBothCount) {
   EXPECT_EQ(judge_figure(0.10, 0.001, Better::kLower, t), Verdict::kSlower);
   EXPECT_EQ(judge_figure(0.10, 0.001, Better::kHigher, t), Verdict::kFaster);
   EXPECT_EQ(judge_figure(-0.10, 0.001, Better::kHigher, t), Verdict::kSlower);
-  EXPECT_EQ(judge_figure(0.02, 0.001, Better::kLower, t), Verdict::kSame);   // real but small
-  EXPECT_EQ(judge_figure(0.30, 0.20, Better::kLower, t), Verdict::kNoisy);   // large, not shown
+  EXPECT_EQ(judge_figure(0.02, 0.001, Better::kLower, t), Verdict::kSame);  // real but small
+  EXPECT_EQ(judge_figure(0.30, 0.20, Better::kLower, t), Verdict::kNoisy);  // large, not shown
   EXPECT_EQ(judge_figure(0.01, 0.90, Better::kLower, t), Verdict::kSame);
 }
 
@@ -100,12 +100,18 @@ TEST(CompareStress, OnlySelectsFiguresAndUnmatchedAreListed) {
 TEST(CompareBenchmark, IterationsInNanosecondsAggregatesSkipped) {
   json benchmarks = json::array();
   for (double v : {1.0, 1.1, 0.9}) {
-    benchmarks.push_back({{"name", "BM_Write/repeats:3"}, {"run_name", "BM_Write"},
-                          {"run_type", "iteration"}, {"real_time", v}, {"cpu_time", v},
+    benchmarks.push_back({{"name", "BM_Write/repeats:3"},
+                          {"run_name", "BM_Write"},
+                          {"run_type", "iteration"},
+                          {"real_time", v},
+                          {"cpu_time", v},
                           {"time_unit", "us"}});
   }
-  benchmarks.push_back({{"name", "BM_Write_mean"}, {"run_name", "BM_Write"},
-                        {"run_type", "aggregate"}, {"real_time", 1.0}, {"cpu_time", 1.0},
+  benchmarks.push_back({{"name", "BM_Write_mean"},
+                        {"run_name", "BM_Write"},
+                        {"run_type", "aggregate"},
+                        {"real_time", 1.0},
+                        {"cpu_time", 1.0},
                         {"time_unit", "us"}});
   const Document d = read_document({{"context", json::object()}, {"benchmarks", benchmarks}}, "b");
   ASSERT_EQ(d.kind, Kind::kBenchmark);
@@ -153,7 +159,8 @@ TEST(CompareInput, BadInputNamesFileAndPlace) {
   };
   json doc = stress_doc(kCpu);
   doc["results"][3]["writers"]["events_per_s"] = "fast";
-  EXPECT_EQ(message(doc), "x.json: /results/3/writers/events_per_s: expected a number, got a string");
+  EXPECT_EQ(message(doc),
+            "x.json: /results/3/writers/events_per_s: expected a number, got a string");
   EXPECT_EQ(message(run_doc(3, {}, {})), "x.json: /schema_version: unsupported schema_version 3");
   EXPECT_EQ(message(json::array()), "x.json: /: expected an object, got an array");
   // Two kinds cannot be compared.

@@ -88,8 +88,9 @@ std::vector<Figure> stress_figures(const Reader& r, const json& doc) {
             r.number(writers, at + "/writers", "events_per_s"));
     // Older files have no CPU times.
     if (writers.contains("cpu")) {
-      set.add(id + " writer CPU/event", "ns", Better::kLower,
-              r.number(r.field(writers, at + "/writers", "cpu"), at + "/writers/cpu", "ns_per_event"));
+      set.add(
+          id + " writer CPU/event", "ns", Better::kLower,
+          r.number(r.field(writers, at + "/writers", "cpu"), at + "/writers/cpu", "ns_per_event"));
     }
     const json& consumer = r.field(result, at, "consumer");
     if (consumer.contains("cpu")) {
@@ -101,11 +102,14 @@ std::vector<Figure> stress_figures(const Reader& r, const json& doc) {
     for (std::size_t k = 0; k < sessions.size(); ++k) {
       const std::string sat = fmt::format("{}/sessions/{}", at, k);
       const std::string who = fmt::format("{} s{}", id, k);
-      set.add(who + " delivered/s", "events/s", Better::kHigher,
-              r.number(r.field(sessions[k], sat, "throughput"), sat + "/throughput", "events_per_s"));
+      set.add(
+          who + " delivered/s", "events/s", Better::kHigher,
+          r.number(r.field(sessions[k], sat, "throughput"), sat + "/throughput", "events_per_s"));
       const json& latency = r.field(sessions[k], sat, "latency_us");
-      set.add(who + " latency p50", "us", Better::kLower, r.number(latency, sat + "/latency_us", "p50"));
-      set.add(who + " latency p99", "us", Better::kLower, r.number(latency, sat + "/latency_us", "p99"));
+      set.add(who + " latency p50", "us", Better::kLower,
+              r.number(latency, sat + "/latency_us", "p50"));
+      set.add(who + " latency p99", "us", Better::kLower,
+              r.number(latency, sat + "/latency_us", "p99"));
     }
   }
   return set.take();
@@ -125,20 +129,22 @@ std::vector<Figure> benchmark_figures(const Reader& r, const json& doc) {
       continue;
     }
     if (b.value("error_occurred", false)) continue;
-    const std::string name = b.contains("run_name") ? r.string(b, at, "run_name")
-                                                    : r.string(b, at, "name");
+    const std::string name =
+        b.contains("run_name") ? r.string(b, at, "run_name") : r.string(b, at, "name");
     const std::string unit = b.contains("time_unit") ? r.string(b, at, "time_unit") : "ns";
     static const std::map<std::string, double> kToNs = {
         {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
     auto scale = kToNs.find(unit);
     if (scale == kToNs.end()) r.fail(at + "/time_unit", "unknown time unit \"" + unit + "\"");
-    set.add(name + " real_time", "ns", Better::kLower, r.number(b, at, "real_time") * scale->second);
+    set.add(name + " real_time", "ns", Better::kLower,
+            r.number(b, at, "real_time") * scale->second);
     set.add(name + " cpu_time", "ns", Better::kLower, r.number(b, at, "cpu_time") * scale->second);
   }
   std::vector<Figure> figures = set.take();
   if (figures.empty() && aggregates) {
-    r.fail("/benchmarks", "only aggregate rows: the repetitions are needed (run without "
-                          "--benchmark_report_aggregates_only)");
+    r.fail("/benchmarks",
+           "only aggregate rows: the repetitions are needed (run without "
+           "--benchmark_report_aggregates_only)");
   }
   return figures;
 }
@@ -184,8 +190,9 @@ Document read_document(const json& doc, const std::string& source) {
     out.kind = Kind::kStress;
     out.figures = stress_figures(r, doc);
   } else {
-    r.fail("", "neither an etwh run or stress report nor Google Benchmark JSON (no \"results\" "
-               "or \"benchmarks\")");
+    r.fail("",
+           "neither an etwh run or stress report nor Google Benchmark JSON (no \"results\" "
+           "or \"benchmarks\")");
   }
   return out;
 }
@@ -201,7 +208,8 @@ Document load_document(const std::filesystem::path& file) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     std::string reason = e.what();
-    if (auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
+    if (auto colon = reason.rfind(": "); colon != std::string::npos)
+      reason = reason.substr(colon + 2);
     throw CompareInputError(file.string() + ": " + line_col(text, e.byte > 0 ? e.byte - 1 : 0) +
                             ": JSON syntax error: " + reason);
   }

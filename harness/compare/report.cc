@@ -25,10 +25,11 @@ std::string summary(const Comparison& c) {
   }
   std::size_t counts[4] = {};
   for (const auto& f : c.figures) ++counts[static_cast<int>(f.verdict)];
-  return fmt::format("{} figures: {} faster, {} slower, {} same, {} noisy (p < {}, effect >= "
-                     "{}%); {} regressions",
-                     c.figures.size(), counts[0], counts[1], counts[2], counts[3],
-                     c.thresholds.alpha, c.thresholds.min_effect * 100, c.regressions);
+  return fmt::format(
+      "{} figures: {} faster, {} slower, {} same, {} noisy (p < {}, effect >= "
+      "{}%); {} regressions",
+      c.figures.size(), counts[0], counts[1], counts[2], counts[3], c.thresholds.alpha,
+      c.thresholds.min_effect * 100, c.regressions);
 }
 
 nlohmann::ordered_json sample_json(const Sample& s) {
@@ -48,10 +49,9 @@ void print_console(const Comparison& c, std::ostream& out) {
                        "P", "VERDICT");
   }
   for (const auto& f : c.figures) {
-    out << fmt::format("{:<48} {:>12} {:>12} {:>8} {:>9.3g}  {}\n",
-                       f.name + " (" + f.unit + ")", value_text(f.old_sample.median),
-                       value_text(f.new_sample.median), change_text(f.change), f.p_value,
-                       verdict_name(f.verdict));
+    out << fmt::format("{:<48} {:>12} {:>12} {:>8} {:>9.3g}  {}\n", f.name + " (" + f.unit + ")",
+                       value_text(f.old_sample.median), value_text(f.new_sample.median),
+                       change_text(f.change), f.p_value, verdict_name(f.verdict));
   }
   for (const auto& u : c.unmatched) out << "not compared: " << u << "\n";
   for (const auto& k : c.cases) {
@@ -76,8 +76,8 @@ std::string markdown(const Comparison& c) {
       const bool bad = f.verdict == Verdict::kSlower;
       md += fmt::format("| {} ({}) | {} | {} | {} | {:.3g} | {}{}{} |\n", f.name, f.unit,
                         value_text(f.old_sample.median), value_text(f.new_sample.median),
-                        change_text(f.change), f.p_value, bad ? "**" : "",
-                        verdict_name(f.verdict), bad ? "**" : "");
+                        change_text(f.change), f.p_value, bad ? "**" : "", verdict_name(f.verdict),
+                        bad ? "**" : "");
     }
     md += "\n";
   }
@@ -108,7 +108,8 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   j["kind"] = kind_name(c.kind);
   j["old"] = c.old_source;
   j["new"] = c.new_source;
-  j["thresholds"] = {{"alpha", c.thresholds.alpha}, {"min_effect", c.thresholds.min_effect},
+  j["thresholds"] = {{"alpha", c.thresholds.alpha},
+                     {"min_effect", c.thresholds.min_effect},
                      {"only", c.thresholds.only}};
   j["regressions"] = c.regressions;
   j["figures"] = nlohmann::ordered_json::array();

@@ -82,7 +82,9 @@ json build_view(const std::vector<Input>& inputs, const std::string& generator) 
   std::vector<const Input*> runs, stress, compares;
   json listed = json::array();
   for (const Input& in : inputs) {
-    (in.kind == InputKind::kRun ? runs : in.kind == InputKind::kStress ? stress : compares)
+    (in.kind == InputKind::kRun      ? runs
+     : in.kind == InputKind::kStress ? stress
+                                     : compares)
         .push_back(&in);
     listed.push_back({{"file", in.file}, {"kind", input_kind_name(in.kind)}});
   }

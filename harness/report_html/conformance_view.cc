@@ -38,9 +38,9 @@ json case_entry(const Fields& f, const json& r, const std::string& at, int versi
 }
 
 struct Column {
-  json info;                                    // label, file, platform, counts
-  std::map<std::string, json> rule_cells;       // rule id -> cell
-  json cases = json::object();                  // case id -> case entry
+  json info;                               // label, file, platform, counts
+  std::map<std::string, json> rule_cells;  // rule id -> cell
+  json cases = json::object();             // case id -> case entry
 };
 
 Column read_run(const Input& in, std::vector<std::string>& rule_order,

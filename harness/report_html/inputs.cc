@@ -15,8 +15,9 @@ bool has(const json& doc, const char* key) { return doc.is_object() && doc.conta
 InputKind classify(const Input& in) {
   const json& doc = in.doc;
   if (!doc.is_object()) {
-    throw InputError(in.file, "/", "expected an object (an etwh run, stress or compare JSON output), got " +
-                                      json_type_name(doc));
+    throw InputError(in.file, "/",
+                     "expected an object (an etwh run, stress or compare JSON output), got " +
+                         json_type_name(doc));
   }
   if (has(doc, "kind") && has(doc, "figures")) return InputKind::kCompare;
   if (has(doc, "results") && has(doc, "rules")) return InputKind::kRun;

@@ -17,23 +17,39 @@ json run_report(const std::string& platform, const std::string& status_of_b) {
   return {{"schema_version", 2},
           {"run_info", {{"platform", platform}, {"start_time", "t"}}},
           {"results",
-           {{{"id", "case-a"}, {"rules", {"R1"}}, {"status", "PASS"}, {"message", ""},
-             {"duration", 0.5}, {"findings", json::array()}},
-            {{"id", "case-b"}, {"rules", {"R1", "R2"}}, {"status", status_of_b}, {"message", "m"},
+           {{{"id", "case-a"},
+             {"rules", {"R1"}},
+             {"status", "PASS"},
+             {"message", ""},
+             {"duration", 0.5},
+             {"findings", json::array()}},
+            {{"id", "case-b"},
+             {"rules", {"R1", "R2"}},
+             {"status", status_of_b},
+             {"message", "m"},
              {"duration", 1.0},
              {"findings", {{{"rule", "R2"}, {"expected", "1"}, {"observed", "2"}}}}}}},
-          {"rules", {{{"id", "R1"}, {"status", status_of_b}, {"cases", 2}},
-                     {{"id", "R2"}, {"status", status_of_b}, {"cases", 1}}}}};
+          {"rules",
+           {{{"id", "R1"}, {"status", status_of_b}, {"cases", 2}},
+            {{"id", "R2"}, {"status", status_of_b}, {"cases", 1}}}}};
 }
 
 json stress_result(int duration_ms, int repetition, double rate) {
-  json session = {{"name", "s"}, {"written", 10}, {"delivered", 10}, {"reported_lost", 0},
+  json session = {{"name", "s"},
+                  {"written", 10},
+                  {"delivered", 10},
+                  {"reported_lost", 0},
                   {"throughput", {{"events_per_s", rate}, {"mb_per_s", 1.0}}},
                   {"latency_us", {{"p50", 5}, {"p99", 9}, {"p999", 9}, {"max", 9}}},
                   {"consumer_lag_ms", 0.1},
                   {"latency_histogram", {{"buckets", {{1, 1000, 1999, 3}, {2, 2000, 2999, 1}}}}},
-                  {"series", {{{"t_ms", 100}, {"written", 10}, {"delivered", 10}, {"lost", 0},
-                               {"lag_events", 0}, {"buffers_in_use", 1}}}}};
+                  {"series",
+                   {{{"t_ms", 100},
+                     {"written", 10},
+                     {"delivered", 10},
+                     {"lost", 0},
+                     {"lag_events", 0},
+                     {"buffers_in_use", 1}}}}};
   return {{"id", "p"},
           {"repetition", repetition},
           {"profile", "p.json"},
@@ -87,7 +103,8 @@ TEST(ReportInputs, ABadValueIsNamedByPointerAndLine) {
 TEST(ReportConformance, OneColumnPerReportWithTheCasesOfEachRule) {
   const Input a = input_of(run_report("etwrt", "PASS"), "a.json");
   json wine = run_report("wine", "XFAIL");
-  wine["rules"].push_back({{"id", "R3"}, {"status", "UNSUPPORTED"}, {"cases", 0}, {"reason", "no case"}});
+  wine["rules"].push_back(
+      {{"id", "R3"}, {"status", "UNSUPPORTED"}, {"cases", 0}, {"reason", "no case"}});
   const Input b = input_of(wine, "b.json");
   const json v = conformance_view({&a, &b});
   ASSERT_EQ(v["columns"].size(), 2u);
@@ -122,7 +139,8 @@ TEST(ReportStress, LatencyCdfRisesToOneInMicroseconds) {
 }
 
 TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
-  const Input a = input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
+  const Input a =
+      input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
   const Input b = input_of(stress_file({stress_result(300, 1, 9)}), "b.json");
   const json v = stress_view({&a, &b});
   ASSERT_EQ(v["sweeps"].size(), 1u) << v["no_sweep"].dump();
@@ -139,7 +157,8 @@ TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
 }
 
 TEST(ReportStress, RepetitionsAloneAreNoSweep) {
-  const Input a = input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
+  const Input a =
+      input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");
   const json v = stress_view({&a});
   EXPECT_TRUE(v["sweeps"].empty());
   ASSERT_EQ(v["no_sweep"].size(), 1u);

@@ -39,13 +39,14 @@ json latency_cdf(const Fields& f, const json& histogram, const std::string& at) 
 }
 
 json series_of(const Fields& f, const json& session, const std::string& at) {
-  static const char* const kFields[] = {"t_ms", "written", "delivered", "lost", "lag_events",
-                                        "buffers_in_use"};
+  static const char* const kFields[] = {"t_ms", "written",    "delivered",
+                                        "lost", "lag_events", "buffers_in_use"};
   const json& series = f.array(session, at, "series");
   json out = json::array();
   for (std::size_t i = 0; i < series.size(); ++i) {
     json point = json::object();
-    for (const char* key : kFields) point[key] = f.number(series[i], at_index(at + "/series", i), key);
+    for (const char* key : kFields)
+      point[key] = f.number(series[i], at_index(at + "/series", i), key);
     out.push_back(std::move(point));
   }
   return out;
@@ -161,7 +162,8 @@ json stress_view(const std::vector<const Input*>& stress) {
   for (const Input* in : stress) {
     const Fields f(*in);
     const json& v = f.member(in->doc, "", "schema_version");
-    if (v != 1) f.fail("/schema_version", "unsupported schema_version " + v.dump() + " (expected 1)");
+    if (v != 1)
+      f.fail("/schema_version", "unsupported schema_version " + v.dump() + " (expected 1)");
     const json& results = f.array(in->doc, "", "results");
     for (std::size_t i = 0; i < results.size(); ++i) {
       json run = run_entry(f, *in, results[i], at_index("/results", i));

@@ -61,7 +61,7 @@ std::string series_name(const SweepPoint& p, const std::vector<std::string>& oth
   std::string name;
   for (const std::string& o : others) {
     auto it = p.parameters.find(o);
-    const std::string value = it == p.parameters.end()  ? "-"
+    const std::string value = it == p.parameters.end() ? "-"
                               : it->second.is_string() ? it->second.get<std::string>()
                                                        : it->second.dump();
     name += (name.empty() ? "" : ", ") + o + "=" + value;

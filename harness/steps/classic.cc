@@ -2,14 +2,12 @@
 // agents, findings and waits through DriverHooks.
 #include "case_run.h"
 
-
 namespace etwh {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-std::optional<StepReply> CaseRun::classic_step(const Step& step,
-                                               const oracle::StepExpectation& e) {
+std::optional<StepReply> CaseRun::classic_step(const Step& step, const oracle::StepExpectation& e) {
   return StepReply{classic_.run_step(case_, step, e, classic_hooks())};
 }
 
@@ -17,8 +15,7 @@ std::optional<StepReply> CaseRun::classic_step(const Step& step,
 classic::DriverHooks CaseRun::classic_hooks() {
   return {[this](const std::string& label) -> AgentProcess& { return agent(label); },
           [this](Finding f) { fail(std::move(f)); },
-          [this](const std::string& what) { note(what); },
-          [this] { return callback_wait_; },
+          [this](const std::string& what) { note(what); }, [this] { return callback_wait_; },
           [this] { callback_wait_ = kCallbackWaitAfterMiss; }};
 }
 

@@ -19,20 +19,19 @@ using std::chrono::milliseconds;
 std::optional<StepReply> CaseRun::consume(const Step& step, const oracle::StepExpectation&) {
   const ConsumeStep& cs = step_body<ConsumeStep>(step);
   require_session(cs.session);
-  json reply = agent(cs.agent).call(
-      {{"op", "consume_start"},
-       {"consumer", cs.consumer},
-       {"name", sessions_.at(cs.session).name},
-       {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
-       {"context", format_hex(cs.context)},
-       {"delay_us", cs.delay_us},
-       {"wait_ms", kCallbackWait.count()}},
-      kReplySlack + kCallbackWait);
+  json reply =
+      agent(cs.agent).call({{"op", "consume_start"},
+                            {"consumer", cs.consumer},
+                            {"name", sessions_.at(cs.session).name},
+                            {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
+                            {"context", format_hex(cs.context)},
+                            {"delay_us", cs.delay_us},
+                            {"wait_ms", kCallbackWait.count()}},
+                           kReplySlack + kCallbackWait);
   if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
     note(fmt::format("consumer {}: no header event before ProcessTrace {}", cs.consumer,
-                     reply.contains("process_status")
-                         ? "returned " + reply["process_status"].dump()
-                         : std::string("went on")));
+                     reply.contains("process_status") ? "returned " + reply["process_status"].dump()
+                                                      : std::string("went on")));
   }
   return StepReply{std::move(reply)};
 }
@@ -65,8 +64,12 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
   }
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const EventDef& d = w.events[i];
-    const json descriptor = {{"id", d.id},         {"version", d.version}, {"channel", d.channel},
-                             {"level", d.level},   {"opcode", d.opcode},   {"task", d.task},
+    const json descriptor = {{"id", d.id},
+                             {"version", d.version},
+                             {"channel", d.channel},
+                             {"level", d.level},
+                             {"opcode", d.opcode},
+                             {"task", d.task},
                              {"keyword", format_hex(d.keyword)}};
     if (i < e.event_enabled.size() && e.event_enabled[i]) {
       const json q = a.call({{"op", "query_enabled"},
@@ -81,21 +84,25 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
           throw HarnessFault(std::string("query_enabled reply without a boolean ") + field);
         }
         if (q[field].get<bool>() != want) {
-          const char* api = field == std::string("event_enabled") ? "EventEnabled"
-                                                                  : "EventProviderEnabled";
+          const char* api =
+              field == std::string("event_enabled") ? "EventEnabled" : "EventProviderEnabled";
           fail(failed_check(
               e.event_enabled_rule, api,
-              fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}",
-                          api, i, d.level, format_hex(d.keyword), want, !want),
+              fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}", api,
+                          i, d.level, format_hex(d.keyword), want, !want),
               fmt::format("{}", want), fmt::format("{}", !want)));
         }
       }
     }
-    json req = {{"op", "write"},       {"provider", w.provider}, {"descriptor", descriptor},
-                {"count", d.count},    {"sequence", e.first_seq.at(i)},
+    json req = {{"op", "write"},
+                {"provider", w.provider},
+                {"descriptor", descriptor},
+                {"count", d.count},
+                {"sequence", e.first_seq.at(i)},
                 {"payload", bytes_to_hex(d.payload.data(), d.payload.size())}};
     for (const TypedData& t : d.typed) {
-      req["typed"].push_back({{"type", t.type}, {"data", bytes_to_hex(t.data.data(), t.data.size())}});
+      req["typed"].push_back(
+          {{"type", t.type}, {"data", bytes_to_hex(t.data.data(), t.data.size())}});
     }
     const json r = a.call(req, kReplySlack + milliseconds(d.count / 1000));
     const auto status = r.value("status", 0u);
@@ -121,8 +128,8 @@ void CaseRun::collect(const oracle::StepExpectation& e) {
     req["code"] = EVENT_TRACE_CONTROL_STOP;
     const json r = controller_call("", req, kReplySlack);
     if (r.value("status", 1) != 0) {
-      throw HarnessFault(fmt::format("collect: stopping session {} returned {}", session,
-                                     r.value("status", 1)));
+      throw HarnessFault(
+          fmt::format("collect: stopping session {} returned {}", session, r.value("status", 1)));
     }
     sessions_[session].running = false;
     properties[session] = r.value("properties", json::object());
@@ -131,8 +138,7 @@ void CaseRun::collect(const oracle::StepExpectation& e) {
     const json r = agent(c.agent).call(
         {{"op", "consume_stop"}, {"consumer", c.consumer}, {"wait_ms", kCollectWait.count()}},
         kReplySlack + kCollectWait);
-    trace_count(c.agent, "events delivered", c.consumer,
-                r.value("records", json::array()).size());
+    trace_count(c.agent, "events delivered", c.consumer, r.value("records", json::array()).size());
     ConsumerFacts facts;
     facts.c = &case_;
     facts.traits = &traits_;

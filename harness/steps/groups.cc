@@ -15,8 +15,7 @@ std::optional<StepReply> CaseRun::disallow(const Step& step, const oracle::StepE
   require_session(d.session);
   std::vector<GUID> guids;
   for (const std::string& label : d.providers) guids.push_back(case_.providers.at(label).guid);
-  return StepReply{
-      set_disallow_list(parse_hex(sessions_.at(d.session).handle).value_or(0), guids)};
+  return StepReply{set_disallow_list(parse_hex(sessions_.at(d.session).handle).value_or(0), guids)};
 }
 
 }  // namespace etwh

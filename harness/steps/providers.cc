@@ -29,10 +29,10 @@ std::optional<StepReply> CaseRun::unregister_provider(const Step& step,
                                                       const oracle::StepExpectation&) {
   const ProviderStep& ps = step_body<ProviderStep>(step);
   const ProviderDef& p = case_.providers.at(ps.provider);
-  return StepReply{agent(p.agent).call(
-      p.subject ? json{{"op", "subject_unregister"}}
-                : json{{"op", "unregister"}, {"provider", ps.provider}},
-      kReplySlack)};
+  return StepReply{agent(p.agent).call(p.subject
+                                           ? json{{"op", "subject_unregister"}}
+                                           : json{{"op", "unregister"}, {"provider", ps.provider}},
+                                       kReplySlack)};
 }
 
 std::optional<StepReply> CaseRun::query_enabled(const Step& step,

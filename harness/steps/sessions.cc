@@ -37,9 +37,10 @@ void throw_if_machine_limit(const std::string& call, const char* exhausted, cons
         call, status));
   }
   if (status == ERROR_NO_SYSTEM_RESOURCES) {
-    throw HarnessFault(fmt::format("{} returned ERROR_NO_SYSTEM_RESOURCES ({}), which the case "
-                                   "does not expect: {}; the case cannot be judged",
-                                   call, status, exhausted));
+    throw HarnessFault(
+        fmt::format("{} returned ERROR_NO_SYSTEM_RESOURCES ({}), which the case "
+                    "does not expect: {}; the case cannot be judged",
+                    call, status, exhausted));
   }
 }
 
@@ -175,14 +176,14 @@ void CaseRun::check_callbacks(const oracle::StepExpectation& e) {
 
 void CaseRun::missing_callback(const std::string& provider, const oracle::ExpectedCallback& want) {
   fail(failed_check(want.is_enabled_rule, "callback",
-                    fmt::format("{}: expected callback (IsEnabled {}) for {} never came",
-                                provider, want.is_enabled, want.cause),
+                    fmt::format("{}: expected callback (IsEnabled {}) for {} never came", provider,
+                                want.is_enabled, want.cause),
                     fmt::format("IsEnabled {}", want.is_enabled), "none"));
 }
 
 void CaseRun::compare(const oracle::ExpectedCallback& want, const json& ev) {
-  const std::string who = fmt::format("{} callback #{} ({})", want.provider,
-                                      ev.value("n", 0), want.cause);
+  const std::string who =
+      fmt::format("{} callback #{} ({})", want.provider, ev.value("n", 0), want.cause);
   // "<who>: <field> expected <e>, observed <o>", the callback as the agent saw it beside.
   auto mismatch = [&](const std::string& rule, const char* field, const std::string& expected,
                       const std::string& observed) {
@@ -230,8 +231,8 @@ void CaseRun::compare(const oracle::ExpectedCallback& want, const json& ev) {
     mismatch(want.filter_rule, "FilterData", "NULL", ev["filter"].dump());
   } else if (want.filter == oracle::FilterExpect::kPresent && !has_filter) {
     Finding f = failed_check(want.filter_rule, "FilterData",
-                             fmt::format("{}: FilterData expected, observed NULL", who),
-                             "a filter", "NULL");
+                             fmt::format("{}: FilterData expected, observed NULL", who), "a filter",
+                             "NULL");
     f.evidence = ev.dump();
     fail(std::move(f));
   }
@@ -257,8 +258,8 @@ void CaseRun::check_timing(const oracle::StepExpectation& e, std::int64_t return
     }
   }
   if (!cb) return;  // already reported as missing
-  const std::int64_t ended = cb->value("t_ns", std::int64_t{0}) +
-                             cb->value("duration_ns", std::int64_t{0});
+  const std::int64_t ended =
+      cb->value("t_ns", std::int64_t{0}) + cb->value("duration_ns", std::int64_t{0});
   if (e.timing == oracle::TimingExpect::kReturnsBeforeCallbackEnds && returned_ns >= ended) {
     fail(failed_check(rules::kCbTimeout, "return",
                       fmt::format("Timeout 0: the call returned {} ns after the callback "

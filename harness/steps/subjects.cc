@@ -24,17 +24,17 @@ std::optional<StepReply> CaseRun::subject(const Step& step, const oracle::StepEx
 // The GUID a controller call names: a subject's own, else the case's.
 std::string CaseRun::wire_guid(const std::string& provider) const {
   auto it = subject_guids_.find(provider);
-  return it != subject_guids_.end() ? it->second
-                                    : format_guid(case_.providers.at(provider).guid);
+  return it != subject_guids_.end() ? it->second : format_guid(case_.providers.at(provider).guid);
 }
 
 json CaseRun::register_subject(const ProviderDef& p) {
-  json reply = agent(p.agent).call({{"op", "subject_register"}, {"provider", p.label}}, kReplySlack);
+  json reply =
+      agent(p.agent).call({{"op", "subject_register"}, {"provider", p.label}}, kReplySlack);
   if (reply.value("status", 1) == 0) {
     if (!reply.contains("guid") || !reply["guid"].is_string() ||
         !parse_guid(reply["guid"].get<std::string>())) {
-      throw HarnessFault("subject " + p.agent + " registered no provider with a callback: " +
-                         reply.dump());
+      throw HarnessFault("subject " + p.agent +
+                         " registered no provider with a callback: " + reply.dump());
     }
     try {
       subject_descriptions_[p.label] = subject::parse_description(reply);
@@ -57,8 +57,10 @@ void CaseRun::subject_step(const Step& step) {
     return;
   }
   const InjectCallbackStep& inject = step_body<InjectCallbackStep>(step);
-  const json req = {{"op", "subject_inject"}, {"is_enabled", inject.is_enabled},
-                    {"level", inject.level},     {"match_any", format_hex(inject.match_any)},
+  const json req = {{"op", "subject_inject"},
+                    {"is_enabled", inject.is_enabled},
+                    {"level", inject.level},
+                    {"match_any", format_hex(inject.match_any)},
                     {"match_all", format_hex(inject.match_all)}};
   const bool unknown = inject.is_enabled > EVENT_CONTROL_CODE_CAPTURE_STATE;
   try {
@@ -78,15 +80,15 @@ void CaseRun::subject_step(const Step& step) {
 }
 
 // CB-FAST: a callback slower than the scenario's budget for that provider.
-void CaseRun::check_budget(const ProviderDef& p, const std::string& which, std::int64_t duration_ns) {
+void CaseRun::check_budget(const ProviderDef& p, const std::string& which,
+                           std::int64_t duration_ns) {
   if (p.callback_budget_ms == 0) return;
   if (duration_ns > std::int64_t{p.callback_budget_ms} * 1'000'000) {
     const double ms = static_cast<double>(duration_ns) / 1e6;
     fail(failed_check(rules::kCbFast, "duration",
                       fmt::format("{}: {} took {:.1f} ms, over the scenario's budget of {} ms",
                                   p.label, which, ms, p.callback_budget_ms),
-                      fmt::format("<= {} ms", p.callback_budget_ms),
-                      fmt::format("{:.1f} ms", ms)));
+                      fmt::format("<= {} ms", p.callback_budget_ms), fmt::format("{:.1f} ms", ms)));
   }
 }
 
@@ -98,9 +100,10 @@ void CaseRun::check_callback_budgets() {
     for (const json& ev : agents_.at(p.agent)->events()) {
       if (ev.value("event", "") != "callback" || ev.value("provider", "") != label) continue;
       if (++seen <= checked) continue;
-      check_budget(p, fmt::format("callback #{} (IsEnabled {})", ev.value("n", 0),
-                                  ev.value("is_enabled", 0u)),
-                   ev.value("duration_ns", std::int64_t{0}));
+      check_budget(
+          p,
+          fmt::format("callback #{} (IsEnabled {})", ev.value("n", 0), ev.value("is_enabled", 0u)),
+          ev.value("duration_ns", std::int64_t{0}));
     }
     checked = seen;
   }
@@ -151,16 +154,18 @@ void CaseRun::judge_subjects(const oracle::StepExpectation& e) {
       auto segments = expected.find(c.consumer);
       const std::vector<json>& records = subject_records_[c.consumer][label];
       const auto findings = subject::judge_records(
-          segments != expected.end() ? segments->second : std::vector<subject::Segment>{},
-          records, case_.rules);
+          segments != expected.end() ? segments->second : std::vector<subject::Segment>{}, records,
+          case_.rules);
       for (Finding f : findings) {
-        f.text = fmt::format("consumer {} of session {}, provider {}: {}", c.consumer,
-                             c.session, label, f.text);
+        f.text = fmt::format("consumer {} of session {}, provider {}: {}", c.consumer, c.session,
+                             label, f.text);
         fail(std::move(f));
       }
       if (findings.empty()) {
-        note(fmt::format("consumer {}: {} events of provider under test {} as "
-                                     "expected", c.consumer, records.size(), label));
+        note(
+            fmt::format("consumer {}: {} events of provider under test {} as "
+                        "expected",
+                        c.consumer, records.size(), label));
       }
     }
   }

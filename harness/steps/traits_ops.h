@@ -19,7 +19,7 @@ struct TraitsStep {
   std::vector<std::uint8_t> blob;  // raw form, possibly malformed on purpose
   std::string name;                // structured form
   std::optional<GUID> group;
-  std::vector<FilterDef> custom;   // {type, data} of each custom trait
+  std::vector<FilterDef> custom;  // {type, data} of each custom trait
 };
 
 }  // namespace etwh

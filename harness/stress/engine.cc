@@ -32,7 +32,6 @@
 #include <random>
 #include <thread>
 
-
 namespace etwh::stress {
 namespace {
 
@@ -50,7 +49,6 @@ GUID random_guid() {
   g.Data4[0] = static_cast<unsigned char>((g.Data4[0] & 0x3f) | 0x80);
   return g;
 }
-
 
 // Peak RSS of this process since the last reset (Linux: VmHWM; writing 5 to clear_refs resets
 // it, so each run measures its own peak).
@@ -115,7 +113,8 @@ class WriterProcess {
         return line;
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now()).count();
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
       if (left <= 0) return std::nullopt;
       throw_if_stop_requested();
       pollfd p{from_child, POLLIN, 0};
@@ -150,7 +149,8 @@ class WriterProcess {
 
 std::string thousands(std::uint64_t v) {
   std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
   return s;
 }
 
@@ -219,7 +219,8 @@ void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go
     const StartedSession& s = res.sessions[i];
     if (ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY);
         st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("ControlTraceA(QUERY, \"{}\") failed with {}", s.name, st));
+      throw StressHarnessError(
+          fmt::format("ControlTraceA(QUERY, \"{}\") failed with {}", s.name, st));
     }
     SeriesPoint& point = series[i].back();
     point.lost += p.get()->EventsLost;
@@ -233,8 +234,7 @@ void wait_for_writers(RunResources& res, const Profile& profile, const EngineOpt
                       std::chrono::steady_clock::time_point go,
                       std::vector<std::vector<SeriesPoint>>& series) {
   ProgressLine progress(options.progress);
-  const auto writer_deadline =
-      go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
+  const auto writer_deadline = go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
   const auto step = std::chrono::milliseconds(options.series_ms);
   auto next_sample = go + step;
   auto next_draw = go;
@@ -261,7 +261,8 @@ void wait_for_writers(RunResources& res, const Profile& profile, const EngineOpt
       progress.draw(text, elapsed);
       next_draw = now + std::chrono::milliseconds(100);
     }
-    std::this_thread::sleep_until(std::min({next_sample, next_draw, now + std::chrono::milliseconds(100)}));
+    std::this_thread::sleep_until(
+        std::min({next_sample, next_draw, now + std::chrono::milliseconds(100)}));
   }
 }
 
@@ -269,11 +270,11 @@ void wait_for_writers(RunResources& res, const Profile& profile, const EngineOpt
 // each writer thread wrote, for the sequence bookkeeping.
 std::vector<std::uint64_t> collect_writer_counts(RunResources& res, const Profile& profile,
                                                  RunResult& run) {
-  std::vector<std::uint64_t> written_per_writer(std::size_t{profile.processes} * profile.threads, 0);
+  std::vector<std::uint64_t> written_per_writer(std::size_t{profile.processes} * profile.threads,
+                                                0);
   for (auto& w : res.writers) {
     if (!w->status().success()) {
-      throw StressHarnessError(
-          fmt::format("writer {} {}", w->pid(), w->status().describe()));
+      throw StressHarnessError(fmt::format("writer {} {}", w->pid(), w->status().describe()));
     }
     auto line = w->read_line(5000);
     const auto msg = line ? nlohmann::json::parse(*line, nullptr, false) : nlohmann::json();
@@ -281,7 +282,8 @@ std::vector<std::uint64_t> collect_writer_counts(RunResources& res, const Profil
       throw StressHarnessError(fmt::format("writer {} reported no counts", w->pid()));
     }
     const auto process_index = msg.at("process_index").get<std::uint32_t>();
-    run.writer_peak_rss_kb = std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
+    run.writer_peak_rss_kb =
+        std::max(run.writer_peak_rss_kb, msg.at("peak_rss_kb").get<std::uint64_t>());
     run.writer_cpu.user_s += msg.at("cpu_user_s").get<double>();
     run.writer_cpu.system_s += msg.at("cpu_system_s").get<double>();
     WriterSamples samples;
@@ -305,7 +307,8 @@ std::vector<std::uint64_t> collect_writer_counts(RunResources& res, const Profil
       run.refused_other += c.at("refused_other").get<std::uint64_t>();
       const auto first = c.at("first_write_ns").get<std::uint64_t>();
       const auto last = c.at("last_write_ns").get<std::uint64_t>();
-      if (first != 0 && (run.first_write_ns == 0 || first < run.first_write_ns)) run.first_write_ns = first;
+      if (first != 0 && (run.first_write_ns == 0 || first < run.first_write_ns))
+        run.first_write_ns = first;
       run.last_write_ns = std::max(run.last_write_ns, last);
       samples.end_ns = std::max(samples.end_ns, last);
     }
@@ -327,7 +330,8 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
     Properties p;
     const ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
     if (st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
+      throw StressHarnessError(
+          fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
     }
     s.running = false;
     res.consumers[i]->join();
@@ -386,7 +390,6 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
-
 }
 
 }  // namespace
@@ -415,35 +418,38 @@ void judge_run(RunResult& run) {
     if (s.lost_events_announced != s.events_lost) {
       run.failures.push_back(fmt::format(
           "{}: RTLostEvent pseudo-events announced {} events refused, ControlTrace says "
-          "EventsLost {}", who, s.lost_events_announced, s.events_lost));
+          "EventsLost {}",
+          who, s.lost_events_announced, s.events_lost));
     }
     if (s.lost_buffers_announced != s.realtime_buffers_lost) {
-      run.failures.push_back(fmt::format(
-          "{}: RTLostBuffer pseudo-events announced {} buffers, ControlTrace says "
-          "RealTimeBuffersLost {}", who, s.lost_buffers_announced, s.realtime_buffers_lost));
+      run.failures.push_back(
+          fmt::format("{}: RTLostBuffer pseudo-events announced {} buffers, ControlTrace says "
+                      "RealTimeBuffersLost {}",
+                      who, s.lost_buffers_announced, s.realtime_buffers_lost));
     }
     if (s.duplicates > 0) {
       run.failures.push_back(fmt::format("{}: {} duplicate events delivered", who, s.duplicates));
     }
     if (s.beyond_written > 0 || s.foreign_records > 0) {
       run.failures.push_back(fmt::format(
-          "{}: {} sequence numbers beyond what the writers wrote, {} records of no writer",
-          who, s.beyond_written, s.foreign_records));
+          "{}: {} sequence numbers beyond what the writers wrote, {} records of no writer", who,
+          s.beyond_written, s.foreign_records));
     }
     if (s.duplicates == 0 && s.missing != s.reported_lost) {
-      run.failures.push_back(fmt::format(
-          "{}: sequence numbers show {} events missing in {} gaps, {} reported lost", who,
-          s.missing, s.gaps, s.reported_lost));
+      run.failures.push_back(
+          fmt::format("{}: sequence numbers show {} events missing in {} gaps, {} reported lost",
+                      who, s.missing, s.gaps, s.reported_lost));
     }
-    const double span_s =
-        s.last_delivery_ns > run.first_write_ns
-            ? static_cast<double>(s.last_delivery_ns - run.first_write_ns) / 1e9 : 0.0;
+    const double span_s = s.last_delivery_ns > run.first_write_ns
+                              ? static_cast<double>(s.last_delivery_ns - run.first_write_ns) / 1e9
+                              : 0.0;
     if (span_s > 0) {
       s.events_per_s = static_cast<double>(s.delivered) / span_s;
       s.mb_per_s = static_cast<double>(s.delivered_bytes) / span_s / 1e6;
     }
     s.lag_ms = s.last_delivery_ns > run.last_write_ns
-                   ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6 : 0.0;
+                   ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6
+                   : 0.0;
     for (SeriesPoint& point : s.series) {
       const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
       double written = 0;
@@ -469,8 +475,8 @@ void judge_run(RunResult& run) {
         p.name, refused, max_events_lost, sum_events_lost, max_events_lost, sum_events_lost));
   }
   if (p.expect_loss == LossExpectation::kNone && total_lost > 0) {
-    run.failures.push_back(fmt::format("{}: the profile expects no loss, {} events were lost",
-                                       p.name, total_lost));
+    run.failures.push_back(
+        fmt::format("{}: the profile expects no loss, {} events were lost", p.name, total_lost));
   }
   if (p.expect_loss == LossExpectation::kSome && total_lost == 0) {
     run.failures.push_back(fmt::format(
@@ -505,11 +511,13 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   broker = current_broker();
   const std::string provider_text = format_guid(provider);
   for (std::uint32_t i = 0; i < profile.processes; ++i) {
-    std::vector<std::string> args = {
-        "--provider", provider_text, "--process-index", std::to_string(i), "--threads",
-        std::to_string(profile.threads), "--payload-bytes", std::to_string(profile.payload_bytes),
-        "--rate", std::to_string(profile.rate), "--duration-ms",
-        std::to_string(profile.duration_ms), "--series-ms", std::to_string(options.series_ms)};
+    std::vector<std::string> args = {"--provider",      provider_text,
+                                     "--process-index", std::to_string(i),
+                                     "--threads",       std::to_string(profile.threads),
+                                     "--payload-bytes", std::to_string(profile.payload_bytes),
+                                     "--rate",          std::to_string(profile.rate),
+                                     "--duration-ms",   std::to_string(profile.duration_ms),
+                                     "--series-ms",     std::to_string(options.series_ms)};
     if (profile.burst_events > 0) {
       args.insert(args.end(), {"--burst-events", std::to_string(profile.burst_events),
                                "--burst-period-ms", std::to_string(profile.burst_period_ms)});
@@ -537,8 +545,8 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   wait_for_writers(res, profile, options, go, series);
   const std::vector<std::uint64_t> written_per_writer = collect_writer_counts(res, profile, run);
   stop_sessions(res, written_per_writer, run);
-  const double end_ms = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - go).count();
+  const double end_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go).count();
   for (std::size_t i = 0; i < run.sessions.size(); ++i) {
     SessionResult& r = run.sessions[i];
     r.series = std::move(series[i]);
@@ -586,7 +594,8 @@ RunResult run_profile(const Profile& profile, const EngineOptions& options) {
     run.consumer_peak_rss_kb = peak_rss_kb();
   }
   judge_run(run);
-  run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }
 

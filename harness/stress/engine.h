@@ -24,20 +24,20 @@ class StressHarnessError : public std::runtime_error {
 // One step of a session's time series (every EngineOptions::series_ms while the writers run,
 // and a last one once the session stopped). Counts are cumulative since the run began.
 struct SeriesPoint {
-  double t_ms = 0;                 // since the writers were told to go
-  std::uint64_t written = 0;       // from the writers' own samples (written_at)
+  double t_ms = 0;            // since the writers were told to go
+  std::uint64_t written = 0;  // from the writers' own samples (written_at)
   std::uint64_t delivered = 0;
-  std::uint64_t lost = 0;          // EventsLost (ControlTrace QUERY) + RTLostBuffer events so far
-  std::uint64_t lag_events = 0;    // written - delivered - lost: written, not yet consumed
+  std::uint64_t lost = 0;            // EventsLost (ControlTrace QUERY) + RTLostBuffer events so far
+  std::uint64_t lag_events = 0;      // written - delivered - lost: written, not yet consumed
   std::uint64_t buffers_in_use = 0;  // NumberOfBuffers - FreeBuffers
 };
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
 struct LossNotice {
-  std::uint64_t at_ns = 0;     // CLOCK_MONOTONIC, when the consumer callback got it
-  std::uint8_t opcode = 0;     // 32 RTLostEvent, 33 RTLostBuffer
-  std::uint64_t buffers = 0;   // RTLostBuffer: buffers lost
-  std::uint64_t events = 0;    // events those buffers held, or refused at write (RTLostEvent)
+  std::uint64_t at_ns = 0;    // CLOCK_MONOTONIC, when the consumer callback got it
+  std::uint8_t opcode = 0;    // 32 RTLostEvent, 33 RTLostBuffer
+  std::uint64_t buffers = 0;  // RTLostBuffer: buffers lost
+  std::uint64_t events = 0;   // events those buffers held, or refused at write (RTLostEvent)
 };
 // A run keeps at most this many notices per session (their counts are summed regardless).
 inline constexpr std::size_t kMaxLossNotices = 10000;
@@ -54,15 +54,15 @@ struct SessionResult {
   std::uint64_t number_of_buffers = 0;
   std::uint64_t free_buffers = 0;
   // What the RT_LostEvent pseudo-events announced.
-  std::uint64_t lost_buffer_notices = 0;   // RTLostBuffer records
+  std::uint64_t lost_buffer_notices = 0;  // RTLostBuffer records
   std::uint64_t lost_buffers_announced = 0;
   std::uint64_t lost_buffer_events_announced = 0;  // events held by those buffers
   std::uint64_t lost_events_announced = 0;         // RTLostEvent: refused at write
-  std::uint64_t reported_lost = 0;  // events_lost + lost_buffer_events_announced
-  std::vector<LossNotice> loss_notices;  // the first kMaxLossNotices, in arrival order
+  std::uint64_t reported_lost = 0;                 // events_lost + lost_buffer_events_announced
+  std::vector<LossNotice> loss_notices;            // the first kMaxLossNotices, in arrival order
   // From sequence numbers.
   std::uint64_t duplicates = 0, gaps = 0, missing = 0, beyond_written = 0;
-  std::uint64_t foreign_records = 0;  // records of no known writer, or too short to carry a stamp
+  std::uint64_t foreign_records = 0;   // records of no known writer, or too short to carry a stamp
   std::uint64_t clock_inversions = 0;  // callback time earlier than write time
   LatencyHistogram latency;
   std::uint64_t first_delivery_ns = 0, last_delivery_ns = 0;
@@ -87,7 +87,7 @@ struct RunResult {
   double write_events_per_s = 0;
   std::uint64_t writer_peak_rss_kb = 0;    // the largest writer process
   std::uint64_t consumer_peak_rss_kb = 0;  // this process (VmHWM, reset at the run's start)
-  CpuTime writer_cpu;    // every writer process, summed
+  CpuTime writer_cpu;                      // every writer process, summed
   CpuTime consumer_cpu;  // this process during the run (the consumers, and etwh's own waiting)
   double writer_cpu_ns_per_event = 0;    // per EventWrite call
   double consumer_cpu_ns_per_event = 0;  // per delivered event, over all sessions
@@ -99,8 +99,8 @@ struct RunResult {
 };
 
 struct EngineOptions {
-  std::filesystem::path writer;  // the etwh-stress-writer executable
-  bool progress = false;         // draw progress on stderr (the caller checked it is a TTY)
+  std::filesystem::path writer;   // the etwh-stress-writer executable
+  bool progress = false;          // draw progress on stderr (the caller checked it is a TTY)
   std::uint64_t series_ms = 100;  // time series step
 };
 

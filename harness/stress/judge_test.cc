@@ -53,9 +53,10 @@ TEST(StressJudge, ImbalanceNamesSessionAndNumbers) {
   run.sessions[0].missing = 401;
   judge_run(run);
   EXPECT_FALSE(run.sessions[0].balanced);
-  EXPECT_TRUE(mentions(run, "p session s0: written 1000 != delivered 599 + reported lost 400 "
-                            "(EventsLost 0 + 400 events in 10 realtime buffers lost): 1 events "
-                            "unaccounted for"))
+  EXPECT_TRUE(mentions(run,
+                       "p session s0: written 1000 != delivered 599 + reported lost 400 "
+                       "(EventsLost 0 + 400 events in 10 realtime buffers lost): 1 events "
+                       "unaccounted for"))
       << run.failures.front();
 }
 
@@ -63,15 +64,17 @@ TEST(StressJudge, PseudoEventsMustMatchTheCounters) {
   RunResult run = balanced_slow_run();
   run.sessions[0].lost_buffers_announced = 9;
   judge_run(run);
-  EXPECT_TRUE(mentions(run, "RTLostBuffer pseudo-events announced 9 buffers, ControlTrace says "
-                            "RealTimeBuffersLost 10"));
+  EXPECT_TRUE(mentions(run,
+                       "RTLostBuffer pseudo-events announced 9 buffers, ControlTrace says "
+                       "RealTimeBuffersLost 10"));
   RunResult refused = balanced_slow_run();
   refused.sessions[0].events_lost = 5;  // no RTLostEvent announced them, no call was refused
   refused.sessions[0].delivered = 595;
   judge_run(refused);
   EXPECT_TRUE(refused.sessions[0].balanced);
-  EXPECT_TRUE(mentions(refused, "RTLostEvent pseudo-events announced 0 events refused, "
-                                "ControlTrace says EventsLost 5"));
+  EXPECT_TRUE(mentions(refused,
+                       "RTLostEvent pseudo-events announced 0 events refused, "
+                       "ControlTrace says EventsLost 5"));
   EXPECT_TRUE(mentions(refused, "EventWrite refused 0 calls"));
 }
 
@@ -105,7 +108,8 @@ TEST(StressJudge, SequenceFindingsFail) {
   RunResult gap = balanced_slow_run();
   gap.sessions[0].missing = 399;
   judge_run(gap);
-  EXPECT_TRUE(mentions(gap, "sequence numbers show 399 events missing in 3 gaps, 400 reported lost"));
+  EXPECT_TRUE(
+      mentions(gap, "sequence numbers show 399 events missing in 3 gaps, 400 reported lost"));
 }
 
 TEST(StressJudge, LossExpectationIsPartOfTheVerdict) {
@@ -142,7 +146,9 @@ TEST(StressJudge, SeriesTakesWrittenFromTheWritersSamplesAndCpuPerEvent) {
   w.total = 1000;
   run.writer_samples = {w};
   SessionResult& s = run.sessions[0];
-  s.series = {{100, 0, 250, 0, 0, 3}, {200, 0, 500, 100, 0, 4}, {300, 0, 550, 300, 0, 5},
+  s.series = {{100, 0, 250, 0, 0, 3},
+              {200, 0, 500, 100, 0, 4},
+              {300, 0, 550, 300, 0, 5},
               {350, 0, 600, 400, 0, 0}};
   run.writer_cpu = {0.001, 0.0005};
   run.consumer_cpu = {0.0003, 0.0};

@@ -11,16 +11,23 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kDimensions[] = {
-    "processes",       "threads",          "sessions",        "rate",
-    "payload_bytes",   "burst.events",     "burst.period_ms", "duration_ms",
-    "consumer.delay_us", "buffers.buffer_size_kb", "buffers.minimum", "buffers.maximum",
-    "buffers.flush_timer_s"};
+const char* const kDimensions[] = {"processes",
+                                   "threads",
+                                   "sessions",
+                                   "rate",
+                                   "payload_bytes",
+                                   "burst.events",
+                                   "burst.period_ms",
+                                   "duration_ms",
+                                   "consumer.delay_us",
+                                   "buffers.buffer_size_kb",
+                                   "buffers.minimum",
+                                   "buffers.maximum",
+                                   "buffers.flush_timer_s"};
 
 // Per-record overhead etwrt adds to the payload in a buffer (80-byte header, 8-byte alignment),
 // rounded up so that a payload the loader accepts always fits.
 constexpr std::uint64_t kRecordOverhead = 128;
-
 
 class Checker {
  public:
@@ -67,8 +74,9 @@ class Checker {
 Profile check_profile(const json& doc, const std::string& where, const std::string& name,
                       const std::string& file) {
   Checker c(where);
-  c.only(doc, "", {"description", "processes", "threads", "sessions", "rate", "payload_bytes",
-                   "burst", "duration_ms", "consumer", "buffers", "expect_loss"});
+  c.only(doc, "",
+         {"description", "processes", "threads", "sessions", "rate", "payload_bytes", "burst",
+          "duration_ms", "consumer", "buffers", "expect_loss"});
   Profile p;
   p.name = name;
   p.file = file;
@@ -87,8 +95,9 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
   auto rate = doc.find("rate");
   if (rate == doc.end()) c.fail("", "missing field \"rate\" (events/s per thread, or \"max\")");
   if (rate->is_string()) {
-    if (*rate != "max") c.fail("/rate", "expected a number of events/s or \"max\", got \"" +
-                                            rate->get<std::string>() + "\"");
+    if (*rate != "max")
+      c.fail("/rate",
+             "expected a number of events/s or \"max\", got \"" + rate->get<std::string>() + "\"");
     p.rate = 0;
   } else {
     p.rate = c.count(doc, "", "rate", 1, 1000000000, std::nullopt);
@@ -115,11 +124,11 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
         static_cast<std::uint32_t>(c.count(*it, "/buffers", "minimum", 2, 100000, 4));
     b.maximum_buffers =
         static_cast<std::uint32_t>(c.count(*it, "/buffers", "maximum", 2, 100000, 32));
-    b.flush_timer_s = static_cast<std::uint32_t>(c.count(*it, "/buffers", "flush_timer_s", 0,
-                                                         3600, 1));
+    b.flush_timer_s =
+        static_cast<std::uint32_t>(c.count(*it, "/buffers", "flush_timer_s", 0, 3600, 1));
     if (b.maximum_buffers < b.minimum_buffers) {
-      c.fail("/buffers/maximum", std::to_string(b.maximum_buffers) + " < minimum " +
-                                     std::to_string(b.minimum_buffers));
+      c.fail("/buffers/maximum",
+             std::to_string(b.maximum_buffers) + " < minimum " + std::to_string(b.minimum_buffers));
     }
   }
   if (p.payload_bytes + kRecordOverhead > std::uint64_t{p.buffers.buffer_size_kb} * 1024) {
@@ -127,9 +136,12 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
                                  std::to_string(p.buffers.buffer_size_kb) + " KB buffer");
   }
   if (auto it = doc.find("expect_loss"); it != doc.end()) {
-    if (*it == "none") p.expect_loss = LossExpectation::kNone;
-    else if (*it == "some") p.expect_loss = LossExpectation::kSome;
-    else c.fail("/expect_loss", "expected \"none\" or \"some\", got " + it->dump());
+    if (*it == "none")
+      p.expect_loss = LossExpectation::kNone;
+    else if (*it == "some")
+      p.expect_loss = LossExpectation::kSome;
+    else
+      c.fail("/expect_loss", "expected \"none\" or \"some\", got " + it->dump());
   }
   return p;
 }
@@ -191,7 +203,8 @@ std::vector<Profile> load_profile_text(const std::string& text, const std::strin
       Checker(file).fail(ptr.parent_pointer().to_string(), "expected an object to sweep into");
     }
     swept[ptr] = v;
-    out.push_back(check_profile(swept, file + " [--sweep " + tag + "]", stem + "[" + tag + "]", file));
+    out.push_back(
+        check_profile(swept, file + " [--sweep " + tag + "]", stem + "[" + tag + "]", file));
   }
   return out;
 }
@@ -210,7 +223,8 @@ std::vector<std::filesystem::path> profiles_in_folder(const std::filesystem::pat
     if (entry.path().extension() == ".json" && !entry.is_directory()) files.push_back(entry.path());
   }
   if (ec) throw InputError(folder.string(), "", "cannot read the folder: " + ec.message());
-  if (files.empty()) throw InputError(folder.string(), "", "no *.json stress profile in the folder");
+  if (files.empty())
+    throw InputError(folder.string(), "", "no *.json stress profile in the folder");
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -83,8 +83,8 @@ TEST(StressProfile, SweepMakesOneProfilePerValue) {
   EXPECT_EQ(profiles[0].name, "s[buffers.maximum=10]");
   EXPECT_EQ(profiles[0].buffers.maximum_buffers, 10u);
   EXPECT_EQ(profiles[1].buffers.maximum_buffers, 20u);
-  const auto rates = load_profile_text(R"({"rate": 5, "duration_ms": 1})", "s.json",
-                                       parse_sweep("rate=max,1000"));
+  const auto rates =
+      load_profile_text(R"({"rate": 5, "duration_ms": 1})", "s.json", parse_sweep("rate=max,1000"));
   EXPECT_EQ(rates[0].rate, 0u);
   EXPECT_EQ(rates[1].rate, 1000u);
 }

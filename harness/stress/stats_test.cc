@@ -103,7 +103,7 @@ TEST(WriterSamples, WrittenAtInterpolatesBetweenSamples) {
   w.end_ns = 1250;           // the last write: the sample at 1300 came after it
   w.total = 40;
   EXPECT_EQ(written_at(w, 900), 0.0);
-  EXPECT_EQ(written_at(w, 1050), 5.0);   // (1000, 0) .. (1100, 10)
+  EXPECT_EQ(written_at(w, 1050), 5.0);  // (1000, 0) .. (1100, 10)
   EXPECT_EQ(written_at(w, 1100), 10.0);
   EXPECT_EQ(written_at(w, 1150), 20.0);  // (1100, 10) .. (1200, 30)
   EXPECT_EQ(written_at(w, 1225), 35.0);  // (1200, 30) .. (1250, 40)

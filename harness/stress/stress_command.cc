@@ -57,9 +57,9 @@ void print_console(const Outcome& o, std::ostream& out) {
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency "
         "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us; lag {:.1f} ms; gaps {}, duplicates {}\n",
-        s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written, s.balanced ? "=" : "!=",
-        s.delivered, s.reported_lost, s.events_lost, s.realtime_buffers_lost,
-        s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
+        s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
+        s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
+        s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
         us(s.latency.percentile(0.999)), s.lag_ms, s.gaps, s.duplicates);
   }
@@ -68,8 +68,7 @@ void print_console(const Outcome& o, std::ostream& out) {
       "writer {:.1f} ns/event, consumer {:.1f} ns/event; {:.2f} s\n",
       status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
-      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
-      r.duration_s);
+      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event, r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
 }
 
@@ -189,9 +188,9 @@ nlohmann::ordered_json results_document(const StressArgs& args,
                                         const std::vector<Outcome>& outcomes, double duration) {
   nlohmann::ordered_json doc;
   doc["schema_version"] = 1;
-  doc["run_info"] = {{"platform", args.platform}, {"etwh_version", args.version},
-                     {"start_time", args.start_time}, {"host", args.host},
-                     {"duration", duration}, {"command_line", args.command_line},
+  doc["run_info"] = {{"platform", args.platform},      {"etwh_version", args.version},
+                     {"start_time", args.start_time},  {"host", args.host},
+                     {"duration", duration},           {"command_line", args.command_line},
                      {"repetitions", args.repetitions}};
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o));
@@ -278,12 +277,13 @@ int run_stress_command(const StressArgs& args) {
       outcomes.push_back(std::move(o));
     }
   }
-  const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double duration =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) {
     return o.run && !o.run->failures.empty();
   });
-  const auto faults = std::count_if(outcomes.begin(), outcomes.end(),
-                                    [](const Outcome& o) { return !o.run; });
+  const auto faults =
+      std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return !o.run; });
   std::cout << fmt::format("{} runs, {} failed, {} harness errors, platform {}, {:.2f} s\n",
                            outcomes.size(), failed, faults, args.platform, duration);
 

@@ -28,33 +28,53 @@ void Trace::append(json event) {
 }
 
 void Trace::name_process(std::int64_t pid, const std::string& name) {
-  append({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+  append({{"ph", "M"},
+          {"name", "process_name"},
+          {"pid", pid},
+          {"tid", 0},
           {"args", {{"name", name}}}});
 }
 
 void Trace::name_thread(Track track, const std::string& name) {
-  append({{"ph", "M"}, {"name", "thread_name"}, {"pid", track.pid}, {"tid", track.tid},
+  append({{"ph", "M"},
+          {"name", "thread_name"},
+          {"pid", track.pid},
+          {"tid", track.tid},
           {"args", {{"name", name}}}});
 }
 
 void Trace::complete(Track track, const std::string& name, const std::string& category,
                      std::int64_t begin_ns, std::int64_t end_ns, json args) {
-  append({{"ph", "X"}, {"name", name}, {"cat", category}, {"pid", track.pid},
-          {"tid", track.tid}, {"ts", to_us(begin_ns)},
+  append({{"ph", "X"},
+          {"name", name},
+          {"cat", category},
+          {"pid", track.pid},
+          {"tid", track.tid},
+          {"ts", to_us(begin_ns)},
           {"dur", static_cast<double>(std::max<std::int64_t>(end_ns - begin_ns, 0)) / 1000.0},
           {"args", std::move(args)}});
 }
 
 void Trace::counter(std::int64_t pid, const std::string& name, std::int64_t at_ns,
                     const json& values) {
-  append({{"ph", "C"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", to_us(at_ns)},
+  append({{"ph", "C"},
+          {"name", name},
+          {"pid", pid},
+          {"tid", 0},
+          {"ts", to_us(at_ns)},
           {"args", values}});
 }
 
 void Trace::instant(Track track, const std::string& name, const std::string& category,
                     std::int64_t at_ns, json args) {
-  append({{"ph", "i"}, {"s", "t"}, {"name", name}, {"cat", category}, {"pid", track.pid},
-          {"tid", track.tid}, {"ts", to_us(at_ns)}, {"args", std::move(args)}});
+  append({{"ph", "i"},
+          {"s", "t"},
+          {"name", name},
+          {"cat", category},
+          {"pid", track.pid},
+          {"tid", track.tid},
+          {"ts", to_us(at_ns)},
+          {"args", std::move(args)}});
 }
 
 void Trace::set_metadata(const std::string& key, json value) {
@@ -73,14 +93,15 @@ json Trace::document() const {
   // Names first, then by time; of two slices that begin together the longer (the enclosing
   // one) first, so that every track reads in order.
   auto key = [](const json& e) {
-    const double ts = e.contains("ts") ? e["ts"].get<double>()
-                                       : -std::numeric_limits<double>::infinity();
+    const double ts =
+        e.contains("ts") ? e["ts"].get<double>() : -std::numeric_limits<double>::infinity();
     const double dur = e.contains("dur") ? e["dur"].get<double>() : 0.0;
     return std::pair(ts, -dur);
   };
   std::stable_sort(events.begin(), events.end(),
                    [&](const json& a, const json& b) { return key(a) < key(b); });
-  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"},
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ns"},
           {"metadata", std::move(metadata)}};
 }
 

@@ -19,8 +19,8 @@
 namespace etwh {
 namespace {
 
-using nlohmann::json;
 using agent::LineWriter;
+using nlohmann::json;
 
 // What one wrapped registration needs in its callback. Lives until the process ends, so that a
 // late callback still finds it.
@@ -80,8 +80,12 @@ void wrapped_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level
 constexpr auto kSlotCallbacks = agent::make_slot_callbacks<wrapped_callback, kSlots>();
 
 json descriptor_json(const EVENT_DESCRIPTOR& d) {
-  return {{"id", d.Id},         {"version", d.Version}, {"channel", d.Channel},
-          {"level", d.Level},   {"opcode", d.Opcode},   {"task", d.Task},
+  return {{"id", d.Id},
+          {"version", d.Version},
+          {"channel", d.Channel},
+          {"level", d.Level},
+          {"opcode", d.Opcode},
+          {"task", d.Task},
           {"keyword", format_hex(d.Keyword)}};
 }
 
@@ -109,12 +113,13 @@ class Subject final : public agent::AgentExtension, public Registrar {
     int slot = -1;
     for (int i = 0; i < kSlots && slot < 0; ++i) {
       WrappedCallback* expected = nullptr;
-      if (g_wrapped[static_cast<std::size_t>(i)].compare_exchange_strong(expected, w.get())) slot = i;
+      if (g_wrapped[static_cast<std::size_t>(i)].compare_exchange_strong(expected, w.get()))
+        slot = i;
     }
     if (slot < 0) return ERROR_NOT_ENOUGH_MEMORY;  // more live registrations than wrappers
     // The slot is filled first: the platform may call back from inside EventRegister.
-    const ULONG status = EventRegister(provider_id, kSlotCallbacks[static_cast<std::size_t>(slot)],
-                                       context, handle);
+    const ULONG status =
+        EventRegister(provider_id, kSlotCallbacks[static_cast<std::size_t>(slot)], context, handle);
     if (status != ERROR_SUCCESS) {
       g_wrapped[static_cast<std::size_t>(slot)].store(nullptr);
       return status;
@@ -153,8 +158,10 @@ class Subject final : public agent::AgentExtension, public Registrar {
                   {"test_events", json::array()},
                   {"state_events", json::array()},
                   {"id_filter", d.id_filter ? json(*d.id_filter) : json(nullptr)}};
-    for (const EVENT_DESCRIPTOR& e : d.test_events) reply["test_events"].push_back(descriptor_json(e));
-    for (const EVENT_DESCRIPTOR& e : d.state_events) reply["state_events"].push_back(descriptor_json(e));
+    for (const EVENT_DESCRIPTOR& e : d.test_events)
+      reply["test_events"].push_back(descriptor_json(e));
+    for (const EVENT_DESCRIPTOR& e : d.state_events)
+      reply["state_events"].push_back(descriptor_json(e));
     return reply;
   }
 

@@ -44,9 +44,8 @@ json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
   return out;
 }
 
-void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
-                 ULONGLONG match_any, ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter,
-                 PVOID context) {
+void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
+                 ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter, PVOID context) {
   auto entered = std::chrono::steady_clock::now();
   CallbackState* state = g_slots[static_cast<std::size_t>(slot)].load();
   json event = {
@@ -65,8 +64,10 @@ void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
     std::this_thread::sleep_for(std::chrono::milliseconds(state->delay_ms));
   }
   auto left = std::chrono::steady_clock::now();
-  event["t_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(entered.time_since_epoch()).count();
-  event["duration_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered).count();
+  event["t_ns"] =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(entered.time_since_epoch()).count();
+  event["duration_ns"] =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(left - entered).count();
   event["tid"] = current_tid();
   if (state != nullptr) {
     state->out->write(event);
@@ -223,7 +224,8 @@ json Agent::do_register(const json& request) {
   std::uint32_t delay_ms = 0;
   if (const json* behavior = f.optional_object("behavior")) {
     RequestFields b(*behavior, "behavior.");
-    delay_ms = static_cast<std::uint32_t>(b.optional_unsigned_int("delay_ms", 3'600'000).value_or(0));
+    delay_ms =
+        static_cast<std::uint32_t>(b.optional_unsigned_int("delay_ms", 3'600'000).value_or(0));
     b.reject_unknown();
   }
   f.reject_unknown();
@@ -246,9 +248,9 @@ json Agent::do_register(const json& request) {
     reg.state = state.get();
     states_.push_back(std::move(state));
   }
-  ULONG status = EventRegister(&guid, reg.slot >= 0 ? kCallbacks[static_cast<std::size_t>(reg.slot)] : nullptr,
-                               reinterpret_cast<PVOID>(static_cast<std::uintptr_t>(context)),
-                               &reg.handle);
+  ULONG status =
+      EventRegister(&guid, reg.slot >= 0 ? kCallbacks[static_cast<std::size_t>(reg.slot)] : nullptr,
+                    reinterpret_cast<PVOID>(static_cast<std::uintptr_t>(context)), &reg.handle);
   json reply = {{"status", status}, {"handle", format_hex(reg.handle)}};
   if (status == ERROR_SUCCESS) {
     registrations_[label] = reg;
@@ -308,7 +310,8 @@ json Agent::do_write(const json& request) {
   const json* descriptor = f.optional_object("descriptor");
   if (descriptor == nullptr) f.fail("descriptor", "missing");
   EVENT_DESCRIPTOR d = read_descriptor(*descriptor);
-  std::vector<std::uint8_t> payload = f.optional_bytes("payload").value_or(std::vector<std::uint8_t>{});
+  std::vector<std::uint8_t> payload =
+      f.optional_bytes("payload").value_or(std::vector<std::uint8_t>{});
   auto count = f.optional_unsigned_int("count", 1'000'000'000).value_or(1);
   // A sequence number in the first 8 payload bytes (little-endian) lets the driver judge order,
   // loss and duplicates exactly.
@@ -329,7 +332,8 @@ json Agent::do_write(const json& request) {
   std::vector<EVENT_DATA_DESCRIPTOR> data(1 + typed_bytes.size());
   EventDataDescCreate(&data[0], payload.data(), static_cast<ULONG>(payload.size()));
   for (std::size_t i = 0; i < typed_bytes.size(); ++i) {
-    EventDataDescCreate(&data[i + 1], typed_bytes[i].data(), static_cast<ULONG>(typed_bytes[i].size()));
+    EventDataDescCreate(&data[i + 1], typed_bytes[i].data(),
+                        static_cast<ULONG>(typed_bytes[i].size()));
     // Type is Reserved's low byte; older mingw-w64 headers know only Reserved.
     data[i + 1].Reserved = typed_types[i];
   }
@@ -341,7 +345,8 @@ json Agent::do_write(const json& request) {
   for (std::uint64_t i = 0; i < count; ++i) {
     if (sequence) {
       std::uint64_t v = *sequence + i;
-      for (int b = 0; b < 8; ++b) payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(v >> (8 * b));
+      for (int b = 0; b < 8; ++b)
+        payload[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(v >> (8 * b));
     }
     ULONG status = EventWrite(reg.handle, &d, count_of, count_of == 0 ? nullptr : &data[first]);
     if (status != ERROR_SUCCESS) {
@@ -361,7 +366,8 @@ json Agent::do_consume_start(const json& request) {
     f.fail("mode", "must be \"event_record\" or \"event_trace\", got \"" + mode + "\"");
   }
   std::uint64_t context = f.optional_hex("context").value_or(0);
-  auto delay_us = static_cast<std::uint32_t>(f.optional_unsigned_int("delay_us", 1'000'000).value_or(0));
+  auto delay_us =
+      static_cast<std::uint32_t>(f.optional_unsigned_int("delay_us", 1'000'000).value_or(0));
   auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
   f.reject_unknown();
   if (consumers_.count(label) != 0) f.fail("consumer", "label \"" + label + "\" is already in use");

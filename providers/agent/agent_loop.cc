@@ -14,12 +14,9 @@ void run_agent_loop(Agent& agent, LineWriter& out) {
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     int exit_code = 0;
     switch (agent.handle_line(line, exit_code)) {
-      case Agent::Next::kContinue:
-        break;
-      case Agent::Next::kExit:
-        exit_now(exit_code);
-      case Agent::Next::kCrash:
-        crash_now();
+      case Agent::Next::kContinue: break;
+      case Agent::Next::kExit: exit_now(exit_code);
+      case Agent::Next::kCrash: crash_now();
     }
   }
   exit_now(0);

@@ -47,8 +47,10 @@ std::int64_t steady_ns() {
 ULONG WINAPI control_callback(WMIDPREQUESTCODE code, PVOID context, ULONG*, PVOID buffer) {
   auto* s = static_cast<ClassicState*>(context);
   const std::int64_t entered = steady_ns();
-  json event = {{"event", "classic_callback"}, {"provider", s->label},
-                {"n", ++s->invocations}, {"request_code", static_cast<unsigned>(code)},
+  json event = {{"event", "classic_callback"},
+                {"provider", s->label},
+                {"n", ++s->invocations},
+                {"request_code", static_cast<unsigned>(code)},
                 {"t_ns", entered}};
   if (code == WMI_ENABLE_EVENTS) {
     // The documented way: the logger handle from the WNODE_HEADER, level and flags from it.
@@ -230,8 +232,7 @@ json ClassicProviders::do_trace_event(const json& request) {
     } else if (tail > 0) {
       std::memcpy(storage.data() + sizeof header, data.data(), tail);
     }
-    const ULONG status =
-        TraceEvent(logger, reinterpret_cast<PEVENT_TRACE_HEADER>(storage.data()));
+    const ULONG status = TraceEvent(logger, reinterpret_cast<PEVENT_TRACE_HEADER>(storage.data()));
     if (status != ERROR_SUCCESS) {
       if (failed++ == 0) first_status = status;
     }
@@ -243,8 +244,8 @@ json ClassicProviders::do_trace_message(const json& request) {
   RequestFields f(request);
   ClassicState& s = state(f.string("provider"));
   const auto number = static_cast<USHORT>(f.optional_unsigned_int("number", 65535).value_or(0));
-  const auto message_flags = static_cast<ULONG>(f.optional_unsigned_int("message_flags", 0xffff)
-                                                    .value_or(TRACE_MESSAGE_SEQUENCE));
+  const auto message_flags = static_cast<ULONG>(
+      f.optional_unsigned_int("message_flags", 0xffff).value_or(TRACE_MESSAGE_SEQUENCE));
   const std::vector<std::uint8_t> payload =
       f.optional_bytes("payload").value_or(std::vector<std::uint8_t>{});
   const auto count = f.optional_unsigned_int("count", 1'000'000).value_or(1);
@@ -266,12 +267,12 @@ json ClassicProviders::do_trace_message(const json& request) {
       for (std::size_t b = 0; b < 8; ++b) {
         seq_bytes[b] = static_cast<std::uint8_t>((*sequence + i) >> (8 * b));
       }
-      status = TraceMessage(logger, message_flags, &s.control, number,
-                            static_cast<void*>(seq_bytes), sizeof seq_bytes, payload_ptr,
-                            payload.size(), static_cast<void*>(nullptr));
+      status =
+          TraceMessage(logger, message_flags, &s.control, number, static_cast<void*>(seq_bytes),
+                       sizeof seq_bytes, payload_ptr, payload.size(), static_cast<void*>(nullptr));
     } else {
-      status = TraceMessage(logger, message_flags, &s.control, number, payload_ptr,
-                            payload.size(), static_cast<void*>(nullptr));
+      status = TraceMessage(logger, message_flags, &s.control, number, payload_ptr, payload.size(),
+                            static_cast<void*>(nullptr));
     }
     if (status != ERROR_SUCCESS) {
       if (failed++ == 0) first_status = status;

@@ -37,8 +37,10 @@ constexpr USHORT kExtTypeProvTraits = 0x000C;
 constexpr USHORT kExtTypeEventSchemaTl = 0x000B;  // EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL
 
 // Spelled out here: not every SDK's evntrace.h defines both names.
-constexpr GUID kEventTraceGuid = {0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
-constexpr GUID kRtLostEventGuid = {0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
+constexpr GUID kEventTraceGuid = {
+    0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+constexpr GUID kRtLostEventGuid = {
+    0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
 
 const char* kind_of(const GUID& provider) {
   if (IsEqualGUID(provider, kEventTraceGuid)) return "header";
@@ -126,11 +128,16 @@ void Consumer::on_record(const EVENT_RECORD& r) {
   const EVENT_DESCRIPTOR& d = h.EventDescriptor;
   json rec = {{"kind", kind_of(h.ProviderId)},
               {"provider", format_guid(h.ProviderId)},
-              {"id", d.Id}, {"version", d.Version}, {"channel", d.Channel},
-              {"level", d.Level}, {"opcode", d.Opcode}, {"task", d.Task},
+              {"id", d.Id},
+              {"version", d.Version},
+              {"channel", d.Channel},
+              {"level", d.Level},
+              {"opcode", d.Opcode},
+              {"task", d.Task},
               {"keyword", format_hex(d.Keyword)},
               {"ts", h.TimeStamp.QuadPart},
-              {"pid", h.ProcessId}, {"tid", h.ThreadId},
+              {"pid", h.ProcessId},
+              {"tid", h.ThreadId},
               {"flags", h.Flags},
               {"activity", format_guid(h.ActivityId)},
               {"payload", bytes_to_hex(r.UserData, r.UserData ? r.UserDataLength : 0)},
@@ -162,9 +169,12 @@ void Consumer::on_trace(const EVENT_TRACE& t) {
   const EVENT_TRACE_HEADER& h = t.Header;
   json rec = {{"kind", kind_of(h.Guid)},
               {"provider", format_guid(h.Guid)},
-              {"opcode", h.Class.Type}, {"level", h.Class.Level}, {"version", h.Class.Version},
+              {"opcode", h.Class.Type},
+              {"level", h.Class.Level},
+              {"version", h.Class.Version},
               {"ts", h.TimeStamp.QuadPart},
-              {"pid", h.ProcessId}, {"tid", h.ThreadId},
+              {"pid", h.ProcessId},
+              {"tid", h.ThreadId},
               {"payload", bytes_to_hex(t.MofData, t.MofData ? t.MofLength : 0)},
               {"seq", sequence_of(t.MofData, t.MofLength)}};
   slow_down();

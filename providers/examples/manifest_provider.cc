@@ -18,7 +18,8 @@
 namespace {
 
 // {6e1d3c2a-5b4f-4c8e-9a71-2f0d8b3e6c51}
-constexpr GUID kProviderId = {0x6e1d3c2a, 0x5b4f, 0x4c8e, {0x9a, 0x71, 0x2f, 0x0d, 0x8b, 0x3e, 0x6c, 0x51}};
+constexpr GUID kProviderId = {
+    0x6e1d3c2a, 0x5b4f, 0x4c8e, {0x9a, 0x71, 0x2f, 0x0d, 0x8b, 0x3e, 0x6c, 0x51}};
 
 // The Id of the EVENT_FILTER_HEADER block this provider reads (its own filter format).
 constexpr USHORT kSkipIdsFilter = 0x7e57;
@@ -35,8 +36,8 @@ constexpr EVENT_DESCRIPTOR event(USHORT id, UCHAR level, ULONGLONG keyword) {
 
 // Levels 0..5 and keywords chosen so that every term of the enable formula decides some event.
 constexpr std::array<EVENT_DESCRIPTOR, 8> kTestEvents = {
-    event(1, 1, 0x1),  event(2, 2, 0x2),  event(3, 3, 0x3),  event(4, 4, 0x0),
-    event(5, 5, 0xc),  event(6, 0, 0x10), event(7, 4, 0x5),  event(8, 2, 0x8000000000000000)};
+    event(1, 1, 0x1), event(2, 2, 0x2),  event(3, 3, 0x3), event(4, 4, 0x0),
+    event(5, 5, 0xc), event(6, 0, 0x10), event(7, 4, 0x5), event(8, 2, 0x8000000000000000)};
 constexpr std::array<EVENT_DESCRIPTOR, 2> kStateEvents = {event(100, 0, 0), event(101, 0, 0)};
 
 constexpr std::size_t kMaxSkipped = 32;
@@ -89,7 +90,8 @@ void for_each_skipped_id(const std::uint8_t* chain, ULONG size, F f) {
 void record_filter(PEVENT_FILTER_DESCRIPTOR filter) {
   std::size_t n = 0;
   if (filter != nullptr && filter->Type == EVENT_FILTER_TYPE_SCHEMATIZED && filter->Ptr != 0) {
-    const auto* chain = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(filter->Ptr));
+    const auto* chain =
+        reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(filter->Ptr));
 #if defined(EXAMPLE_MUTANT_FILTER_POINTER_KEPT)
     // Mutant: keeps the pointer and reads the list at write time, after the callback returned.
     g_state.kept_filter.store(chain);
@@ -111,7 +113,8 @@ bool skipped(USHORT id) {
 #if defined(EXAMPLE_MUTANT_FILTER_POINTER_KEPT)
   bool found = false;
   if (const std::uint8_t* chain = g_state.kept_filter.load()) {
-    for_each_skipped_id(chain, g_state.kept_size.load(), [&](USHORT s) { found = found || s == id; });
+    for_each_skipped_id(chain, g_state.kept_size.load(),
+                        [&](USHORT s) { found = found || s == id; });
   }
   return found;
 #else
@@ -165,9 +168,7 @@ VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG mat
       g_state.enabled.store(false);
 #endif
       break;
-    case EVENT_CONTROL_CODE_CAPTURE_STATE:
-      write_state();
-      break;
+    case EVENT_CONTROL_CODE_CAPTURE_STATE: write_state(); break;
     default:
 #if defined(EXAMPLE_MUTANT_CRASH_UNKNOWN_CODE)
       std::abort();  // Mutant: treats a control code it does not know as impossible.

@@ -16,9 +16,11 @@
 namespace {
 
 // {0b9f7a64-3d2e-4f15-8c6a-91e2d4b7a3f0}
-constexpr GUID kProviderId = {0x0b9f7a64, 0x3d2e, 0x4f15, {0x8c, 0x6a, 0x91, 0xe2, 0xd4, 0xb7, 0xa3, 0xf0}};
+constexpr GUID kProviderId = {
+    0x0b9f7a64, 0x3d2e, 0x4f15, {0x8c, 0x6a, 0x91, 0xe2, 0xd4, 0xb7, 0xa3, 0xf0}};
 // {4d8a1c7e-2b6f-4e93-a5d0-7c3f9e1b2a64}: the provider group it joins.
-constexpr GUID kGroupId = {0x4d8a1c7e, 0x2b6f, 0x4e93, {0xa5, 0xd0, 0x7c, 0x3f, 0x9e, 0x1b, 0x2a, 0x64}};
+constexpr GUID kGroupId = {
+    0x4d8a1c7e, 0x2b6f, 0x4e93, {0xa5, 0xd0, 0x7c, 0x3f, 0x9e, 0x1b, 0x2a, 0x64}};
 constexpr char kProviderName[] = "Etwh.Example.TraceLogging";
 
 // EventProviderSetTraits and EtwProviderTraitTypeGroup by value: not every SDK header names them.
@@ -36,10 +38,10 @@ constexpr TlEvent tl(const char* name, UCHAR level, ULONGLONG keyword) {
 }
 
 constexpr std::array<TlEvent, 7> kTestEvents = {
-    tl("Critical", 1, 0x1), tl("Error", 2, 0x2),      tl("Warning", 3, 0x6),
-    tl("Info", 4, 0x0),     tl("Verbose", 5, 0x10),   tl("InfoBoth", 4, 0x9),
-    tl("Always", 0, 0x20)};
-constexpr std::array<TlEvent, 2> kStateEvents = {tl("StateConfig", 0, 0), tl("StateCounters", 1, 0)};
+    tl("Critical", 1, 0x1), tl("Error", 2, 0x2),    tl("Warning", 3, 0x6), tl("Info", 4, 0x0),
+    tl("Verbose", 5, 0x10), tl("InfoBoth", 4, 0x9), tl("Always", 0, 0x20)};
+constexpr std::array<TlEvent, 2> kStateEvents = {tl("StateConfig", 0, 0),
+                                                 tl("StateCounters", 1, 0)};
 
 std::atomic<bool> g_enabled{false};
 std::atomic<UCHAR> g_level{0};

@@ -36,7 +36,7 @@ using etwh::stress::EventStamp;
 using etwh::stress::monotonic_ns;
 
 struct Pace {
-  std::uint64_t rate = 0;  // events/s per thread; 0 = as fast as possible
+  std::uint64_t rate = 0;          // events/s per thread; 0 = as fast as possible
   std::uint64_t burst_events = 0;  // 0 = steady
   std::uint64_t burst_period_ms = 0;
   std::uint64_t duration_ms = 0;
@@ -82,10 +82,14 @@ class ThreadWriter {
     ++counts_.attempts;
     // One writer per counter: a relaxed store is a plain store, nothing on the write path.
     published_->store(counts_.attempts, std::memory_order_relaxed);
-    if (status == ERROR_SUCCESS) ++counts_.accepted;
-    else if (status == ERROR_NOT_ENOUGH_MEMORY) ++counts_.refused_no_buffer;
-    else if (status == ERROR_MORE_DATA) ++counts_.refused_too_large;
-    else ++counts_.refused_other;
+    if (status == ERROR_SUCCESS)
+      ++counts_.accepted;
+    else if (status == ERROR_NOT_ENOUGH_MEMORY)
+      ++counts_.refused_no_buffer;
+    else if (status == ERROR_MORE_DATA)
+      ++counts_.refused_too_large;
+    else
+      ++counts_.refused_other;
     if (counts_.first_write_ns == 0) counts_.first_write_ns = stamp_.write_time_ns;
     counts_.last_write_ns = stamp_.write_time_ns;
     return stamp_.write_time_ns;
@@ -114,14 +118,15 @@ class ThreadWriter {
       if (now >= end_ns) return;
       const std::uint64_t due =
           static_cast<std::uint64_t>((static_cast<unsigned __int128>(now - start_ns) * pace.rate) /
-                                     1000000000ull) + 1;
+                                     1000000000ull) +
+          1;
       while (counts_.attempts < due) {
         if (write_one() >= end_ns) return;
       }
       const std::uint64_t next_due_ns =
-          start_ns + static_cast<std::uint64_t>(
-                         (static_cast<unsigned __int128>(counts_.attempts) * 1000000000ull) /
-                         pace.rate);
+          start_ns +
+          static_cast<std::uint64_t>(
+              (static_cast<unsigned __int128>(counts_.attempts) * 1000000000ull) / pace.rate);
       sleep_until(std::min(next_due_ns, end_ns));
     }
   }
@@ -154,10 +159,9 @@ std::uint64_t planted_spin() {
 
 // Runs every writer on its own thread from start_ns and, meanwhile, samples all threads'
 // attempts every series_ms; returns the samples (at start_ns + k * series_ms, k = 1, 2, ...).
-std::vector<std::uint64_t> write_and_sample(std::vector<ThreadWriter>& writers,
-                                            const std::vector<std::atomic<std::uint64_t>>& published,
-                                            const Pace& pace, std::uint64_t start_ns,
-                                            std::uint64_t series_ms) {
+std::vector<std::uint64_t> write_and_sample(
+    std::vector<ThreadWriter>& writers, const std::vector<std::atomic<std::uint64_t>>& published,
+    const Pace& pace, std::uint64_t start_ns, std::uint64_t series_ms) {
   std::vector<std::uint64_t> written_series;
   // Joined before the counts are read: each thread's etwrt writers hand over their last
   // buffer at thread exit, so everything accepted is on its way to the consumer.
@@ -198,13 +202,11 @@ nlohmann::json final_counts(std::uint32_t process_index, const std::vector<Threa
   auto seconds = [](const timeval& tv) {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
   };
-  nlohmann::json out = {{"process_index", process_index},
-                        {"peak_rss_kb", usage.ru_maxrss},
-                        {"cpu_user_s", seconds(usage.ru_utime)},
-                        {"cpu_system_s", seconds(usage.ru_stime)},
-                        {"series_start_ns", start_ns},
-                        {"written_series", written_series},
-                        {"threads", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"process_index", process_index},        {"peak_rss_kb", usage.ru_maxrss},
+      {"cpu_user_s", seconds(usage.ru_utime)}, {"cpu_system_s", seconds(usage.ru_stime)},
+      {"series_start_ns", start_ns},           {"written_series", written_series},
+      {"threads", nlohmann::json::array()}};
   for (const auto& w : writers) {
     const ThreadCounts& c = w.counts();
     out["threads"].push_back({{"attempts", c.attempts},

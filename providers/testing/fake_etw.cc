@@ -124,14 +124,14 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE handle, LPCGUID provider, ULONG code, UC
     if (params != nullptr) {
       call.has_parameters = true;
       call.parameters = *params;
-      call.filters = etwh::fake_etw::copy_filters(params->EnableFilterDesc, params->FilterDescCount);
+      call.filters =
+          etwh::fake_etw::copy_filters(params->EnableFilterDesc, params->FilterDescCount);
     }
     state().log.enables.push_back(std::move(call));
   }
-  etwh::fake_etw::deliver(*provider, params != nullptr ? &params->SourceId : &GUID_NULL, code,
-                          level, any, all,
-                          params != nullptr && params->FilterDescCount > 0 ? params->EnableFilterDesc
-                                                                           : nullptr);
+  etwh::fake_etw::deliver(
+      *provider, params != nullptr ? &params->SourceId : &GUID_NULL, code, level, any, all,
+      params != nullptr && params->FilterDescCount > 0 ? params->EnableFilterDesc : nullptr);
   return ERROR_SUCCESS;
 }
 

@@ -63,13 +63,17 @@ json BrokerState::aggregate_json(const std::string& key, ULONG is_enabled) const
   bool mutant_first = true;
   for (const auto& [slot, e] : enables_of(key)) {
     const auto& f = e->filter;
-    if (etwrt::mutant::active("level-min")) level = mutant_first ? f.level : std::min(level, f.level);
+    if (etwrt::mutant::active("level-min"))
+      level = mutant_first ? f.level : std::min(level, f.level);
     if (etwrt::mutant::active("all-or")) all = mutant_first ? f.match_all : (all | f.match_all);
     if (etwrt::mutant::active("any-and")) any = mutant_first ? f.match_any : (any & f.match_any);
     mutant_first = false;
   }
 #endif
-  return {{"is_enabled", first ? 0u : is_enabled}, {"level", level}, {"any", any}, {"all", all},
+  return {{"is_enabled", first ? 0u : is_enabled},
+          {"level", level},
+          {"any", any},
+          {"all", all},
           {"sessions", sessions_json(key)}};
 }
 
@@ -111,16 +115,21 @@ json BrokerState::filter_chain(const std::string& key) const {
     any = true;
   }
   if (!any) return nullptr;
-  return {{"type", EVENT_FILTER_TYPE_SCHEMATIZED}, {"data", bytes_to_hex(chain.data(), chain.size())}};
+  return {{"type", EVENT_FILTER_TYPE_SCHEMATIZED},
+          {"data", bytes_to_hex(chain.data(), chain.size())}};
 }
 
-int BrokerState::notify(const std::string& key, const GUID& source, ULONG is_enabled,
-                        UCHAR level, std::uint64_t any, std::uint64_t all, const json& filter,
+int BrokerState::notify(const std::string& key, const GUID& source, ULONG is_enabled, UCHAR level,
+                        std::uint64_t any, std::uint64_t all, const json& filter,
                         std::uint64_t wait_id) {
-  json message = {{"op", "notify"},      {"source", guid_to_wire(source)},
-                  {"is_enabled", is_enabled}, {"level", level},
-                  {"any", any},          {"all", all},
-                  {"filter", filter},    {"sessions", sessions_json(key)},
+  json message = {{"op", "notify"},
+                  {"source", guid_to_wire(source)},
+                  {"is_enabled", is_enabled},
+                  {"level", level},
+                  {"any", any},
+                  {"all", all},
+                  {"filter", filter},
+                  {"sessions", sessions_json(key)},
                   {"wait", wait_id}};
   int sent = 0;
   for (const Registration& r : registrations_) {
@@ -154,10 +163,9 @@ void BrokerState::finish_wait(std::uint64_t wait_id) {
 }
 
 void BrokerState::take_over_classic(const std::string& key) {
-  const bool classic = std::any_of(registrations_.begin(), registrations_.end(),
-                                   [&](const Registration& r) {
-                                     return r.classic && guid_key(r.guid) == key;
-                                   });
+  const bool classic =
+      std::any_of(registrations_.begin(), registrations_.end(),
+                  [&](const Registration& r) { return r.classic && guid_key(r.guid) == key; });
   if (!classic) return;
   for (std::uint64_t& handle : slots_[key]) {
     if (handle == 0) continue;

@@ -30,8 +30,8 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-const GUID kProvider = {0x5f3a9c21, 0x1b2c, 0x4d3e,
-                         {0x8f, 0x10, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76}};
+const GUID kProvider = {
+    0x5f3a9c21, 0x1b2c, 0x4d3e, {0x8f, 0x10, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76}};
 const std::string kGuidHex = etwrt::guid_to_wire(kProvider);
 
 // A raw peer of the broker speaking the frame format.
@@ -85,10 +85,18 @@ void NTAPI record_level(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG, ULONG
 
 // A well-formed enable request, to be spoiled one field at a time.
 json enable_request(std::uint64_t handle) {
-  return {{"op", "enable"}, {"id", 1000},         {"handle", handle},
-          {"guid", kGuidHex}, {"code", 1},        {"level", 4},
-          {"any", 0},         {"all", 0},         {"wait", false},
-          {"source", nullptr}, {"property", 0},   {"provider_filter", nullptr},
+  return {{"op", "enable"},
+          {"id", 1000},
+          {"handle", handle},
+          {"guid", kGuidHex},
+          {"code", 1},
+          {"level", 4},
+          {"any", 0},
+          {"all", 0},
+          {"wait", false},
+          {"source", nullptr},
+          {"property", 0},
+          {"provider_filter", nullptr},
           {"system_filters", json::array()}};
 }
 
@@ -117,9 +125,9 @@ TEST(EtwrtBrokerFrames, MalformedRequestsGetAnErrorAndTheBrokerKeepsServing) {
 
   RawPeer peer(home.home());
   ASSERT_TRUE(peer.connected());
-  const json start = {{"op", "start"},         {"name", "frames-x"},     {"guid", kGuidHex},
-                      {"buffer_size", 64},     {"minimum_buffers", 4},   {"maximum_buffers", 30},
-                      {"maximum_file_size", 0}, {"log_file_mode", 256},  {"flush_timer", 1}};
+  const json start = {{"op", "start"},          {"name", "frames-x"},   {"guid", kGuidHex},
+                      {"buffer_size", 64},      {"minimum_buffers", 4}, {"maximum_buffers", 30},
+                      {"maximum_file_size", 0}, {"log_file_mode", 256}, {"flush_timer", 1}};
   const std::vector<std::pair<json, ULONG>> bad = {
       {json::array({1, 2, 3}), ERROR_INVALID_PARAMETER},
       {json(42), ERROR_INVALID_PARAMETER},
@@ -183,8 +191,8 @@ TEST(EtwrtBrokerFrames, MalformedRequestsGetAnErrorAndTheBrokerKeepsServing) {
   // The same broker, with the other peer's session and registration intact.
   EXPECT_EQ(broker_pid(home.home()), pid);
   EXPECT_EQ(QueryTraceA(session, nullptr, query.get()), ERROR_SUCCESS);
-  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
-                           10000, nullptr),
+  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                           nullptr),
             ERROR_SUCCESS);
   EXPECT_EQ(g_level.load(), 5);
   EXPECT_EQ(EventUnregister(provider), ERROR_SUCCESS);

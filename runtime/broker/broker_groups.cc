@@ -82,7 +82,7 @@ int BrokerState::sync_groups(const GUID& source, std::uint64_t wait_id) {
       // Mutant: the session's disallow list is ignored.
       if (!etwrt::mutant::active("disallow-ignored"))
 #endif
-      if (s.disallow.contains(key)) continue;
+        if (s.disallow.contains(key)) continue;
       for (const std::string& g : groups) {
         auto it = s.group_enables.find(g);
         if (it == s.group_enables.end()) continue;
@@ -118,8 +118,10 @@ int BrokerState::sync_groups(const GUID& source, std::uint64_t wait_id) {
       auto& slots = slots_[key];
       auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
       if (free == slots.end()) {
-        std::fprintf(stderr, "etwrt-broker: session %s: group enable of a provider that already "
-                     "has %zu sessions not applied\n", s.name.c_str(), kMaxSessionsPerProvider);
+        std::fprintf(stderr,
+                     "etwrt-broker: session %s: group enable of a provider that already "
+                     "has %zu sessions not applied\n",
+                     s.name.c_str(), kMaxSessionsPerProvider);
         continue;
       }
       *free = handle;

@@ -59,8 +59,7 @@ struct Owner {
 
 class EventLoop {
  public:
-  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner,
-            std::size_t max_sessions)
+  EventLoop(int listen_fd, std::chrono::milliseconds idle, Owner owner, std::size_t max_sessions)
       : listen_fd_(listen_fd), idle_(idle), owner_(owner), state_(max_sessions) {}
 
   void run();
@@ -177,8 +176,7 @@ void EventLoop::handle_frame(int fd, const json& frame) {
   } catch (const std::exception& e) {
     // Requests are checked before use, so this is a fault of the broker itself; the peer
     // whose request met it is dropped (its request may be half done), everyone else stays.
-    std::fprintf(stderr, "etwrt-broker: fault handling a request from fd %d: %s\n", fd,
-                 e.what());
+    std::fprintf(stderr, "etwrt-broker: fault handling a request from fd %d: %s\n", fd, e.what());
     faulted = true;
   }
   flush();  // What the state recorded as sent (pools, waits) must go out, even after a fault.
@@ -277,8 +275,10 @@ bool read_owner(Owner& owner, std::string& error) {
   errno = 0;
   const long pid = std::strtol(text, &end, 10);
   if (errno != 0 || *end != '\0' || pid <= 0 || pid > INT32_MAX) {
-    error = std::string("ETWRT_BROKER_OWNER_PID: expected a process id (a positive integer), "
-                        "got '") + text + "'";
+    error = std::string(
+                "ETWRT_BROKER_OWNER_PID: expected a process id (a positive integer), "
+                "got '") +
+            text + "'";
     return false;
   }
   owner.pid = static_cast<pid_t>(pid);
@@ -310,8 +310,8 @@ bool write_pid(int dir_fd, const std::string& home, std::string& error) {
   const int fd =
       ::openat(dir_fd, kPidName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   const std::string text = std::to_string(::getpid()) + "\n";
-  const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
-                                 static_cast<ssize_t>(text.size());
+  const bool ok =
+      fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (!ok) error = "cannot write " + pid_path(home) + ": " + std::strerror(errno);
   if (fd >= 0) ::close(fd);
   return ok;

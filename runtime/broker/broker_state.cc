@@ -107,8 +107,8 @@ void BrokerState::handle(PeerId id, const Request& request) {
   }
   if (const auto* ack = std::get_if<AckRequest>(&request.body)) return on_ack(peer, *ack);
   bool deferred = false;
-  json reply = peer.allowed ? dispatch(id, request, deferred)
-                            : json{{"status", ERROR_ACCESS_DENIED}};
+  json reply =
+      peer.allowed ? dispatch(id, request, deferred) : json{{"status", ERROR_ACCESS_DENIED}};
   if (deferred) return;
   reply["id"] = request.id;
   send(id, std::move(reply));
@@ -185,9 +185,8 @@ json BrokerState::on_register(PeerId peer, const RegisterRequest& request) {
 
 json BrokerState::on_unregister(PeerId peer, const UnregisterRequest& request) {
   const auto before = registrations_.size();
-  std::erase_if(registrations_, [&](const Registration& r) {
-    return r.peer == peer && r.token == request.token;
-  });
+  std::erase_if(registrations_,
+                [&](const Registration& r) { return r.peer == peer && r.token == request.token; });
   if (registrations_.size() != before) sync_groups(GUID_NULL, 0);
   return {{"status", registrations_.size() == before ? ERROR_INVALID_HANDLE : ERROR_SUCCESS}};
 }
@@ -464,7 +463,7 @@ std::optional<int> BrokerState::enable_provider(Session& session, const std::str
   // Mutant: a second session enabling a classic provider shares it instead of taking it over.
   if (!etwrt::mutant::active("classic-shared"))
 #endif
-  if (!session.enables.contains(key)) take_over_classic(key);
+    if (!session.enables.contains(key)) take_over_classic(key);
   if (!session.enables.contains(key)) {
     auto free = std::find(slots.begin(), slots.end(), std::uint64_t{0});
     if (free == slots.end()) {
@@ -494,8 +493,8 @@ int BrokerState::disable_provider(Session& session, const std::string& key, cons
 #endif
   // Still enabled by others: their filters, as with any enable notification.
   const json filter = agg["is_enabled"] != 0u ? filter_chain(key) : json(nullptr);
-  const int sent = notify(key, source, agg["is_enabled"], agg["level"], agg["any"], agg["all"],
-                          filter, wait_id);
+  const int sent =
+      notify(key, source, agg["is_enabled"], agg["level"], agg["any"], agg["all"], filter, wait_id);
   // A member of a group the session enables falls back to the group's settings.
   return sent + sync_groups(source, wait_id);
 }

@@ -63,8 +63,8 @@ struct Session {
   ULONG log_file_mode = 0;
   ULONG flush_timer = 0;
   ULONG enable_flags = 0;
-  ULONG client_context = 1;    // The clock in use: 1 QPC (also for 0), 2 system time, 3 cycles.
-  std::int64_t start_time = 0; // FILETIME of StartTrace (TRACE_LOGFILE_HEADER.StartTime).
+  ULONG client_context = 1;     // The clock in use: 1 QPC (also for 0), 2 system time, 3 cycles.
+  std::int64_t start_time = 0;  // FILETIME of StartTrace (TRACE_LOGFILE_HEADER.StartTime).
   std::map<std::string, Enable> enables;  // By provider GUID key.
   // The event path: the session's buffers, shared by fd with providers and consumers, and
   // the id peers know them by (never reused, unlike handles, across broker restarts).

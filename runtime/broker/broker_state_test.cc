@@ -16,8 +16,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const GUID kProvider = {0x7b5c1e43, 0x3d4e, 0x4f50,
-                         {0xa1, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87, 0x98}};
+const GUID kProvider = {
+    0x7b5c1e43, 0x3d4e, 0x4f50, {0xa1, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87, 0x98}};
 constexpr PeerId kProviderPeer = 10;
 constexpr PeerId kController = 20;
 constexpr std::uint64_t kToken = 77;
@@ -110,9 +110,9 @@ TEST_F(BrokerStateTest, TwoSessionsAggregateAndDisablingOneLeavesTheOther) {
   EXPECT_EQ(frames(out, kController, "").at(0)["status"], ERROR_SUCCESS);
 
   n = notified_by(enable(b, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0x4, 0x1));
-  EXPECT_EQ(n["level"], 5);      // max
-  EXPECT_EQ(n["any"], 0x5u);     // OR
-  EXPECT_EQ(n["all"], 0x1u);     // AND
+  EXPECT_EQ(n["level"], 5);   // max
+  EXPECT_EQ(n["any"], 0x5u);  // OR
+  EXPECT_EQ(n["all"], 0x1u);  // AND
   EXPECT_EQ(n["sessions"].size(), 2u);
 
   n = notified_by(enable(a, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0));
@@ -185,8 +185,8 @@ TEST_F(BrokerStateTest, APeerOfAnotherUserIsRefused) {
 
 TEST_F(BrokerStateTest, NinthSessionOnOneProviderIsRefused) {
   for (int i = 0; i < 8; ++i) {
-    notified_by(enable(start_session("s" + std::to_string(i)),
-                       EVENT_CONTROL_CODE_ENABLE_PROVIDER, 1, 0, 0));
+    notified_by(enable(start_session("s" + std::to_string(i)), EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                       1, 0, 0));
   }
   const std::uint64_t ninth = start_session("s8");
   state_.handle(kController,
@@ -287,11 +287,17 @@ namespace {
 // Found by fuzz/broker_requests_fuzz.cc: a schematized provider filter shorter than its
 // EVENT_FILTER_HEADER was read past its end when the broker chained the sessions' filters.
 TEST(BrokerRequests, SchematizedFilterShorterThanItsHeaderIsRefused) {
-  nlohmann::json frame = {{"op", "enable"}, {"id", 5},   {"handle", 1},
-                          {"guid", "51999c3b8034204293779c8e5132f5a1"},
-                          {"source", nullptr}, {"code", 1},  {"level", 5}, {"any", 255}, {"all", 0},
-                          {"provider_filter", {{"type", EVENT_FILTER_TYPE_SCHEMATIZED},
-                                               {"data", "0102"}}}};
+  nlohmann::json frame = {
+      {"op", "enable"},
+      {"id", 5},
+      {"handle", 1},
+      {"guid", "51999c3b8034204293779c8e5132f5a1"},
+      {"source", nullptr},
+      {"code", 1},
+      {"level", 5},
+      {"any", 255},
+      {"all", 0},
+      {"provider_filter", {{"type", EVENT_FILTER_TYPE_SCHEMATIZED}, {"data", "0102"}}}};
   const Decoded short_filter = decode_request(frame);
   const auto* bad = std::get_if<DecodeError>(&short_filter);
   ASSERT_NE(bad, nullptr);

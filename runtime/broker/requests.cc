@@ -200,8 +200,8 @@ RequestBody decode_enable(const Fields& f) {
 // Throws BadField; nullopt for an op the broker does not know.
 std::optional<RequestBody> decode_body(const std::string& op, const Fields& f) {
   if (op == "hello") return HelloRequest{};
-  if (op == "register") return RegisterRequest{f.u64("token"), f.guid("guid"),
-                                               f.boolean_or("classic", false)};
+  if (op == "register")
+    return RegisterRequest{f.u64("token"), f.guid("guid"), f.boolean_or("classic", false)};
   if (op == "unregister") return UnregisterRequest{f.u64("token")};
   if (op == "set_traits") {
     return SetTraitsRequest{f.u64("token"), f.string("name"), f.optional_guid("group")};
@@ -220,9 +220,9 @@ std::optional<RequestBody> decode_body(const std::string& op, const Fields& f) {
 
 Decoded decode_request(const json& frame) {
   if (!frame.is_object()) {
-    return DecodeError{nullptr, ERROR_INVALID_PARAMETER,
-                       std::string("the frame is a JSON ") + frame.type_name() +
-                           ", not a request object"};
+    return DecodeError{
+        nullptr, ERROR_INVALID_PARAMETER,
+        std::string("the frame is a JSON ") + frame.type_name() + ", not a request object"};
   }
   json id = nullptr;
   if (auto it = frame.find("id"); it != frame.end()) id = *it;

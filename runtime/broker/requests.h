@@ -99,9 +99,9 @@ struct AckRequest {
   std::uint64_t wait = 0;
 };
 
-using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest,
-                                 SetTraitsRequest, StartRequest, ControlRequest, EnableRequest,
-                                 DisallowRequest, EnumerateRequest, OpenRequest, AckRequest>;
+using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest,
+                                 StartRequest, ControlRequest, EnableRequest, DisallowRequest,
+                                 EnumerateRequest, OpenRequest, AckRequest>;
 
 struct Request {
   nlohmann::json id;  // Echoed in the reply, whatever it is (null when absent).
@@ -110,9 +110,9 @@ struct Request {
 
 // A frame that is not a request the broker can act on.
 struct DecodeError {
-  nlohmann::json id;      // The frame's id when it had one, else null.
+  nlohmann::json id;                       // The frame's id when it had one, else null.
   ULONG status = ERROR_INVALID_PARAMETER;  // ERROR_NOT_SUPPORTED for an unknown op.
-  std::string reason;     // "<op>: /<field>: <what is wrong>".
+  std::string reason;                      // "<op>: /<field>: <what is wrong>".
 };
 
 using Decoded = std::variant<Request, DecodeError>;

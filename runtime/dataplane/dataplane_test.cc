@@ -111,9 +111,9 @@ void drain(Reader& reader, Collector& col) {
 
 TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   EVENT_DESCRIPTOR desc{0x1234, 2, 11, 5, 1, 0x77, 0x8000000000000003ull};
-  const std::byte traits[] = {std::byte{9}, std::byte{0}, std::byte{'a'}, std::byte{0},
-                              std::byte{5}, std::byte{0}, std::byte{0x80}, std::byte{1},
-                              std::byte{2}};
+  const std::byte traits[] = {std::byte{9},    std::byte{0}, std::byte{'a'},
+                              std::byte{0},    std::byte{5}, std::byte{0},
+                              std::byte{0x80}, std::byte{1}, std::byte{2}};
   const char part1[] = "hello";
   const uint32_t part2 = 0xdeadbeef;
   const EVENT_DATA_DESCRIPTOR data[] = {describe(part1, sizeof part1), describe(nullptr, 0),
@@ -643,7 +643,8 @@ TEST(DataplaneRelay, FeedsEveryRecordAfterActivationWithItsFields) {
   EXPECT_EQ(since, activation);
   // A record with extended data and unusual flags must come through unchanged.
   static constexpr EVENT_DESCRIPTOR desc{9, 2, 3, 4, 5, 6, 0x77};
-  const std::byte traits[] = {std::byte{5}, std::byte{0}, std::byte{'a'}, std::byte{0}, std::byte{0}};
+  const std::byte traits[] = {std::byte{5}, std::byte{0}, std::byte{'a'}, std::byte{0},
+                              std::byte{0}};
   Payload payload{2, 0, 99, {1, 2}};
   const EVENT_DATA_DESCRIPTOR data = describe(&payload, sizeof payload);
   EventInput in;
@@ -711,7 +712,12 @@ TEST(DataplaneRelay, FullRingDropsForThatConsumerOnlyCountedAndAnnounced) {
   for (uint64_t i = 0; i < total; ++i) {
     ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
     if (i % 1000 == 999 || i + 1 == total) {
-      while (reader.poll([&](const RecordView& r) { ++primary; feeder.push(r); }, true) > 0) {
+      while (reader.poll(
+                 [&](const RecordView& r) {
+                   ++primary;
+                   feeder.push(r);
+                 },
+                 true) > 0) {
       }
       if (i == 19999) {  // drains once in the middle: later records come after a mark
         std::vector<std::string> order;
@@ -749,7 +755,8 @@ TEST(DataplaneRelay, SlotsAreLimitedAndReleasedSlotsReturnThroughTheFeeder) {
   Reader reader(pool);
   RelayFeeder feeder(pool);
   std::vector<std::unique_ptr<RelayConsumer>> relays;
-  for (uint32_t i = 0; i < kRelaySlots; ++i) relays.push_back(std::make_unique<RelayConsumer>(pool));
+  for (uint32_t i = 0; i < kRelaySlots; ++i)
+    relays.push_back(std::make_unique<RelayConsumer>(pool));
   EXPECT_THROW(RelayConsumer extra(pool), Error);
   EXPECT_EQ(feeder.refresh(pool.now_ns()), size_t{kRelaySlots});
   relays.pop_back();
@@ -788,9 +795,9 @@ TEST(DataplaneRecovery, WriterKilledMidStreamLosesNothingCommitted) {
   Pool pool = Pool::create(small_config(4, 4, 256), "sigkill");
   // The child counts an attempt before making it, so at its death the count is exact or one
   // ahead (the write in progress, possibly a torn record).
-  auto* attempts = static_cast<std::atomic<uint64_t>*>(mmap(
-      nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-      -1, 0));
+  auto* attempts = static_cast<std::atomic<uint64_t>*>(mmap(nullptr, sizeof(std::atomic<uint64_t>),
+                                                            PROT_READ | PROT_WRITE,
+                                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(attempts, MAP_FAILED);
   new (attempts) std::atomic<uint64_t>(0);
   const pid_t child = fork();

@@ -88,6 +88,6 @@ typedef struct _EVENT_RECORD {
   PVOID UserData;
   PVOID UserContext;
 } EVENT_RECORD, *PEVENT_RECORD;
-typedef const EVENT_RECORD *PCEVENT_RECORD;
+typedef const EVENT_RECORD* PCEVENT_RECORD;
 
 #endif /* ETWRT_EVNTCONS_H */

@@ -78,7 +78,7 @@ typedef struct _EVENT_DESCRIPTOR {
   USHORT Task;
   ULONGLONG Keyword;
 } EVENT_DESCRIPTOR, *PEVENT_DESCRIPTOR;
-typedef const EVENT_DESCRIPTOR *PCEVENT_DESCRIPTOR;
+typedef const EVENT_DESCRIPTOR* PCEVENT_DESCRIPTOR;
 
 typedef struct _EVENT_FILTER_DESCRIPTOR {
   ULONGLONG Ptr;
@@ -121,12 +121,9 @@ typedef enum _EVENT_INFO_CLASS {
   MaxEventInfo = 4
 } EVENT_INFO_CLASS;
 
-typedef enum {
-  EtwProviderTraitTypeGroup = 1,
-  EtwProviderTraitTypeMax
-} ETW_PROVIDER_TRAIT_TYPE;
+typedef enum { EtwProviderTraitTypeGroup = 1, EtwProviderTraitTypeMax } ETW_PROVIDER_TRAIT_TYPE;
 
-typedef VOID(NTAPI *PENABLECALLBACK)(LPCGUID SourceId, ULONG IsEnabled, UCHAR Level,
+typedef VOID(NTAPI* PENABLECALLBACK)(LPCGUID SourceId, ULONG IsEnabled, UCHAR Level,
                                      ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                                      PEVENT_FILTER_DESCRIPTOR FilterData, PVOID CallbackContext);
 
@@ -144,14 +141,12 @@ BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG
 ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData);
 ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
-                                 LPCGUID ActivityId, LPCGUID RelatedActivityId,
-                                 ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData);
-ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
-                           ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
-                           LPCGUID RelatedActivityId, ULONG UserDataCount,
-                           PEVENT_DATA_DESCRIPTOR UserData);
-ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword,
-                               PCWSTR String);
+                                 LPCGUID ActivityId, LPCGUID RelatedActivityId, ULONG UserDataCount,
+                                 PEVENT_DATA_DESCRIPTOR UserData);
+ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor, ULONG64 Filter,
+                           ULONG Flags, LPCGUID ActivityId, LPCGUID RelatedActivityId,
+                           ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData);
+ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword, PCWSTR String);
 ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId);
 
 #ifdef __cplusplus
@@ -159,7 +154,7 @@ ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId);
 #endif
 
 FORCEINLINE VOID EventDataDescCreate(PEVENT_DATA_DESCRIPTOR EventDataDescriptor,
-                                     const VOID *DataPtr, ULONG DataSize) {
+                                     const VOID* DataPtr, ULONG DataSize) {
   EventDataDescriptor->Ptr = (ULONGLONG)(ULONG_PTR)DataPtr;
   EventDataDescriptor->Size = DataSize;
   EventDataDescriptor->Reserved = 0;

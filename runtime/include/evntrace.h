@@ -67,14 +67,14 @@ typedef struct _WNODE_HEADER {
 #define EVENT_LOGGER_NAMEW ETWRT_WIDE("EventLog")
 
 /* {68fdd900-4a3e-11d1-84f4-0000f80464e3}: the class of the synthetic header events. */
-DEFINE_GUID(EventTraceGuid, 0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04,
-            0x64, 0xe3);
+DEFINE_GUID(EventTraceGuid, 0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64,
+            0xe3);
 /* {9e814aad-3204-11d2-9a82-006008a86939} */
-DEFINE_GUID(SystemTraceControlGuid, 0x9e814aad, 0x3204, 0x11d2, 0x9a, 0x82, 0x00, 0x60, 0x08,
-            0xa8, 0x69, 0x39);
+DEFINE_GUID(SystemTraceControlGuid, 0x9e814aad, 0x3204, 0x11d2, 0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8,
+            0x69, 0x39);
 /* {6a399ae0-4bc6-4de9-870b-3657f8947e7e}: RT_LostEvent, announces realtime loss. */
-DEFINE_GUID(RTLostEventGuid, 0x6a399ae0, 0x4bc6, 0x4de9, 0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94,
-            0x7e, 0x7e);
+DEFINE_GUID(RTLostEventGuid, 0x6a399ae0, 0x4bc6, 0x4de9, 0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e,
+            0x7e);
 
 #define EVENT_TRACE_TYPE_RT_LOST_EVENT 32
 #define EVENT_TRACE_TYPE_RT_LOST_BUFFER 33
@@ -322,10 +322,10 @@ struct _EVENT_RECORD;
 struct _EVENT_TRACE_LOGFILEA;
 struct _EVENT_TRACE_LOGFILEW;
 
-typedef ULONG(WINAPI *PEVENT_TRACE_BUFFER_CALLBACKA)(struct _EVENT_TRACE_LOGFILEA *Logfile);
-typedef ULONG(WINAPI *PEVENT_TRACE_BUFFER_CALLBACKW)(struct _EVENT_TRACE_LOGFILEW *Logfile);
-typedef VOID(WINAPI *PEVENT_CALLBACK)(PEVENT_TRACE pEvent);
-typedef VOID(WINAPI *PEVENT_RECORD_CALLBACK)(struct _EVENT_RECORD *EventRecord);
+typedef ULONG(WINAPI* PEVENT_TRACE_BUFFER_CALLBACKA)(struct _EVENT_TRACE_LOGFILEA* Logfile);
+typedef ULONG(WINAPI* PEVENT_TRACE_BUFFER_CALLBACKW)(struct _EVENT_TRACE_LOGFILEW* Logfile);
+typedef VOID(WINAPI* PEVENT_CALLBACK)(PEVENT_TRACE pEvent);
+typedef VOID(WINAPI* PEVENT_RECORD_CALLBACK)(struct _EVENT_RECORD* EventRecord);
 
 typedef struct _EVENT_TRACE_LOGFILEA {
   LPSTR LogFileName;
@@ -389,8 +389,8 @@ typedef enum {
   WMI_CAPTURE_STATE = 10
 } WMIDPREQUESTCODE;
 
-typedef ULONG(WINAPI *WMIDPREQUEST)(WMIDPREQUESTCODE RequestCode, PVOID RequestContext,
-                                    ULONG *BufferSize, PVOID Buffer);
+typedef ULONG(WINAPI* WMIDPREQUEST)(WMIDPREQUESTCODE RequestCode, PVOID RequestContext,
+                                    ULONG* BufferSize, PVOID Buffer);
 
 typedef struct _TRACE_GUID_REGISTRATION {
   LPCGUID Guid;
@@ -421,7 +421,8 @@ typedef enum _TRACE_QUERY_INFO_CLASS {
   TraceProviderBinaryTracking = 18,
   TraceMaxLoggersQuery = 19,
   MaxTraceSetInfoClass = 20
-} TRACE_QUERY_INFO_CLASS, TRACE_INFO_CLASS;
+} TRACE_QUERY_INFO_CLASS,
+    TRACE_INFO_CLASS;
 
 #ifdef __cplusplus
 extern "C" {

@@ -208,9 +208,8 @@ typedef struct _TDH_CONTEXT {
 /* ERROR_INSUFFICIENT_BUFFER with *BufferSize set when the buffer is too small (or NULL);
  * ERROR_NOT_FOUND when the event has no TraceLogging schema; ERROR_INVALID_DATA when the
  * schema is malformed. Contexts are accepted and ignored. */
-TDHAPI TdhGetEventInformation(PEVENT_RECORD Event, ULONG TdhContextCount,
-                              PTDH_CONTEXT TdhContext, PTRACE_EVENT_INFO Buffer,
-                              PULONG BufferSize);
+TDHAPI TdhGetEventInformation(PEVENT_RECORD Event, ULONG TdhContextCount, PTDH_CONTEXT TdhContext,
+                              PTRACE_EVENT_INFO Buffer, PULONG BufferSize);
 
 /* PropertyDataCount 1 names a top-level property, 2 a struct then one of its members.
  * ERROR_NOT_FOUND for an unknown name, ERROR_INVALID_PARAMETER for an index past an array,

@@ -17,7 +17,7 @@
 
 /* Each partition is 1 when the family includes it; the desktop family includes the app ones. */
 #define WINAPI_PARTITION_DESKTOP (WINAPI_FAMILY == WINAPI_FAMILY_DESKTOP_APP)
-#define WINAPI_PARTITION_APP                                                            \
+#define WINAPI_PARTITION_APP                                                              \
   (WINAPI_FAMILY == WINAPI_FAMILY_DESKTOP_APP || WINAPI_FAMILY == WINAPI_FAMILY_PC_APP || \
    WINAPI_FAMILY == WINAPI_FAMILY_PHONE_APP)
 #define WINAPI_PARTITION_PC_APP \

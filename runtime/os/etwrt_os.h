@@ -67,8 +67,7 @@ inline ssize_t send_with_fd(int socket, const void* data, std::size_t size, int 
 }
 
 // recv() that also collects the descriptors passed with SCM_RIGHTS (close-on-exec), in order.
-inline ssize_t receive_with_fds(int socket, char* buffer, std::size_t size,
-                                std::deque<int>& fds) {
+inline ssize_t receive_with_fds(int socket, char* buffer, std::size_t size, std::deque<int>& fds) {
   iovec io{buffer, size};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 16)];
   msghdr msg{};

@@ -122,8 +122,8 @@ ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0,
-                  ULONG write_flags = 0, const etwrt::TypedEvent* typed = nullptr) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0, ULONG write_flags = 0,
+                  const etwrt::TypedEvent* typed = nullptr) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
@@ -177,8 +177,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
       }
     }
     switch (writer_for(pool).write(in, timestamp)) {
-      case etwrt::dataplane::WriteResult::written:
-        break;
+      case etwrt::dataplane::WriteResult::written: break;
       case etwrt::dataplane::WriteResult::lost:
         if (status == ERROR_SUCCESS) status = ERROR_NOT_ENOUGH_MEMORY;
         break;
@@ -198,8 +197,8 @@ ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   etwrt::TypedEvent typed;  // 2 KB of descriptors: on this frame, not write_event's.
   const bool traits_set =
       registration_of(handle)->traits_blob.load(std::memory_order_acquire) != nullptr;
-  const ULONG split = etwrt::split_by_type(std::span<const EVENT_DATA_DESCRIPTOR>(data, count),
-                                           traits_set, typed);
+  const ULONG split =
+      etwrt::split_by_type(std::span<const EVENT_DATA_DESCRIPTOR>(data, count), traits_set, typed);
   if (split != ERROR_SUCCESS) return split;
   return write_event(handle, descriptor, activity, related, exclude,
                      static_cast<ULONG>(typed.payload_count), typed.payload.data(), extra_flags,
@@ -241,7 +240,6 @@ GUID new_activity_id() {
   return g;
 }
 
-
 // A session request whose reply carries the session's properties: on success they are copied
 // into the caller's EVENT_TRACE_PROPERTIES, as StartTrace and ControlTrace return them.
 ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* properties,
@@ -255,8 +253,7 @@ ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* propertie
 
 // EventRegister's work: the registration is routed before the request goes out (so no
 // notification that follows the reply is lost) and undone on any failure, the broker's side too.
-ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* context,
-                        REGHANDLE& out) {
+ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* context, REGHANDLE& out) {
   auto owned = std::make_unique<Registration>();
   Registration* registration = owned.get();
   registration->guid = guid;
@@ -316,12 +313,9 @@ namespace etwrt {
 // writers as EventWrite, so classic and manifest events of a thread share its buffer.
 ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
   switch (writer_for(pool).write(in)) {
-    case dataplane::WriteResult::written:
-      return ERROR_SUCCESS;
-    case dataplane::WriteResult::lost:
-      return ERROR_NOT_ENOUGH_MEMORY;
-    case dataplane::WriteResult::too_large:
-      return ERROR_MORE_DATA;
+    case dataplane::WriteResult::written: return ERROR_SUCCESS;
+    case dataplane::WriteResult::lost: return ERROR_NOT_ENOUGH_MEMORY;
+    case dataplane::WriteResult::too_large: return ERROR_MORE_DATA;
   }
   return ERROR_NOT_ENOUGH_MEMORY;
 }
@@ -376,15 +370,15 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
                 registration->traits_blob.load(std::memory_order_acquire) != nullptr,
             std::memory_order_relaxed);
         return ERROR_SUCCESS;
-      case EventProviderSetTraits:
-        break;
-      default:
-        return ERROR_NOT_SUPPORTED;
+      case EventProviderSetTraits: break;
+      default: return ERROR_NOT_SUPPORTED;
     }
     const etwrt::TraitsParseResult parsed =
         etwrt::parse_traits(EventInformation, InformationLength);
     if (!parsed.ok) return ERROR_INVALID_PARAMETER;
-    json request = {{"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name},
+    json request = {{"op", "set_traits"},
+                    {"token", RegHandle},
+                    {"name", parsed.traits.name},
                     {"group", nullptr}};
     if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
     const etwrt::ClientReply reply = client.call(request, kCallLimit);
@@ -415,40 +409,41 @@ ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
-  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
+  if (no_session(RegHandle)) [[likely]]
+    return ERROR_SUCCESS;
   return etwrt::guarded("EventWrite", [&] {
     return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
   });
 }
 
 ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
-                                 LPCGUID ActivityId, LPCGUID RelatedActivityId,
-                                 ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
+                                 LPCGUID ActivityId, LPCGUID RelatedActivityId, ULONG UserDataCount,
+                                 PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
-  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
+  if (no_session(RegHandle)) [[likely]]
+    return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteTransfer", [&] {
-    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0,
-                       UserDataCount, UserData);
+    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0, UserDataCount,
+                       UserData);
   });
 }
 
-ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
-                           ULONG64 Filter, ULONG Flags, LPCGUID ActivityId,
-                           LPCGUID RelatedActivityId, ULONG UserDataCount,
-                           PEVENT_DATA_DESCRIPTOR UserData) {
-  if (bad_arguments(EventDescriptor, UserDataCount, UserData) |
-      ((Flags & ~kUserWriteFlags) != 0)) [[unlikely]]
+ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor, ULONG64 Filter,
+                           ULONG Flags, LPCGUID ActivityId, LPCGUID RelatedActivityId,
+                           ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
+  if (bad_arguments(EventDescriptor, UserDataCount, UserData) | ((Flags & ~kUserWriteFlags) != 0))
+      [[unlikely]]
     return ERROR_INVALID_PARAMETER;
-  if (no_session(RegHandle)) [[likely]] return ERROR_SUCCESS;
+  if (no_session(RegHandle)) [[likely]]
+    return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
     return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
                        UserDataCount, UserData, 0, Flags);
   });
 }
 
-ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword,
-                               PCWSTR String) {
+ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword, PCWSTR String) {
   return etwrt::guarded("EventWriteString", [&]() -> ULONG {
     if (String == nullptr) return ERROR_INVALID_PARAMETER;
     EVENT_DESCRIPTOR descriptor{};
@@ -467,23 +462,16 @@ ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
   return etwrt::guarded("EventActivityIdControl", [&]() -> ULONG {
     if (ActivityId == nullptr) return ERROR_INVALID_PARAMETER;
     switch (ControlCode) {
-      case EVENT_ACTIVITY_CTRL_GET_ID:
-        *ActivityId = t_activity_id;
-        return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_SET_ID:
-        t_activity_id = *ActivityId;
-        return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_CREATE_ID:
-        *ActivityId = new_activity_id();
-        return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_GET_ID: *ActivityId = t_activity_id; return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_SET_ID: t_activity_id = *ActivityId; return ERROR_SUCCESS;
+      case EVENT_ACTIVITY_CTRL_CREATE_ID: *ActivityId = new_activity_id(); return ERROR_SUCCESS;
       case EVENT_ACTIVITY_CTRL_GET_SET_ID:
         std::swap(*ActivityId, t_activity_id);
         return ERROR_SUCCESS;
       case EVENT_ACTIVITY_CTRL_CREATE_SET_ID:
         *ActivityId = std::exchange(t_activity_id, new_activity_id());
         return ERROR_SUCCESS;
-      default:
-        return ERROR_INVALID_PARAMETER;
+      default: return ERROR_INVALID_PARAMETER;
     }
   });
 }
@@ -491,8 +479,8 @@ ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
 ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties) {
   return etwrt::guarded("StartTraceA", [&]() -> ULONG {
-    const etwrt::StartTraceCheck check = etwrt::check_start_trace(TraceHandle, InstanceName,
-                                                                  Properties);
+    const etwrt::StartTraceCheck check =
+        etwrt::check_start_trace(TraceHandle, InstanceName, Properties);
     if (check.status != ERROR_SUCCESS) return check.status;
     json request = {{"op", "start"},
                     {"name", InstanceName},
@@ -518,8 +506,8 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
 ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                            PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
   return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
-    const ULONG check = etwrt::check_control_trace(TraceHandle, InstanceName, Properties,
-                                                   ControlCode);
+    const ULONG check =
+        etwrt::check_control_trace(TraceHandle, InstanceName, Properties, ControlCode);
     if (check != ERROR_SUCCESS) return check;
     // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
     const bool by_name = InstanceName != nullptr && *InstanceName != '\0';
@@ -593,8 +581,8 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG C
         request["system_filters"].push_back(filter_json(blob));
       }
     }
-    const auto limit = Timeout > 0 ? std::chrono::milliseconds(Timeout)
-                                   : std::chrono::milliseconds(kCallLimit);
+    const auto limit =
+        Timeout > 0 ? std::chrono::milliseconds(Timeout) : std::chrono::milliseconds(kCallLimit);
     return etwrt::reply_status(Client::instance().call(request, limit), "EnableTraceEx2");
   });
 }
@@ -635,8 +623,8 @@ ULONG WMIAPI EnableTraceEx(LPCGUID ProviderId, LPCGUID SourceId, TRACEHANDLE Tra
   parameters.EnableFilterDesc = EnableFilterDesc;
   parameters.FilterDescCount = EnableFilterDesc != nullptr ? 1 : 0;
   // EnableTraceEx does not wait for the callbacks.
-  return EnableTraceEx2(TraceHandle, ProviderId, IsEnabled, Level, MatchAnyKeyword,
-                        MatchAllKeyword, 0, &parameters);
+  return EnableTraceEx2(TraceHandle, ProviderId, IsEnabled, Level, MatchAnyKeyword, MatchAllKeyword,
+                        0, &parameters);
 }
 
 ULONG WMIAPI EnableTrace(ULONG Enable, ULONG EnableFlag, ULONG EnableLevel, LPCGUID ControlGuid,

@@ -32,7 +32,8 @@ namespace {
 using namespace std::chrono_literals;
 using Properties = etwrt::testing::TraceProperties;
 
-const GUID kProvider = {0x5a0d1e77, 0x1c2b, 0x4a3d, {0x8e, 0x4f, 0x50, 0x61, 0x72, 0x83, 0x94, 0xa5}};
+const GUID kProvider = {
+    0x5a0d1e77, 0x1c2b, 0x4a3d, {0x8e, 0x4f, 0x50, 0x61, 0x72, 0x83, 0x94, 0xa5}};
 
 LONGLONG file_time_now() {
   timespec t{};
@@ -61,7 +62,8 @@ class Consumer {
  public:
   Consumer(const std::string& session, ULONG mode) : name_(session) {
     logfile_.LoggerName = name_.data();
-    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | mode;
+    logfile_.ProcessTraceMode =
+        PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | mode;
     logfile_.EventRecordCallback = &Consumer::on_event;
     logfile_.Context = this;
     handle_ = OpenTraceA(&logfile_);
@@ -186,8 +188,8 @@ class Audit : public ::testing::Test {
     ENABLE_TRACE_PARAMETERS p{};
     p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
     p.EnableProperty = property;
-    return EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
-                          10000, &p);
+    return EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                          &p);
   }
   static ULONG write(REGHANDLE h, USHORT id, ULONG flags = 0) {
     EVENT_DESCRIPTOR d;
@@ -328,9 +330,7 @@ TEST_F(Audit, ClientContextIsTheSessionsClock) {
   bad.get()->Wnode.ClientContext = 4;
   TRACEHANDLE h = 0;
   EXPECT_EQ(StartTraceA(&h, "audit-clock-bad", bad.get()), ERROR_INVALID_PARAMETER);
-  const struct {
-    ULONG given, reported;
-  } cases[] = {{0, 1}, {1, 1}, {2, 2}, {3, 3}};
+  const struct { ULONG given, reported; } cases[] = {{0, 1}, {1, 1}, {2, 2}, {3, 3}};
   for (const auto& k : cases) {
     const std::string name = "audit-clock-" + std::to_string(k.given);
     const TRACEHANDLE s = start(name, k.given);
@@ -345,12 +345,9 @@ TEST_F(Audit, ClientContextIsTheSessionsClock) {
 // does: QPC by PerfFreq, system time as is, cycles by CpuSpeedInMHz.
 double scale_of(const TRACE_LOGFILE_HEADER& h) {
   switch (h.ReservedFlags) {
-    case 2:
-      return 1.0;
-    case 3:
-      return 10.0 / h.CpuSpeedInMHz;
-    default:
-      return 10000000.0 / static_cast<double>(h.PerfFreq.QuadPart);
+    case 2: return 1.0;
+    case 3: return 10.0 / h.CpuSpeedInMHz;
+    default: return 10000000.0 / static_cast<double>(h.PerfFreq.QuadPart);
   }
 }
 
@@ -449,7 +446,8 @@ namespace {
 // Wnode.Guid SystemTraceControlGuid with a name other than KERNEL_LOGGER_NAME is
 // ERROR_INVALID_PARAMETER (also asserted on Windows by Wine's eventlog.c test_start_trace).
 TEST_F(Audit, StartTraceRefusesATakenGuidAndTheKernelGuid) {
-  const GUID session = {0x0badcafe, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x66}};
+  const GUID session = {
+      0x0badcafe, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x66}};
   Properties first;
   first.get()->Wnode.Guid = session;
   TRACEHANDLE h = 0;

@@ -31,8 +31,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const GUID kProvider = {0x6a4b0d32, 0x2c3d, 0x4e4f,
-                         {0x90, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87}};
+const GUID kProvider = {
+    0x6a4b0d32, 0x2c3d, 0x4e4f, {0x90, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87}};
 
 // Answers each request with what `answer` returns for it (the id is added), or nothing when
 // it returns null. Also sends `unprompted` frames to each peer right after it connects.
@@ -120,12 +120,23 @@ void NTAPI count_callback(LPCGUID, ULONG, UCHAR, ULONGLONG, ULONGLONG, PEVENT_FI
 
 // Session properties as the real broker sends them, minus `drop`.
 json properties_without(const std::string& drop) {
-  json p = {{"handle", 7},          {"name", "fake"},          {"guid", std::string(32, '0')},
-            {"log_file", ""},       {"buffer_size", 64},       {"minimum_buffers", 4},
-            {"maximum_buffers", 30}, {"maximum_file_size", 0}, {"log_file_mode", 256},
-            {"flush_timer", 1},     {"enable_flags", 0},       {"number_of_buffers", 4},
-            {"free_buffers", 4},    {"events_lost", 0},        {"buffers_written", 0},
-            {"log_buffers_lost", 0}, {"real_time_buffers_lost", 0}};
+  json p = {{"handle", 7},
+            {"name", "fake"},
+            {"guid", std::string(32, '0')},
+            {"log_file", ""},
+            {"buffer_size", 64},
+            {"minimum_buffers", 4},
+            {"maximum_buffers", 30},
+            {"maximum_file_size", 0},
+            {"log_file_mode", 256},
+            {"flush_timer", 1},
+            {"enable_flags", 0},
+            {"number_of_buffers", 4},
+            {"free_buffers", 4},
+            {"events_lost", 0},
+            {"buffers_written", 0},
+            {"log_buffers_lost", 0},
+            {"real_time_buffers_lost", 0}};
   p.erase(drop);
   return p;
 }
@@ -133,16 +144,19 @@ json properties_without(const std::string& drop) {
 TEST(EtwrtApiFaults, RepliesWithoutTheExpectedFieldsAreErrorsNotCrashes) {
   etwrt::testing::PrivateBrokerHome home("etwrt-faults-test");
   // Each op answered in a way the library cannot use.
-  FakeBroker fake(home.home(), [](const json& request) -> json {
-    const std::string op = request.value("op", "");
-    if (op == "start") return {{"status", 0}, {"properties", properties_without("handle")}};
-    if (op == "control") return {{"status", 0}};  // No properties.
-    if (op == "register") return {{"status", 0}, {"is_enabled", "yes"}};
-    if (op == "enable") return {{"status", "fine"}};
-    if (op == "disallow") return json::object();  // No status at all.
-    if (op == "open") return {{"status", 0}, {"fd", "three"}, {"pool", 1}};
-    return {{"status", 0}};
-  }, {json{{"op", "notify"}, {"token", "not a token"}}, json::array({1, 2})});
+  FakeBroker fake(home.home(),
+                  [](const json& request) -> json {
+                    const std::string op = request.value("op", "");
+                    if (op == "start")
+                      return {{"status", 0}, {"properties", properties_without("handle")}};
+                    if (op == "control") return {{"status", 0}};  // No properties.
+                    if (op == "register") return {{"status", 0}, {"is_enabled", "yes"}};
+                    if (op == "enable") return {{"status", "fine"}};
+                    if (op == "disallow") return json::object();  // No status at all.
+                    if (op == "open") return {{"status", 0}, {"fd", "three"}, {"pool", 1}};
+                    return {{"status", 0}};
+                  },
+                  {json{{"op", "notify"}, {"token", "not a token"}}, json::array({1, 2})});
 
   Properties p;
   TRACEHANDLE session = 0;

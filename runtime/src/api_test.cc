@@ -32,7 +32,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const GUID kProvider = {0x1d3c5a11, 0x7b2e, 0x4c4f, {0x9a, 0x10, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77}};
+const GUID kProvider = {
+    0x1d3c5a11, 0x7b2e, 0x4c4f, {0x9a, 0x10, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77}};
 const GUID kOther = {0x2e4d6b22, 0x8c3f, 0x4d50, {0xab, 0x21, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}};
 
 struct Call {
@@ -181,14 +182,14 @@ TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
   const TRACEHANDLE s1 = start("agg-1");
   const TRACEHANDLE s2 = start("agg-2");
   const TRACEHANDLE s3 = start("agg-3");
-  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 2, 0x1, 0x1,
-                           10000, nullptr),
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 2, 0x1, 0x1, 10000,
+                           nullptr),
             ERROR_SUCCESS);
-  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0x6, 0x3,
-                           10000, nullptr),
+  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0x6, 0x3, 10000,
+                           nullptr),
             ERROR_SUCCESS);
-  ASSERT_EQ(EnableTraceEx2(s3, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 3, 0x8, 0x7,
-                           10000, nullptr),
+  ASSERT_EQ(EnableTraceEx2(s3, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 3, 0x8, 0x7, 10000,
+                           nullptr),
             ERROR_SUCCESS);
   auto calls = r.wait_for(3);
   ASSERT_EQ(calls.size(), 3u);
@@ -206,9 +207,9 @@ TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
   EXPECT_TRUE(EventProviderEnabled(h, 2, 0x1));
   EXPECT_FALSE(EventProviderEnabled(h, 6, 0x3));
 
-  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000,
-                           nullptr),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
   calls = r.wait_for(4);
   EXPECT_EQ(calls[3].is_enabled, 1u);  // Stays enabled while a session remains.
   EXPECT_EQ(calls[3].level, 3);
@@ -321,9 +322,9 @@ TEST_F(EtwrtApi, CaptureStateLeavesTheAggregatesAlone) {
   ENABLE_TRACE_PARAMETERS p{};
   p.Version = ENABLE_TRACE_PARAMETERS_VERSION;
   p.SourceId = kOther;
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, EVENT_CONTROL_CODE_CAPTURE_STATE, 5, 0xf0, 0x10, 10000,
-                           &p),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(s, &kProvider, EVENT_CONTROL_CODE_CAPTURE_STATE, 5, 0xf0, 0x10, 10000, &p),
+      ERROR_SUCCESS);
   const auto calls = r.wait_for(2);
   EXPECT_EQ(calls[1].is_enabled, 2u);
   EXPECT_EQ(calls[1].level, 5);
@@ -482,25 +483,25 @@ TEST_F(EtwrtApi, TraitsCanBeSetOncePerRegistration) {
   blob[0] = static_cast<std::uint8_t>(blob.size());
   std::vector<std::uint8_t> bad = blob;
   bad[0] += 1;
-  EXPECT_EQ(EventSetInformation(h, EventProviderSetTraits, bad.data(),
-                                static_cast<ULONG>(bad.size())),
-            ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(
+      EventSetInformation(h, EventProviderSetTraits, bad.data(), static_cast<ULONG>(bad.size())),
+      ERROR_INVALID_PARAMETER);
   // A rejected blob does not use up the one allowed attempt.
-  EXPECT_EQ(EventSetInformation(h, EventProviderSetTraits, blob.data(),
-                                static_cast<ULONG>(blob.size())),
-            ERROR_SUCCESS);
-  EXPECT_EQ(EventSetInformation(h, EventProviderSetTraits, blob.data(),
-                                static_cast<ULONG>(blob.size())),
-            ERROR_ALREADY_EXISTS);
+  EXPECT_EQ(
+      EventSetInformation(h, EventProviderSetTraits, blob.data(), static_cast<ULONG>(blob.size())),
+      ERROR_SUCCESS);
+  EXPECT_EQ(
+      EventSetInformation(h, EventProviderSetTraits, blob.data(), static_cast<ULONG>(blob.size())),
+      ERROR_ALREADY_EXISTS);
   EXPECT_EQ(EventSetInformation(h, static_cast<EVENT_INFO_CLASS>(42), blob.data(),
                                 static_cast<ULONG>(blob.size())),
             ERROR_NOT_SUPPORTED);
   // Once per registration: a second registration of the same provider may set its own.
   Recorder& r2 = new_recorder();
   const REGHANDLE h2 = register_provider(r2);
-  EXPECT_EQ(EventSetInformation(h2, EventProviderSetTraits, blob.data(),
-                                static_cast<ULONG>(blob.size())),
-            ERROR_SUCCESS);
+  EXPECT_EQ(
+      EventSetInformation(h2, EventProviderSetTraits, blob.data(), static_cast<ULONG>(blob.size())),
+      ERROR_SUCCESS);
 }
 
 std::vector<std::uint8_t> schematized(USHORT id, std::uint8_t fill) {
@@ -524,8 +525,8 @@ TEST_F(EtwrtApi, FilterDataChainsEachSessionsSchematizedFilter) {
       {reinterpret_cast<ULONGLONG>(f1.data()), static_cast<ULONG>(f1.size()),
        EVENT_FILTER_TYPE_SCHEMATIZED},
       {reinterpret_cast<ULONGLONG>(&pid), sizeof pid, EVENT_FILTER_TYPE_PID}};
-  EVENT_FILTER_DESCRIPTOR d2{reinterpret_cast<ULONGLONG>(f2.data()),
-                             static_cast<ULONG>(f2.size()), EVENT_FILTER_TYPE_SCHEMATIZED};
+  EVENT_FILTER_DESCRIPTOR d2{reinterpret_cast<ULONGLONG>(f2.data()), static_cast<ULONG>(f2.size()),
+                             EVENT_FILTER_TYPE_SCHEMATIZED};
   ENABLE_TRACE_PARAMETERS p{};
   p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
   p.EnableFilterDesc = d1;
@@ -643,9 +644,9 @@ TEST_F(EtwrtApi, FilterDataHoldsOneBlockPerFilteringSession) {
   EXPECT_EQ(blocks[0].instance & blocks[1].instance, 0u);
   const ULONGLONG second_instance = blocks[1].instance;
   // s1 leaves: the provider stays enabled and sees only s2's filter.
-  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000,
-                           nullptr),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(s1, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
   calls = r.wait_for(3);
   ASSERT_EQ(calls.size(), 3u);
   EXPECT_EQ(calls[2].is_enabled, 1u);
@@ -1019,11 +1020,9 @@ TEST_F(EtwrtApi, EventWriteExFilterExcludesSessionsByInstanceId) {
   std::uint32_t index = 1;
   EVENT_DATA_DESCRIPTOR data;
   EventDataDescCreate(&data, &index, sizeof index);
-  ASSERT_EQ(EventWriteEx(h, &d, blocks[0].instance, 0, nullptr, nullptr, 1, &data),
-            ERROR_SUCCESS);
+  ASSERT_EQ(EventWriteEx(h, &d, blocks[0].instance, 0, nullptr, nullptr, 1, &data), ERROR_SUCCESS);
   index = 2;
-  ASSERT_EQ(EventWriteEx(h, &d, blocks[1].instance, 0, nullptr, nullptr, 1, &data),
-            ERROR_SUCCESS);
+  ASSERT_EQ(EventWriteEx(h, &d, blocks[1].instance, 0, nullptr, nullptr, 1, &data), ERROR_SUCCESS);
   index = 3;
   ASSERT_EQ(EventWriteEx(h, &d, 0, 0, nullptr, nullptr, 1, &data), ERROR_SUCCESS);
   c1.wait_for(3);
@@ -1258,7 +1257,9 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
     if (::write(ready[1], &ok, 1) != 1) ::_exit(2);
     const std::uint32_t status = c.join();
     const std::vector<Seen> seen = c.seen();
-    std::vector<std::uint32_t> out = {status, seen.empty() ? 0u : is_header(seen.front()) ? 1u : 0u};
+    std::vector<std::uint32_t> out = {status, seen.empty()              ? 0u
+                                              : is_header(seen.front()) ? 1u
+                                                                        : 0u};
     for (const std::uint32_t i : indices(seen)) out.push_back(i);
     const auto bytes = static_cast<ssize_t>(out.size() * sizeof(std::uint32_t));
     ::_exit(::write(report[1], out.data(), static_cast<std::size_t>(bytes)) == bytes ? 0 : 2);

@@ -194,7 +194,7 @@ bool optional_utf8(const WCHAR* text, std::string& out, bool& present) {
 
 // The two logfile records differ only in the types of their name pointers and of
 // BufferCallback's argument, so OpenTraceW lets OpenTraceA read and keep the caller's record.
-#define ETWRT_SAME_FIELD(field)                                                       \
+#define ETWRT_SAME_FIELD(field)                                                                 \
   static_assert(offsetof(EVENT_TRACE_LOGFILEA, field) == offsetof(EVENT_TRACE_LOGFILEW, field), \
                 "EVENT_TRACE_LOGFILEA and W differ at " #field)
 ETWRT_SAME_FIELD(LogFileName);
@@ -216,9 +216,7 @@ static_assert(sizeof(EVENT_TRACE_LOGFILEA) == sizeof(EVENT_TRACE_LOGFILEW));
 
 // Sets a name pointer of the caller's record to a narrow string (or back), by its bytes: the
 // record is read as EVENT_TRACE_LOGFILEA by OpenTraceA.
-void store_pointer(void* field, const void* value) {
-  std::memcpy(field, &value, sizeof value);
-}
+void store_pointer(void* field, const void* value) { std::memcpy(field, &value, sizeof value); }
 
 TRACEHANDLE open_trace_w(PEVENT_TRACE_LOGFILEW logfile) {
   std::string logger_name, file_name;
@@ -266,8 +264,8 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
     bool has_name = false;
     if (!optional_utf8(InstanceName, name, has_name)) return ERROR_INVALID_PARAMETER;
     NarrowProperties narrow(*Properties, "");
-    const ULONG status = ControlTraceA(TraceHandle, has_name ? name.c_str() : nullptr,
-                                       narrow.get(), ControlCode);
+    const ULONG status =
+        ControlTraceA(TraceHandle, has_name ? name.c_str() : nullptr, narrow.get(), ControlCode);
     if (status != ERROR_SUCCESS) return status;
     return narrow.copy_back(Properties) ? ERROR_SUCCESS : ERROR_INVALID_DATA;
   });
@@ -342,8 +340,8 @@ ULONG WMIAPI RegisterTraceGuidsW(WMIDPREQUEST RequestAddress, PVOID RequestConte
         !optional_utf8(MofResourceName, resource, has_resource)) {
       return ERROR_INVALID_PARAMETER;
     }
-    return RegisterTraceGuidsA(RequestAddress, RequestContext, ControlGuid, GuidCount,
-                               TraceGuidReg, has_image ? image.c_str() : nullptr,
+    return RegisterTraceGuidsA(RequestAddress, RequestContext, ControlGuid, GuidCount, TraceGuidReg,
+                               has_image ? image.c_str() : nullptr,
                                has_resource ? resource.c_str() : nullptr, RegistrationHandle);
   });
 }

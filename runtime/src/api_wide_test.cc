@@ -20,7 +20,8 @@
 
 namespace {
 
-const GUID kProvider = {0x5a0c1e33, 0x2b7d, 0x4e61, {0x8f, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde}};
+const GUID kProvider = {
+    0x5a0c1e33, 0x2b7d, 0x4e61, {0x8f, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde}};
 
 // "wide-é€😀": a Latin-1 letter, a BMP symbol and a surrogate pair.
 const char16_t kSessionName[] = u"wide-\u00e9\u20ac\U0001F600";
@@ -165,8 +166,8 @@ TEST_F(EtwrtWide, WideConsumerGetsEventWriteStringAsUtf16LittleEndian) {
   EventUnregister(provider);
 
   // h, é, the surrogate pair D83D DE00, the NUL: UTF-16LE as Windows' consumers decode it.
-  const std::vector<unsigned char> expected = {0x68, 0x00, 0xE9, 0x00, 0x3D, 0xD8,
-                                               0x00, 0xDE, 0x00, 0x00};
+  const std::vector<unsigned char> expected = {0x68, 0x00, 0xE9, 0x00, 0x3D,
+                                               0xD8, 0x00, 0xDE, 0x00, 0x00};
   ASSERT_EQ(received.payloads.size(), 1u);
   EXPECT_EQ(received.payloads[0], expected);
   EXPECT_NE(received.flags[0] & EVENT_HEADER_FLAG_STRING_ONLY, 0);
@@ -175,21 +176,21 @@ TEST_F(EtwrtWide, WideConsumerGetsEventWriteStringAsUtf16LittleEndian) {
 TEST(EtwrtNls, LCMapStringExUppercasesAndByteReversesForTheInvariantLocale) {
   const char16_t source[] = u"Ab\u00e9z";
   char16_t out[5] = {};
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, 4, out, 5, nullptr,
-                          nullptr, 0),
-            4);
+  EXPECT_EQ(
+      LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, 4, out, 5, nullptr, nullptr, 0),
+      4);
   EXPECT_EQ(std::u16string(out, 4), u"AB\u00c9Z");
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE | LCMAP_BYTEREV, source, -1,
-                          out, 5, nullptr, nullptr, 0),
+  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE | LCMAP_BYTEREV, source, -1, out,
+                          5, nullptr, nullptr, 0),
             5);  // With the NUL.
   EXPECT_EQ(out[0], char16_t{0x4100});
   EXPECT_EQ(out[2], char16_t{0xC900});
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, -1, nullptr, 0,
-                          nullptr, nullptr, 0),
-            5);  // The length needed.
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, 4, out, 3, nullptr,
+  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, -1, nullptr, 0, nullptr,
                           nullptr, 0),
-            0);  // Too short.
+            5);  // The length needed.
+  EXPECT_EQ(
+      LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, source, 4, out, 3, nullptr, nullptr, 0),
+      0);  // Too short.
   EXPECT_EQ(LCMapStringEx(u"en-US", LCMAP_UPPERCASE, source, 4, out, 5, nullptr, nullptr, 0), 0);
 }
 

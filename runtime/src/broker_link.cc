@@ -49,8 +49,8 @@ bool spawn_broker(const std::string& home, int dir_fd) {
     std::fprintf(stderr, "etwrt: cannot find etwrt-broker (set ETWRT_BROKER)\n");
     return false;
   }
-  const int log_fd = ::openat(dir_fd, kLogName,
-                              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int log_fd =
+      ::openat(dir_fd, kLogName, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   struct stat log_stat {};
   if (log_fd >= 0 && ::fstat(log_fd, &log_stat) == 0 && log_stat.st_size > kMaxLogBytes) {
     (void)::ftruncate(log_fd, 0);  // Bounded: a broker that keeps failing cannot fill the disk.

@@ -245,8 +245,10 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
     etwrt::Client& client = etwrt::Client::instance();
     client.add_registration(&r->base);
     const auto token = reinterpret_cast<std::uint64_t>(&r->base);
-    nlohmann::json request = {{"op", "register"}, {"token", token},
-                              {"guid", etwrt::guid_to_wire(*ControlGuid)}, {"classic", true}};
+    nlohmann::json request = {{"op", "register"},
+                              {"token", token},
+                              {"guid", etwrt::guid_to_wire(*ControlGuid)},
+                              {"classic", true}};
     etwrt::Registration* base = &r->base;
     const etwrt::ClientReply reply =
         client.call(request, etwrt::kCallLimit, [&client, base](const nlohmann::json& body) {

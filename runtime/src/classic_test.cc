@@ -29,9 +29,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const GUID kControl = {0x5c1a0001, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x01}};
+const GUID kControl = {
+    0x5c1a0001, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x01}};
 const GUID kClass = {0x5c1a0002, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x02}};
-const GUID kMessage = {0x5c1a0003, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x03}};
+const GUID kMessage = {
+    0x5c1a0003, 0x1111, 0x4222, {0x83, 0x33, 0x44, 0x44, 0x55, 0x55, 0x66, 0x03}};
 
 // A header followed by `tail` bytes, as TraceEvent reads it.
 struct HeaderWithTail {
@@ -241,8 +243,8 @@ TEST_F(ClassicProvider, RegistrationArguments) {
   TRACE_GUID_REGISTRATION classes[1] = {{&kClass, nullptr}};
   EXPECT_EQ(RegisterTraceGuidsA(nullptr, &recorder, &kControl, 1, classes, nullptr, nullptr, &reg),
             ERROR_INVALID_PARAMETER);
-  EXPECT_EQ(RegisterTraceGuidsA(&ControlRecorder::callback, &recorder, nullptr, 1, classes,
-                                nullptr, nullptr, &reg),
+  EXPECT_EQ(RegisterTraceGuidsA(&ControlRecorder::callback, &recorder, nullptr, 1, classes, nullptr,
+                                nullptr, &reg),
             ERROR_INVALID_PARAMETER);
   ASSERT_EQ(RegisterTraceGuidsA(&ControlRecorder::callback, &recorder, &kControl, 1, classes,
                                 nullptr, nullptr, &reg),
@@ -290,9 +292,9 @@ TEST_F(ClassicProvider, OneSessionAtATimeAndEventsCarryTheClassicHeader) {
   EXPECT_EQ(trace(logger_a, 11, 2, 2), ERROR_INVALID_HANDLE);
   EXPECT_EQ(trace(logger_b, 12, 2, 3), ERROR_SUCCESS);
   const char text[] = "wpp";
-  EXPECT_EQ(TraceMessage(logger_b, TRACE_MESSAGE_SEQUENCE, &kMessage, 42, text, sizeof text,
-                         nullptr),
-            ERROR_SUCCESS);
+  EXPECT_EQ(
+      TraceMessage(logger_b, TRACE_MESSAGE_SEQUENCE, &kMessage, 42, text, sizeof text, nullptr),
+      ERROR_SUCCESS);
 
   ASSERT_EQ(EnableTrace(FALSE, 0, 0, &kControl, b), ERROR_SUCCESS);
   r = recorder.wait_for(3);

@@ -59,8 +59,7 @@ NotificationFields read_notification(const json& m, std::size_t filter_capacity)
   f.any = m.value("any", std::uint64_t{0});
   f.all = m.value("all", std::uint64_t{0});
   if (m.contains("filter") && m["filter"].is_object() &&
-      hex_to_bytes(m["filter"].value("data", ""), f.filter) &&
-      f.filter.size() <= filter_capacity) {
+      hex_to_bytes(m["filter"].value("data", ""), f.filter) && f.filter.size() <= filter_capacity) {
     f.has_filter = true;
     f.filter_type = m["filter"].value("type", 0u);
   }
@@ -122,8 +121,8 @@ ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
     return ERROR_ACCESS_DENIED;
   }
   if (fd < 0) {
-    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s (its log: %s/%s)\n",
-                 home.c_str(), home.c_str(), kLogName);
+    std::fprintf(stderr, "etwrt: cannot reach etwrt-broker in %s (its log: %s/%s)\n", home.c_str(),
+                 home.c_str(), kLogName);
     return ERROR_NOT_SUPPORTED;
   }
   if (fd_ >= 0) {
@@ -378,10 +377,14 @@ void Client::reattach() {
         publish_sessions(*it->second, body.value("sessions", json::array()));
         if (body.value("is_enabled", 0u) != 0) {
           // Enabled already: the provider learns it as a pre-enabled registration would.
-          json notice = {{"op", "notify"}, {"token", token},
+          json notice = {{"op", "notify"},
+                         {"token", token},
                          {"source", guid_to_wire(GUID_NULL)},
-                         {"is_enabled", body["is_enabled"]}, {"level", body["level"]},
-                         {"any", body["any"]}, {"all", body["all"]}, {"filter", nullptr},
+                         {"is_enabled", body["is_enabled"]},
+                         {"level", body["level"]},
+                         {"any", body["any"]},
+                         {"all", body["all"]},
+                         {"filter", nullptr},
                          {"wait", 0}};
           queue_.push_back({token, notice});
           queue_cv_.notify_one();

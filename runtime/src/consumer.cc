@@ -55,8 +55,8 @@ struct Consumer {
   EVENT_TRACE_LOGFILEA* logfile = nullptr;  // The caller's, valid until CloseTrace (as on Windows).
   SessionPool* pool = nullptr;
   TRACE_LOGFILE_HEADER header{};  // ReservedFlags: the session's clock (ClientContext).
-  bool processing = false;  // Guarded by g_mu.
-  bool closed = false;      // Guarded by g_mu; CloseTrace during ProcessTrace.
+  bool processing = false;        // Guarded by g_mu.
+  bool closed = false;            // Guarded by g_mu; CloseTrace during ProcessTrace.
   std::atomic<bool> close_requested{false};
 };
 
@@ -97,12 +97,10 @@ class Delivery {
       return file_time(monotonic_ns);
     }
     switch (c_.header.ReservedFlags) {
-      case etwrt::kClockSystemTime:
-        return file_time(monotonic_ns);
+      case etwrt::kClockSystemTime: return file_time(monotonic_ns);
       case etwrt::kClockCpuCycles:
-        return static_cast<std::int64_t>(monotonic_ns);  // A 1000 MHz counter.
-      default:
-        return static_cast<std::int64_t>(monotonic_ns / 100);  // QPC at 10 MHz.
+        return static_cast<std::int64_t>(monotonic_ns);               // A 1000 MHz counter.
+      default: return static_cast<std::int64_t>(monotonic_ns / 100);  // QPC at 10 MHz.
     }
   }
 
@@ -149,9 +147,7 @@ class Delivery {
 
   void record(const dataplane::RecordView& v) {
     if (!event_record_mode()) {
-      classic(v.provider_id, v.descriptor,
-              event_time(v),
-              v.process_id, v.thread_id,
+      classic(v.provider_id, v.descriptor, event_time(v), v.process_id, v.thread_id,
               v.user_data.data(), v.user_data.size());
       return;
     }
@@ -160,8 +156,7 @@ class Delivery {
     r.EventHeader.Flags = static_cast<USHORT>(v.flags | EVENT_HEADER_FLAG_64_BIT_HEADER);
     r.EventHeader.ThreadId = v.thread_id;
     r.EventHeader.ProcessId = v.process_id;
-    r.EventHeader.TimeStamp.QuadPart =
-        event_time(v);
+    r.EventHeader.TimeStamp.QuadPart = event_time(v);
     r.EventHeader.ProviderId = v.provider_id;
     r.EventHeader.EventDescriptor = v.descriptor;
     r.EventHeader.ActivityId = v.activity_id;
@@ -214,8 +209,8 @@ class Delivery {
     }
     EVENT_RECORD r{};
     r.EventHeader.Size = sizeof(EVENT_HEADER);
-    r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
-                          (classic_header ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
+    r.EventHeader.Flags =
+        EVENT_HEADER_FLAG_64_BIT_HEADER | (classic_header ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
     r.EventHeader.TimeStamp.QuadPart = time;
     r.EventHeader.ProviderId = provider;
     r.EventHeader.EventDescriptor = d;
@@ -226,8 +221,8 @@ class Delivery {
   }
 
   // The classic form (EventCallback without PROCESS_TRACE_MODE_EVENT_RECORD).
-  void classic(const GUID& provider, const EVENT_DESCRIPTOR& d, std::int64_t time,
-               ULONG pid, ULONG tid, const void* data, std::size_t size) {
+  void classic(const GUID& provider, const EVENT_DESCRIPTOR& d, std::int64_t time, ULONG pid,
+               ULONG tid, const void* data, std::size_t size) {
     EVENT_TRACE t{};
     const std::size_t total = sizeof(EVENT_TRACE_HEADER) + size;
     t.Header.Size = static_cast<USHORT>(total > 0xffff ? 0xffff : total);
@@ -248,7 +243,6 @@ class Delivery {
   std::int64_t window_start_ = INT64_MIN;
   std::int64_t window_end_ = INT64_MAX;
 };
-
 
 // Records copied out of the pool (a view is valid only inside the reader's callback), in
 // one arena per poll, shared read-only by every subscriber: no allocation per record.
@@ -333,9 +327,8 @@ class Hub {
     pool_->pool.wake_reader();  // The hub may sleep on the pool's futex.
     // Returns once the hub reads the session (or failed to): a consumer that got its header
     // event gets every event written after it.
-    cv_.wait_for(lock, kAttachLimit, [&] {
-      return mode_ != Mode::detached || s->ended || s->error != ERROR_SUCCESS;
-    });
+    cv_.wait_for(lock, kAttachLimit,
+                 [&] { return mode_ != Mode::detached || s->ended || s->error != ERROR_SUCCESS; });
   }
 
   void leave(Subscriber* s) {
@@ -482,8 +475,9 @@ class Hub {
         // The reader went away (take its place next time) or never answers.
         relay_.reset();
         if (pool_->pool.now_ns() - relay_requested_ns_ > kRelayActivationNs) {
-          std::fprintf(stderr, "etwrt: ProcessTrace: the session's reading process does not feed"
-                               " this one\n");
+          std::fprintf(stderr,
+                       "etwrt: ProcessTrace: the session's reading process does not feed"
+                       " this one\n");
           fail_all(ERROR_BUSY);
         }
         return false;
@@ -662,8 +656,8 @@ class Hub {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Subscriber*> subs_;
-  Mode mode_ = Mode::detached;      // Guarded by mu_ (written by the hub thread).
-  std::uint64_t relay_since_ = 0;   // Guarded by mu_.
+  Mode mode_ = Mode::detached;     // Guarded by mu_ (written by the hub thread).
+  std::uint64_t relay_since_ = 0;  // Guarded by mu_.
   bool finished_ = false;
   std::thread thread_;
 };
@@ -705,12 +699,12 @@ TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile) {
     return INVALID_PROCESSTRACE_HANDLE;
   }
   Client& client = Client::instance();
-  etwrt::ClientReply reply = client.call({{"op", "open"}, {"name", Logfile->LoggerName}},
-                                         kCallLimit);
+  etwrt::ClientReply reply =
+      client.call({{"op", "open"}, {"name", Logfile->LoggerName}}, kCallLimit);
   // The descriptor, if the reply brought one, is ours to close whatever else the reply says.
   const auto fd_field = reply.body.find("fd");
-  const int fd = fd_field != reply.body.end() && fd_field->is_number_integer()
-                     ? fd_field->get<int>() : -1;
+  const int fd =
+      fd_field != reply.body.end() && fd_field->is_number_integer() ? fd_field->get<int>() : -1;
   const ULONG status = etwrt::reply_status(reply, "OpenTraceA");
   const auto pool_field = reply.body.find("pool");
   auto consumer = std::make_unique<Consumer>();
@@ -811,8 +805,8 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
     };
     std::vector<Active> active;
     for (Consumer* c : consumers) {
-      active.push_back({c, &hub_of(c->pool), std::make_unique<Subscriber>(),
-                        std::make_unique<Delivery>(*c)});
+      active.push_back(
+          {c, &hub_of(c->pool), std::make_unique<Subscriber>(), std::make_unique<Delivery>(*c)});
       active.back().delivery->set_window(StartTime, EndTime);
     }
     // Joined before the header event is delivered (so a consumer that saw it is attached);
@@ -832,7 +826,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
         }
         batches.clear();
         const bool more = a.hub->take(a.sub.get(), batches);
-  #if defined(ETWRT_MUTANTS)
+#if defined(ETWRT_MUTANTS)
         // Mutant: each batch's records reach the consumer newest first.
         if (etwrt::mutant::active("records-out-of-order")) {
           for (BatchPtr& b : batches) {
@@ -841,7 +835,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
             b = reversed;
           }
         }
-  #endif
+#endif
         Delivery& d = *a.delivery;
         std::size_t items = 0;
         for (const BatchPtr& b : batches) {
@@ -850,8 +844,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
               a.consumer->logfile->EventsLost +=
                   static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
               d.losses(e.loss);
-            } else if (e.head.timestamp_ns >= a.sub->since_ns &&
-                       d.in_window(e.head.timestamp_ns)) {
+            } else if (e.head.timestamp_ns >= a.sub->since_ns && d.in_window(e.head.timestamp_ns)) {
               d.record(b->view(e));
             } else {
               continue;

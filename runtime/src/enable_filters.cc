@@ -24,12 +24,9 @@ std::string hex(ULONG v) {
 // The largest Size each system filter type may have (documented limits in evntprov.h).
 std::optional<ULONG> system_limit(ULONG type) {
   switch (type) {
-    case EVENT_FILTER_TYPE_PID:
-      return MAX_EVENT_FILTER_PID_COUNT * sizeof(ULONG);
-    case EVENT_FILTER_TYPE_PAYLOAD:
-      return MAX_EVENT_FILTER_PAYLOAD_SIZE;
-    case EVENT_FILTER_TYPE_EVENT_NAME:
-      return MAX_EVENT_FILTER_EVENT_NAME_SIZE;
+    case EVENT_FILTER_TYPE_PID: return MAX_EVENT_FILTER_PID_COUNT * sizeof(ULONG);
+    case EVENT_FILTER_TYPE_PAYLOAD: return MAX_EVENT_FILTER_PAYLOAD_SIZE;
+    case EVENT_FILTER_TYPE_EVENT_NAME: return MAX_EVENT_FILTER_EVENT_NAME_SIZE;
     case EVENT_FILTER_TYPE_EVENT_ID:
     case EVENT_FILTER_TYPE_STACKWALK:
     case EVENT_FILTER_TYPE_EXECUTABLE_NAME:
@@ -39,10 +36,8 @@ std::optional<ULONG> system_limit(ULONG type) {
     case EVENT_FILTER_TYPE_STACKWALK_LEVEL_KW:
     case EVENT_FILTER_TYPE_CONTAINER:
     case EVENT_FILTER_TYPE_SYSTEM_FLAGS:
-    case EVENT_FILTER_TYPE_TRACEHANDLE:
-      return MAX_EVENT_FILTER_DATA_SIZE;
-    default:
-      return std::nullopt;
+    case EVENT_FILTER_TYPE_TRACEHANDLE: return MAX_EVENT_FILTER_DATA_SIZE;
+    default: return std::nullopt;
   }
 }
 

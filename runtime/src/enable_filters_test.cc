@@ -39,8 +39,8 @@ TEST(CheckFilters, CountWithoutArrayIsInvalid) {
 
 TEST(CheckFilters, SchematizedIsProviderBoundWithSessionFieldsCleared) {
   const auto bytes = schematized(8);
-  const auto d = describe(bytes.data(), static_cast<ULONG>(bytes.size()),
-                          EVENT_FILTER_TYPE_SCHEMATIZED);
+  const auto d =
+      describe(bytes.data(), static_cast<ULONG>(bytes.size()), EVENT_FILTER_TYPE_SCHEMATIZED);
   const auto c = check_filters(&d, 1);
   ASSERT_EQ(c.status, ERROR_SUCCESS) << c.reason;
   ASSERT_TRUE(c.filters.provider_bound);
@@ -53,8 +53,8 @@ TEST(CheckFilters, SchematizedIsProviderBoundWithSessionFieldsCleared) {
 
 TEST(CheckFilters, SchematizedSizeMustMatchHeader) {
   auto bytes = schematized(8);
-  const auto d = describe(bytes.data(), static_cast<ULONG>(bytes.size() - 1),
-                          EVENT_FILTER_TYPE_SCHEMATIZED);
+  const auto d =
+      describe(bytes.data(), static_cast<ULONG>(bytes.size() - 1), EVENT_FILTER_TYPE_SCHEMATIZED);
   EXPECT_EQ(check_filters(&d, 1).status, ERROR_INVALID_PARAMETER);
   const auto tiny = describe(bytes.data(), 4, EVENT_FILTER_TYPE_SCHEMATIZED);
   EXPECT_EQ(check_filters(&tiny, 1).status, ERROR_INVALID_PARAMETER);
@@ -125,8 +125,7 @@ TEST(CheckFilters, DuplicateTypesAndTooManyAreInvalid) {
   EVENT_FILTER_DESCRIPTOR two[2] = {describe(&pid, 4, EVENT_FILTER_TYPE_PID),
                                     describe(&pid, 4, EVENT_FILTER_TYPE_PID)};
   EXPECT_EQ(check_filters(two, 2).status, ERROR_INVALID_PARAMETER);
-  std::vector<EVENT_FILTER_DESCRIPTOR> many(MAX_EVENT_FILTERS_COUNT + 1,
-                                           describe(&pid, 4, 0x42));
+  std::vector<EVENT_FILTER_DESCRIPTOR> many(MAX_EVENT_FILTERS_COUNT + 1, describe(&pid, 4, 0x42));
   for (ULONG i = 0; i < many.size(); ++i) many[i].Type = 0x10 + i;
   EXPECT_EQ(check_filters(many.data(), static_cast<ULONG>(many.size())).status,
             ERROR_INVALID_PARAMETER);

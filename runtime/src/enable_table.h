@@ -51,11 +51,13 @@ constexpr bool session_accepts(const SessionFilter& s, std::uint8_t level, std::
   if (!std::is_constant_evaluated()) {
     if (mutant::active("level-lt") && level != 0 && level >= s.level) return false;
     if (mutant::active("keyword0-filtered") && keyword == 0 && s.match_any != 0) return false;
-    if (mutant::active("ignore-keyword0-ignored") && keyword == 0) return level == 0 || level <= s.level;
+    if (mutant::active("ignore-keyword0-ignored") && keyword == 0)
+      return level == 0 || level <= s.level;
   }
 #endif
   if (level != 0 && level > s.level) return false;
-  if (keyword == 0 && (s.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0) return true;
+  if (keyword == 0 && (s.enable_property & EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0) == 0)
+    return true;
   if (s.match_any == 0) return true;
   return (keyword & s.match_any) != 0 && (keyword & s.match_all) == s.match_all;
 }
@@ -76,9 +78,8 @@ class EnableTable {
       slots_[i].slot.store(filters[i].slot, std::memory_order_relaxed);
       slots_[i].id_filter.store(filters[i].id_filter, std::memory_order_relaxed);
     }
-    count_.store(static_cast<std::uint32_t>(count < kMaxSessionsPerProvider
-                                                ? count
-                                                : kMaxSessionsPerProvider),
+    count_.store(static_cast<std::uint32_t>(
+                     count < kMaxSessionsPerProvider ? count : kMaxSessionsPerProvider),
                  std::memory_order_relaxed);
     seq_.store(s + 2, std::memory_order_release);
   }

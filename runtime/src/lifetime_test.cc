@@ -36,7 +36,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const GUID kProvider = {0x5b1e6c33, 0x1d2f, 0x4a60, {0x8b, 0x31, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99}};
+const GUID kProvider = {
+    0x5b1e6c33, 0x1d2f, 0x4a60, {0x8b, 0x31, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99}};
 
 using Properties = etwrt::testing::TraceProperties;
 
@@ -193,7 +194,8 @@ TEST_F(EtwrtBrokerDeath, WritersDoNotBlockWhenTheBrokerIsGone) {
       const auto before = std::chrono::steady_clock::now();
       const ULONG status = write_indexed(h, i);
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::steady_clock::now() - before).count();
+                          std::chrono::steady_clock::now() - before)
+                          .count();
       if (us > slowest_us.load()) slowest_us.store(us);
       if (status != ERROR_SUCCESS && status != ERROR_NOT_ENOUGH_MEMORY) unexpected.store(status);
       writes.fetch_add(1);
@@ -348,8 +350,7 @@ TEST_F(EtwrtHome, AnotherUsersListenerIsRefused) {
   EXPECT_EQ(start_session("foreign-listener"), ULONG{ERROR_ACCESS_DENIED});
   EXPECT_LT(std::chrono::steady_clock::now() - before, 3s) << "refused at once, not retried";
   long received = -1;
-  ASSERT_EQ(::read(result[0], &received, sizeof received),
-            static_cast<ssize_t>(sizeof received));
+  ASSERT_EQ(::read(result[0], &received, sizeof received), static_cast<ssize_t>(sizeof received));
   EXPECT_EQ(received, 0) << "the request went to another user's listener";
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -425,8 +426,8 @@ class EtwrtBounds : public ::testing::Test {
 
 TEST_F(EtwrtBounds, AbsurdBufferSettingsGetABoundedPool) {
   Properties p;
-  p.get()->BufferSize = 16 * 1024;   // 16 MB ...
-  p.get()->MaximumBuffers = 65536;   // ... x 65536 = 1 TiB asked.
+  p.get()->BufferSize = 16 * 1024;  // 16 MB ...
+  p.get()->MaximumBuffers = 65536;  // ... x 65536 = 1 TiB asked.
   TRACEHANDLE session = 0;
   ASSERT_EQ(StartTraceA(&session, "huge-pool", p.get()), ULONG{ERROR_SUCCESS});
   const auto pool_bytes = [](EVENT_TRACE_PROPERTIES* q) {

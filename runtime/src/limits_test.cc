@@ -21,7 +21,8 @@ namespace {
 using etwrt::testing::PrivateBrokerHome;
 using etwrt::testing::TraceProperties;
 
-const GUID kProvider = {0x3c1e2a90, 0x6d1b, 0x4e0f, {0x9a, 0x11, 0x52, 0x73, 0x04, 0xe5, 0x16, 0x27}};
+const GUID kProvider = {
+    0x3c1e2a90, 0x6d1b, 0x4e0f, {0x9a, 0x11, 0x52, 0x73, 0x04, 0xe5, 0x16, 0x27}};
 
 ULONG start(const std::string& name, TRACEHANDLE* handle = nullptr, ULONG mode = 0) {
   TraceProperties p;
@@ -55,7 +56,9 @@ struct AllTraces {
   explicit AllTraces(ULONG count) : buffers(count) {
     for (TraceProperties& b : buffers) pointers.push_back(b.get());
   }
-  ULONG query() { return QueryAllTracesA(pointers.data(), static_cast<ULONG>(pointers.size()), &logger_count); }
+  ULONG query() {
+    return QueryAllTracesA(pointers.data(), static_cast<ULONG>(pointers.size()), &logger_count);
+  }
   std::vector<std::string> names(ULONG n) {
     std::vector<std::string> out;
     for (ULONG i = 0; i < n; ++i) out.push_back(buffers[i].logger_name());
@@ -85,9 +88,9 @@ TEST(SessionLimit, TheDefaultIs64) {
 TEST(EnumerateSessions, ListsEverySessionButPrivateOnesWithTheirProperties) {
   PrivateBrokerHome home("etwrt-limits");
   ASSERT_EQ(start("query-one"), ERROR_SUCCESS);
-  ASSERT_EQ(start("query-private", nullptr,
-                  EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_PRIVATE_LOGGER_MODE),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      start("query-private", nullptr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_PRIVATE_LOGGER_MODE),
+      ERROR_SUCCESS);
   TRACEHANDLE two = 0;
   ASSERT_EQ(start("query-two", &two), ERROR_SUCCESS);
   AllTraces all(64);
@@ -164,9 +167,9 @@ TEST(DenyControl, ControlCallsAreDeniedAndProvidersAreNot) {
     EXPECT_EQ(ControlTraceA(handle, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY),
               ERROR_ACCESS_DENIED);
     EXPECT_EQ(stop("deny-running"), ERROR_ACCESS_DENIED);
-    EXPECT_EQ(EnableTraceEx2(handle, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 0,
-                             nullptr),
-              ERROR_ACCESS_DENIED);
+    EXPECT_EQ(
+        EnableTraceEx2(handle, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 0, nullptr),
+        ERROR_ACCESS_DENIED);
     EVENT_TRACE_LOGFILEA logfile{};
     logfile.LoggerName = const_cast<char*>("deny-running");
     logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;

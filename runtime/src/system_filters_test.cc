@@ -60,13 +60,13 @@ TEST(SystemFilters, EventIdFilterOutDropsListed) {
 }
 
 TEST(SystemFilters, PidListExcludesOtherProcesses) {
-  auto listed = etwrt::parse_system_filters(
-      json::array({entry(EVENT_FILTER_TYPE_PID, pids({5, 7}))}), 7);
+  auto listed =
+      etwrt::parse_system_filters(json::array({entry(EVENT_FILTER_TYPE_PID, pids({5, 7}))}), 7);
   ASSERT_NE(listed, nullptr);
   EXPECT_FALSE(listed->process_excluded);
   EXPECT_TRUE(listed->accepts_id(1));
-  auto other = etwrt::parse_system_filters(
-      json::array({entry(EVENT_FILTER_TYPE_PID, pids({5, 6}))}), 7);
+  auto other =
+      etwrt::parse_system_filters(json::array({entry(EVENT_FILTER_TYPE_PID, pids({5, 6}))}), 7);
   ASSERT_NE(other, nullptr);
   EXPECT_TRUE(other->process_excluded);
 }
@@ -74,8 +74,7 @@ TEST(SystemFilters, PidListExcludesOtherProcesses) {
 TEST(SystemFilters, TruncatedIdListIgnored) {
   std::vector<std::uint8_t> bad = id_filter(true, {1, 2});
   bad.resize(bad.size() - 1);
-  EXPECT_EQ(etwrt::parse_system_filters(
-                json::array({entry(EVENT_FILTER_TYPE_EVENT_ID, bad)}), 7),
+  EXPECT_EQ(etwrt::parse_system_filters(json::array({entry(EVENT_FILTER_TYPE_EVENT_ID, bad)}), 7),
             nullptr);
 }
 

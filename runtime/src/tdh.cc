@@ -119,8 +119,7 @@ ULONG build_model(const EVENT_RECORD* e, Model& m) {
   std::vector<std::size_t> prop_of_field(m.schema.fields.size());
   for (std::size_t f = 0; f < m.schema.fields.size(); ++f) {
     const TlField& field = m.schema.fields[f];
-    const std::size_t parent =
-        field.parent == SIZE_MAX ? SIZE_MAX : prop_of_field[field.parent];
+    const std::size_t parent = field.parent == SIZE_MAX ? SIZE_MAX : prop_of_field[field.parent];
     auto add = [&](std::u16string name, Synth synth) {
       Property p;
       p.name = std::move(name);
@@ -190,9 +189,9 @@ ULONG add_string(std::vector<char16_t>& strings, std::size_t base, const std::u1
 ULONG event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size) {
   Model m;
   if (const ULONG s = build_model(e, m); s != ERROR_SUCCESS) return s;
-  const std::size_t base = std::max(sizeof(TRACE_EVENT_INFO),
-                                    offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) +
-                                        m.props.size() * sizeof(EVENT_PROPERTY_INFO));
+  const std::size_t base =
+      std::max(sizeof(TRACE_EVENT_INFO), offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) +
+                                             m.props.size() * sizeof(EVENT_PROPERTY_INFO));
   std::vector<std::byte> out(base);
   auto* info = reinterpret_cast<TRACE_EVENT_INFO*>(out.data());
   std::vector<char16_t> strings;

@@ -47,8 +47,8 @@ struct Event {
       d[i].ArrayIndex = index;
     }
     ULONG size = 0;
-    const ULONG s = TdhGetPropertySize(&record_, 0, nullptr, static_cast<ULONG>(d.size()),
-                                       d.data(), &size);
+    const ULONG s =
+        TdhGetPropertySize(&record_, 0, nullptr, static_cast<ULONG>(d.size()), d.data(), &size);
     if (s != ERROR_SUCCESS) return {s, {}};
     Bytes out(size + 1);
     const ULONG g = TdhGetProperty(&record_, 0, nullptr, static_cast<ULONG>(d.size()), d.data(),
@@ -79,11 +79,11 @@ const TRACE_EVENT_INFO& as_info(const Bytes& b) {
 
 TEST(Tdh, LaysOutTopLevelFirstThenStructMembers) {
   Event e(TlMetadata("E")
-              .field("a", 7)        // INT32
-              .field("pt", 24, 2)   // struct of 2
+              .field("a", 7)       // INT32
+              .field("pt", 24, 2)  // struct of 2
               .field("x", 6)
               .field("y", 6)
-              .field("blob", 14)    // Binary: a.Length then bytes
+              .field("blob", 14)  // Binary: a.Length then bytes
               .bytes(),
           Bytes{1, 0, 0, 0, 2, 0, 3, 0, 2, 0, 0xAB, 0xCD});
   const Bytes info = e.info();
@@ -114,9 +114,10 @@ TEST(Tdh, LaysOutTopLevelFirstThenStructMembers) {
 
 TEST(Tdh, ArraysStringsAndErrors) {
   Event e(TlMetadata("Arr")
-              .field("v", 6 | 0x40)          // variable-count UINT16 array
-              .field("c", 4 | 0x20).raw({3, 0})  // constant count 3 of UINT8
-              .field("w", 1)                 // UTF-16 string
+              .field("v", 6 | 0x40)  // variable-count UINT16 array
+              .field("c", 4 | 0x20)
+              .raw({3, 0})    // constant count 3 of UINT8
+              .field("w", 1)  // UTF-16 string
               .bytes(),
           Bytes{2, 0, 10, 0, 20, 0, 7, 8, 9, 'h', 0, 'i', 0, 0, 0});
   const Bytes info = e.info();

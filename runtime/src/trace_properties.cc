@@ -33,16 +33,16 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
                                       " is smaller than EVENT_TRACE_PROPERTIES");
   }
   if (!offset_in_tail(properties->LoggerNameOffset, size)) {
-    return fail(ERROR_INVALID_PARAMETER,
-                "LoggerNameOffset " + std::to_string(properties->LoggerNameOffset) +
-                    " is not inside the buffer past the fixed part");
+    return fail(ERROR_INVALID_PARAMETER, "LoggerNameOffset " +
+                                             std::to_string(properties->LoggerNameOffset) +
+                                             " is not inside the buffer past the fixed part");
   }
   std::string log_file;
   if (properties->LogFileNameOffset != 0) {
     if (!offset_in_tail(properties->LogFileNameOffset, size)) {
-      return fail(ERROR_INVALID_PARAMETER,
-                  "LogFileNameOffset " + std::to_string(properties->LogFileNameOffset) +
-                      " is not inside the buffer past the fixed part");
+      return fail(ERROR_INVALID_PARAMETER, "LogFileNameOffset " +
+                                               std::to_string(properties->LogFileNameOffset) +
+                                               " is not inside the buffer past the fixed part");
     }
     const char* base = reinterpret_cast<const char*>(properties);
     const char* text = base + properties->LogFileNameOffset;
@@ -54,8 +54,8 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
   }
   const std::size_t name_bytes = std::strlen(instance_name);
   if (name_bytes > kMaxSessionNameBytes) {
-    return fail(ERROR_BAD_LENGTH, "session name is longer than " +
-                                      std::to_string(kMaxSessionNameBytes) + " bytes");
+    return fail(ERROR_BAD_LENGTH,
+                "session name is longer than " + std::to_string(kMaxSessionNameBytes) + " bytes");
   }
   if (name_bytes + 1 > size - properties->LoggerNameOffset) {
     return fail(ERROR_BAD_LENGTH, "session name does not fit at LoggerNameOffset");
@@ -89,8 +89,7 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
       properties->MaximumFileSize == 0) {
     return fail(ERROR_INVALID_PARAMETER, "NEWFILE and CIRCULAR need a MaximumFileSize");
   }
-  if (log_file.empty() &&
-      (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
+  if (log_file.empty() && (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
     return fail(ERROR_BAD_PATHNAME, "neither a log file nor a real-time or buffering mode");
   }
   StartTraceCheck ok;
@@ -109,10 +108,8 @@ ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
     case EVENT_TRACE_CONTROL_QUERY:
     case EVENT_TRACE_CONTROL_STOP:
     case EVENT_TRACE_CONTROL_UPDATE:
-    case EVENT_TRACE_CONTROL_FLUSH:
-      return ERROR_SUCCESS;
-    default:
-      return ERROR_INVALID_PARAMETER;
+    case EVENT_TRACE_CONTROL_FLUSH: return ERROR_SUCCESS;
+    default: return ERROR_INVALID_PARAMETER;
   }
 }
 

@@ -25,8 +25,8 @@ inline constexpr ULONG kCpuSpeedMHz = 1000;
 
 struct StartTraceCheck {
   ULONG status = ERROR_SUCCESS;
-  std::string reason;        // For diagnostics when status != ERROR_SUCCESS.
-  std::string log_file_name; // Empty when the session has no log file.
+  std::string reason;         // For diagnostics when status != ERROR_SUCCESS.
+  std::string log_file_name;  // Empty when the session has no log file.
 };
 
 // Validates StartTraceA's arguments as Windows does, in this order:

@@ -15,7 +15,9 @@ struct Buffer {
     props()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
     props()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
   }
-  EVENT_TRACE_PROPERTIES* props() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  EVENT_TRACE_PROPERTIES* props() {
+    return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
+  }
   void set_log_file(const char* name, ULONG offset) {
     props()->LogFileNameOffset = offset;
     std::memcpy(bytes.data() + offset, name, std::strlen(name) + 1);

@@ -131,11 +131,22 @@ void link_structs(MetadataReader& r, TlEventSchema& s) {
 
 std::size_t fixed_size(std::uint8_t in_type) {
   switch (in_type) {
-    case kTlInt8: case kTlUInt8: return 1;
-    case kTlInt16: case kTlUInt16: return 2;
-    case kTlInt32: case kTlUInt32: case kTlFloat: case kTlBool32: case kTlHexInt32: return 4;
-    case kTlInt64: case kTlUInt64: case kTlDouble: case kTlFileTime: case kTlHexInt64: return 8;
-    case kTlGuid: case kTlSystemTime: return 16;
+    case kTlInt8:
+    case kTlUInt8: return 1;
+    case kTlInt16:
+    case kTlUInt16: return 2;
+    case kTlInt32:
+    case kTlUInt32:
+    case kTlFloat:
+    case kTlBool32:
+    case kTlHexInt32: return 4;
+    case kTlInt64:
+    case kTlUInt64:
+    case kTlDouble:
+    case kTlFileTime:
+    case kTlHexInt64: return 8;
+    case kTlGuid:
+    case kTlSystemTime: return 16;
     default: return 0;
   }
 }
@@ -162,7 +173,10 @@ std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> p, st
         if (p[i] == std::byte{0} && p[i + 1] == std::byte{0}) return i - at + 2;
       }
       return SIZE_MAX;
-    case kTlBinary: case kTlCountedString: case kTlCountedAnsiString: case kTlCountedBinary: {
+    case kTlBinary:
+    case kTlCountedString:
+    case kTlCountedAnsiString:
+    case kTlCountedBinary: {
       if (left < 2) return SIZE_MAX;
       const std::size_t n = 2 + std::size_t{read_u16(p, at)};
       return n <= left ? n : SIZE_MAX;
@@ -172,18 +186,14 @@ std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> p, st
       const std::size_t n = 8 + 4 * static_cast<std::size_t>(p[at + 1]);
       return n <= left ? n : SIZE_MAX;
     }
-    default:
-      return SIZE_MAX;
+    default: return SIZE_MAX;
   }
 }
 
-ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set,
-                    TypedEvent& out) {
+ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set, TypedEvent& out) {
   for (const EVENT_DATA_DESCRIPTOR& d : data) {
     switch (d.Type) {
-      case EVENT_DATA_DESCRIPTOR_TYPE_NONE:
-        out.payload[out.payload_count++] = d;
-        break;
+      case EVENT_DATA_DESCRIPTOR_TYPE_NONE: out.payload[out.payload_count++] = d; break;
       case EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA:
         add_part(out.schema, out.joined_schema, d);
         break;
@@ -192,12 +202,12 @@ ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set
         break;
       case EVENT_DATA_DESCRIPTOR_TYPE_TIMESTAMP_OVERRIDE:
         if (d.Size != sizeof(std::uint64_t)) return ERROR_INVALID_PARAMETER;
-        std::memcpy(&out.timestamp, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(d.Ptr)),
+        std::memcpy(&out.timestamp,
+                    reinterpret_cast<const void*>(static_cast<std::uintptr_t>(d.Ptr)),
                     sizeof out.timestamp);
         out.has_timestamp = true;
         break;
-      default:
-        return ERROR_INVALID_PARAMETER;
+      default: return ERROR_INVALID_PARAMETER;
     }
   }
   return ERROR_SUCCESS;
@@ -245,8 +255,8 @@ bool locate_values(const TlEventSchema& schema, std::span<const std::byte> paylo
       continue;
     }
     if (f.count_kind == kTlCustom) {
-      const std::size_t n = at + 2 <= payload.size() ? 2 + std::size_t{read_u16(payload, at)}
-                                                      : SIZE_MAX;
+      const std::size_t n =
+          at + 2 <= payload.size() ? 2 + std::size_t{read_u16(payload, at)} : SIZE_MAX;
       if (n == SIZE_MAX || n > payload.size() - at) {
         error = "field \"" + f.name + "\": the payload ends inside its custom value";
         return false;

@@ -37,17 +37,36 @@ struct TypedEvent {
 
 // Sorts `data` by Type. ERROR_INVALID_PARAMETER for a Type 3 of another size than 8 bytes or a
 // Type outside 0..3 (etwrt choice: the page lists no other value).
-ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set,
-                    TypedEvent& out);
+ULONG split_by_type(std::span<const EVENT_DATA_DESCRIPTOR> data, bool traits_set, TypedEvent& out);
 
 // TraceLogging's InType values (bits 0-4) and count kinds (bits 5-6).
 enum TlInType : std::uint8_t {
-  kTlNull = 0, kTlUnicodeString = 1, kTlAnsiString = 2, kTlInt8 = 3, kTlUInt8 = 4,
-  kTlInt16 = 5, kTlUInt16 = 6, kTlInt32 = 7, kTlUInt32 = 8, kTlInt64 = 9, kTlUInt64 = 10,
-  kTlFloat = 11, kTlDouble = 12, kTlBool32 = 13, kTlBinary = 14, kTlGuid = 15,
-  kTlPointerUnsupported = 16, kTlFileTime = 17, kTlSystemTime = 18, kTlSid = 19,
-  kTlHexInt32 = 20, kTlHexInt64 = 21, kTlCountedString = 22, kTlCountedAnsiString = 23,
-  kTlStruct = 24, kTlCountedBinary = 25,
+  kTlNull = 0,
+  kTlUnicodeString = 1,
+  kTlAnsiString = 2,
+  kTlInt8 = 3,
+  kTlUInt8 = 4,
+  kTlInt16 = 5,
+  kTlUInt16 = 6,
+  kTlInt32 = 7,
+  kTlUInt32 = 8,
+  kTlInt64 = 9,
+  kTlUInt64 = 10,
+  kTlFloat = 11,
+  kTlDouble = 12,
+  kTlBool32 = 13,
+  kTlBinary = 14,
+  kTlGuid = 15,
+  kTlPointerUnsupported = 16,
+  kTlFileTime = 17,
+  kTlSystemTime = 18,
+  kTlSid = 19,
+  kTlHexInt32 = 20,
+  kTlHexInt64 = 21,
+  kTlCountedString = 22,
+  kTlCountedAnsiString = 23,
+  kTlStruct = 24,
+  kTlCountedBinary = 25,
 };
 inline constexpr std::uint8_t kTlTypeMask = 0x1f;
 inline constexpr std::uint8_t kTlCountMask = 0x60;
@@ -96,7 +115,6 @@ bool locate_values(const TlEventSchema& schema, std::span<const std::byte> paylo
 
 // Bytes of one value of `in_type` at `at` in `payload` (a leading UINT16 count included),
 // SIZE_MAX when the payload ends inside it.
-std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> payload,
-                          std::size_t at);
+std::size_t tl_value_size(std::uint8_t in_type, std::span<const std::byte> payload, std::size_t at);
 
 }  // namespace etwrt

@@ -33,7 +33,8 @@ using namespace std::chrono_literals;
 using etwrt::testing::TlMetadata;
 using Bytes = std::vector<std::uint8_t>;
 
-const GUID kProvider = {0x3f1e7a10, 0x5c2d, 0x4e6f, {0x8a, 0x01, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc}};
+const GUID kProvider = {
+    0x3f1e7a10, 0x5c2d, 0x4e6f, {0x8a, 0x01, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc}};
 
 // What the consumer saw of one event, tdh's answers included (taken inside the callback).
 struct Seen {
@@ -42,7 +43,7 @@ struct Seen {
   Bytes data;
   std::vector<std::pair<USHORT, Bytes>> extended;
   ULONG info_status = 0;
-  Bytes info;  // TRACE_EVENT_INFO
+  Bytes info;                                       // TRACE_EVENT_INFO
   std::vector<std::pair<ULONG, Bytes>> properties;  // per name asked: status, bytes
 };
 
@@ -190,8 +191,8 @@ class TraceLoggingApi : public ::testing::Test {
 };
 
 TEST_F(TraceLoggingApi, TypeIsIgnoredUntilTheProviderAsks) {
-  const auto seen = write_and_collect({typed(meta_.data(), meta_.size(), 1),
-                                       typed(payload_.data(), payload_.size(), 0)});
+  const auto seen = write_and_collect(
+      {typed(meta_.data(), meta_.size(), 1), typed(payload_.data(), payload_.size(), 0)});
   ASSERT_EQ(seen.size(), 1u);
   Bytes both = meta_;
   both.insert(both.end(), payload_.begin(), payload_.end());
@@ -202,8 +203,8 @@ TEST_F(TraceLoggingApi, TypeIsIgnoredUntilTheProviderAsks) {
 
 TEST_F(TraceLoggingApi, UseDescriptorTypeFalseLeavesTypeIgnored) {
   use_descriptor_type(FALSE);
-  const auto seen = write_and_collect({typed(meta_.data(), meta_.size(), 1),
-                                       typed(payload_.data(), payload_.size(), 0)});
+  const auto seen = write_and_collect(
+      {typed(meta_.data(), meta_.size(), 1), typed(payload_.data(), payload_.size(), 0)});
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].data.size(), meta_.size() + payload_.size());
   EXPECT_EQ(item(seen[0], EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL), nullptr);
@@ -211,10 +212,9 @@ TEST_F(TraceLoggingApi, UseDescriptorTypeFalseLeavesTypeIgnored) {
 
 TEST_F(TraceLoggingApi, UseDescriptorTypeSortsMetadataTraitsAndTimestamp) {
   use_descriptor_type(TRUE);
-  const auto seen = write_and_collect({typed(manual_traits_.data(), manual_traits_.size(), 2),
-                                       typed(meta_.data(), meta_.size(), 1),
-                                       typed(&stamp_, sizeof stamp_, 3),
-                                       typed(payload_.data(), payload_.size(), 0)});
+  const auto seen = write_and_collect(
+      {typed(manual_traits_.data(), manual_traits_.size(), 2), typed(meta_.data(), meta_.size(), 1),
+       typed(&stamp_, sizeof stamp_, 3), typed(payload_.data(), payload_.size(), 0)});
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].data, payload_);
   const Bytes* schema = item(seen[0], EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL);
@@ -228,9 +228,10 @@ TEST_F(TraceLoggingApi, UseDescriptorTypeSortsMetadataTraitsAndTimestamp) {
 
 TEST_F(TraceLoggingApi, TraitsHonourTypeAndDropManualTraits) {
   const Bytes traits = {6, 0, 'S', 'e', 't', 0};
-  ASSERT_EQ(EventSetInformation(handle_, EventProviderSetTraits, const_cast<std::uint8_t*>(traits.data()),
-                                static_cast<ULONG>(traits.size())),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EventSetInformation(handle_, EventProviderSetTraits, const_cast<std::uint8_t*>(traits.data()),
+                          static_cast<ULONG>(traits.size())),
+      ERROR_SUCCESS);
   const auto seen = write_and_collect({typed(manual_traits_.data(), manual_traits_.size(), 2),
                                        typed(meta_.data(), meta_.size(), 1),
                                        typed(payload_.data(), payload_.size(), 0)});

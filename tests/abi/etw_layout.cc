@@ -14,9 +14,7 @@
 
 namespace {
 
-void size_line(const char* type, std::size_t size) {
-  std::printf("%s size %zu\n", type, size);
-}
+void size_line(const char* type, std::size_t size) { std::printf("%s size %zu\n", type, size); }
 
 void field_line(const char* type, const char* field, std::size_t offset, std::size_t size) {
   std::printf("%s.%s %zu %zu\n", type, field, offset, size);

@@ -18,7 +18,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
-inline constexpr uint32_t kLayoutVersion = 4;  // 4: schema and timestamp-override items
+inline constexpr uint32_t kLayoutVersion = 4;              // 4: schema and timestamp-override items
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kNoBuffer = UINT32_MAX;
 
@@ -147,8 +147,8 @@ struct Pool::Shared {
     return reinterpret_cast<RelaySlot*>(reinterpret_cast<std::byte*>(this) + relay_offset) + i;
   }
   std::byte* relay_ring(uint32_t i) {
-    return reinterpret_cast<std::byte*>(this) + relay_offset +
-           kRelaySlots * sizeof(RelaySlot) + uint64_t{i} * kRelayRingBytes;
+    return reinterpret_cast<std::byte*>(this) + relay_offset + kRelaySlots * sizeof(RelaySlot) +
+           uint64_t{i} * kRelayRingBytes;
   }
 
   BufferDesc* descs() {

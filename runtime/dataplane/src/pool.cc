@@ -31,9 +31,7 @@ uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-std::string errno_text(const char* what) {
-  return std::string(what) + ": " + std::strerror(errno);
-}
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 bool cpu_has_invariant_tsc() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -80,8 +78,7 @@ const TscCalibration& tsc_calibration() {
 
 void validate(const PoolConfig& c) {
   if (c.buffer_size_kb < 1 || c.buffer_size_kb > 16384)
-    throw Error("BufferSize " + std::to_string(c.buffer_size_kb) +
-                " KB is outside 1..16384 KB");
+    throw Error("BufferSize " + std::to_string(c.buffer_size_kb) + " KB is outside 1..16384 KB");
   if (c.minimum_buffers < 1)
     throw Error("MinimumBuffers is 0; a session needs at least one buffer");
   if (c.maximum_buffers > 65536)
@@ -91,7 +88,9 @@ void validate(const PoolConfig& c) {
                 " is less than MinimumBuffers " + std::to_string(c.minimum_buffers));
 }
 
-bool default_is_alive(uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+bool default_is_alive(uint32_t pid) {
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
 
 }  // namespace
 
@@ -140,7 +139,8 @@ void count_reclaimed(BufferDesc& d) {
   if (d.steal_pending.load(std::memory_order_acquire) == 0) {
     const uint64_t commit = d.commit.load(std::memory_order_acquire);
     if (commit == 0) return;  // nothing in it, or an earlier holder finished
-    const uint32_t unread = events_of(commit) - events_of(d.consumed.load(std::memory_order_relaxed));
+    const uint32_t unread =
+        events_of(commit) - events_of(d.consumed.load(std::memory_order_relaxed));
     d.steal_target_buffers.store(d.lost_buffers.load(std::memory_order_relaxed) + 1,
                                  std::memory_order_relaxed);
     d.steal_target_events.store(d.lost_events.load(std::memory_order_relaxed) + unread,
@@ -275,8 +275,8 @@ Pool Pool::attach(int fd) {
       s->data_offset + uint64_t{s->buffer_bytes} * s->maximum_buffers != s->relay_offset ||
       s->relay_offset + kRelayBytes != length ||
       s->desc_offset + uint64_t{s->maximum_buffers} * sizeof(BufferDesc) > s->data_offset)
-    throw Error("session pool header is inconsistent with its size (" +
-                std::to_string(length) + " bytes)");
+    throw Error("session pool header is inconsistent with its size (" + std::to_string(length) +
+                " bytes)");
   return pool;
 }
 
@@ -299,8 +299,9 @@ bool Pool::same_clock(const Pool& other) const {
   const Shared& a = *shared_;
   const Shared& b = *other.shared_;
   if (a.clock_kind != b.clock_kind) return false;
-  return a.clock_kind != kClockTsc || (a.tsc_base == b.tsc_base && a.mono_base_ns == b.mono_base_ns &&
-                                       a.ns_per_tick_q32 == b.ns_per_tick_q32);
+  return a.clock_kind != kClockTsc ||
+         (a.tsc_base == b.tsc_base && a.mono_base_ns == b.mono_base_ns &&
+          a.ns_per_tick_q32 == b.ns_per_tick_q32);
 }
 
 void Pool::request_flush() { shared_->flush_requests.fetch_add(1, std::memory_order_release); }
@@ -314,7 +315,8 @@ Counters Pool::query() const {
   c.realtime_events_lost = loss.events;
 #if defined(ETWRT_MUTANTS)
   // Mutant: ControlTrace(QUERY) leaves out what a slow realtime consumer lost.
-  if (etwrt::mutant::active("lost-not-counted")) c.realtime_buffers_lost = c.realtime_events_lost = 0;
+  if (etwrt::mutant::active("lost-not-counted"))
+    c.realtime_buffers_lost = c.realtime_events_lost = 0;
 #endif
   c.buffers_written = s.buffers_written.load(std::memory_order_relaxed);
   c.events_delivered = s.events_delivered.load(std::memory_order_relaxed);
@@ -340,7 +342,8 @@ Counters Pool::query() const {
 }
 
 uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_alive_arg) {
-  const auto is_alive = is_alive_arg ? is_alive_arg : std::function<bool(uint32_t)>(default_is_alive);
+  const auto is_alive =
+      is_alive_arg ? is_alive_arg : std::function<bool(uint32_t)>(default_is_alive);
   Shared& s = *shared_;
   uint32_t recovered = 0;
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
@@ -386,9 +389,9 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
           d.commit.store(0, std::memory_order_relaxed);
           d.consumed.store(0, std::memory_order_relaxed);
         }
-        if (d.state.compare_exchange_strong(
-                state, done ? make_state(kFree, 0) : make_state(kFull, 0),
-                std::memory_order_release)) {
+        if (d.state.compare_exchange_strong(state,
+                                            done ? make_state(kFree, 0) : make_state(kFull, 0),
+                                            std::memory_order_release)) {
           ++recovered;
           break;
         }

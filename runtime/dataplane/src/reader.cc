@@ -84,8 +84,7 @@ Reader::~Reader() {
                       std::memory_order_release);
         break;
       }
-      if (d.state.compare_exchange_weak(state, state & ~kPinned, std::memory_order_release))
-        break;
+      if (d.state.compare_exchange_weak(state, state & ~kPinned, std::memory_order_release)) break;
     }
   }
   s.reader_pid.store(0, std::memory_order_release);
@@ -135,8 +134,8 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   // reclaimable, so a slow consumer loses whole old buffers (RealTimeBuffersLost) instead of
   // holding every buffer and making writers drop new events.
   std::sort(full_.begin(), full_.end());
-  size_t budget = (unlimited || options_.max_claim_per_poll == 0) ? full_.size()
-                                                                  : options_.max_claim_per_poll;
+  size_t budget =
+      (unlimited || options_.max_claim_per_poll == 0) ? full_.size() : options_.max_claim_per_poll;
   uint64_t cap = UINT64_MAX;
   for (const auto& [seq, index] : full_) {
     BufferDesc& d = s.descs()[index];
@@ -155,8 +154,7 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
     const uint32_t from = bytes_of(d.consumed.load(std::memory_order_relaxed));
     if (bytes_of(d.commit.load(std::memory_order_acquire)) <= from) continue;
     const std::byte* field = s.data(index) + from + offsetof(RecordHeader, timestamp_ns);
-    cap = std::min(cap, std::atomic_ref<const uint64_t>(
-                            *reinterpret_cast<const uint64_t*>(field))
+    cap = std::min(cap, std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t*>(field))
                             .load(std::memory_order_relaxed));
   }
   return cap;
@@ -205,12 +203,11 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
   return delivered;
 }
 
-size_t Reader::deliver(const Callback& callback, uint64_t watermark,
-                       const LossCallback& on_loss) {
+size_t Reader::deliver(const Callback& callback, uint64_t watermark, const LossCallback& on_loss) {
   Pool::Shared& s = *pool_.shared();
   struct Cursor {
-    size_t open;      // index into open_
-    uint32_t limit;   // committed bytes seen at the start of this poll
+    size_t open;     // index into open_
+    uint32_t limit;  // committed bytes seen at the start of this poll
     uint32_t limit_events;
     RecordView view;
     size_t size;
@@ -304,9 +301,7 @@ uint32_t Reader::prepare_wait() {
   return token;
 }
 
-void Reader::cancel_wait() {
-  pool_.shared()->reader_sleeping.store(0, std::memory_order_relaxed);
-}
+void Reader::cancel_wait() { pool_.shared()->reader_sleeping.store(0, std::memory_order_relaxed); }
 
 bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   Pool::Shared& s = *pool_.shared();

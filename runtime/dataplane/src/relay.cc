@@ -31,7 +31,9 @@ struct Mark {  // cumulative losses of the slot's consumer up to this point of t
 enum : uint8_t { kRelayClaiming = 3, kRelayReleased = 4 };
 constexpr uint64_t kLivenessCheckNs = 100'000'000;
 
-uint64_t relay_state(uint8_t phase, uint32_t pid) { return uint64_t{phase} | (uint64_t{pid} << 32); }
+uint64_t relay_state(uint8_t phase, uint32_t pid) {
+  return uint64_t{phase} | (uint64_t{pid} << 32);
+}
 uint8_t relay_phase(uint64_t state) { return static_cast<uint8_t>(state & 0xff); }
 uint32_t relay_pid(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
 
@@ -63,8 +65,8 @@ size_t RelayFeeder::refresh(uint64_t since_ns) {
     uint64_t state = slot.state.load(std::memory_order_acquire);
     const uint32_t bit = 1u << i;
     const uint8_t phase = relay_phase(state);
-    const bool dead = (phase == kRelayRequested || phase == kRelayActive) &&
-                      check_liveness && !alive(relay_pid(state));
+    const bool dead = (phase == kRelayRequested || phase == kRelayActive) && check_liveness &&
+                      !alive(relay_pid(state));
     if (phase == kRelayReleased || dead) {
       // Only now may the slot be claimed again: this feeder no longer writes its ring.
       drop(i);

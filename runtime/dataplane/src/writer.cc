@@ -40,7 +40,7 @@ bool Writer::acquire_buffer() {
   BufferDesc* descs = s.descs();
   const uint64_t epoch = s.supply_epoch.load(std::memory_order_acquire);
   if (epoch == failed_epoch_) return false;  // nothing changed since the last full search
-  failed_epoch_ = epoch;  // until a search succeeds
+  failed_epoch_ = epoch;                     // until a search succeeds
   const auto take = [&](uint32_t index) {
     failed_epoch_ = kNoEpoch;
     buffer_ = index;

@@ -83,9 +83,13 @@
  */
 ETWRT_EXTERN_C void etwrt_selectany_(void);
 #ifdef __cplusplus
-#define ETWRT_DECLSPEC_selectany void etwrt_selectany_(void); inline
+#define ETWRT_DECLSPEC_selectany \
+  void etwrt_selectany_(void);   \
+  inline
 #else
-#define ETWRT_DECLSPEC_selectany void etwrt_selectany_(void); __attribute__((__weak__))
+#define ETWRT_DECLSPEC_selectany \
+  void etwrt_selectany_(void);   \
+  __attribute__((__weak__))
 #endif
 
 /* The CRT intrinsics (stdlib.h) that TraceLogging headers use. */

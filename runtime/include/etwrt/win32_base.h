@@ -78,26 +78,26 @@ typedef WCHAR *PWCHAR, *LPWSTR, *PWSTR;
 typedef const WCHAR *LPCWSTR, *PCWSTR;
 typedef unsigned char UCHAR, BYTE, BOOLEAN, UINT8;
 typedef UCHAR *PUCHAR, *PBYTE, *LPBYTE;
-typedef BOOLEAN *PBOOLEAN;
+typedef BOOLEAN* PBOOLEAN;
 typedef signed char INT8;
 typedef short SHORT, INT16;
 typedef unsigned short USHORT, WORD, UINT16;
-typedef USHORT *PUSHORT;
+typedef USHORT* PUSHORT;
 typedef int BOOL, INT;
-typedef BOOL *PBOOL;
+typedef BOOL* PBOOL;
 typedef unsigned int UINT;
 typedef int32_t LONG, INT32;
 typedef uint32_t ULONG, DWORD, UINT32, ULONG32, DWORD32;
-typedef LONG *PLONG;
-typedef ULONG *PULONG;
+typedef LONG* PLONG;
+typedef ULONG* PULONG;
 typedef DWORD *PDWORD, *LPDWORD;
 typedef int64_t LONGLONG, LONG64, INT64;
 typedef uint64_t ULONGLONG, ULONG64, DWORD64, UINT64;
-typedef ULONGLONG *PULONGLONG;
-typedef ULONG64 *PULONG64;
+typedef ULONGLONG* PULONGLONG;
+typedef ULONG64* PULONG64;
 typedef int64_t LONG_PTR, INT_PTR, SSIZE_T;
 typedef uint64_t ULONG_PTR, UINT_PTR, SIZE_T, DWORD_PTR;
-typedef SIZE_T *PSIZE_T;
+typedef SIZE_T* PSIZE_T;
 typedef LONG HRESULT;
 
 /* TEXT("...") and TCHAR follow UNICODE, as the UNICODE-neutral entry points do. */
@@ -212,12 +212,12 @@ typedef GUID *LPGUID, *PGUID;
 typedef const GUID *LPCGUID, *PCGUID;
 
 #ifdef __cplusplus
-typedef const GUID &REFGUID;
+typedef const GUID& REFGUID;
 inline bool IsEqualGUID(REFGUID a, REFGUID b) { return memcmp(&a, &b, sizeof(GUID)) == 0; }
 inline bool operator==(REFGUID a, REFGUID b) { return IsEqualGUID(a, b); }
 inline bool operator!=(REFGUID a, REFGUID b) { return !IsEqualGUID(a, b); }
 #else
-typedef const GUID *REFGUID;
+typedef const GUID* REFGUID;
 #define IsEqualGUID(a, b) (memcmp((a), (b), sizeof(GUID)) == 0)
 #endif
 

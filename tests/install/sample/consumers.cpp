@@ -21,7 +21,8 @@
 namespace {
 
 // {3e1f7a20-6b5c-4d8e-a0f1-2b3c4d5e6f70}
-const GUID kProvider = {0x3e1f7a20, 0x6b5c, 0x4d8e, {0xa0, 0xf1, 0x2b, 0x3c, 0x4d, 0x5e, 0x6f, 0x70}};
+const GUID kProvider = {
+    0x3e1f7a20, 0x6b5c, 0x4d8e, {0xa0, 0xf1, 0x2b, 0x3c, 0x4d, 0x5e, 0x6f, 0x70}};
 
 int g_failures = 0;
 
@@ -101,16 +102,16 @@ int main() {
   // Level 0 passes any level filter; keyword 0 passes any keyword filter; otherwise an event
   // needs Level <= the session's, some bit of MatchAny and every bit of MatchAll.
   const Event events[] = {
-      {1, TRACE_LEVEL_ERROR, 0x1},        // A
-      {2, TRACE_LEVEL_INFORMATION, 0x1},  // nobody: above A's level, no B keyword
-      {3, TRACE_LEVEL_WARNING, 0x2},      // nobody: not A's keyword, lacks B's MatchAll 0x4
-      {4, TRACE_LEVEL_VERBOSE, 0x6},      // B
-      {5, TRACE_LEVEL_CRITICAL, 0x0},     // A and B: keyword 0
-      {6, 0, 0x4},                        // nobody: level 0 passes, but lacks B's MatchAll 0x2
-      {7, 0, 0x0},                        // A and B: level 0 and keyword 0
-      {8, TRACE_LEVEL_INFORMATION, 0x7},  // B: above A's level
-      {9, TRACE_LEVEL_WARNING, 0x9},      // A: has 0x1
-      {10, TRACE_LEVEL_VERBOSE, 0x0},     // B: keyword 0, but above A's level
+      {1, TRACE_LEVEL_ERROR, 0x1},         // A
+      {2, TRACE_LEVEL_INFORMATION, 0x1},   // nobody: above A's level, no B keyword
+      {3, TRACE_LEVEL_WARNING, 0x2},       // nobody: not A's keyword, lacks B's MatchAll 0x4
+      {4, TRACE_LEVEL_VERBOSE, 0x6},       // B
+      {5, TRACE_LEVEL_CRITICAL, 0x0},      // A and B: keyword 0
+      {6, 0, 0x4},                         // nobody: level 0 passes, but lacks B's MatchAll 0x2
+      {7, 0, 0x0},                         // A and B: level 0 and keyword 0
+      {8, TRACE_LEVEL_INFORMATION, 0x7},   // B: above A's level
+      {9, TRACE_LEVEL_WARNING, 0x9},       // A: has 0x1
+      {10, TRACE_LEVEL_VERBOSE, 0x0},      // B: keyword 0, but above A's level
       {11, TRACE_LEVEL_INFORMATION, 0x8},  // nobody
   };
   Session sessions[2] = {
@@ -156,8 +157,8 @@ int main() {
     while (!received[i].header_seen && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    check(received[i].header_seen, std::string("header event reached the consumer of ") +
-                                       sessions[i].name);
+    check(received[i].header_seen,
+          std::string("header event reached the consumer of ") + sessions[i].name);
   }
 
   ULONGLONG payload = 0;
@@ -188,9 +189,9 @@ int main() {
           "ProcessTrace for " + name + " returned " + std::to_string(process_status[i]));
     CloseTrace(traces[i]);
     std::lock_guard<std::mutex> lock(received[i].mutex);
-    check(received[i].ids == sessions[i].expected,
-          name + " delivered " + ids_text(received[i].ids) + ", expected " +
-              ids_text(sessions[i].expected));
+    check(received[i].ids == sessions[i].expected, name + " delivered " +
+                                                       ids_text(received[i].ids) + ", expected " +
+                                                       ids_text(sessions[i].expected));
     check(received[i].lost == 0, name + ": no RT_LostEvent");
     check(received[i].payload_bad == 0, name + ": every payload is the one written");
   }

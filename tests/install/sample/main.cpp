@@ -16,7 +16,8 @@
 namespace {
 
 // {5b0b5e2f-3c71-4f0e-9d5e-6a4b8c2d1e0f}
-const GUID kProvider = {0x5b0b5e2f, 0x3c71, 0x4f0e, {0x9d, 0x5e, 0x6a, 0x4b, 0x8c, 0x2d, 0x1e, 0x0f}};
+const GUID kProvider = {
+    0x5b0b5e2f, 0x3c71, 0x4f0e, {0x9d, 0x5e, 0x6a, 0x4b, 0x8c, 0x2d, 0x1e, 0x0f}};
 
 struct Seen {
   ULONG is_enabled;
@@ -99,9 +100,9 @@ int main() {
   // Seed 001 traits: UINT16 total size, "Sample\0", one custom trait (type 200, 1 byte).
   unsigned char traits[] = {0, 0, 'S', 'a', 'm', 'p', 'l', 'e', 0, 4, 0, 200, 42};
   traits[0] = sizeof traits;
-  check(EventSetInformation(provider, EventProviderSetTraits, traits, sizeof traits) ==
-            ERROR_SUCCESS,
-        "first EventSetInformation(EventProviderSetTraits) succeeds");
+  check(
+      EventSetInformation(provider, EventProviderSetTraits, traits, sizeof traits) == ERROR_SUCCESS,
+      "first EventSetInformation(EventProviderSetTraits) succeeds");
   const ULONG second = EventSetInformation(provider, EventProviderSetTraits, traits, sizeof traits);
   check(second != ERROR_SUCCESS,
         "second EventSetInformation fails (returned " + std::to_string(second) + ")");
@@ -148,8 +149,7 @@ int main() {
     const ULONG status = ControlTraceA(sessions[i], nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
     check(status == ERROR_SUCCESS, std::string("ControlTraceA STOP ") + specs[i].name);
     expect_callback(static_cast<std::size_t>(i) + 4, i < 2 ? 1 : 0, levels_after[i], any_after[i],
-                    all_after[i], &context_marker,
-                    std::string("after stopping ") + specs[i].name);
+                    all_after[i], &context_marker, std::string("after stopping ") + specs[i].name);
   }
   check(EventProviderEnabled(provider, 0, 0) == FALSE, "EventProviderEnabled is FALSE at the end");
 

@@ -84,8 +84,10 @@ SHAPE_INLINE VOID __stdcall ShapeControlCallback(_In_ LPCGUID SourceId, _In_ ULO
 // {7c2f41d0-5e8a-4b3c-9a61-0d2e4f6a8b1c}
 EXTERN_C __declspec(selectany) const GUID ShapeProvider = {
     0x7c2f41d0, 0x5e8a, 0x4b3c, {0x9a, 0x61, 0x0d, 0x2e, 0x4f, 0x6a, 0x8b, 0x1c}};
-EXTERN_C __declspec(selectany) const EVENT_DESCRIPTOR ShapeInfo = {0x1, 0x0, 0x0, 0x4, 0x0, 0x0, 0x1};
-EXTERN_C __declspec(selectany) const EVENT_DESCRIPTOR ShapeVerbose = {0x2, 0x0, 0x0, 0x5, 0x0, 0x0, 0x2};
+EXTERN_C __declspec(selectany) const EVENT_DESCRIPTOR ShapeInfo = {0x1, 0x0, 0x0, 0x4,
+                                                                   0x0, 0x0, 0x1};
+EXTERN_C __declspec(selectany) const EVENT_DESCRIPTOR ShapeVerbose = {0x2, 0x0, 0x0, 0x5,
+                                                                      0x0, 0x0, 0x2};
 
 EXTERN_C __declspec(selectany) DECLSPEC_CACHEALIGN ULONG ShapeEnableBits[1];
 EXTERN_C __declspec(selectany) const ULONGLONG ShapeKeywords[2] = {0x1, 0x2};

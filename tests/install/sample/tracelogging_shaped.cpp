@@ -22,14 +22,15 @@ static_assert(sizeof(wchar_t) == sizeof(char16_t), "TraceLogging needs a 16-bit 
 namespace {
 
 // {4f1d7e2a-9b36-4c05-8e27-1a3b5c7d9e0f}
-const GUID kProvider = {0x4f1d7e2a, 0x9b36, 0x4c05, {0x8e, 0x27, 0x1a, 0x3b, 0x5c, 0x7d, 0x9e, 0x0f}};
+const GUID kProvider = {
+    0x4f1d7e2a, 0x9b36, 0x4c05, {0x8e, 0x27, 0x1a, 0x3b, 0x5c, 0x7d, 0x9e, 0x0f}};
 
 // TraceLogging's provider traits: UINT16 total size, the provider name (UTF-8, NUL).
 const unsigned char kProviderTraits[] = {10, 0, 'T', 'l', 'S', 'h', 'a', 'p', 'e', 0};
 // Event metadata: UINT16 size, UINT8 tags, the event name, then per field its name and InType
 // (1: a NUL-terminated UTF-16 string).
-const unsigned char kEventMetadata[] = {17, 0,   0,   'G', 'r', 'e', 'e', 't', 'i',
-                                        'n', 'g', 0,  't', 'e', 'x', 't', 0,   1};
+const unsigned char kEventMetadata[] = {17,  0,   0, 'G', 'r', 'e', 'e', 't', 'i',
+                                        'n', 'g', 0, 't', 'e', 'x', 't', 0,   1};
 const EVENT_DESCRIPTOR kGreeting = {1, 0, 11, TRACE_LEVEL_INFORMATION, 0, 0, 0};
 const wchar_t kText[] = L"h\u00e9llo";
 
@@ -86,9 +87,9 @@ int main() {
   props->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   TRACEHANDLE session = 0;
   check(StartTrace(&session, TEXT("tl-shaped"), props) == ERROR_SUCCESS, "StartTrace (W)");
-  check(std::memcmp(buffer.data() + props->LoggerNameOffset, L"tl-shaped",
-                    sizeof L"tl-shaped") == 0,
-        "the session name written back in UTF-16");
+  check(
+      std::memcmp(buffer.data() + props->LoggerNameOffset, L"tl-shaped", sizeof L"tl-shaped") == 0,
+      "the session name written back in UTF-16");
 
   Received received;
   wchar_t logger_name[] = L"tl-shaped";
@@ -106,8 +107,8 @@ int main() {
   check(EventSetInformation(provider, EventProviderSetTraits, (PVOID)kProviderTraits,
                             sizeof kProviderTraits) == ERROR_SUCCESS,
         "EventSetInformation(EventProviderSetTraits)");
-  check(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
-                       TRACE_LEVEL_VERBOSE, 0, 0, 5000, nullptr) == ERROR_SUCCESS,
+  check(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, TRACE_LEVEL_VERBOSE,
+                       0, 0, 5000, nullptr) == ERROR_SUCCESS,
         "EnableTraceEx2");
   check(write_greeting(provider) == ERROR_SUCCESS, "EventWriteTransfer of the greeting");
 

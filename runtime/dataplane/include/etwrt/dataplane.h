@@ -34,10 +34,10 @@ class Error : public std::runtime_error {
 
 // The session parameters that shape the pool, with ETW's meaning (EVENT_TRACE_PROPERTIES).
 struct PoolConfig {
-  uint32_t buffer_size_kb = 64;  // BufferSize, in KB: 1..16384
-  uint32_t minimum_buffers = 4;  // MinimumBuffers: allocated (counted) from the start
-  uint32_t maximum_buffers = 32; // MaximumBuffers: >= minimum_buffers, <= 65536
-  uint32_t flush_timer_s = 1;    // FlushTimer, seconds; 0 = partial buffers only on explicit flush
+  uint32_t buffer_size_kb = 64;   // BufferSize, in KB: 1..16384
+  uint32_t minimum_buffers = 4;   // MinimumBuffers: allocated (counted) from the start
+  uint32_t maximum_buffers = 32;  // MaximumBuffers: >= minimum_buffers, <= 65536
+  uint32_t flush_timer_s = 1;     // FlushTimer, seconds; 0 = partial buffers only on explicit flush
   // Realtime session: when no buffer is free and a consumer is attached, the oldest delivered
   // buffer the consumer has not taken yet is reclaimed and counted (RealTimeBuffersLost).
   // Otherwise (or with no consumer attached) the new event is lost and counted (EventsLost).
@@ -74,19 +74,19 @@ struct RecordView {
   GUID related_activity_id{};
   std::span<const std::byte> provider_traits;  // empty when the provider set none
   std::span<const std::byte> event_schema;     // EVENT_SCHEMA_TL item; empty when none
-  bool has_timestamp_override = false;          // EVENT_DATA_DESCRIPTOR_TYPE_TIMESTAMP_OVERRIDE
-  uint64_t timestamp_override = 0;              // in the pool clock's unit, as given
+  bool has_timestamp_override = false;         // EVENT_DATA_DESCRIPTOR_TYPE_TIMESTAMP_OVERRIDE
+  uint64_t timestamp_override = 0;             // in the pool clock's unit, as given
   std::span<const std::byte> user_data;
 };
 
 // What the writer passes for one event. Pointers must stay valid for the call only.
 struct EventInput {
-  const GUID* provider_id = nullptr;           // required
-  const EVENT_DESCRIPTOR* descriptor = nullptr; // required
-  const GUID* activity_id = nullptr;           // null = GUID_NULL
-  const GUID* related_activity_id = nullptr;   // null = none (no extended item)
-  std::span<const std::byte> provider_traits;  // empty = none (no extended item)
-  std::span<const std::byte> event_schema;     // TraceLogging event metadata; empty = none
+  const GUID* provider_id = nullptr;             // required
+  const EVENT_DESCRIPTOR* descriptor = nullptr;  // required
+  const GUID* activity_id = nullptr;             // null = GUID_NULL
+  const GUID* related_activity_id = nullptr;     // null = none (no extended item)
+  std::span<const std::byte> provider_traits;    // empty = none (no extended item)
+  std::span<const std::byte> event_schema;       // TraceLogging event metadata; empty = none
   // The provider's timestamp (TIMESTAMP_OVERRIDE descriptor): carried beside the record's own
   // timestamp, which still orders delivery; null = none.
   const uint64_t* timestamp_override = nullptr;
