@@ -1,0 +1,136 @@
+// etwrt: a pool's hub. A pool has one dataplane Reader; in this process a hub thread per pool
+// owns it and fans its records out to every ProcessTrace consuming that session (the first
+// gets what was buffered, later ones only new events). When another process holds the
+// reader, the hub is fed by it through a relay slot instead (consumer_relay.cc).
+#pragma once
+
+#include "client.h"
+#include "consumer_batch.h"
+
+#include <etwrt/dataplane.h>
+
+#include <windows.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace etwrt {
+
+// One ProcessTrace handle's place at its pool's hub. Guarded by the hub's mutex.
+struct Subscriber {
+  std::deque<BatchPtr> queue;
+  std::size_t queued_records = 0;
+  std::uint64_t since_ns = 0;  // Records stamped before it joined are not its own.
+  bool ended = false;          // The session stopped and everything was queued.
+  // ProcessTrace's status once the queue is taken: the pool could not be read (another
+  // process reads it), or the session's broker died.
+  ULONG error = ERROR_SUCCESS;
+};
+
+// Bounds what a slow consumer holds in memory: the hub waits, the pool fills, and the loss
+// is the pool's (counted and reported), as with ETW's own buffers.
+inline constexpr std::size_t kQueueLimit = 256;
+
+class Hub {
+ public:
+  explicit Hub(SessionPool* pool);
+
+  // Returns once the hub reads the session (or failed to): a consumer that got its header
+  // event gets every event written after it.
+  void join(Subscriber* s);
+  void leave(Subscriber* s);
+  // Takes what is queued for `s` (waiting a little when nothing is); false once it ended.
+  bool take(Subscriber* s, std::deque<BatchPtr>& out);
+
+ private:
+  // detached: nobody listens here. reader: this process holds the pool's one Reader (and
+  // feeds the relay slots of other consuming processes). relay: another process holds it
+  // and feeds this one through a relay slot (dataplane RelayConsumer).
+  enum class Mode { detached, reader, relay };
+
+  void run();
+  bool wait_for_work(bool& stopped, std::shared_ptr<Batch>& held);
+  bool reader_step(bool stopped, std::shared_ptr<Batch>& held);
+  std::vector<BatchPtr> poll_reader(bool stopped, std::shared_ptr<Batch>& held, bool& idle);
+  bool hand_out(const std::vector<BatchPtr>& out, bool ended);
+  bool attach();
+  void detach();
+  void set_mode(Mode mode, std::uint64_t relay_since);
+  void end_locked(Subscriber* s);
+  void fail_all(ULONG error);
+  bool full_locked() const;
+
+  // The relay (consumer_relay.cc).
+  bool relay_wait_active();
+  bool relay_step(bool stopped);
+  bool reader_alive() const;
+  void feed(const std::vector<BatchPtr>& out, bool stopped);
+
+  // Nothing came: poll again for a short while (a stream with small gaps never sleeps), then
+  // announce the sleep (dataplane Reader::prepare_wait), poll once more (what raced with the
+  // announcement is seen there), and only if that poll is empty too, sleep on the pool's
+  // futex until the next commit wakes it. The timeout bounds a wake-up missed by the
+  // writers' unfenced flag check and how late the hub sees a subscriber leave; the session's
+  // stop and a new subscriber wake it at once.
+  // `waiter`: the pool's Reader, or for a relayed consumer its slot's RelayConsumer (whose
+  // futex the feeder wakes per batch); both announce, cancel and wait the same way.
+  template <typename Waiter>
+  void idle_step(Waiter& waiter, bool idle) {
+    if (!idle) {
+      idle_polls_ = 0;
+      if (armed_) waiter.cancel_wait();
+      armed_ = false;
+      return;
+    }
+    if (armed_) {
+      armed_ = false;
+      idle_polls_ = 0;
+      (void)waiter.wait(token_, kIdleWaitNs);
+      return;
+    }
+    if (spinning()) return;
+    token_ = waiter.prepare_wait();
+    armed_ = true;
+  }
+  bool spinning();
+
+  // How long the hub keeps polling an idle pool before it sleeps, and its longest sleep.
+  static constexpr std::uint64_t kSpinNs = 20'000;
+  static constexpr std::uint64_t kIdleWaitNs = 2'000'000;
+  static constexpr std::uint64_t kRelayActivationNs = 5'000'000'000;
+  static constexpr auto kAttachLimit = std::chrono::seconds(6);
+
+  // The hub thread's own.
+  std::unique_ptr<dataplane::Reader> reader_;
+  std::unique_ptr<dataplane::RelayFeeder> feeder_;
+  std::unique_ptr<dataplane::RelayConsumer> relay_;
+  std::uint64_t relay_requested_ns_ = 0;
+  std::uint64_t stopped_seen_ns_ = 0;
+  int idle_polls_ = 0;
+  std::size_t last_entries_ = 0;  // what the last poll's batch held
+  std::size_t last_arena_ = 0;
+  std::uint64_t idle_since_ns_ = 0;
+  bool armed_ = false;
+  std::uint32_t token_ = 0;
+
+  SessionPool* pool_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Subscriber*> subs_;
+  Mode mode_ = Mode::detached;     // Guarded by mu_ (written by the hub thread).
+  std::uint64_t relay_since_ = 0;  // Guarded by mu_.
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+// The hub of `pool`, started at first use; never freed, like the pools they read.
+Hub& hub_of(SessionPool* pool);
+
+}  // namespace etwrt
