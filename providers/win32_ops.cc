@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace etwh {
 namespace {
@@ -66,18 +67,16 @@ nlohmann::json properties_json(PropertiesBuffer& buffer) {
 
 // The session settings a start or update request may carry, applied over defaults.
 void apply_settings(const RequestFields& f, EVENT_TRACE_PROPERTIES& p) {
-  if (auto v = f.optional_unsigned_int("buffer_size_kb", kULongMax))
-    p.BufferSize = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("minimum_buffers", kULongMax))
-    p.MinimumBuffers = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("maximum_buffers", kULongMax))
-    p.MaximumBuffers = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("maximum_file_size", kULongMax))
-    p.MaximumFileSize = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("flush_timer", kULongMax))
-    p.FlushTimer = static_cast<ULONG>(*v);
-  if (auto v = f.optional_unsigned_int("log_file_mode", kULongMax))
-    p.LogFileMode = static_cast<ULONG>(*v);
+  static constexpr std::pair<const char*, ULONG EVENT_TRACE_PROPERTIES::*> kSettings[] = {
+      {"buffer_size_kb", &EVENT_TRACE_PROPERTIES::BufferSize},
+      {"minimum_buffers", &EVENT_TRACE_PROPERTIES::MinimumBuffers},
+      {"maximum_buffers", &EVENT_TRACE_PROPERTIES::MaximumBuffers},
+      {"maximum_file_size", &EVENT_TRACE_PROPERTIES::MaximumFileSize},
+      {"flush_timer", &EVENT_TRACE_PROPERTIES::FlushTimer},
+      {"log_file_mode", &EVENT_TRACE_PROPERTIES::LogFileMode}};
+  for (const auto& [name, field] : kSettings) {
+    if (auto v = f.optional_unsigned_int(name, kULongMax)) p.*field = static_cast<ULONG>(*v);
+  }
 }
 
 void init_wnode(EVENT_TRACE_PROPERTIES& p, std::size_t size) {
@@ -125,6 +124,17 @@ void put_u16(std::vector<std::uint8_t>& out, std::size_t value) {
 std::optional<TRACEHANDLE> Controller::handle_of(const std::string& label) const {
   auto it = sessions_.find(label);
   if (it == sessions_.end()) return std::nullopt;
+  return it->second.handle;
+}
+
+TRACEHANDLE Controller::requested_handle(const RequestFields& f,
+                                         const std::optional<std::string>& label,
+                                         std::optional<std::uint64_t> explicit_handle) const {
+  if (!label) return explicit_handle.value_or(0);
+  const auto it = sessions_.find(*label);
+  if (it == sessions_.end()) {
+    f.fail("session", "no session labelled \"" + *label + "\" was started here");
+  }
   return it->second.handle;
 }
 
@@ -193,13 +203,7 @@ nlohmann::json Controller::control(const nlohmann::json& request) {
   }
   if (!label && !name && !explicit_handle) f.fail("session", "missing (or name, or handle)");
 
-  TRACEHANDLE handle = explicit_handle.value_or(0);
-  if (label) {
-    auto it = sessions_.find(*label);
-    if (it == sessions_.end())
-      f.fail("session", "no session labelled \"" + *label + "\" was started here");
-    handle = it->second.handle;
-  }
+  const TRACEHANDLE handle = requested_handle(f, label, explicit_handle);
 
   const std::size_t size = sizeof(EVENT_TRACE_PROPERTIES) + 2 * kControlNameRoom;
   PropertiesBuffer buffer(size);
@@ -228,13 +232,7 @@ nlohmann::json Controller::enable(const nlohmann::json& request) {
   if (label && explicit_handle)
     f.fail("session", "give either a session label or a handle, not both");
   if (!label && !explicit_handle) f.fail("session", "missing (or handle)");
-  TRACEHANDLE handle = explicit_handle.value_or(0);
-  if (label) {
-    auto it = sessions_.find(*label);
-    if (it == sessions_.end())
-      f.fail("session", "no session labelled \"" + *label + "\" was started here");
-    handle = it->second.handle;
-  }
+  const TRACEHANDLE handle = requested_handle(f, label, explicit_handle);
 
   GUID provider = f.guid("guid");
   auto control_code = static_cast<ULONG>(f.unsigned_int("control_code", kULongMax));

@@ -25,6 +25,8 @@ class BadRequest : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+class RequestFields;
+
 // Sessions started through one Controller, by label, so that later requests can name them.
 class Controller {
  public:
@@ -43,6 +45,11 @@ class Controller {
     std::string name;
     TRACEHANDLE handle;
   };
+  // The session a request names: its label's handle (the request fails if none was started
+  // here), else its explicit handle, else 0.
+  TRACEHANDLE requested_handle(const RequestFields& f, const std::optional<std::string>& label,
+                               std::optional<std::uint64_t> explicit_handle) const;
+
   std::map<std::string, Session> sessions_;
 };
 

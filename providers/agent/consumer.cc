@@ -156,13 +156,7 @@ void Consumer::on_record(const EVENT_RECORD& r) {
       rec["schema"] = bytes_to_hex(data, x.DataSize);
     }
   }
-  slow_down();
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (rec["kind"] == "header") {
-    header_seen_ = true;
-    changed_.notify_all();
-  }
-  records_.push_back(std::move(rec));
+  keep(std::move(rec));
 }
 
 void Consumer::on_trace(const EVENT_TRACE& t) {
@@ -177,6 +171,10 @@ void Consumer::on_trace(const EVENT_TRACE& t) {
               {"tid", h.ThreadId},
               {"payload", bytes_to_hex(t.MofData, t.MofData ? t.MofLength : 0)},
               {"seq", sequence_of(t.MofData, t.MofLength)}};
+  keep(std::move(rec));
+}
+
+void Consumer::keep(json rec) {
   slow_down();
   std::lock_guard<std::mutex> lock(mutex_);
   if (rec["kind"] == "header") {

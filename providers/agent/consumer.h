@@ -45,6 +45,8 @@ class Consumer {
  private:
   void run();
   void slow_down() const;
+  // Keeps one record (after the configured delay); the header's wakes start().
+  void keep(nlohmann::json rec);
 
   std::string name_;
   Mode mode_;

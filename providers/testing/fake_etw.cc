@@ -32,6 +32,20 @@ std::vector<std::uint8_t> copy_properties(const EVENT_TRACE_PROPERTIES* p) {
   return {bytes, bytes + p->Wnode.BufferSize};
 }
 
+// The fields every enable API logs; the caller adds its API's own.
+EnableCall enable_call(const char* api, TRACEHANDLE handle, LPCGUID provider, ULONG code,
+                       UCHAR level, ULONGLONG any, ULONGLONG all) {
+  EnableCall call;
+  call.api = api;
+  call.handle = handle;
+  call.provider = *provider;
+  call.control_code = code;
+  call.level = level;
+  call.match_any = any;
+  call.match_all = all;
+  return call;
+}
+
 std::vector<Filter> copy_filters(const EVENT_FILTER_DESCRIPTOR* d, ULONG count) {
   std::vector<Filter> out;
   for (ULONG i = 0; d != nullptr && i < count; ++i) {
@@ -112,14 +126,8 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE handle, LPCGUID provider, ULONG code, UC
                             PENABLE_TRACE_PARAMETERS params) {
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    etwh::fake_etw::EnableCall call;
-    call.api = "EnableTraceEx2";
-    call.handle = handle;
-    call.provider = *provider;
-    call.control_code = code;
-    call.level = level;
-    call.match_any = any;
-    call.match_all = all;
+    auto call =
+        etwh::fake_etw::enable_call("EnableTraceEx2", handle, provider, code, level, any, all);
     call.timeout = timeout;
     if (params != nullptr) {
       call.has_parameters = true;
@@ -140,14 +148,8 @@ ULONG WMIAPI EnableTraceEx(LPCGUID provider, LPCGUID source, TRACEHANDLE handle,
                            PEVENT_FILTER_DESCRIPTOR filter) {
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    etwh::fake_etw::EnableCall call;
-    call.api = "EnableTraceEx";
-    call.handle = handle;
-    call.provider = *provider;
-    call.control_code = code;
-    call.level = level;
-    call.match_any = any;
-    call.match_all = all;
+    auto call =
+        etwh::fake_etw::enable_call("EnableTraceEx", handle, provider, code, level, any, all);
     if (source != nullptr) call.source_id = *source;
     call.enable_property = property;
     call.filters = etwh::fake_etw::copy_filters(filter, filter != nullptr ? 1 : 0);
@@ -160,13 +162,8 @@ ULONG WMIAPI EnableTraceEx(LPCGUID provider, LPCGUID source, TRACEHANDLE handle,
 ULONG WMIAPI EnableTrace(ULONG enable, ULONG flags, ULONG level, LPCGUID provider,
                          TRACEHANDLE handle) {
   std::lock_guard<std::mutex> lock(state().mutex);
-  etwh::fake_etw::EnableCall call;
-  call.api = "EnableTrace";
-  call.handle = handle;
-  call.provider = *provider;
-  call.control_code = enable;
-  call.level = static_cast<UCHAR>(level);
-  call.match_any = flags;
+  auto call = etwh::fake_etw::enable_call("EnableTrace", handle, provider, enable,
+                                          static_cast<UCHAR>(level), flags, 0);
   state().log.enables.push_back(std::move(call));
   return ERROR_SUCCESS;
 }
