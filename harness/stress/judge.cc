@@ -1,0 +1,130 @@
+// judge_run (engine.h): a run's derived figures and its verdict, from the counters the engine
+// gathered (harness/stress/README.md, "Accounting").
+#include "engine.h"
+#include "stats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace etwh::stress {
+namespace {
+
+// Every event of session `s` accounted for, each kind of loss announced as often as it was
+// counted, and the sequence numbers agreeing with both.
+void check_session(const std::string& who, const SessionResult& s,
+                   std::vector<std::string>& failures) {
+  if (!s.balanced) {
+    const auto right = s.delivered + s.reported_lost;
+    failures.push_back(fmt::format(
+        "{}: written {} != delivered {} + reported lost {} (EventsLost {} + {} events in {} "
+        "realtime buffers lost): {} events {}",
+        who, s.written, s.delivered, s.reported_lost, s.events_lost, s.lost_buffer_events_announced,
+        s.lost_buffers_announced, right > s.written ? right - s.written : s.written - right,
+        right > s.written ? "too many" : "unaccounted for"));
+  }
+  if (s.lost_events_announced != s.events_lost) {
+    failures.push_back(
+        fmt::format("{}: RTLostEvent pseudo-events announced {} events refused, ControlTrace says "
+                    "EventsLost {}",
+                    who, s.lost_events_announced, s.events_lost));
+  }
+  if (s.lost_buffers_announced != s.realtime_buffers_lost) {
+    failures.push_back(
+        fmt::format("{}: RTLostBuffer pseudo-events announced {} buffers, ControlTrace says "
+                    "RealTimeBuffersLost {}",
+                    who, s.lost_buffers_announced, s.realtime_buffers_lost));
+  }
+  if (s.duplicates > 0) {
+    failures.push_back(fmt::format("{}: {} duplicate events delivered", who, s.duplicates));
+  }
+  if (s.beyond_written > 0 || s.foreign_records > 0) {
+    failures.push_back(fmt::format(
+        "{}: {} sequence numbers beyond what the writers wrote, {} records of no writer", who,
+        s.beyond_written, s.foreign_records));
+  }
+  if (s.duplicates == 0 && s.missing != s.reported_lost) {
+    failures.push_back(
+        fmt::format("{}: sequence numbers show {} events missing in {} gaps, {} reported lost", who,
+                    s.missing, s.gaps, s.reported_lost));
+  }
+}
+
+// Session `s`'s throughput and lag, and what the writers had written at each point of its
+// series.
+void measure_session(const RunResult& run, SessionResult& s) {
+  const double span_s = s.last_delivery_ns > run.first_write_ns
+                            ? static_cast<double>(s.last_delivery_ns - run.first_write_ns) / 1e9
+                            : 0.0;
+  if (span_s > 0) {
+    s.events_per_s = static_cast<double>(s.delivered) / span_s;
+    s.mb_per_s = static_cast<double>(s.delivered_bytes) / span_s / 1e6;
+  }
+  s.lag_ms = s.last_delivery_ns > run.last_write_ns
+                 ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6
+                 : 0.0;
+  for (SeriesPoint& point : s.series) {
+    const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
+    double written = 0;
+    for (const WriterSamples& w : run.writer_samples) written += written_at(w, t_ns);
+    point.written = static_cast<std::uint64_t>(std::llround(written));
+    const std::uint64_t consumed = point.delivered + point.lost;
+    point.lag_events = point.written > consumed ? point.written - consumed : 0;
+  }
+}
+
+void measure_cpu(RunResult& run) {
+  std::uint64_t delivered_all = 0;
+  for (const SessionResult& s : run.sessions) delivered_all += s.delivered;
+  run.writer_cpu_ns_per_event =
+      run.attempts > 0 ? run.writer_cpu.total_s() * 1e9 / static_cast<double>(run.attempts) : 0;
+  run.consumer_cpu_ns_per_event =
+      delivered_all > 0 ? run.consumer_cpu.total_s() * 1e9 / static_cast<double>(delivered_all) : 0;
+}
+
+// What EventWrite returned must agree with the sessions' EventsLost: a refused call lost the
+// event in at least one session, and a session's loss was a refused call. And the loss must be
+// what the profile expects.
+void check_run(RunResult& run, std::uint64_t max_events_lost, std::uint64_t sum_events_lost,
+               std::uint64_t total_lost) {
+  const Profile& p = run.profile;
+  const std::uint64_t refused = run.refused_no_buffer + run.refused_too_large + run.refused_other;
+  if (refused < max_events_lost || refused > sum_events_lost) {
+    run.failures.push_back(fmt::format(
+        "{}: EventWrite refused {} calls, but the sessions' EventsLost are {} at most and {} "
+        "in all (expected refused within [{}, {}])",
+        p.name, refused, max_events_lost, sum_events_lost, max_events_lost, sum_events_lost));
+  }
+  if (p.expect_loss == LossExpectation::kNone && total_lost > 0) {
+    run.failures.push_back(
+        fmt::format("{}: the profile expects no loss, {} events were lost", p.name, total_lost));
+  }
+  if (p.expect_loss == LossExpectation::kSome && total_lost == 0) {
+    run.failures.push_back(fmt::format(
+        "{}: the profile expects loss (a consumer slower than the writers), none happened",
+        p.name));
+  }
+}
+
+}  // namespace
+
+void judge_run(RunResult& run) {
+  std::uint64_t max_events_lost = 0, sum_events_lost = 0, total_lost = 0;
+  for (SessionResult& s : run.sessions) {
+    s.written = run.attempts;  // every session's filter accepts every stress event
+    s.reported_lost = s.events_lost + s.lost_buffer_events_announced;
+    s.balanced = s.written == s.delivered + s.reported_lost;
+    max_events_lost = std::max(max_events_lost, s.events_lost);
+    sum_events_lost += s.events_lost;
+    total_lost += s.reported_lost;
+    check_session(fmt::format("{} session {}", run.profile.name, s.name), s, run.failures);
+    measure_session(run, s);
+  }
+  measure_cpu(run);
+  check_run(run, max_events_lost, sum_events_lost, total_lost);
+}
+
+}  // namespace etwh::stress
