@@ -221,64 +221,46 @@ bool write_trace(const trace::Trace& timeline, const StressArgs& args) {
   return true;
 }
 
-}  // namespace
+// The baseline is read before anything runs: a bad one is bad input, not a wasted run.
+bool load_baseline(const StressArgs& args, std::optional<compare::Document>& baseline) {
+  if (args.baseline.empty()) return true;
+  try {
+    baseline = compare::load_document(args.baseline);
+  } catch (const compare::CompareInputError& e) {
+    std::cerr << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
 
-int run_stress_command(const StressArgs& args) {
-  std::vector<Profile> profiles;
-  if (!load_profiles(args, profiles) || !trace_file_writable(args.trace_file)) return kExitBadInput;
-  trace::Trace timeline;
-  timeline.name_process(command_track().pid, "etwh stress");
-  timeline.name_thread(command_track(), "driver");
-  timeline.set_metadata("command_line", args.command_line);
-  if (!std::filesystem::exists(args.writer)) {
-    std::cerr << "etwh: " << args.writer.string()
-              << ": stress writer executable not found (use --writer)\n";
-    return kExitBadInput;
+// Runs profile `p` once (repetition `rep`); a harness fault lands in the outcome.
+Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
+                 const EngineOptions& options) {
+  Outcome o{p, std::nullopt, "", 0, rep, repetitions};
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    o.run = run_profile(p, options);
+  } catch (const StressHarnessError& e) {
+    o.harness_error = e.what();
+  } catch (const std::exception& e) {
+    o.harness_error = std::string("unexpected error: ") + e.what();
   }
-  // The baseline is read before anything runs: a bad one is bad input, not a wasted run.
-  std::optional<compare::Document> baseline;
-  if (!args.baseline.empty()) {
-    try {
-      baseline = compare::load_document(args.baseline);
-    } catch (const compare::CompareInputError& e) {
-      std::cerr << e.what() << "\n";
-      return kExitBadInput;
-    }
-  }
+  o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
 
-  EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<Outcome> outcomes;
-  for (const Profile& p : profiles) {
-    for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
-      Outcome o{p, std::nullopt, "", 0, rep, args.repetitions};
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::int64_t t0_ns = trace::steady_now_ns();
-      try {
-        o.run = run_profile(p, options);
-      } catch (const StressHarnessError& e) {
-        o.harness_error = e.what();
-      } catch (const std::exception& e) {
-        o.harness_error = std::string("unexpected error: ") + e.what();
-      }
-      if (stop_requested()) {  // the run has undone what it started; nothing more to report
-        std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
-        std::error_code ignored;  // the trace file made to check it was writable goes again
-        if (!args.trace_file.empty()) std::filesystem::remove(args.trace_file, ignored);
-        return stop_exit_code();
-      }
-      o.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const std::string label = p.name + repetition_text(o);
-      timeline.complete(command_track(), "profile " + label, "run", t0_ns, trace::steady_now_ns(),
-                        {{"status", status_of(o)}});
-      if (o.run) trace_run(timeline, *o.run, static_cast<unsigned>(outcomes.size()), label);
-      print_console(o, std::cout);
-      std::cout.flush();
-      outcomes.push_back(std::move(o));
-    }
-  }
-  const double duration =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// A signal stopped the run, which has undone what it started: nothing more to report.
+int stopped_by_signal(const StressArgs& args) {
+  std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
+  std::error_code ignored;  // the trace file made to check it was writable goes again
+  if (!args.trace_file.empty()) std::filesystem::remove(args.trace_file, ignored);
+  return stop_exit_code();
+}
+
+// After every run: the summary line, the JSON results, the trace and the comparison with the
+// baseline; the command's exit code.
+int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double duration,
+           const trace::Trace& timeline, const std::optional<compare::Document>& baseline) {
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) {
     return o.run && !o.run->failures.empty();
   });
@@ -306,6 +288,45 @@ int run_stress_command(const StressArgs& args) {
     regressed = c.regressions > 0;
   }
   return faults > 0 ? kExitBadInput : failed > 0 || regressed ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int run_stress_command(const StressArgs& args) {
+  std::vector<Profile> profiles;
+  if (!load_profiles(args, profiles) || !trace_file_writable(args.trace_file)) return kExitBadInput;
+  trace::Trace timeline;
+  timeline.name_process(command_track().pid, "etwh stress");
+  timeline.name_thread(command_track(), "driver");
+  timeline.set_metadata("command_line", args.command_line);
+  if (!std::filesystem::exists(args.writer)) {
+    std::cerr << "etwh: " << args.writer.string()
+              << ": stress writer executable not found (use --writer)\n";
+    return kExitBadInput;
+  }
+  std::optional<compare::Document> baseline;
+  if (!load_baseline(args, baseline)) return kExitBadInput;
+
+  EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> outcomes;
+  for (const Profile& p : profiles) {
+    for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
+      const std::int64_t t0_ns = trace::steady_now_ns();
+      Outcome o = run_once(p, rep, args.repetitions, options);
+      if (stop_requested()) return stopped_by_signal(args);
+      const std::string label = p.name + repetition_text(o);
+      timeline.complete(command_track(), "profile " + label, "run", t0_ns, trace::steady_now_ns(),
+                        {{"status", status_of(o)}});
+      if (o.run) trace_run(timeline, *o.run, static_cast<unsigned>(outcomes.size()), label);
+      print_console(o, std::cout);
+      std::cout.flush();
+      outcomes.push_back(std::move(o));
+    }
+  }
+  const double duration =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish(args, outcomes, duration, timeline, baseline);
 }
 
 }  // namespace etwh::stress
