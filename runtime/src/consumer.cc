@@ -120,8 +120,10 @@ class Delivery {
   void set_window(const FILETIME* start, const FILETIME* end) {
     if (start != nullptr) window_start_ = file_time_value(*start);
     if (end != nullptr) window_end_ = file_time_value(*end);
+    windowed_ = start != nullptr || end != nullptr;
   }
   bool in_window(std::uint64_t monotonic_ns) const {
+    if (!windowed_) return true;  // The usual case: no conversion per event.
     const std::int64_t t = file_time(monotonic_ns);
     return t >= window_start_ && t <= window_end_;
   }
@@ -242,6 +244,7 @@ class Delivery {
   std::int64_t offset_ns_;
   std::int64_t window_start_ = INT64_MIN;
   std::int64_t window_end_ = INT64_MAX;
+  bool windowed_ = false;
 };
 
 // Records copied out of the pool (a view is valid only inside the reader's callback), in
