@@ -26,9 +26,9 @@ struct alignas(64) Line {
   std::atomic<std::uint32_t> word{0};
 };
 struct Shared {
-  Line go;      // sample number this process asks for; the child sleeps on it
-  Line done;    // sample number the child answered; this process sleeps on it
-  Line quit;    // 1: the child exits
+  Line go;    // sample number this process asks for; the child sleeps on it
+  Line done;  // sample number the child answered; this process sleeps on it
+  Line quit;  // 1: the child exits
   alignas(64) std::atomic<std::uint64_t> stamp_ns{0};
   alignas(64) std::atomic<std::uint64_t> latency_ns{0};
 };
@@ -37,7 +37,8 @@ static_assert(sizeof(Shared) <= 4096);
 std::uint64_t now_ns() {
   timespec t{};
   ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(t.tv_nsec);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(t.tv_nsec);
 }
 
 // Sleeps while `word` holds `value` (shared futex: the waker is another process), at most
