@@ -8,7 +8,8 @@
 //    and with a TSC timestamp in each item;
 //  - end to end through the Win32 API: this process writes, a realtime consumer in another
 //    process (this program re-executed) counts what ProcessTrace delivers; each batch is timed
-//    until all of it was delivered, so the figure holds only with zero loss (`lost` counter).
+//    until all of it was delivered, so the figure holds only with zero loss (`lost` counter);
+//  - the latency floor: a cross-process wake-up through a futex in shared memory (p50, p99).
 // Ratios between them: bench/event_path/ratios.py over --benchmark_out JSON.
 #include <windows.h>
 #include <evntprov.h>
@@ -34,10 +35,12 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "etwh/wake_floor.h"
 #include "raw_ring.h"
 #include "runtime_world.h"
 
@@ -251,6 +254,25 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
 #endif
 }
 
+// ---------------------------------------------------------------- the latency floor
+
+// A cross-process wake-up through a futex in shared memory (etwh/wake_floor.h): what any
+// delivery to a consumer asleep costs at least, measured in the same run as the rest. One
+// iteration of 2000 wake-ups 50 us apart; p50 and p99 as counters (ratios.py prints them).
+void BM_FutexWake_CrossProcess(benchmark::State& state) {
+  std::vector<std::uint64_t> samples;
+  for (auto _ : state) {
+    try {
+      samples = etwh::measure_futex_wake_floor(2000, std::chrono::microseconds(50));
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return;
+    }
+  }
+  state.counters["p50_ns"] = static_cast<double>(etwh::sample_quantile(samples, 0.5));
+  state.counters["p99_ns"] = static_cast<double>(etwh::sample_quantile(samples, 0.99));
+}
+
 // ---------------------------------------------------------------- end to end (Win32 API)
 
 const GUID kEndToEnd = {
@@ -362,9 +384,21 @@ void EndToEnd::start() {
     error = "EnableTraceEx2 failed: " + std::to_string(status);
     return;
   }
-  std::vector<char*> argv = {const_cast<char*>("/proc/self/exe"), const_cast<char*>(kConsumerFlag),
-                             shared_path.data(), nullptr};
-  const int rc = posix_spawn(&consumer, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
+  // ETWH_BENCH_CONSUMER_PREFIX: a command the consumer runs under, words separated by spaces
+  // (e.g. "valgrind --tool=callgrind" to count its instructions per event).
+  std::vector<std::string> words;
+  if (const char* prefix = std::getenv("ETWH_BENCH_CONSUMER_PREFIX")) {
+    std::istringstream in(prefix);
+    for (std::string w; in >> w;) words.push_back(w);
+  }
+  std::error_code ec;
+  words.push_back(std::filesystem::read_symlink("/proc/self/exe", ec).string());
+  words.push_back(kConsumerFlag);
+  words.push_back(shared_path);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const int rc = posix_spawnp(&consumer, argv[0], nullptr, nullptr, argv.data(), environ);
   if (rc != 0) {
     consumer = -1;
     error = std::string("cannot start the consumer process: ") + std::strerror(rc);
@@ -483,6 +517,7 @@ int main(int argc, char** argv) {
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("FutexWake_CrossProcess", BM_FutexWake_CrossProcess)->Iterations(1);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 

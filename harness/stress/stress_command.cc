@@ -1,6 +1,7 @@
 #include "stress_command.h"
 
 #include "etwh/stop_signals.h"
+#include "etwh/wake_floor.h"
 
 #include "compare.h"
 #include "engine.h"
@@ -29,6 +30,9 @@ constexpr int kExitBadInput = 2;
 struct Outcome {
   Profile profile;
   std::optional<RunResult> run;
+  // The cross-process futex wake-up measured just before the run (etwh/wake_floor.h): the
+  // floor its latencies are reported against.
+  LatencyHistogram wake_floor;
   std::string harness_error;  // set when the run could not be carried out
   double duration_s = 0;
   unsigned repetition = 1, repetitions = 1;
@@ -45,6 +49,29 @@ const char* status_of(const Outcome& o) {
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
+// Wake-ups sampled per run for the floor, and their spacing (the child is asleep each time).
+constexpr std::size_t kFloorSamples = 2000;
+constexpr std::chrono::microseconds kFloorGap{50};
+
+// The floor before a run; a floor that cannot be measured is the harness's fault.
+LatencyHistogram measure_floor() {
+  LatencyHistogram floor;
+  try {
+    for (const std::uint64_t ns : measure_futex_wake_floor(kFloorSamples, kFloorGap)) {
+      floor.record(ns);
+    }
+  } catch (const std::runtime_error& e) {
+    throw StressHarnessError(e.what());
+  }
+  return floor;
+}
+
+// A latency percentile as a multiple of the floor's same percentile (0 when no floor).
+double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, double q) {
+  const std::uint64_t f = floor.percentile(q);
+  return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
+}
+
 void print_console(const Outcome& o, std::ostream& out) {
   if (!o.run) {
     out << fmt::format("HARNESS_ERROR {}{}: {}\n", o.profile.name, repetition_text(o),
@@ -56,19 +83,25 @@ void print_console(const Outcome& o, std::ostream& out) {
     out << fmt::format(
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency "
-        "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us; lag {:.1f} ms; gaps {}, duplicates {}\n",
+        "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us (x floor {:.1f}, {:.1f}, {:.1f}); "
+        "lag {:.1f} ms; gaps {}, duplicates {}\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
         s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
         s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
-        us(s.latency.percentile(0.999)), s.lag_ms, s.gaps, s.duplicates);
+        us(s.latency.percentile(0.999)), vs_floor(s.latency, o.wake_floor, 0.5),
+        vs_floor(s.latency, o.wake_floor, 0.99), vs_floor(s.latency, o.wake_floor, 0.999), s.lag_ms,
+        s.gaps, s.duplicates);
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB; CPU "
-      "writer {:.1f} ns/event, consumer {:.1f} ns/event; {:.2f} s\n",
+      "writer {:.1f} ns/event, consumer {:.1f} ns/event; wake-up floor p50 {:.1f} us, p99 {:.1f} "
+      "us, p99.9 {:.1f} us; {:.2f} s\n",
       status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
-      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event, r.duration_s);
+      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
+      us(o.wake_floor.percentile(0.5)), us(o.wake_floor.percentile(0.99)),
+      us(o.wake_floor.percentile(0.999)), r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
 }
 
@@ -91,7 +124,7 @@ nlohmann::ordered_json cpu_json(const CpuTime& cpu, double ns_per_event) {
   return {{"user_s", cpu.user_s}, {"system_s", cpu.system_s}, {"ns_per_event", ns_per_event}};
 }
 
-nlohmann::ordered_json session_json(const SessionResult& s) {
+nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogram& floor) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["balanced"] = s.balanced;
@@ -116,6 +149,9 @@ nlohmann::ordered_json session_json(const SessionResult& s) {
                      {"p999", us(s.latency.percentile(0.999))},
                      {"max", us(s.latency.max())},
                      {"clock_inversions", s.clock_inversions}};
+  j["latency_vs_floor"] = {{"p50", vs_floor(s.latency, floor, 0.5)},
+                           {"p99", vs_floor(s.latency, floor, 0.99)},
+                           {"p999", vs_floor(s.latency, floor, 0.999)}};
   j["latency_histogram"] = histogram_json(s.latency);
   j["consumer_lag_ms"] = s.lag_ms;
   j["buffers"] = {{"written", s.buffers_written},
@@ -162,8 +198,12 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
                    {"peak_rss_kb", r.consumer_peak_rss_kb},
                    {"cpu", cpu_json(r.consumer_cpu, r.consumer_cpu_ns_per_event)}};
   j["series_step_ms"] = r.series_ms;
+  j["wake_floor_us"] = {{"p50", us(o.wake_floor.percentile(0.5))},
+                        {"p99", us(o.wake_floor.percentile(0.99))},
+                        {"p999", us(o.wake_floor.percentile(0.999))},
+                        {"samples", o.wake_floor.count()}};
   j["sessions"] = nlohmann::ordered_json::array();
-  for (const auto& s : r.sessions) j["sessions"].push_back(session_json(s));
+  for (const auto& s : r.sessions) j["sessions"].push_back(session_json(s, o.wake_floor));
   return j;
 }
 
@@ -236,9 +276,10 @@ bool load_baseline(const StressArgs& args, std::optional<compare::Document>& bas
 // Runs profile `p` once (repetition `rep`); a harness fault lands in the outcome.
 Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
                  const EngineOptions& options) {
-  Outcome o{p, std::nullopt, "", 0, rep, repetitions};
+  Outcome o{p, std::nullopt, {}, "", 0, rep, repetitions};
   const auto t0 = std::chrono::steady_clock::now();
   try {
+    o.wake_floor = measure_floor();
     o.run = run_profile(p, options);
   } catch (const StressHarnessError& e) {
     o.harness_error = e.what();

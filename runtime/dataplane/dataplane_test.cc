@@ -150,6 +150,32 @@ TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   ASSERT_EQ(r.user_data.size(), sizeof part1 + sizeof part2);
   EXPECT_EQ(std::memcmp(r.user_data.data(), part1, sizeof part1), 0);
   EXPECT_EQ(std::memcmp(r.user_data.data() + sizeof part1, &part2, sizeof part2), 0);
+  // `encoded` is the whole record: a copy of those bytes decodes to the same record (what the
+  // consumer's hub keeps between the reader's poll and the callback).
+  ASSERT_EQ(r.encoded.data(), buffer.data());
+  ASSERT_EQ(r.encoded.size(), size);
+  const std::vector<std::byte> copy(r.encoded.begin(), r.encoded.end());
+  RecordView again;
+  ASSERT_TRUE(decode_record(copy, again, record_size));
+  EXPECT_EQ(again.timestamp_ns, r.timestamp_ns);
+  EXPECT_TRUE(again.related_activity_id == kRelated);
+  EXPECT_EQ(std::memcmp(again.user_data.data(), part1, sizeof part1), 0);
+
+  // The view is reused from record to record: a minimal record after this one leaves none of
+  // its optional parts behind.
+  EventInput minimal;
+  minimal.provider_id = &kProvider;
+  minimal.descriptor = &desc;
+  std::vector<std::byte> small(encoded_size(minimal));
+  encode_record(minimal, 5, 6, 7, small.data());
+  ASSERT_TRUE(decode_record(small, r, record_size));
+  EXPECT_FALSE(r.has_related_activity_id);
+  EXPECT_TRUE(r.related_activity_id == GUID{});
+  EXPECT_TRUE(r.provider_traits.empty());
+  EXPECT_TRUE(r.event_schema.empty());
+  EXPECT_FALSE(r.has_timestamp_override);
+  EXPECT_TRUE(r.user_data.empty());
+  EXPECT_EQ(r.encoded.size(), small.size());
 }
 
 TEST(DataplaneRecordLayout, SchemaAndTimestampOverrideRoundTrip) {

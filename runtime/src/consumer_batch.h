@@ -4,6 +4,7 @@
 #include <etwrt/dataplane.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -11,49 +12,33 @@
 namespace etwrt {
 
 // Records copied out of the pool (a view is valid only inside the reader's callback), in
-// one arena per poll, shared read-only by every subscriber: no allocation per record.
+// one arena per poll, shared read-only by every subscriber: no allocation per record. Each
+// record is kept as the pool encodes it (one copy) and decoded again when delivered: copying
+// the decoded view and its three spans cost the hub more than the copy of the record itself.
 struct Batch {
-  struct Entry {
-    bool is_loss = false;
-    dataplane::LossReport loss;
-    dataplane::RecordView head;  // Spans empty here; rebuilt from the offsets below.
-    std::size_t traits_at = 0, traits_size = 0, data_at = 0, data_size = 0;
-    std::size_t schema_at = 0, schema_size = 0;
-  };
-  std::vector<Entry> entries;
+  // A record's offset in `arena`, or kLoss | the index of a loss report in `losses`.
+  static constexpr std::uint64_t kLoss = std::uint64_t{1} << 63;
+  std::vector<std::uint64_t> entries;
   std::vector<std::byte> arena;
+  std::vector<dataplane::LossReport> losses;
   std::size_t records = 0;
 
   void add(const dataplane::RecordView& v) {
-    Entry e;
-    e.head = v;
-    e.head.provider_traits = {};
-    e.head.user_data = {};
-    e.traits_at = arena.size();
-    e.traits_size = v.provider_traits.size();
-    arena.insert(arena.end(), v.provider_traits.begin(), v.provider_traits.end());
-    e.head.event_schema = {};
-    e.schema_at = arena.size();
-    e.schema_size = v.event_schema.size();
-    arena.insert(arena.end(), v.event_schema.begin(), v.event_schema.end());
-    e.data_at = arena.size();
-    e.data_size = v.user_data.size();
-    arena.insert(arena.end(), v.user_data.begin(), v.user_data.end());
-    entries.push_back(e);
+    entries.push_back(arena.size());
+    arena.insert(arena.end(), v.encoded.begin(), v.encoded.end());
     ++records;
   }
   void add(const dataplane::LossReport& loss) {
-    Entry e;
-    e.is_loss = true;
-    e.loss = loss;
-    entries.push_back(e);
+    entries.push_back(kLoss | losses.size());
+    losses.push_back(loss);
   }
-  dataplane::RecordView view(const Entry& e) const {
-    dataplane::RecordView v = e.head;
-    v.provider_traits = std::span<const std::byte>(arena.data() + e.traits_at, e.traits_size);
-    v.event_schema = std::span<const std::byte>(arena.data() + e.schema_at, e.schema_size);
-    v.user_data = std::span<const std::byte>(arena.data() + e.data_at, e.data_size);
-    return v;
+  static bool is_loss(std::uint64_t entry) { return (entry & kLoss) != 0; }
+  const dataplane::LossReport& loss(std::uint64_t entry) const { return losses[entry & ~kLoss]; }
+  // False only if the copy does not decode, which the reader checked in the pool already.
+  bool view(std::uint64_t entry, dataplane::RecordView& v) const {
+    std::size_t size = 0;
+    return dataplane::decode_record(
+        std::span<const std::byte>(arena.data() + entry, arena.size() - entry), v, size);
   }
 };
 using BatchPtr = std::shared_ptr<const Batch>;

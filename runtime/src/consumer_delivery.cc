@@ -31,6 +31,7 @@ Delivery::Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& he
 void Delivery::set_window(const FILETIME* start, const FILETIME* end) {
   if (start != nullptr) window_start_ = file_time_value(*start);
   if (end != nullptr) window_end_ = file_time_value(*end);
+  windowed_ = start != nullptr || end != nullptr;
 }
 
 void Delivery::header_event() {
@@ -40,13 +41,15 @@ void Delivery::header_event() {
 
 std::size_t Delivery::deliver(const std::deque<BatchPtr>& batches, std::uint64_t since_ns) {
   std::size_t items = 0;
+  dataplane::RecordView v;
   for (const BatchPtr& b : batches) {
-    for (const Batch::Entry& e : b->entries) {
-      if (e.is_loss) {
-        logfile_.EventsLost += static_cast<ULONG>(e.loss.events_lost + e.loss.realtime_events_lost);
-        losses(e.loss);
-      } else if (e.head.timestamp_ns >= since_ns && in_window(e.head.timestamp_ns)) {
-        record(b->view(e));
+    for (const std::uint64_t e : b->entries) {
+      if (Batch::is_loss(e)) {
+        const dataplane::LossReport& loss = b->loss(e);
+        logfile_.EventsLost += static_cast<ULONG>(loss.events_lost + loss.realtime_events_lost);
+        losses(loss);
+      } else if (b->view(e, v) && v.timestamp_ns >= since_ns && in_window(v.timestamp_ns)) {
+        record(v);
       } else {
         continue;
       }
@@ -91,6 +94,7 @@ std::int64_t Delivery::event_time(const dataplane::RecordView& v) const {
 }
 
 bool Delivery::in_window(std::uint64_t monotonic_ns) const {
+  if (!windowed_) return true;  // The usual case: no conversion per event.
   const std::int64_t t = file_time(monotonic_ns);
   return t >= window_start_ && t <= window_end_;
 }

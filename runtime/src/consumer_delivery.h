@@ -58,6 +58,7 @@ class Delivery {
   std::int64_t offset_ns_;
   std::int64_t window_start_ = INT64_MIN;
   std::int64_t window_end_ = INT64_MAX;
+  bool windowed_ = false;
 };
 
 }  // namespace etwrt

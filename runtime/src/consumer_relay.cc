@@ -78,12 +78,13 @@ bool Hub::reader_alive() const {
 // Hands what this process's reader delivers to the processes it feeds.
 void Hub::feed(const std::vector<BatchPtr>& out, bool stopped) {
   if (feeder_->active() > 0) {
+    dataplane::RecordView v;
     for (const BatchPtr& b : out) {
-      for (const Batch::Entry& e : b->entries) {
-        if (e.is_loss) {
-          feeder_->push_loss(e.loss);
-        } else {
-          feeder_->push(b->view(e));
+      for (const std::uint64_t e : b->entries) {
+        if (Batch::is_loss(e)) {
+          feeder_->push_loss(b->loss(e));
+        } else if (b->view(e, v)) {
+          feeder_->push(v);
         }
       }
     }

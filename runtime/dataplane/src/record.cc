@@ -99,7 +99,14 @@ bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& re
   std::memcpy(&h, bytes.data(), sizeof h);
   if (h.size < sizeof h || h.size % 8 != 0 || h.size > bytes.size()) return false;
   if (uint64_t{h.ext_bytes} + h.user_data_size > h.size - sizeof h) return false;
-  out = RecordView{};
+  // Field by field, not `out = RecordView{}`: this runs once per delivered event, and only
+  // the optional parts need clearing.
+  out.has_related_activity_id = false;
+  out.related_activity_id = GUID{};
+  out.provider_traits = {};
+  out.event_schema = {};
+  out.has_timestamp_override = false;
+  out.timestamp_override = 0;
   out.provider_id = h.provider_id;
   out.descriptor = h.descriptor;
   out.timestamp_ns = h.timestamp_ns;
@@ -134,6 +141,7 @@ bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& re
   }
   if (p != ext_end) return false;
   out.user_data = std::span<const std::byte>(p, h.user_data_size);
+  out.encoded = bytes.first(h.size);
   record_size = h.size;
   return true;
 }

@@ -77,6 +77,9 @@ struct RecordView {
   bool has_timestamp_override = false;         // EVENT_DATA_DESCRIPTOR_TYPE_TIMESTAMP_OVERRIDE
   uint64_t timestamp_override = 0;             // in the pool clock's unit, as given
   std::span<const std::byte> user_data;
+  // The whole record as stored (header, extended items, user data): a consumer that keeps
+  // records past the callback copies these bytes once and decodes the copy when it needs it.
+  std::span<const std::byte> encoded;
 };
 
 // What the writer passes for one event. Pointers must stay valid for the call only.
