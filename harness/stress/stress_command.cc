@@ -5,6 +5,7 @@
 #include "compare.h"
 #include "engine.h"
 #include "profile.h"
+#include "stale_sessions.h"
 #include "stress_trace.h"
 #include "trace.h"
 
@@ -192,6 +193,11 @@ nlohmann::ordered_json results_document(const StressArgs& args,
                      {"start_time", args.start_time},  {"host", args.host},
                      {"duration", duration},           {"command_line", args.command_line},
                      {"repetitions", args.repetitions}};
+  nlohmann::ordered_json stale = nlohmann::ordered_json::array();
+  for (const StaleSessionStop& s : args.stale_sessions) {
+    stale.push_back({{"name", s.name}, {"pid", s.pid}, {"stop_status", s.stop_status}});
+  }
+  doc["run_info"]["stale_sessions"] = std::move(stale);
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o));
   return doc;
@@ -246,6 +252,14 @@ int run_stress_command(const StressArgs& args) {
     }
   }
 
+  // As `etwh run` (stale_sessions.h): without the right to control sessions nothing can run
+  // (said once, exit 2); the sessions of runs that crashed are stopped, and reported.
+  const std::optional<std::vector<StaleSessionStop>> stale =
+      prepare_sessions_for_run(fmt::format("etwh-{}-", getpid()), getpid(), std::cerr);
+  if (!stale) return kExitBadInput;
+  StressArgs run_args = args;
+  run_args.stale_sessions = *stale;
+
   EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes;
@@ -287,7 +301,7 @@ int run_stress_command(const StressArgs& args) {
   std::cout << fmt::format("{} runs, {} failed, {} harness errors, platform {}, {:.2f} s\n",
                            outcomes.size(), failed, faults, args.platform, duration);
 
-  const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
+  const nlohmann::ordered_json doc = results_document(run_args, outcomes, duration);
   if (!args.json_file.empty()) {
     std::ofstream out(args.json_file);
     out << doc.dump(2) << "\n";
