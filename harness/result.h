@@ -4,6 +4,7 @@
 // writers (reports/) and `etwh selftest` only read them.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -86,6 +87,14 @@ struct CaseResult {
   }
 };
 
+// A session an earlier etwh run left running (its process had ended), stopped before this run
+// began (stale_sessions.h); `stop_status` is what ControlTrace(STOP) returned.
+struct StaleSessionStop {
+  std::string name;
+  unsigned long pid = 0;
+  std::uint32_t stop_status = 0;
+};
+
 struct RunInfo {
   std::string platform;
   std::string version;
@@ -98,6 +107,7 @@ struct RunInfo {
   std::vector<std::string> catalog_rules;
   // The catalog's reason why a rule cannot be judged on this platform (rule -> reason).
   std::map<std::string, std::string> unsupported_reasons;
+  std::vector<StaleSessionStop> stale_sessions;
 };
 
 }  // namespace etwh

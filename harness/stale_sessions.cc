@@ -123,7 +123,8 @@ std::vector<StaleSession> stop_stale_sessions(unsigned long own_pid, std::ostrea
     if (!pid || *pid == own_pid || process_alive(*pid)) continue;
     PropertiesBuffer properties;
     const ULONG stop = ControlTraceA(0, name.c_str(), properties.get(), EVENT_TRACE_CONTROL_STOP);
-    if (stop == ERROR_SUCCESS) {
+    // ERROR_MORE_DATA: stopped, the names did not fit (the ControlTrace page).
+    if (stop == ERROR_SUCCESS || stop == ERROR_MORE_DATA) {
       log << "etwh: stopped session " << name << ", left running by an earlier etwh run (process "
           << *pid << " has ended)\n";
     } else {
@@ -157,11 +158,11 @@ bool may_control_sessions(const std::string& probe_name, std::ostream& log) {
   return true;
 }
 
-bool prepare_sessions_for_run(const std::string& session_prefix, unsigned long own_pid,
-                              std::ostream& log) {
-  if (!may_control_sessions(session_prefix + "probe", log)) return false;
-  stop_stale_sessions(own_pid, log);
-  return true;
+std::optional<std::vector<StaleSession>> prepare_sessions_for_run(const std::string& session_prefix,
+                                                                  unsigned long own_pid,
+                                                                  std::ostream& log) {
+  if (!may_control_sessions(session_prefix + "probe", log)) return std::nullopt;
+  return stop_stale_sessions(own_pid, log);
 }
 
 }  // namespace etwh

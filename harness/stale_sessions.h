@@ -10,6 +10,8 @@
 // stop what may be a live run's.
 #pragma once
 
+#include "result.h"
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -24,11 +26,7 @@ namespace etwh {
 std::optional<unsigned long> etwh_run_pid(std::string_view session_name);
 
 // A session an earlier run left, and what ControlTrace(STOP) returned for it.
-struct StaleSession {
-  std::string name;
-  unsigned long pid = 0;
-  std::uint32_t stop_status = 0;
-};
+using StaleSession = StaleSessionStop;
 
 // Stops the sessions of runs that ended (the rule above; `own_pid` is this run's), each said on
 // `log`. Nothing is stopped when the sessions cannot be listed (QueryAllTracesA fails: said on
@@ -40,9 +38,10 @@ std::vector<StaleSession> stop_stale_sessions(unsigned long own_pid, std::ostrea
 // the remedy); any other failure (the session limit, say) is left to the cases to report.
 bool may_control_sessions(const std::string& probe_name, std::ostream& log);
 
-// Both, before a run whose sessions are named `session_prefix` ("etwh-<pid>-"): false when the
-// run must not start (no right to control sessions: exit 2).
-bool prepare_sessions_for_run(const std::string& session_prefix, unsigned long own_pid,
-                              std::ostream& log);
+// Both, before a run whose sessions are named `session_prefix` ("etwh-<pid>-"): the sessions
+// stopped, or nullopt when the run must not start (no right to control sessions: exit 2).
+std::optional<std::vector<StaleSession>> prepare_sessions_for_run(const std::string& session_prefix,
+                                                                  unsigned long own_pid,
+                                                                  std::ostream& log);
 
 }  // namespace etwh

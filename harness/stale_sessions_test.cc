@@ -123,12 +123,12 @@ TEST(StaleSessions, WithoutTheRightToControlSessionsTheRunMustNotStart) {
   TestHome home;
   std::ostringstream log;
   ::setenv("ETWRT_DENY_CONTROL", "1", 1);
-  const bool may = prepare_sessions_for_run("etwh-1-", ::getpid(), log);
+  const bool may = prepare_sessions_for_run("etwh-1-", ::getpid(), log).has_value();
   ::unsetenv("ETWRT_DENY_CONTROL");
   EXPECT_FALSE(may);
   EXPECT_NE(log.str().find("may not control event tracing sessions"), std::string::npos);
   std::ostringstream allowed;
-  EXPECT_TRUE(prepare_sessions_for_run("etwh-1-", ::getpid(), allowed));
+  EXPECT_TRUE(prepare_sessions_for_run("etwh-1-", ::getpid(), allowed).has_value());
   EXPECT_FALSE(running("etwh-1-probe")) << "the probe session is stopped again";
 }
 

@@ -120,6 +120,11 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
   doc["run_info"] = {{"platform", info.platform},     {"etwh_version", info.version},
                      {"start_time", info.start_time}, {"host", info.host},
                      {"duration", info.duration_s},   {"command_line", info.command_line}};
+  nlohmann::ordered_json stale = nlohmann::ordered_json::array();
+  for (const StaleSessionStop& s : info.stale_sessions) {
+    stale.push_back({{"name", s.name}, {"pid", s.pid}, {"stop_status", s.stop_status}});
+  }
+  doc["run_info"]["stale_sessions"] = std::move(stale);
   doc["results"] = nlohmann::ordered_json::array();
   for (const CaseResult& r : results) {
     nlohmann::ordered_json result{{"id", r.id},

@@ -357,13 +357,16 @@ int RunCommand::execute(const Context& context) {
 
   catch_stop_signals();  // from here on, a stop unwinds: sessions, agents, then `home`
   PrivateEtwrtHome home;
-  if (!prepare_sessions_for_run(options.session_prefix, process_id(), std::cerr)) {
+  std::optional<std::vector<StaleSession>> stale =
+      prepare_sessions_for_run(options.session_prefix, process_id(), std::cerr);
+  if (!stale) {
     discard_report(json);  // no right to control sessions: said once, no case run
     discard_report(junit);
     discard_report(trace_out);
     return kExitBadInput;
   }
   RunInfo info = run_info(context, input);
+  info.stale_sessions = std::move(*stale);
   if (input.selection.seed) {
     std::cout << "etwh: cases shuffled with --seed " << *input.selection.seed << "\n";
   }

@@ -1,5 +1,6 @@
 #include "engine.h"
 #include "session_consumer.h"
+#include "session_properties.h"
 
 #include "broker_watch.h"
 
@@ -64,20 +65,6 @@ std::uint64_t peak_rss_kb() {
   }
   return 0;
 }
-
-// EVENT_TRACE_PROPERTIES followed by room for the logger name.
-class Properties {
- public:
-  Properties() : bytes_(sizeof(EVENT_TRACE_PROPERTIES) + 1024) {
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes_.size());
-    get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes_.data()); }
-
- private:
-  std::vector<unsigned char> bytes_;  // vector<unsigned char> from new: aligned for the struct
-};
 
 struct StartedSession {
   std::string name;
@@ -218,7 +205,7 @@ void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go
     Properties p;
     const StartedSession& s = res.sessions[i];
     if (ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY);
-        st != ERROR_SUCCESS) {
+        !control_done(st)) {
       throw StressHarnessError(
           fmt::format("ControlTraceA(QUERY, \"{}\") failed with {}", s.name, st));
     }
@@ -329,7 +316,7 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
     StartedSession& s = res.sessions[i];
     Properties p;
     const ULONG st = ControlTraceA(s.handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
-    if (st != ERROR_SUCCESS) {
+    if (!control_done(st)) {
       throw StressHarnessError(
           fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
     }
@@ -356,7 +343,8 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
   const std::uint32_t writers_total = profile.processes * profile.threads;
   for (std::uint32_t i = 0; i < profile.sessions; ++i) {
     StartedSession s;
-    s.name = fmt::format("etwh-stress-{}-{}-{}", getpid(), run_number, i);
+    // Named as `etwh run` names its sessions (etwh-<pid>-...): a crashed run's are found again.
+    s.name = fmt::format("etwh-{}-stress-{}-{}", getpid(), run_number, i);
     Properties p;
     EVENT_TRACE_PROPERTIES* props = p.get();
     props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
@@ -365,7 +353,10 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
     props->MaximumBuffers = profile.buffers.maximum_buffers;
     props->FlushTimer = profile.buffers.flush_timer_s;
     if (ULONG st = StartTraceA(&s.handle, s.name.c_str(), props); st != ERROR_SUCCESS) {
-      throw StressHarnessError(fmt::format("StartTraceA(\"{}\") failed with {}", s.name, st));
+      throw StressHarnessError(fmt::format(
+          "StartTraceA(\"{}\") failed with {}{}", s.name, st,
+          st == ERROR_NO_SYSTEM_RESOURCES ? ": the machine's limit on running sessions is reached"
+                                          : ""));
     }
     s.running = true;
     res.sessions.push_back(s);

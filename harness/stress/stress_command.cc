@@ -6,6 +6,7 @@
 #include "compare.h"
 #include "engine.h"
 #include "profile.h"
+#include "stale_sessions.h"
 #include "stress_trace.h"
 #include "trace.h"
 
@@ -232,6 +233,11 @@ nlohmann::ordered_json results_document(const StressArgs& args,
                      {"start_time", args.start_time},  {"host", args.host},
                      {"duration", duration},           {"command_line", args.command_line},
                      {"repetitions", args.repetitions}};
+  nlohmann::ordered_json stale = nlohmann::ordered_json::array();
+  for (const StaleSessionStop& s : args.stale_sessions) {
+    stale.push_back({{"name", s.name}, {"pid", s.pid}, {"stop_status", s.stop_status}});
+  }
+  doc["run_info"]["stale_sessions"] = std::move(stale);
   doc["results"] = nlohmann::ordered_json::array();
   for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o));
   return doc;
@@ -310,7 +316,7 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
   std::cout << fmt::format("{} runs, {} failed, {} harness errors, platform {}, {:.2f} s\n",
                            outcomes.size(), failed, faults, args.platform, duration);
 
-  const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
+  const nlohmann::ordered_json doc = results_document(run_args, outcomes, duration);
   if (!args.json_file.empty()) {
     std::ofstream out(args.json_file);
     out << doc.dump(2) << "\n";
@@ -347,6 +353,13 @@ int run_stress_command(const StressArgs& args) {
   }
   std::optional<compare::Document> baseline;
   if (!load_baseline(args, baseline)) return kExitBadInput;
+  // As `etwh run` (stale_sessions.h): without the right to control sessions nothing can run
+  // (said once, exit 2); the sessions of runs that crashed are stopped, and reported.
+  const std::optional<std::vector<StaleSessionStop>> stale =
+      prepare_sessions_for_run(fmt::format("etwh-{}-", getpid()), getpid(), std::cerr);
+  if (!stale) return kExitBadInput;
+  StressArgs run_args = args;
+  run_args.stale_sessions = *stale;
 
   EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
   const auto start = std::chrono::steady_clock::now();
@@ -367,7 +380,7 @@ int run_stress_command(const StressArgs& args) {
   }
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return finish(args, outcomes, duration, timeline, baseline);
+  return finish(run_args, outcomes, duration, timeline, baseline);
 }
 
 }  // namespace etwh::stress

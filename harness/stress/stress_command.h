@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compare.h"
+#include "result.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -26,6 +27,7 @@ struct StressArgs {
   compare::Thresholds thresholds;  // for the baseline comparison
   std::filesystem::path writer;    // etwh-stress-writer
   std::string platform, version, command_line, host, start_time;
+  std::vector<StaleSessionStop> stale_sessions;  // stopped before the runs (run_stress_command)
 };
 
 int run_stress_command(const StressArgs& args);

@@ -251,6 +251,37 @@ ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* propertie
   return ERROR_SUCCESS;
 }
 
+}  // namespace
+
+namespace etwrt {
+
+ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
+                      ULONG code, SessionNames& names) {
+  const ULONG check = check_control_trace(handle, name, properties, code);
+  if (check != ERROR_SUCCESS) return check;
+  // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
+  const bool by_name = name != nullptr && *name != '\0';
+  json request = {{"op", "control"},
+                  {"handle", by_name ? TRACEHANDLE{0} : handle},
+                  {"name", name != nullptr ? name : ""},
+                  {"code", code}};
+  if (code == EVENT_TRACE_CONTROL_UPDATE) {
+    request["flush_timer"] = properties->FlushTimer;
+    request["maximum_buffers"] = properties->MaximumBuffers;
+    request["enable_flags"] = properties->EnableFlags;
+    request["log_file_mode"] = properties->LogFileMode;
+  }
+  const ClientReply reply = Client::instance().call(request, kCallLimit);
+  const ULONG status = reply_status(reply, "ControlTraceA");
+  if (status != ERROR_SUCCESS) return status;
+  names = fill_fixed_properties(properties, reply.body.at("properties"));
+  return ERROR_SUCCESS;
+}
+
+}  // namespace etwrt
+
+namespace {
+
 // EventRegister's work: the registration is routed before the request goes out (so no
 // notification that follows the reply is lost) and undone on any failure, the broker's side too.
 ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* context, REGHANDLE& out) {
@@ -506,22 +537,14 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
 ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                            PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
   return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
-    const ULONG check =
-        etwrt::check_control_trace(TraceHandle, InstanceName, Properties, ControlCode);
-    if (check != ERROR_SUCCESS) return check;
-    // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
-    const bool by_name = InstanceName != nullptr && *InstanceName != '\0';
-    json request = {{"op", "control"},
-                    {"handle", by_name ? TRACEHANDLE{0} : TraceHandle},
-                    {"name", InstanceName != nullptr ? InstanceName : ""},
-                    {"code", ControlCode}};
-    if (ControlCode == EVENT_TRACE_CONTROL_UPDATE) {
-      request["flush_timer"] = Properties->FlushTimer;
-      request["maximum_buffers"] = Properties->MaximumBuffers;
-      request["enable_flags"] = Properties->EnableFlags;
-      request["log_file_mode"] = Properties->LogFileMode;
-    }
-    return call_for_properties(request, Properties, "ControlTraceA");
+    etwrt::SessionNames names;
+    const ULONG status =
+        etwrt::control_session(TraceHandle, InstanceName, Properties, ControlCode, names);
+    if (status != ERROR_SUCCESS) return status;
+    // Each name with its NUL (std::string's c_str() holds one past size()).
+    return etwrt::write_control_names(
+        Properties, std::string_view(names.logger.c_str(), names.logger.size() + 1),
+        std::string_view(names.log_file.c_str(), names.log_file.size() + 1));
   });
 }
 

@@ -428,6 +428,13 @@ TEST_F(Audit, LogfileHeaderStartTimeIsTheSessionsStart) {
   EXPECT_LE(h.StartTime.QuadPart, after);
   EXPECT_EQ(h.PointerSize, sizeof(void*));
   EXPECT_EQ(h.BufferSize, c.logfile().BufferSize);
+  // Row 58: BufferSize in bytes (the session's is in KB), TimerResolution in 100 ns (etwrt's
+  // choice 156001, Windows' default tick), no event lost yet.
+  Properties q;
+  ASSERT_EQ(ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(h.BufferSize, q.get()->BufferSize * 1024);
+  EXPECT_EQ(h.TimerResolution, 156001u);
+  EXPECT_EQ(h.EventsLost, 0u);
   c.start();
   c.wait_for(0);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
@@ -483,6 +490,77 @@ TEST_F(Audit, ControlTraceByNameIgnoresTheHandle) {
             ERROR_WMI_INSTANCE_NOT_FOUND);
   EXPECT_EQ(stop(a), ERROR_SUCCESS);
   EXPECT_EQ(stop(b), ERROR_SUCCESS);
+}
+
+// Row 39: nf-evntrace-stoptracea.md, querytracea.md, flushtracea.md, updatetracea.md (and their
+// W forms): each is ControlTrace with its own code. A wrapper that sent another code would stop
+// the session early, or not update it, or not stop it.
+TEST_F(Audit, TraceWrappersAreControlTraceWithTheirCode) {
+  for (const bool wide : {false, true}) {
+    const std::string name = wide ? "audit-wrappers-w" : "audit-wrappers";
+    const std::u16string wide_name(name.begin(), name.end());
+    start(name);
+    const auto call = [&](ULONG (*a)(TRACEHANDLE, LPCSTR, PEVENT_TRACE_PROPERTIES),
+                          ULONG (*w)(TRACEHANDLE, LPCWSTR, PEVENT_TRACE_PROPERTIES),
+                          EVENT_TRACE_PROPERTIES* p) {
+      return wide ? w(0, reinterpret_cast<LPCWSTR>(wide_name.c_str()), p) : a(0, name.c_str(), p);
+    };
+    Properties p;
+    EXPECT_EQ(call(FlushTraceA, FlushTraceW, p.get()), ERROR_SUCCESS) << name;
+    Properties update;
+    update.get()->FlushTimer = 7;
+    EXPECT_EQ(call(UpdateTraceA, UpdateTraceW, update.get()), ERROR_SUCCESS) << name;
+    Properties q;
+    EXPECT_EQ(call(QueryTraceA, QueryTraceW, q.get()), ERROR_SUCCESS) << name;
+    EXPECT_EQ(q.get()->FlushTimer, 7u) << name;
+    EXPECT_EQ(call(QueryTraceA, QueryTraceW, q.get()), ERROR_SUCCESS) << "still running " << name;
+    EXPECT_EQ(call(StopTraceA, StopTraceW, q.get()), ERROR_SUCCESS) << name;
+    EXPECT_EQ(call(QueryTraceA, QueryTraceW, q.get()), ERROR_WMI_INSTANCE_NOT_FOUND) << name;
+  }
+}
+
+// nf-evntrace-controltracea.md (and controltracew.md): ERROR_MORE_DATA when "the buffer for
+// EVENT_TRACE_PROPERTIES is too small to hold all the information for the session ... If you
+// receive this error when stopping the session, ETW will have already stopped the session". Every
+// code that fills Properties, A and W; the operation is done and the fixed part filled.
+TEST_F(Audit, ControlTraceWithoutRoomForTheNamesIsMoreDataTheWorkDone) {
+  const TRACEHANDLE s = start("audit-more-data");
+  for (ULONG code :
+       {EVENT_TRACE_CONTROL_QUERY, EVENT_TRACE_CONTROL_FLUSH, EVENT_TRACE_CONTROL_UPDATE}) {
+    Properties bare(0);  // The fixed part only.
+    EXPECT_EQ(ControlTraceA(s, nullptr, bare.get(), code), ERROR_MORE_DATA) << code;
+    EXPECT_EQ(bare.get()->Wnode.HistoricalContext, s) << code;
+    Properties wide_bare(0);
+    EXPECT_EQ(ControlTraceW(s, nullptr, wide_bare.get(), code), ERROR_MORE_DATA) << code;
+    EXPECT_EQ(wide_bare.get()->Wnode.HistoricalContext, s) << code;
+  }
+  // 16 bytes: the name (15 with its NUL) fits, the empty log file name after it does not.
+  Properties tight(16);
+  EXPECT_EQ(ControlTraceA(s, nullptr, tight.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_MORE_DATA);
+  EXPECT_EQ(tight.logger_name(), "audit-more-data");
+  Properties room(17);
+  EXPECT_EQ(ControlTraceA(s, nullptr, room.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(room.logger_name(), "audit-more-data");
+  EXPECT_EQ(room.get()->LogFileNameOffset, sizeof(EVENT_TRACE_PROPERTIES) + 16);
+  // In UTF-16 the name needs 32 bytes, and 2 more for the log file name's NUL.
+  Properties wide(33);
+  EXPECT_EQ(QueryTraceW(s, nullptr, wide.get()), ERROR_MORE_DATA);
+  Properties wide_room(34);
+  EXPECT_EQ(QueryTraceW(s, nullptr, wide_room.get()), ERROR_SUCCESS);
+  EXPECT_EQ(wide_room.bytes[sizeof(EVENT_TRACE_PROPERTIES) + 2],
+            'u');  // "audit...": 'u' is the 2nd unit
+
+  Properties stop_bare(0);
+  EXPECT_EQ(ControlTraceA(s, nullptr, stop_bare.get(), EVENT_TRACE_CONTROL_STOP), ERROR_MORE_DATA);
+  Properties gone;
+  EXPECT_EQ(ControlTraceA(0, "audit-more-data", gone.get(), EVENT_TRACE_CONTROL_QUERY),
+            ERROR_WMI_INSTANCE_NOT_FOUND);  // Stopped all the same.
+
+  const TRACEHANDLE w = start("audit-more-data-w");
+  Properties wide_stop(0);
+  EXPECT_EQ(StopTraceW(w, nullptr, wide_stop.get()), ERROR_MORE_DATA);
+  EXPECT_EQ(ControlTraceA(0, "audit-more-data-w", gone.get(), EVENT_TRACE_CONTROL_QUERY),
+            ERROR_WMI_INSTANCE_NOT_FOUND);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -112,6 +113,12 @@ void write_wide_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::u16st
   if (!offset_in_tail(offset, size) || bytes > size - offset) return;
   auto* base = reinterpret_cast<unsigned char*>(properties);
   std::memcpy(base + offset, name.c_str(), bytes);
+}
+
+// A UTF-16 string's bytes with its two-byte NUL, as write_control_names takes a W name.
+std::string_view utf16_bytes(const std::u16string& text) {
+  return std::string_view(reinterpret_cast<const char*>(text.c_str()),
+                          (text.size() + 1) * sizeof(char16_t));
 }
 
 // A narrow EVENT_TRACE_PROPERTIES for the A call: the caller's fixed part, then room for a
@@ -263,11 +270,23 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
     std::string name;
     bool has_name = false;
     if (!optional_utf8(InstanceName, name, has_name)) return ERROR_INVALID_PARAMETER;
-    NarrowProperties narrow(*Properties, "");
-    const ULONG status =
-        ControlTraceA(TraceHandle, has_name ? name.c_str() : nullptr, narrow.get(), ControlCode);
+    // The A call's work on a copy of the fixed part (the same layout): the caller's buffer is
+    // written only once both names are known to convert.
+    EVENT_TRACE_PROPERTIES fixed = *Properties;
+    fixed.Wnode.BufferSize = kFixed;
+    etwrt::SessionNames names;
+    const ULONG status = etwrt::control_session(TraceHandle, has_name ? name.c_str() : nullptr,
+                                                &fixed, ControlCode, names);
     if (status != ERROR_SUCCESS) return status;
-    return narrow.copy_back(Properties) ? ERROR_SUCCESS : ERROR_INVALID_DATA;
+    std::u16string logger, log_file;
+    if (!to_utf16(names.logger, logger) || !to_utf16(names.log_file, log_file)) {
+      return ERROR_INVALID_DATA;
+    }
+    fixed.Wnode.BufferSize = Properties->Wnode.BufferSize;
+    fixed.LoggerNameOffset = Properties->LoggerNameOffset;
+    fixed.LogFileNameOffset = Properties->LogFileNameOffset;
+    *Properties = fixed;
+    return etwrt::write_control_names(Properties, utf16_bytes(logger), utf16_bytes(log_file));
   });
 }
 

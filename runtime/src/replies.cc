@@ -48,7 +48,7 @@ ULONG fault_status(const char* entry) noexcept {
   }
 }
 
-void fill_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
+SessionNames fill_fixed_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
   // All read before anything is written: a reply without a field changes nothing.
   EVENT_TRACE_PROPERTIES fixed = *out;  // The fixed part; the names follow it.
   EVENT_TRACE_PROPERTIES* p = &fixed;
@@ -69,9 +69,13 @@ void fill_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
   p->BuffersWritten = q.at("buffers_written").get<ULONG>();
   p->LogBuffersLost = q.at("log_buffers_lost").get<ULONG>();
   p->RealTimeBuffersLost = q.at("real_time_buffers_lost").get<ULONG>();
-  const std::string name = q.at("name").get<std::string>();
+  SessionNames names{q.at("name").get<std::string>(), q.value("log_file", std::string())};
   *out = fixed;
-  write_logger_name(out, name);
+  return names;
+}
+
+void fill_properties(EVENT_TRACE_PROPERTIES* out, const json& q) {
+  write_logger_name(out, fill_fixed_properties(out, q).logger);
 }
 
 PreEnabled read_pre_enabled(const json& body) {

@@ -46,6 +46,21 @@ ULONG guarded(const char* entry, Body&& body) noexcept {
 // a reply without a field throws nlohmann's exception and leaves `out` as it was.
 void fill_properties(EVENT_TRACE_PROPERTIES* out, const nlohmann::json& properties);
 
+// A session's names as a control reply gives them (UTF-8; `log_file` empty when it has none).
+struct SessionNames {
+  std::string logger;
+  std::string log_file;
+};
+
+// fill_properties without the names: the fixed part only, and the names it carries.
+SessionNames fill_fixed_properties(EVENT_TRACE_PROPERTIES* out, const nlohmann::json& properties);
+
+// ControlTraceA's work up to the names (argument checks, the broker's control, the fixed part
+// of Properties filled): ControlTraceA and ControlTraceW then write the names, each in its own
+// encoding (write_control_names). On ERROR_SUCCESS `names` holds them.
+ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
+                      ULONG code, SessionNames& names);
+
 // What a register reply says of a provider some session enables already.
 struct PreEnabled {
   bool enabled = false;

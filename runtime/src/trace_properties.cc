@@ -136,4 +136,39 @@ bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& na
   return true;
 }
 
+namespace {
+
+// Writes `name` (its NUL included) at `offset` when it lies in the tail and the room up to
+// `end` holds it; the room is zeroed first, as after a fresh write.
+bool write_name_at(EVENT_TRACE_PROPERTIES* properties, ULONG offset, ULONG end,
+                   std::string_view name) {
+  const ULONG size = properties->Wnode.BufferSize;
+  if (!offset_in_tail(offset, size) || end > size || end <= offset) return false;
+  if (name.size() > end - offset) return false;
+  char* base = reinterpret_cast<char*>(properties);
+  std::memset(base + offset, 0, end - offset);
+  std::memcpy(base + offset, name.data(), name.size());
+  return true;
+}
+
+}  // namespace
+
+ULONG write_control_names(EVENT_TRACE_PROPERTIES* properties, std::string_view logger,
+                          std::string_view log_file) {
+  const ULONG size = properties->Wnode.BufferSize;
+  const ULONG file_offset = properties->LogFileNameOffset;
+  const ULONG logger_offset =
+      properties->LoggerNameOffset != 0 ? properties->LoggerNameOffset : kFixed;
+  const ULONG logger_end = file_offset > logger_offset ? file_offset : size;
+  if (!write_name_at(properties, logger_offset, logger_end, logger)) return ERROR_MORE_DATA;
+  properties->LoggerNameOffset = logger_offset;
+
+  const ULONG file_at =
+      file_offset != 0 ? file_offset : logger_offset + static_cast<ULONG>(logger.size());
+  const ULONG file_end = logger_offset > file_at ? logger_offset : size;
+  if (!write_name_at(properties, file_at, file_end, log_file)) return ERROR_MORE_DATA;
+  properties->LogFileNameOffset = file_at;
+  return ERROR_SUCCESS;
+}
+
 }  // namespace etwrt

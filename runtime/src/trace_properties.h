@@ -7,6 +7,7 @@
 #include <evntrace.h>
 
 #include <string>
+#include <string_view>
 
 namespace etwrt {
 
@@ -64,5 +65,21 @@ ULONG check_query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
 // Copies `name` (with its NUL) to LoggerNameOffset when the offset lies past the fixed part
 // and the name fits in Wnode.BufferSize; returns whether it was written.
 bool write_logger_name(EVENT_TRACE_PROPERTIES* properties, const std::string& name);
+
+// The names ControlTrace returns after its work is done (every code): ERROR_SUCCESS, or
+// ERROR_MORE_DATA when Properties has no room for them (the page: "too small to hold all the
+// information for the session ... ETW will have already stopped the session"). `logger` and
+// `log_file` are the names encoded as the caller reads them, each with its terminating NUL (one
+// byte for the A call, two for W); `log_file` is only the NUL when the session has none.
+// Room (etwrt's reading; the pages do not define it): the session name goes to LoggerNameOffset
+// (0: right after the fixed part) and its room ends at LogFileNameOffset when that lies past it,
+// else at Wnode.BufferSize; then the log file name goes to LogFileNameOffset (0: right after
+// the session name) and its room ends at LoggerNameOffset when that lies past it, else at
+// Wnode.BufferSize. An offset inside the fixed part has no room. Each name written has its
+// offset written back; a name without room stops there (what was written stays).
+//   Wnode.BufferSize = fixed + 8, both offsets 0: "abc\0" fits, then "\0" fits -> SUCCESS
+//   Wnode.BufferSize = fixed, both offsets 0: nothing fits -> ERROR_MORE_DATA
+ULONG write_control_names(EVENT_TRACE_PROPERTIES* properties, std::string_view logger,
+                          std::string_view log_file);
 
 }  // namespace etwrt

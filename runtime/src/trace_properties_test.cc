@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 namespace etwrt {
@@ -152,6 +153,63 @@ TEST(WriteLoggerName, WritesOnlyWhenItFits) {
   EXPECT_FALSE(write_logger_name(b.props(), "abcdef"));
   b.props()->LoggerNameOffset = 0;
   EXPECT_FALSE(write_logger_name(b.props(), "a"));
+}
+
+// Audit row 37: ControlTrace writes the session name, then the log file name, each where the
+// caller's offsets put it when the buffer holds it; otherwise ERROR_MORE_DATA.
+std::string_view with_nul(const char* text) { return {text, std::strlen(text) + 1}; }
+
+TEST(WriteControlNames, WritesBothNamesAtTheCallersOffsets) {
+  Buffer b(32);
+  b.props()->LogFileNameOffset = kFixed + 16;
+  EXPECT_EQ(write_control_names(b.props(), with_nul("abc"), with_nul("f.etl")), ERROR_SUCCESS);
+  EXPECT_STREQ(b.bytes.data() + kFixed, "abc");
+  EXPECT_STREQ(b.bytes.data() + kFixed + 16, "f.etl");
+  EXPECT_EQ(b.props()->LoggerNameOffset, kFixed);
+  EXPECT_EQ(b.props()->LogFileNameOffset, kFixed + 16);
+}
+
+TEST(WriteControlNames, ZeroOffsetsPlaceTheNamesAfterTheFixedPart) {
+  Buffer b(8);
+  b.props()->LoggerNameOffset = 0;
+  EXPECT_EQ(write_control_names(b.props(), with_nul("abc"), with_nul("")), ERROR_SUCCESS);
+  EXPECT_EQ(b.props()->LoggerNameOffset, kFixed);
+  EXPECT_STREQ(b.bytes.data() + kFixed, "abc");
+  EXPECT_EQ(b.props()->LogFileNameOffset, kFixed + 4);  // The empty log file name after it.
+}
+
+TEST(WriteControlNames, NoRoomIsMoreData) {
+  Buffer bare(0);  // The fixed part only: no room for any name.
+  bare.props()->LoggerNameOffset = 0;
+  EXPECT_EQ(write_control_names(bare.props(), with_nul("abc"), with_nul("")), ERROR_MORE_DATA);
+  EXPECT_EQ(bare.props()->LoggerNameOffset, 0u);
+
+  Buffer logger_only(4);  // "abc" fits, the log file name's NUL does not.
+  EXPECT_EQ(write_control_names(logger_only.props(), with_nul("abc"), with_nul("")),
+            ERROR_MORE_DATA);
+  EXPECT_STREQ(logger_only.bytes.data() + kFixed, "abc");
+  EXPECT_EQ(logger_only.props()->LogFileNameOffset, 0u);
+
+  // The session name's room ends where the log file name begins.
+  Buffer squeezed(64);
+  squeezed.props()->LogFileNameOffset = kFixed + 3;
+  EXPECT_EQ(write_control_names(squeezed.props(), with_nul("abc"), with_nul("")), ERROR_MORE_DATA);
+
+  Buffer inside(64);  // An offset inside the fixed part has no room.
+  inside.props()->LoggerNameOffset = 8;
+  EXPECT_EQ(write_control_names(inside.props(), with_nul("a"), with_nul("")), ERROR_MORE_DATA);
+}
+
+TEST(WriteControlNames, WideNamesCountTwoBytesAUnit) {
+  Buffer b(8);  // "abc" in UTF-16 with its NUL is 8 bytes: no room left for the log file's.
+  const char16_t abc[] = u"abc";
+  const std::string_view wide(reinterpret_cast<const char*>(abc), sizeof abc);
+  const char16_t none[] = u"";
+  const std::string_view wide_none(reinterpret_cast<const char*>(none), sizeof none);
+  EXPECT_EQ(write_control_names(b.props(), wide, wide_none), ERROR_MORE_DATA);
+  Buffer room(10);
+  EXPECT_EQ(write_control_names(room.props(), wide, wide_none), ERROR_SUCCESS);
+  EXPECT_EQ(std::memcmp(room.bytes.data() + kFixed, abc, sizeof abc), 0);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 # those. In a shared ETWRT_HOME (no owner: sessions outlive their controller, as on Windows) an
 # agent starts three sessions and crashes: one named as a run whose process has ended, one named
 # as a run whose process is alive (this script), one of another program. Then `etwh run` must
-# say it stopped the first, and only the first may be gone.
+# say it stopped the first, list it (and only it) in its --json report's run_info.stale_sessions,
+# and only the first may be gone.
 #
 #   stale_sessions.sh ETWH ETWH_AGENT SCENARIO
 set -u
@@ -34,7 +35,7 @@ if [[ $(grep -c '"status":0' "$home/agent1.out") -ne 3 ]]; then
   echo "FAIL: the agent could not start the three sessions:"; cat "$home/agent1.out"; exit 1
 fi
 
-"$etwh" run "$scenario" >"$home/run.out" 2>&1
+"$etwh" run "$scenario" --json "$home/run.json" >"$home/run.out" 2>&1
 rc=$?
 grep '^etwh:' "$home/run.out"
 if [[ $rc -ne 0 ]]; then echo "FAIL: etwh run exited $rc"; cat "$home/run.out"; exit 1; fi
@@ -43,6 +44,12 @@ if ! grep -q "etwh: stopped session $stale, left running by an earlier etwh run 
 fi
 if grep -q "stopped session \($live\|$other\)" "$home/run.out"; then
   echo "FAIL: etwh run stopped a session that was not stale"; exit 1
+fi
+
+# The report says it as data: exactly the stale session, its run's pid, STOP's status 0.
+reported=$(tr -d ' \n' <"$home/run.json" | grep -o '"stale_sessions":\[[^]]*\]')
+if [[ $reported != "\"stale_sessions\":[{\"name\":\"$stale\",\"pid\":$dead,\"stop_status\":0}]" ]]; then
+  echo "FAIL: the --json report's run_info.stale_sessions is not [$stale]: ${reported:-absent}"; exit 1
 fi
 
 # What is left: ControlTrace(QUERY) by name (4201: ERROR_WMI_INSTANCE_NOT_FOUND).
