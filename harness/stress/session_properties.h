@@ -26,6 +26,8 @@ class Properties {
 
 // Whether ControlTrace did its work: ERROR_MORE_DATA says only that the names did not fit (the
 // ControlTrace page: the session is stopped all the same, the statistics are filled).
-inline bool control_done(ULONG status) { return status == ERROR_SUCCESS || status == ERROR_MORE_DATA; }
+inline bool control_done(ULONG status) {
+  return status == ERROR_SUCCESS || status == ERROR_MORE_DATA;
+}
 
 }  // namespace etwh::stress
