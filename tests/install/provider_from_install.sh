@@ -77,9 +77,10 @@ jq -e '(.results | length) >= 6 and all(.results[]; .status == "PASS")' \
   { echo "etwh_provider_from_install: the sample did not pass every case" >&2; exit 1; }
 
 judge sample-provider-agent-ignores-disable 1
-# The defect is named as data: a FAIL whose findings blame PROV-RECORD, and the rule's verdict.
-jq -e '(any(.results[]; .status == "FAIL" and
-                        any(.findings[]; .rule == "PROV-RECORD" and .severity == "failure")))
+# The defect is named as data: the case that judges DISABLE fails with a failure finding, and
+# the rule table gives PROV-RECORD (that case's rule) the verdict FAIL.
+jq -e '(any(.results[]; .id == "prov-record-enable-disable" and .status == "FAIL" and
+                        any(.findings[]; .severity == "failure")))
        and any(.rules[]; .id == "PROV-RECORD" and .status == "FAIL")' \
   "$work/sample-provider-agent-ignores-disable.json" > /dev/null ||
   { echo "etwh_provider_from_install: the defect was not reported as PROV-RECORD" >&2; exit 1; }
