@@ -1,8 +1,13 @@
 // A TraceLogging-style provider under test: self-describing events (channel 11, event ID 0,
-// told apart by level and keyword), provider traits with its name and a provider group set
-// through EventSetInformation right after registration, and the filter tracking TraceLogging
-// does in its own callback (level and keywords, no FilterData). EXAMPLE_MUTANT_* definitions
-// compile one realistic defect in (mutants/mutants.json); the clean target defines none.
+// told apart by name, level and keyword) whose metadata it builds itself in TraceLogging's
+// documented encoding and passes as typed data descriptors, as TraceLoggingProvider.h does: the
+// provider traits (Type 2, EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA), the event's metadata
+// (Type 1, EVENT_METADATA: name and field types), then the fields. Its traits (its name and a
+// provider group) are set through EventSetInformation(EventProviderSetTraits) right after
+// registration, which is also what makes the platform honour the descriptors' Type. Its callback
+// does the filter tracking TraceLogging does (level and keywords, no FilterData).
+// EXAMPLE_MUTANT_* definitions compile one realistic defect in (mutants/mutants.json); the clean
+// target defines none.
 #include "etwh/provider_under_test.h"
 
 #include <evntrace.h>  // EVENT_CONTROL_CODE_* (not in every SDK's evntprov.h)
@@ -49,11 +54,44 @@ std::atomic<ULONGLONG> g_any{0};
 std::atomic<ULONGLONG> g_all{0};
 std::atomic<REGHANDLE> g_handle{0};
 
-// The event's name as its payload: what a TraceLogging event's metadata would tell a decoder.
+// TraceLogging's field types (InType) used here.
+constexpr std::uint8_t kInUInt32 = 8;
+constexpr std::uint8_t kInAnsiString = 2;  // NUL-terminated 8-bit string
+
+// The event's metadata (TraceLogging's encoding): UINT16 its own size, UINT8 tags (none), the
+// event name (UTF-8, NUL), then per field its name (NUL) and InType. Fields: "Sequence" (a
+// UINT32) and "Detail" (an 8-bit string).
+std::vector<std::uint8_t> event_metadata(const char* name) {
+  std::vector<std::uint8_t> m = {0, 0, 0};
+  const auto add = [&m](const char* text) {
+    m.insert(m.end(), text, text + std::strlen(text) + 1);
+  };
+  add(name);
+  add("Sequence");
+  m.push_back(kInUInt32);
+  add("Detail");
+  m.push_back(kInAnsiString);
+  m[0] = static_cast<std::uint8_t>(m.size());
+  m[1] = static_cast<std::uint8_t>(m.size() >> 8);
+  return m;
+}
+
+std::vector<std::uint8_t> traits_blob();
+
 void write(const TlEvent& e) {
-  EVENT_DATA_DESCRIPTOR data;
-  EventDataDescCreate(&data, e.name, static_cast<ULONG>(std::strlen(e.name) + 1));
-  EventWrite(g_handle.load(), &e.descriptor, 1, &data);
+  static const std::vector<std::uint8_t> traits = traits_blob();
+  static std::atomic<std::uint32_t> sequence{0};
+  const std::vector<std::uint8_t> metadata = event_metadata(e.name);
+  const std::uint32_t seq = sequence.fetch_add(1);
+  static const char kDetail[] = "example";
+  EVENT_DATA_DESCRIPTOR data[4];
+  EventDataDescCreate(&data[0], traits.data(), static_cast<ULONG>(traits.size()));
+  data[0].Type = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
+  EventDataDescCreate(&data[1], metadata.data(), static_cast<ULONG>(metadata.size()));
+  data[1].Type = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
+  EventDataDescCreate(&data[2], &seq, sizeof seq);
+  EventDataDescCreate(&data[3], kDetail, sizeof kDetail);
+  EventWrite(g_handle.load(), &e.descriptor, 4, data);
 }
 
 // TraceLoggingProviderEnabled's test.
@@ -89,8 +127,8 @@ VOID NTAPI enable_callback(LPCGUID, ULONG is_enabled, UCHAR level, ULONGLONG mat
 constexpr std::size_t kTraitSize = 3 + sizeof(GUID);
 constexpr std::size_t kTraitsSize = 2 + sizeof kProviderName + kTraitSize;
 
-std::array<std::uint8_t, kTraitsSize> traits_blob() {
-  std::array<std::uint8_t, kTraitsSize> blob{};
+std::vector<std::uint8_t> traits_blob() {
+  std::vector<std::uint8_t> blob(kTraitsSize);
   blob[0] = static_cast<std::uint8_t>(kTraitsSize);
   blob[1] = static_cast<std::uint8_t>(kTraitsSize >> 8);
   std::memcpy(blob.data() + 2, kProviderName, sizeof kProviderName);  // with its NUL
@@ -116,7 +154,7 @@ class TraceLoggingProvider final : public etwh::ProviderUnderTest {
     ULONG status = registrar.event_register(&kProviderId, &enable_callback, nullptr, &handle);
     if (status != ERROR_SUCCESS) return status;
     g_handle.store(handle);
-    std::array<std::uint8_t, kTraitsSize> blob = traits_blob();
+    std::vector<std::uint8_t> blob = traits_blob();
     status = EventSetInformation(handle, static_cast<EVENT_INFO_CLASS>(kSetTraits), blob.data(),
                                  static_cast<ULONG>(blob.size()));
     if (status != ERROR_SUCCESS) registrar.event_unregister(handle);
