@@ -1,6 +1,7 @@
 // The Win32 ETW entry points of libetwrt: argument checks in the calling process, then the
 // broker through the process's Client.
 #include "client.h"
+#include "observe.h"
 #include "replies.h"
 #include "enable_filters.h"
 #include "system_filters.h"
@@ -293,12 +294,33 @@ ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* contex
   undo.armed = false;
   out = token;
   owned.release();
+  if (etwrt::observe::on()) etwrt::observe::registered(token, guid);
   // An already enabled provider learns it inside EventRegister, on the calling thread, with
   // SourceId GUID_NULL and no filter data (as Windows does).
   if (pre.enabled) {
     Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
   }
   return ERROR_SUCCESS;
+}
+
+// EventSetInformation(EventProviderSetTraits): the broker learns the traits, then the events.
+ULONG set_traits(Registration* registration, REGHANDLE RegHandle, PVOID EventInformation,
+                 ULONG InformationLength) {
+  const etwrt::TraitsParseResult parsed = etwrt::parse_traits(EventInformation, InformationLength);
+  if (!parsed.ok) return ERROR_INVALID_PARAMETER;
+  json request = {
+      {"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name}, {"group", nullptr}};
+  if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
+  const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
+  const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
+  if (status == ERROR_SUCCESS) {
+    Client::instance().set_traits(*registration, request);
+    const auto* bytes = static_cast<const std::byte*>(EventInformation);
+    registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
+                                    std::memory_order_release);
+    registration->use_descriptor_type.store(true, std::memory_order_relaxed);
+  }
+  return status;
 }
 
 json filter_json(const etwrt::FilterBlob& blob) {
@@ -339,6 +361,7 @@ ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
     Client& client = Client::instance();
     // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
     if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
+    if (etwrt::observe::on()) etwrt::observe::unregistered(RegHandle);
     client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
     registration->table.publish(nullptr, 0);
     delete registration->traits_blob.load();
@@ -373,42 +396,38 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
       case EventProviderSetTraits: break;
       default: return ERROR_NOT_SUPPORTED;
     }
-    const etwrt::TraitsParseResult parsed =
-        etwrt::parse_traits(EventInformation, InformationLength);
-    if (!parsed.ok) return ERROR_INVALID_PARAMETER;
-    json request = {{"op", "set_traits"},
-                    {"token", RegHandle},
-                    {"name", parsed.traits.name},
-                    {"group", nullptr}};
-    if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
-    const etwrt::ClientReply reply = client.call(request, kCallLimit);
-    const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
-    if (status == ERROR_SUCCESS) {
-      client.set_traits(*registration, request);
-      const auto* bytes = static_cast<const std::byte*>(EventInformation);
-      registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
-                                      std::memory_order_release);
-      registration->use_descriptor_type.store(true, std::memory_order_relaxed);
-    }
+    const ULONG status = set_traits(registration, RegHandle, EventInformation, InformationLength);
+    if (etwrt::observe::on()) etwrt::observe::traits(RegHandle, InformationLength, status);
     return status;
   });
 }
 
 BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor) {
   if (RegHandle == 0 || EventDescriptor == nullptr) return FALSE;
-  return registration_of(RegHandle)->table.accepts(EventDescriptor->Level,
-                                                   EventDescriptor->Keyword);
+  const BOOLEAN answer =
+      registration_of(RegHandle)->table.accepts(EventDescriptor->Level, EventDescriptor->Keyword);
+  if (etwrt::observe::on()) [[unlikely]] {
+    etwrt::observe::enabled_query("EventEnabled", RegHandle, EventDescriptor->Level,
+                                  EventDescriptor->Keyword, answer);
+  }
+  return answer;
 }
 
 BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword) {
   if (RegHandle == 0) return FALSE;
-  return registration_of(RegHandle)->table.accepts(Level, Keyword);
+  const BOOLEAN answer = registration_of(RegHandle)->table.accepts(Level, Keyword);
+  if (etwrt::observe::on()) [[unlikely]] {
+    etwrt::observe::enabled_query("EventProviderEnabled", RegHandle, Level, Keyword, answer);
+  }
+  return answer;
 }
 
 ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    etwrt::observe::write("EventWrite", RegHandle, *EventDescriptor);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWrite", [&] {
@@ -421,6 +440,8 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
                                  PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    etwrt::observe::write("EventWriteTransfer", RegHandle, *EventDescriptor);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteTransfer", [&] {
@@ -435,6 +456,8 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
   if (bad_arguments(EventDescriptor, UserDataCount, UserData) | ((Flags & ~kUserWriteFlags) != 0))
       [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    etwrt::observe::write("EventWriteEx", RegHandle, *EventDescriptor);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
@@ -449,6 +472,8 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
     EVENT_DESCRIPTOR descriptor{};
     descriptor.Level = Level;
     descriptor.Keyword = Keyword;
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::write("EventWriteString", RegHandle, descriptor);
     std::size_t length = 0;
     while (String[length] != 0) ++length;
     EVENT_DATA_DESCRIPTOR data;
@@ -479,6 +504,8 @@ ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
 ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties) {
   return etwrt::guarded("StartTraceA", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("StartTraceA");
     const etwrt::StartTraceCheck check =
         etwrt::check_start_trace(TraceHandle, InstanceName, Properties);
     if (check.status != ERROR_SUCCESS) return check.status;
@@ -506,6 +533,8 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
 ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                            PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
   return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("ControlTraceA");
     const ULONG check =
         etwrt::check_control_trace(TraceHandle, InstanceName, Properties, ControlCode);
     if (check != ERROR_SUCCESS) return check;
@@ -549,6 +578,8 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG C
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                             ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters) {
   return etwrt::guarded("EnableTraceEx2", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("EnableTraceEx2");
     if (ProviderId == nullptr || TraceHandle == 0) return ERROR_INVALID_PARAMETER;
     if (ControlCode > EVENT_CONTROL_CODE_CAPTURE_STATE) return ERROR_INVALID_PARAMETER;
     json request = {{"op", "enable"},
