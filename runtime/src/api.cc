@@ -227,6 +227,40 @@ inline bool bad_arguments(PCEVENT_DESCRIPTOR descriptor, ULONG count,
          ((count != 0) & (data == nullptr));
 }
 
+// Observed EventWrite* (observe.h): out of line and with the entry point's own parameters, so
+// that the entry point reaches them by a tail jump and its disabled path stays frameless (a call
+// that returns into the entry point made it save registers on every call).
+ULONG observed(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor,
+               const GUID* activity, const GUID* related, ULONG64 filter, ULONG flags, ULONG count,
+               const EVENT_DATA_DESCRIPTOR* data) {
+  etwrt::observe::write(api, handle, descriptor);
+  if (no_session(handle)) return ERROR_SUCCESS;
+  return etwrt::guarded(api, [&] {
+    return write_event(handle, descriptor, activity, related, filter, count, data, 0, flags);
+  });
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write(REGHANDLE handle, PCEVENT_DESCRIPTOR descriptor,
+                                                  ULONG count, PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWrite", handle, *descriptor, nullptr, nullptr, 0, 0, count, data);
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write_transfer(REGHANDLE handle,
+                                                           PCEVENT_DESCRIPTOR descriptor,
+                                                           LPCGUID activity, LPCGUID related,
+                                                           ULONG count,
+                                                           PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWriteTransfer", handle, *descriptor, activity, related, 0, 0, count, data);
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write_ex(REGHANDLE handle,
+                                                     PCEVENT_DESCRIPTOR descriptor, ULONG64 filter,
+                                                     ULONG flags, LPCGUID activity, LPCGUID related,
+                                                     ULONG count, PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWriteEx", handle, *descriptor, activity, related, filter, flags, count,
+                  data);
+}
+
 // Unique in this process by the counter, across processes by the random half.
 GUID new_activity_id() {
   static const std::uint64_t base = [] {
@@ -427,7 +461,7 @@ ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (etwrt::observe::on()) [[unlikely]]
-    etwrt::observe::write("EventWrite", RegHandle, *EventDescriptor);
+    return observed_write(RegHandle, EventDescriptor, UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWrite", [&] {
@@ -441,7 +475,8 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (etwrt::observe::on()) [[unlikely]]
-    etwrt::observe::write("EventWriteTransfer", RegHandle, *EventDescriptor);
+    return observed_write_transfer(RegHandle, EventDescriptor, ActivityId, RelatedActivityId,
+                                   UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteTransfer", [&] {
@@ -457,7 +492,8 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
       [[unlikely]]
     return ERROR_INVALID_PARAMETER;
   if (etwrt::observe::on()) [[unlikely]]
-    etwrt::observe::write("EventWriteEx", RegHandle, *EventDescriptor);
+    return observed_write_ex(RegHandle, EventDescriptor, Filter, Flags, ActivityId,
+                             RelatedActivityId, UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {

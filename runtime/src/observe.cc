@@ -17,7 +17,7 @@
 
 namespace etwrt::observe {
 
-bool g_on = false;
+__attribute__((visibility("hidden"))) bool g_on = false;
 
 namespace {
 
@@ -44,11 +44,11 @@ __attribute__((format(printf, 2, 3))) void emit(const char* kind, const char* fi
   va_end(args);
   char record[512];
   const std::uint64_t seq = g_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-  const int length = std::snprintf(
-      record, sizeof record, "{\"seq\":%llu,\"dropped\":%llu,\"kind\":\"%s\"%s%s}\n",
-      static_cast<unsigned long long>(seq),
-      static_cast<unsigned long long>(g_dropped.load(std::memory_order_relaxed)), kind,
-      body_length > 0 ? "," : "", body_length > 0 ? body : "");
+  const int length =
+      std::snprintf(record, sizeof record, "{\"seq\":%llu,\"dropped\":%llu,\"kind\":\"%s\"%s%s}\n",
+                    static_cast<unsigned long long>(seq),
+                    static_cast<unsigned long long>(g_dropped.load(std::memory_order_relaxed)),
+                    kind, body_length > 0 ? "," : "", body_length > 0 ? body : "");
   if (body_length < 0 || length < 0 || static_cast<std::size_t>(length) >= sizeof record ||
       ::send(g_fd, record, static_cast<std::size_t>(length), MSG_DONTWAIT | MSG_NOSIGNAL) !=
           length) {
@@ -72,9 +72,8 @@ __attribute__((constructor)) void start_observing() {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::size_t length = std::strlen(path);
-  const int fd = length < sizeof address.sun_path
-                     ? ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)
-                     : -1;
+  const int fd =
+      length < sizeof address.sun_path ? ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
   if (fd >= 0) std::memcpy(address.sun_path, path, length + 1);
   if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
     std::fprintf(stderr, "etwrt: ETWRT_OBSERVE_SOCKET=%s cannot be reached (%s); not observing\n",
@@ -97,8 +96,7 @@ __attribute__((destructor)) void stop_observing() {
 }  // namespace
 
 void registered(REGHANDLE handle, const GUID& g) {
-  emit("register",
-       "\"handle\":%llu,\"guid\":\"%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
+  emit("register", "\"handle\":%llu,\"guid\":\"%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
        u64(handle), g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1], g.Data4[2], g.Data4[3],
        g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7]);
 }
@@ -114,10 +112,10 @@ void write(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& d) {
        t_in_callback != 0 ? "true" : "false");
 }
 
-void enabled_query(const char* api, REGHANDLE handle, UCHAR level, ULONGLONG keyword,
-                   bool answer) {
-  emit("enabled_query", "\"api\":\"%s\",\"handle\":%llu,\"level\":%u,\"keyword\":%llu,\"answer\":%s",
-       api, u64(handle), level, u64(keyword), answer ? "true" : "false");
+void enabled_query(const char* api, REGHANDLE handle, UCHAR level, ULONGLONG keyword, bool answer) {
+  emit("enabled_query",
+       "\"api\":\"%s\",\"handle\":%llu,\"level\":%u,\"keyword\":%llu,\"answer\":%s", api,
+       u64(handle), level, u64(keyword), answer ? "true" : "false");
 }
 
 void traits(REGHANDLE handle, ULONG size, ULONG status) {
