@@ -4,7 +4,7 @@
 # --help`; the etwh_completion CTest fails when they drift apart.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run compare report expectations stress selftest"
+_etwh_commands="list run compare report expectations stress selftest observe"
 
 # The options of one command, without the global ones (--help is one).
 _etwh_command_options() {
@@ -17,6 +17,7 @@ _etwh_command_options() {
     expectations) echo "update" ;;  # its one subcommand
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
+    observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
   esac
 }
 
@@ -52,7 +53,7 @@ _etwh() {
 
   # The value of an option.
   case $prev in
-    --catalog | --expectations | --mutants | --json | --junit | --trace) _etwh_paths '*.json' "$cur"; return ;;
+    --catalog | --expectations | --mutants | --json | --junit | --trace | --schedule) _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)

@@ -19,7 +19,7 @@ function(help_as_roff out)
 endfunction()
 
 set(include "[COMMANDS]\nEach command takes the global options too, before or after it.\n")
-foreach(command list run compare report expectations stress selftest)
+foreach(command list run compare report expectations stress selftest observe)
   help_as_roff(text ${command})
   string(APPEND include ".SS \"etwh ${command}\"\n${text}")
 endforeach()

@@ -46,6 +46,9 @@ std::vector<std::unique_ptr<Command>> all_commands() {
 #ifdef ETWH_HAVE_SELFTEST
   commands.push_back(etwh::cli::make_selftest_command());
 #endif
+#ifdef ETWH_HAVE_OBSERVE
+  commands.push_back(etwh::cli::make_observe_command());
+#endif
   return commands;
 }
 

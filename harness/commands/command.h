@@ -49,5 +49,8 @@ std::unique_ptr<Command> make_stress_command();
 #ifdef ETWH_HAVE_SELFTEST
 std::unique_ptr<Command> make_selftest_command();
 #endif
+#ifdef ETWH_HAVE_OBSERVE
+std::unique_ptr<Command> make_observe_command();
+#endif
 
 }  // namespace etwh::cli

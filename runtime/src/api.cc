@@ -1,6 +1,7 @@
 // The Win32 ETW entry points of libetwrt: argument checks in the calling process, then the
 // broker through the process's Client.
 #include "client.h"
+#include "observe.h"
 #include "replies.h"
 #include "enable_filters.h"
 #include "system_filters.h"
@@ -226,6 +227,40 @@ inline bool bad_arguments(PCEVENT_DESCRIPTOR descriptor, ULONG count,
          ((count != 0) & (data == nullptr));
 }
 
+// Observed EventWrite* (observe.h): out of line and with the entry point's own parameters, so
+// that the entry point reaches them by a tail jump and its disabled path stays frameless (a call
+// that returns into the entry point made it save registers on every call).
+ULONG observed(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor,
+               const GUID* activity, const GUID* related, ULONG64 filter, ULONG flags, ULONG count,
+               const EVENT_DATA_DESCRIPTOR* data) {
+  etwrt::observe::write(api, handle, descriptor);
+  if (no_session(handle)) return ERROR_SUCCESS;
+  return etwrt::guarded(api, [&] {
+    return write_event(handle, descriptor, activity, related, filter, count, data, 0, flags);
+  });
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write(REGHANDLE handle, PCEVENT_DESCRIPTOR descriptor,
+                                                  ULONG count, PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWrite", handle, *descriptor, nullptr, nullptr, 0, 0, count, data);
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write_transfer(REGHANDLE handle,
+                                                           PCEVENT_DESCRIPTOR descriptor,
+                                                           LPCGUID activity, LPCGUID related,
+                                                           ULONG count,
+                                                           PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWriteTransfer", handle, *descriptor, activity, related, 0, 0, count, data);
+}
+
+[[gnu::noinline, gnu::cold]] ULONG observed_write_ex(REGHANDLE handle,
+                                                     PCEVENT_DESCRIPTOR descriptor, ULONG64 filter,
+                                                     ULONG flags, LPCGUID activity, LPCGUID related,
+                                                     ULONG count, PEVENT_DATA_DESCRIPTOR data) {
+  return observed("EventWriteEx", handle, *descriptor, activity, related, filter, flags, count,
+                  data);
+}
+
 // Unique in this process by the counter, across processes by the random half.
 GUID new_activity_id() {
   static const std::uint64_t base = [] {
@@ -324,12 +359,33 @@ ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* contex
   undo.armed = false;
   out = token;
   owned.release();
+  if (etwrt::observe::on()) etwrt::observe::registered(token, guid);
   // An already enabled provider learns it inside EventRegister, on the calling thread, with
   // SourceId GUID_NULL and no filter data (as Windows does).
   if (pre.enabled) {
     Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
   }
   return ERROR_SUCCESS;
+}
+
+// EventSetInformation(EventProviderSetTraits): the broker learns the traits, then the events.
+ULONG set_traits(Registration* registration, REGHANDLE RegHandle, PVOID EventInformation,
+                 ULONG InformationLength) {
+  const etwrt::TraitsParseResult parsed = etwrt::parse_traits(EventInformation, InformationLength);
+  if (!parsed.ok) return ERROR_INVALID_PARAMETER;
+  json request = {
+      {"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name}, {"group", nullptr}};
+  if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
+  const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
+  const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
+  if (status == ERROR_SUCCESS) {
+    Client::instance().set_traits(*registration, request);
+    const auto* bytes = static_cast<const std::byte*>(EventInformation);
+    registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
+                                    std::memory_order_release);
+    registration->use_descriptor_type.store(true, std::memory_order_relaxed);
+  }
+  return status;
 }
 
 json filter_json(const etwrt::FilterBlob& blob) {
@@ -370,6 +426,7 @@ ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
     Client& client = Client::instance();
     // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
     if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
+    if (etwrt::observe::on()) etwrt::observe::unregistered(RegHandle);
     client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
     registration->table.publish(nullptr, 0);
     delete registration->traits_blob.load();
@@ -404,42 +461,38 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
       case EventProviderSetTraits: break;
       default: return ERROR_NOT_SUPPORTED;
     }
-    const etwrt::TraitsParseResult parsed =
-        etwrt::parse_traits(EventInformation, InformationLength);
-    if (!parsed.ok) return ERROR_INVALID_PARAMETER;
-    json request = {{"op", "set_traits"},
-                    {"token", RegHandle},
-                    {"name", parsed.traits.name},
-                    {"group", nullptr}};
-    if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
-    const etwrt::ClientReply reply = client.call(request, kCallLimit);
-    const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
-    if (status == ERROR_SUCCESS) {
-      client.set_traits(*registration, request);
-      const auto* bytes = static_cast<const std::byte*>(EventInformation);
-      registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
-                                      std::memory_order_release);
-      registration->use_descriptor_type.store(true, std::memory_order_relaxed);
-    }
+    const ULONG status = set_traits(registration, RegHandle, EventInformation, InformationLength);
+    if (etwrt::observe::on()) etwrt::observe::traits(RegHandle, InformationLength, status);
     return status;
   });
 }
 
 BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor) {
   if (RegHandle == 0 || EventDescriptor == nullptr) return FALSE;
-  return registration_of(RegHandle)->table.accepts(EventDescriptor->Level,
-                                                   EventDescriptor->Keyword);
+  const BOOLEAN answer =
+      registration_of(RegHandle)->table.accepts(EventDescriptor->Level, EventDescriptor->Keyword);
+  if (etwrt::observe::on()) [[unlikely]] {
+    etwrt::observe::enabled_query("EventEnabled", RegHandle, EventDescriptor->Level,
+                                  EventDescriptor->Keyword, answer);
+  }
+  return answer;
 }
 
 BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword) {
   if (RegHandle == 0) return FALSE;
-  return registration_of(RegHandle)->table.accepts(Level, Keyword);
+  const BOOLEAN answer = registration_of(RegHandle)->table.accepts(Level, Keyword);
+  if (etwrt::observe::on()) [[unlikely]] {
+    etwrt::observe::enabled_query("EventProviderEnabled", RegHandle, Level, Keyword, answer);
+  }
+  return answer;
 }
 
 ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor,
                          ULONG UserDataCount, PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    return observed_write(RegHandle, EventDescriptor, UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWrite", [&] {
@@ -452,6 +505,9 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
                                  PEVENT_DATA_DESCRIPTOR UserData) {
   if (bad_arguments(EventDescriptor, UserDataCount, UserData)) [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    return observed_write_transfer(RegHandle, EventDescriptor, ActivityId, RelatedActivityId,
+                                   UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteTransfer", [&] {
@@ -466,6 +522,9 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
   if (bad_arguments(EventDescriptor, UserDataCount, UserData) | ((Flags & ~kUserWriteFlags) != 0))
       [[unlikely]]
     return ERROR_INVALID_PARAMETER;
+  if (etwrt::observe::on()) [[unlikely]]
+    return observed_write_ex(RegHandle, EventDescriptor, Filter, Flags, ActivityId,
+                             RelatedActivityId, UserDataCount, UserData);
   if (no_session(RegHandle)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
@@ -480,6 +539,8 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
     EVENT_DESCRIPTOR descriptor{};
     descriptor.Level = Level;
     descriptor.Keyword = Keyword;
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::write("EventWriteString", RegHandle, descriptor);
     std::size_t length = 0;
     while (String[length] != 0) ++length;
     EVENT_DATA_DESCRIPTOR data;
@@ -510,6 +571,8 @@ ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
 ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties) {
   return etwrt::guarded("StartTraceA", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("StartTraceA");
     const etwrt::StartTraceCheck check =
         etwrt::check_start_trace(TraceHandle, InstanceName, Properties);
     if (check.status != ERROR_SUCCESS) return check.status;
@@ -537,6 +600,8 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
 ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
                            PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
   return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("ControlTraceA");
     etwrt::SessionNames names;
     const ULONG status =
         etwrt::control_session(TraceHandle, InstanceName, Properties, ControlCode, names);
@@ -572,6 +637,8 @@ ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG C
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
                             ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters) {
   return etwrt::guarded("EnableTraceEx2", [&]() -> ULONG {
+    if (etwrt::observe::on()) [[unlikely]]
+      etwrt::observe::control_call("EnableTraceEx2");
     if (ProviderId == nullptr || TraceHandle == 0) return ERROR_INVALID_PARAMETER;
     if (ControlCode > EVENT_CONTROL_CODE_CAPTURE_STATE) return ERROR_INVALID_PARAMETER;
     json request = {{"op", "enable"},

@@ -1,4 +1,5 @@
 #include "client.h"
+#include "observe.h"
 
 #include "etwrt_os.h"
 #include "replies.h"
@@ -488,6 +489,12 @@ void Client::invoke(const Registration& registration, const GUID& source, ULONG 
     return;
   }
 #endif
+  if (observe::on()) [[unlikely]] {
+    const observe::CallbackScope scope(registration, is_enabled, level, any, all,
+                                       filter != nullptr);
+    registration.callback(&source, is_enabled, level, any, all, filter, registration.context);
+    return;
+  }
   registration.callback(&source, is_enabled, level, any, all, filter, registration.context);
 }
 

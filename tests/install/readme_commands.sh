@@ -42,7 +42,7 @@ while IFS= read -r line; do
   words=${line%%  *}
   command=$(printf '%s\n' "$words" | awk '{ print $2 }')
   case $command in
-    list | run | stress | selftest | compare | report) ;;
+    list | run | stress | selftest | compare | report | observe) ;;
     expectations) command="$command $(printf '%s\n' "$words" | awk '{ print $3 }')" ;;
     *) command="" ;;
   esac

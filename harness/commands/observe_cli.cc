@@ -1,0 +1,116 @@
+// `etwh observe -- PROGRAM [ARGS]` (Linux): the command line of harness/observe/; the run and
+// its judging are observe_run.h and judge.h. Reports and exit codes as `etwh run`.
+#include "command.h"
+
+#include "case_findings.h"
+#include "catalog.h"
+#include "console_report.h"
+#include "etwh/child_process.h"
+#include "etwh/platform.h"
+#include "etwh/stop_signals.h"
+#include "input_error.h"
+#include "observe/observe_run.h"
+#include "observe/schedule.h"
+#include "report.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace etwh::cli {
+namespace {
+
+class ObserveCommand : public Command {
+ public:
+  CLI::App* define(CLI::App& app, const Context&) override {
+    CLI::App* cmd = app.add_subcommand(
+        "observe", "Run a program linked against etwrt and judge its providers as they work");
+    cmd->add_option("--schedule", schedule_file_,
+                    "The session configurations each provider is walked through (JSON; default "
+                    "scenarios/observe/default.json)");
+    cmd->add_option("--json", json_file_, "Write the JSON report to FILE");
+    cmd->add_option("--junit", junit_file_, "Write a JUnit XML report to FILE");
+    cmd->add_option("--timeout", timeout_s_,
+                    "Stop the program after this many seconds (a harness error; default 60)")
+        ->check(CLI::Range(1u, 86400u));
+    CLI::Option* quiet =
+        cmd->add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
+    cmd->add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
+        ->excludes(quiet);
+    cmd->add_option("command", command_, "-- PROGRAM [ARGS]: the program to observe")->required();
+    return cmd;
+  }
+
+  int execute(const Context& context) override {
+    const Catalog catalog = load_catalog(context.catalog_file);
+    require_harness_rules(catalog, context.catalog_file);
+    observe::ObserveOptions o;
+    o.schedule_file = schedule_file_.empty()
+                          ? (context.data / "scenarios" / "observe" / "default.json").string()
+                          : schedule_file_;
+    o.schedule = observe::load_schedule(o.schedule_file);
+    o.catalog = &catalog;
+    o.program = command_.front();
+    if (::access(o.program.c_str(), X_OK) != 0) {
+      throw InputError(o.program.string(), "", "not an executable file");
+    }
+    o.args.assign(command_.begin() + 1, command_.end());
+    o.timeout = std::chrono::seconds(timeout_s_);
+    std::optional<std::ofstream> json = open(json_file_), junit = open(junit_file_);
+
+    catch_stop_signals();
+    PrivateEtwrtHome home;
+    RunInfo info;
+    info.platform = build_platform();
+    info.version = ETWH_VERSION;
+    info.start_time = utc_now();
+    info.host = host_name();
+    info.command_line = context.command_line;
+    std::vector<CaseResult> cases;
+    try {
+      cases = observe::observe_program(o);
+    } catch (const ChildProcessError& e) {
+      throw InputError(o.program.string(), "", e.what());
+    }
+    if (stop_requested()) return stop_exit_code();
+    for (const CaseResult& c : cases) info.duration_s = std::max(info.duration_s, c.duration_s);
+    ConsoleOptions console;
+    console.verbosity = quiet_     ? Verbosity::kQuiet
+                        : verbose_ ? Verbosity::kVerbose
+                                   : Verbosity::kNormal;
+    const char* no_color = std::getenv("NO_COLOR");
+    console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && isatty(1) != 0);
+    ConsoleReport(console).write(info, cases, std::cout);
+    if (json) JsonReport().write(info, cases, *json);
+    if (junit) JunitReport().write(info, cases, *junit);
+    bool unexpected = false;
+    for (const CaseResult& c : cases) {
+      if (c.status == Status::kHarnessError) return kExitBadInput;
+      unexpected |= !c.as_expected;
+    }
+    return unexpected ? kExitUnexpected : kExitOk;
+  }
+
+ private:
+  static std::optional<std::ofstream> open(const std::string& path) {
+    if (path.empty()) return std::nullopt;
+    std::ofstream out(path);
+    if (!out) throw InputError(path, "", "cannot write the report");
+    return out;
+  }
+
+  std::string schedule_file_, json_file_, junit_file_;
+  unsigned timeout_s_ = 60;
+  bool quiet_ = false, verbose_ = false;
+  std::vector<std::string> command_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_observe_command() { return std::make_unique<ObserveCommand>(); }
+
+}  // namespace etwh::cli

@@ -1,0 +1,305 @@
+#include "judge.h"
+
+#include "lint.h"
+#include "rules.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+
+namespace etwh::observe {
+namespace {
+
+using nlohmann::json;
+
+// What the provider's last completed enable callback told it.
+struct Told {
+  bool enabled = false;
+  bool disabled_once = false;  // a DISABLE came (so a write now ignores it)
+  std::uint8_t level = 0;
+  std::uint64_t any = 0, all = 0;
+};
+
+// Why a write nobody wanted is the provider's fault (empty: it is not).
+enum class Blame { kNone, kAfterDisable, kNeverEnabled, kAboveLevel, kKeyword };
+
+Blame blame(const Told& t, std::uint8_t level, std::uint64_t keyword) {
+  if (!t.enabled) return t.disabled_once ? Blame::kAfterDisable : Blame::kNeverEnabled;
+  if (level != 0 && level > t.level) return Blame::kAboveLevel;
+  if (keyword != 0 && t.any != 0 && ((keyword & t.any) == 0 || (keyword & t.all) != t.all)) {
+    return Blame::kKeyword;
+  }
+  return Blame::kNone;
+}
+
+struct Blamed {
+  std::size_t count = 0;   // writes blamed, over every callback epoch that exceeded the tolerance
+  std::string first;       // the first one, described
+  std::size_t record = 0;  // its record index
+};
+
+using Kind = std::tuple<unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        std::uint64_t>;  // id, version, channel, level, opcode, task, keyword
+
+struct KindCount {
+  std::size_t writes = 0, wanted = 0;
+};
+
+class ProviderJudge {
+ public:
+  ProviderJudge(const JudgeInput& in, std::uint64_t handle, std::string guid)
+      : in_(in), handle_(handle), guid_(std::move(guid)) {}
+
+  void record(const json& r, std::size_t index);
+  CaseResult result(double duration_s);
+
+ private:
+  void write(const json& r, std::size_t index);
+  void callback(const json& r, std::size_t index);
+  void close_epoch();
+  StepLocation where(std::size_t index) const;
+  void fail(const char* rule, std::string check, std::string text, std::size_t index,
+            std::string expected = {}, std::string observed = {});
+
+  const JudgeInput& in_;
+  std::uint64_t handle_;
+  std::string guid_;
+  Told told_;
+  std::map<Blame, Blamed> epoch_, blamed_;
+  std::map<Kind, KindCount> kinds_;
+  std::size_t callbacks_ = 0, queries_ = 0, traits_ok_ = 0, writes_ = 0;
+  std::vector<Finding> findings_;
+};
+
+StepLocation ProviderJudge::where(std::size_t index) const {
+  StepLocation at;
+  at.case_id = "observe/" + guid_;
+  at.file = in_.schedule_file;
+  for (const StepMark& m : *in_.marks) {
+    if (m.handle != handle_ || m.record > index) continue;
+    at.index = m.step;
+    at.op = in_.schedule->steps[m.step].name;
+    at.pointer = "/steps/" + std::to_string(m.step);
+  }
+  return at;
+}
+
+void ProviderJudge::fail(const char* rule, std::string check, std::string text, std::size_t index,
+                         std::string expected, std::string observed) {
+  Finding f = failed_check(rule, std::move(check), std::move(text), std::move(expected),
+                           std::move(observed));
+  f.step = where(index);
+  findings_.push_back(std::move(f));
+}
+
+std::string describe_write(const json& r) {
+  return fmt::format("{} Id {} level {} keyword 0x{:x} channel {}", r.value("api", "?"),
+                     r.value("id", 0u), r.value("level", 0u), r.value("keyword", std::uint64_t{0}),
+                     r.value("channel", 0u));
+}
+
+void ProviderJudge::write(const json& r, std::size_t index) {
+  ++writes_;
+  const auto level = static_cast<std::uint8_t>(r.value("level", 0u));
+  const std::uint64_t keyword = r.value("keyword", std::uint64_t{0});
+  const bool wanted = r.value("wanted", false);
+  KindCount& k = kinds_[Kind{r.value("id", 0u), r.value("version", 0u), r.value("channel", 0u),
+                             level, r.value("opcode", 0u), r.value("task", 0u), keyword}];
+  ++k.writes;
+  k.wanted += wanted;
+  if (wanted) return;
+  const Blame b = blame(told_, level, keyword);
+  if (b == Blame::kNone) return;  // the sessions changed before the provider was told: no fault
+  Blamed& e = epoch_[b];
+  if (e.count++ == 0) {
+    e.first = describe_write(r);
+    e.record = index;
+  }
+}
+
+// The writes of one callback epoch count when they exceed the race tolerance.
+void ProviderJudge::close_epoch() {
+  for (auto& [b, e] : epoch_) {
+    if (e.count <= kRaceTolerance) continue;
+    Blamed& total = blamed_[b];
+    if (total.count == 0) {
+      total.first = e.first;
+      total.record = e.record;
+    }
+    total.count += e.count;
+  }
+  epoch_.clear();
+}
+
+void ProviderJudge::callback(const json& r, std::size_t index) {
+  ++callbacks_;
+  const auto is_enabled = r.value("is_enabled", 0u);
+  const double ms = static_cast<double>(r.value("duration_ns", std::int64_t{0})) / 1e6;
+  if (ms > in_.schedule->callback_limit_ms) {
+    fail(rules::kCbFast, "duration_ms",
+         fmt::format("the enable callback (IsEnabled {}) ran {:.1f} ms, over the {} ms limit",
+                     is_enabled, ms, in_.schedule->callback_limit_ms),
+         index, fmt::format("<= {}", in_.schedule->callback_limit_ms), fmt::format("{:.1f}", ms));
+  }
+  if (is_enabled > 1) return;  // CAPTURE_STATE and unknown codes change no state
+  close_epoch();
+  told_.enabled = is_enabled == 1;
+  told_.disabled_once |= is_enabled == 0;
+  told_.level = static_cast<std::uint8_t>(r.value("level", 0u));
+  told_.any = r.value("any", std::uint64_t{0});
+  told_.all = r.value("all", std::uint64_t{0});
+}
+
+void ProviderJudge::record(const json& r, std::size_t index) {
+  const std::string kind = r.value("kind", "");
+  if (kind == "write") {
+    write(r, index);
+  } else if (kind == "callback") {
+    callback(r, index);
+  } else if (kind == "control_in_callback") {
+    const std::string api = r.value("api", "?");
+    fail(rules::kCbFast, "control_in_callback",
+         api +
+             " was called inside the enable callback: a session-control call from a callback "
+             "can deadlock (seed 000)",
+         index, "no session-control call", api);
+  } else if (kind == "enabled_query") {
+    ++queries_;
+  } else if (kind == "traits") {
+    const auto status = r.value("status", 0u);
+    const auto size = r.value("size", 0u);
+    if (traits_ok_ > 0) {
+      fail(rules::kTrSetOnce, "traits_attempts",
+           fmt::format("EventSetInformation(EventProviderSetTraits) called again after traits "
+                       "were set (this attempt returned {})",
+                       status),
+           index, "1", std::to_string(traits_ok_ + 1));
+    }
+    traits_ok_ += status == 0;
+    if (size >= 256) {
+      Finding f = failed_check(rules::kTrSize256, "traits_size",
+                               fmt::format("a traits blob of {} bytes (below 256 asked)", size),
+                               "< 256", std::to_string(size));
+      f.severity = lint::severity_of(*in_.catalog, rules::kTrSize256);
+      f.step = where(index);
+      findings_.push_back(std::move(f));
+    }
+  }
+}
+
+Finding note(std::string text, std::string rule = {}) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.check = kCheckObserved;
+  f.text = std::move(text);
+  f.severity = Severity::kNote;
+  return f;
+}
+
+// What one observation cannot judge, and why.
+const std::vector<std::pair<const char*, const char*>>& not_judged() {
+  static const std::vector<std::pair<const char*, const char*>> list = {
+      {rules::kProvCaptureState, "which events are state events is the provider's own knowledge"},
+      {rules::kCbFilterCopy, "the schedule passes no FilterData"},
+      {rules::kTrFormat, "the observation records the traits blob's size, not its bytes"},
+      {rules::kDescIdVersion, "the observation records descriptors, not payload layouts"},
+      {rules::kTlSchemaItem, "TraceLogging metadata is not recorded by the observation"},
+  };
+  return list;
+}
+
+CaseResult ProviderJudge::result(double duration_s) {
+  close_epoch();
+  static const std::map<Blame, std::pair<const char*, const char*>> why = {
+      {Blame::kAfterDisable, {rules::kProvRecord, "writes after its DISABLE callback"}},
+      {Blame::kNeverEnabled, {rules::kProvEventEnabled, "writes while no session enabled it"}},
+      {Blame::kAboveLevel, {rules::kProvEventEnabled, "writes events above the enabled level"}},
+      {Blame::kKeyword, {rules::kProvEventEnabled, "writes events the keywords exclude"}},
+  };
+  for (const auto& [b, total] : blamed_) {
+    const auto& [rule, what] = why.at(b);
+    fail(rule, "unwanted_writes",
+         fmt::format("{}: {} write(s) no session wanted, first {}", what, total.count, total.first),
+         total.record, "0", std::to_string(total.count));
+  }
+  CaseResult c;
+  c.id = "observe/" + guid_;
+  c.rules = {rules::kProvRecord, rules::kProvEventEnabled, rules::kCbFast};
+  if (traits_ok_ > 0) c.rules.push_back(rules::kTrSetOnce);
+  std::set<std::string> lint_rules;
+  for (const auto& [kind, count] : kinds_) {
+    const auto& [id, version, channel, level, opcode, task, keyword] = kind;
+    const std::string name =
+        fmt::format("Id {} v{} channel {} level {} opcode {} task {} keyword 0x{:x}", id, version,
+                    channel, level, opcode, task, keyword);
+    findings_.push_back(note(fmt::format("event kind seen: {} ({} writes, {} wanted)", name,
+                                         count.writes, count.wanted)));
+    lint::Descriptor d;
+    d.id = static_cast<std::uint16_t>(id);
+    d.version = static_cast<std::uint8_t>(version);
+    d.channel = static_cast<std::uint8_t>(channel);
+    d.level = static_cast<std::uint8_t>(level);
+    d.opcode = static_cast<std::uint8_t>(opcode);
+    d.keyword = keyword;
+    for (const lint::Finding& l : lint::lint_descriptor(d, "observe/" + guid_, *in_.catalog)) {
+      lint_rules.insert(l.rule);
+      Finding f;
+      f.rule = l.rule;
+      f.check = kCheckLint;
+      f.text = lint::describe(l);
+      f.severity = lint::severity_of(*in_.catalog, l.rule);
+      findings_.push_back(std::move(f));
+    }
+  }
+  if (!kinds_.empty()) c.rules.push_back(rules::kDescChannel);
+  for (const auto& r : lint_rules) {
+    if (r != rules::kDescChannel) c.rules.push_back(r);
+  }
+  findings_.push_back(
+      note(fmt::format("{} writes, {} enable callbacks, {} EventEnabled/"
+                       "EventProviderEnabled calls, {} traits set",
+                       writes_, callbacks_, queries_, traits_ok_)));
+  for (const auto& [rule, reason] : not_judged()) {
+    findings_.push_back(note(fmt::format("not judged: {}: {}", rule, reason), rule));
+  }
+  c.findings = std::move(findings_);
+  c.status = Status::kPass;
+  for (const Finding& f : c.findings) {
+    if (f.severity == Severity::kFailure) c.status = Status::kFail;
+  }
+  c.as_expected = c.status == Status::kPass;
+  c.message = summarize(c.findings, "");
+  c.duration_s = duration_s;
+  c.file = in_.schedule_file;
+  return c;
+}
+
+}  // namespace
+
+std::vector<CaseResult> judge_providers(const JudgeInput& in) {
+  std::vector<std::unique_ptr<ProviderJudge>> judges;  // in registration order
+  std::map<std::uint64_t, ProviderJudge*> live;        // by handle, while registered
+  const std::vector<json>& records = *in.records;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const json& r = records[i];
+    const std::uint64_t handle = r.value("handle", std::uint64_t{0});
+    const std::string kind = r.value("kind", "");
+    if (kind == "register") {
+      judges.push_back(std::make_unique<ProviderJudge>(in, handle, r.value("guid", "?")));
+      live[handle] = judges.back().get();
+      continue;
+    }
+    auto it = live.find(handle);
+    if (it == live.end()) continue;
+    it->second->record(r, i);
+    if (kind == "unregister") live.erase(it);  // a handle reused later is a new provider
+  }
+  std::vector<CaseResult> results;
+  for (const auto& judge : judges) results.push_back(judge->result(0));
+  return results;
+}
+
+}  // namespace etwh::observe

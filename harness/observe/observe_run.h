@@ -1,0 +1,31 @@
+// `etwh observe`'s run: starts the program with the observation channel, walks each provider
+// that registers through the schedule (as controller and consumer), waits for the program to end
+// (or stops it after the timeout), and judges what it recorded (judge.h). Linux only.
+#pragma once
+
+#include "catalog.h"
+#include "result.h"
+#include "schedule.h"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace etwh::observe {
+
+struct ObserveOptions {
+  std::filesystem::path program;
+  std::vector<std::string> args;
+  Schedule schedule;
+  std::string schedule_file;
+  const Catalog* catalog = nullptr;
+  std::chrono::milliseconds timeout{60000};  // the whole program's run
+  bool echo_output = false;                  // -v: the program's output on stdout as well
+};
+
+// The program's case ("observe/program": how it ended, its output, what the observation lost,
+// the sessions' accounts) first, then one case per provider. Needs ETWRT_HOME (a private home).
+std::vector<CaseResult> observe_program(const ObserveOptions& options);
+
+}  // namespace etwh::observe

@@ -1,0 +1,109 @@
+#include "schedule.h"
+
+#include "input_error.h"
+#include "json_text.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace etwh::observe {
+namespace {
+
+using nlohmann::json;
+
+void only_keys(const json& object, const std::set<std::string>& known, const std::string& at,
+               const std::string& file) {
+  for (const auto& [key, value] : object.items()) {
+    if (!known.count(key)) throw InputError(file, at + "/" + key, "unknown field \"" + key + "\"");
+  }
+}
+
+std::uint64_t unsigned_field(const json& object, const char* key, std::uint64_t max,
+                             std::uint64_t fallback, const std::string& at,
+                             const std::string& file) {
+  if (!object.contains(key)) return fallback;
+  const json& v = object[key];
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
+    throw InputError(file, at + "/" + key,
+                     "must be an integer from 0 to " + std::to_string(max) + ", not " + v.dump());
+  }
+  return v.get<std::uint64_t>();
+}
+
+Action parse_action(const json& a, const std::string& at, const std::string& file) {
+  if (!a.is_object()) throw InputError(file, at, "an action must be an object");
+  only_keys(a, {"op", "session", "level", "match_any", "match_all"}, at, file);
+  Action action;
+  const std::string op = a.value("op", "");
+  if (op == "enable") {
+    action.op = ActionOp::kEnable;
+  } else if (op == "disable") {
+    action.op = ActionOp::kDisable;
+  } else if (op == "capture_state") {
+    action.op = ActionOp::kCaptureState;
+  } else {
+    throw InputError(file, at + "/op", "op must be enable, disable or capture_state");
+  }
+  action.session = unsigned_field(a, "session", kMaxSessions - 1, 0, at, file);
+  action.level = static_cast<std::uint8_t>(unsigned_field(a, "level", 255, 0, at, file));
+  action.match_any = unsigned_field(a, "match_any", UINT64_MAX, 0, at, file);
+  action.match_all = unsigned_field(a, "match_all", UINT64_MAX, 0, at, file);
+  if (action.op != ActionOp::kEnable) {
+    for (const char* key : {"level", "match_any", "match_all"}) {
+      if (a.contains(key))
+        throw InputError(file, at + "/" + key, "only an enable has " + std::string(key));
+    }
+  }
+  return action;
+}
+
+Schedule parse_root(const json& root, const std::string& file) {
+  if (!root.is_object()) throw InputError(file, "", "a schedule is a JSON object");
+  only_keys(root, {"$schema", "description", "step_ms", "callback_limit_ms", "steps"}, "", file);
+  Schedule s;
+  s.step_ms = static_cast<std::uint32_t>(unsigned_field(root, "step_ms", 60000, 150, "", file));
+  s.callback_limit_ms =
+      static_cast<std::uint32_t>(unsigned_field(root, "callback_limit_ms", 60000, 100, "", file));
+  if (s.step_ms < 10) throw InputError(file, "/step_ms", "must be at least 10");
+  if (!root.contains("steps") || !root["steps"].is_array() || root["steps"].empty()) {
+    throw InputError(file, "/steps", "steps must be a non-empty array");
+  }
+  for (std::size_t i = 0; i < root["steps"].size(); ++i) {
+    const json& st = root["steps"][i];
+    const std::string at = "/steps/" + std::to_string(i);
+    if (!st.is_object()) throw InputError(file, at, "a step must be an object");
+    only_keys(st, {"name", "actions"}, at, file);
+    if (!st.contains("name") || !st["name"].is_string() || st["name"].get<std::string>().empty()) {
+      throw InputError(file, at + "/name", "a step needs a name");
+    }
+    if (!st.contains("actions") || !st["actions"].is_array() || st["actions"].empty()) {
+      throw InputError(file, at + "/actions", "actions must be a non-empty array");
+    }
+    Step step{st["name"].get<std::string>(), {}};
+    for (std::size_t k = 0; k < st["actions"].size(); ++k) {
+      step.actions.push_back(
+          parse_action(st["actions"][k], at + "/actions/" + std::to_string(k), file));
+      s.sessions = std::max(s.sessions, step.actions.back().session + 1);
+    }
+    s.steps.push_back(std::move(step));
+  }
+  return s;
+}
+
+}  // namespace
+
+Schedule parse_schedule(const std::string& text, const std::string& file) {
+  const json root = parse_input_json(text, file);
+  try {
+    return parse_root(root, file);
+  } catch (const InputError& e) {
+    throw e.located_in(text);
+  }
+}
+
+Schedule load_schedule(const std::filesystem::path& file) {
+  return parse_schedule(read_input_file(file), file.string());
+}
+
+}  // namespace etwh::observe

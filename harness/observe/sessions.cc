@@ -1,0 +1,94 @@
+#include "sessions.h"
+
+#include <cstring>
+#include <vector>
+
+namespace etwh::observe {
+namespace {
+
+// EVENT_TRACE_PROPERTIES with room for the session name after it.
+struct Properties {
+  Properties() {
+    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<std::uint8_t> bytes;
+};
+
+bool is_header(const EVENT_RECORD& r) {
+  return std::memcmp(&r.EventHeader.ProviderId, &EventTraceGuid, sizeof(GUID)) == 0;
+}
+
+}  // namespace
+
+Sessions::~Sessions() { (void)stop_all(); }
+
+void WINAPI Sessions::on_record(PEVENT_RECORD record) {
+  auto* session = static_cast<Session*>(record->UserContext);
+  if (!is_header(*record)) session->delivered.fetch_add(1, std::memory_order_relaxed);
+}
+
+ULONG Sessions::start(std::size_t index) {
+  auto session = std::make_unique<Session>();
+  session->name = prefix_ + "-" + std::to_string(index);
+  Properties p;
+  p.get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  p.get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+  p.get()->Wnode.ClientContext = 1;  // QPC
+  if (ULONG st = StartTraceA(&session->handle, session->name.c_str(), p.get());
+      st != ERROR_SUCCESS) {
+    return st;
+  }
+  session->logfile.LoggerName = session->name.data();
+  session->logfile.ProcessTraceMode =
+      PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  session->logfile.EventRecordCallback = &Sessions::on_record;
+  session->logfile.Context = session.get();
+  session->trace = OpenTraceA(&session->logfile);
+  if (session->trace == INVALID_PROCESSTRACE_HANDLE) {
+    Properties stop;
+    ControlTraceA(session->handle, nullptr, stop.get(), EVENT_TRACE_CONTROL_STOP);
+    return ERROR_INVALID_HANDLE;
+  }
+  session->consumer = std::thread([s = session.get()] {
+    TRACEHANDLE t = s->trace;
+    (void)ProcessTrace(&t, 1, nullptr, nullptr);
+  });
+  sessions_[index] = std::move(session);
+  return ERROR_SUCCESS;
+}
+
+ULONG Sessions::apply(const Action& action, const GUID& provider) {
+  if (!sessions_[action.session]) {
+    if (action.op != ActionOp::kEnable) return ERROR_SUCCESS;  // nothing enabled there yet
+    if (ULONG st = start(action.session); st != ERROR_SUCCESS) return st;
+  }
+  const ULONG code = action.op == ActionOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
+                     : action.op == ActionOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
+                                                       : EVENT_CONTROL_CODE_CAPTURE_STATE;
+  return EnableTraceEx2(sessions_[action.session]->handle, &provider, code, action.level,
+                        action.match_any, action.match_all, 0, nullptr);
+}
+
+std::vector<SessionAccount> Sessions::stop_all() {
+  std::vector<SessionAccount> accounts;
+  for (auto& session : sessions_) {
+    if (!session) continue;
+    Properties p;
+    SessionAccount account;
+    account.name = session->name;
+    account.stop_status =
+        ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    account.lost = p.get()->EventsLost + p.get()->RealTimeBuffersLost;
+    if (session->consumer.joinable()) session->consumer.join();
+    CloseTrace(session->trace);
+    account.delivered = session->delivered.load();
+    accounts.push_back(account);
+    session.reset();
+  }
+  return accounts;
+}
+
+}  // namespace etwh::observe

@@ -1,0 +1,59 @@
+// The observer's sessions (`etwh observe` is the controller and the consumer): up to eight
+// realtime sessions, each with a consumer thread that counts what it receives, so that every
+// event is accounted for (delivered + lost, per session, when the sessions stop).
+#pragma once
+
+#include "schedule.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntrace.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace etwh::observe {
+
+// One session's account once it stopped.
+struct SessionAccount {
+  std::string name;
+  std::uint64_t delivered = 0;  // provider events its consumer received
+  std::uint64_t lost = 0;       // EventsLost + RealTimeBuffersLost as ControlTrace(STOP) said
+  ULONG stop_status = ERROR_SUCCESS;
+};
+
+class Sessions {
+ public:
+  explicit Sessions(std::string prefix) : prefix_(std::move(prefix)) {}
+  ~Sessions();
+  Sessions(const Sessions&) = delete;
+  Sessions& operator=(const Sessions&) = delete;
+
+  // Carries out one action on `provider` (starting the session on its first use); returns the
+  // status of the platform call (a failure is a harness fault: the observer's own calls).
+  ULONG apply(const Action& action, const GUID& provider);
+  // Stops every session and joins its consumer.
+  std::vector<SessionAccount> stop_all();
+
+ private:
+  struct Session {
+    std::string name;
+    TRACEHANDLE handle = 0;
+    TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
+    EVENT_TRACE_LOGFILEA logfile{};
+    std::atomic<std::uint64_t> delivered{0};
+    std::thread consumer;
+  };
+  ULONG start(std::size_t index);
+  static void WINAPI on_record(PEVENT_RECORD record);
+
+  std::string prefix_;
+  std::array<std::unique_ptr<Session>, kMaxSessions> sessions_;
+};
+
+}  // namespace etwh::observe
