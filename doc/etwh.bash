@@ -6,7 +6,15 @@
 _etwh_global_options="--help --version --catalog --scenarios"
 _etwh_commands="list run compare report expectations stress selftest observe"
 
-# The options of one command, without the global ones (--help is one).
+# The subcommands of a command (`etwh expectations update`).
+_etwh_subcommands() {
+  case $1 in
+    expectations) echo "update" ;;
+  esac
+}
+
+# The options of one command or subcommand ("expectations update"), without the global ones
+# (--help is one).
 _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
@@ -14,7 +22,7 @@ _etwh_command_options() {
            "--repeat --shuffle --seed --quiet --verbose --color --trace" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
-    expectations) echo "update" ;;  # its one subcommand
+    "expectations update") echo "--platform --from --file" ;;
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
     observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
@@ -45,25 +53,36 @@ _etwh_paths() {
 }
 
 _etwh() {
-  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command="" i
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command="" i subs=""
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case " $_etwh_commands " in *" ${COMP_WORDS[i]} "*) command=${COMP_WORDS[i]}; break ;; esac
+    if [ -z "$command" ]; then
+      case " $_etwh_commands " in *" ${COMP_WORDS[i]} "*) command=${COMP_WORDS[i]} ;; esac
+      subs=$(_etwh_subcommands "$command")
+    elif [ -n "$subs" ]; then
+      case " $subs " in *" ${COMP_WORDS[i]} "*) command="$command ${COMP_WORDS[i]}"; subs="" ;; esac
+    fi
   done
 
   # The value of an option.
   case $prev in
-    --catalog | --expectations | --mutants | --json | --junit | --trace | --schedule) _etwh_paths '*.json' "$cur"; return ;;
+    --catalog | --expectations | --mutants | --json | --junit | --trace | --from | --file | --baseline | --schedule)
+      _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
+    --markdown) _etwh_paths '*.md' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)
       local IFS=$'\n'; COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null
       return ;;
     --platform) COMPREPLY=($(compgen -W "etwrt wine windows" -- "$cur")); return ;;
-    --only) COMPREPLY=($(compgen -W "$(_etwh_mutant_names "${COMP_WORDS[0]}")" -- "$cur")); return ;;
+    --only)  # selftest: a mutant's name; compare and stress: a regular expression
+      [ "$command" = selftest ] &&
+        COMPREPLY=($(compgen -W "$(_etwh_mutant_names "${COMP_WORDS[0]}")" -- "$cur"))
+      return ;;
     --rule) COMPREPLY=($(compgen -W "$(_etwh_rule_ids "${COMP_WORDS[0]}")" -- "$cur")); return ;;
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-    --sweep | --jobs | -j | --run-timeout | --filter | --repeat | --seed | --title) return ;;
+    --sweep | --jobs | -j | --run-timeout | --filter | --repeat | --seed | --title | --alpha | \
+      --min-effect | --repetitions | --series-ms) return ;;
   esac
 
   if [ -z "$command" ]; then
@@ -76,6 +95,10 @@ _etwh() {
   fi
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$(_etwh_command_options "$command") $_etwh_global_options" -- "$cur"))
+    return
+  fi
+  if [ -n "$subs" ]; then  # a command whose subcommand is not typed yet
+    COMPREPLY=($(compgen -W "$subs" -- "$cur"))
     return
   fi
   # Positional arguments: scenario files or folders (run), stress profiles (stress), result

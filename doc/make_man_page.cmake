@@ -19,8 +19,10 @@ function(help_as_roff out)
 endfunction()
 
 set(include "[COMMANDS]\nEach command takes the global options too, before or after it.\n")
-foreach(command list run compare report expectations stress selftest observe)
-  help_as_roff(text ${command})
+# A command's subcommands (expectations update) get a section of their own.
+foreach(command list run compare report expectations "expectations update" stress selftest observe)
+  string(REPLACE " " ";" words "${command}")
+  help_as_roff(text ${words})
   string(APPEND include ".SS \"etwh ${command}\"\n${text}")
 endforeach()
 string(APPEND include "[EXIT STATUS]

@@ -2,6 +2,7 @@
 
 #include "catalog.h"
 #include "etwh/child_process.h"
+#include "etwh/platform.h"
 #include "json_text.h"
 
 #include <fmt/format.h>
@@ -331,6 +332,9 @@ RunSummary run_suite(const Options& o, const std::string& label,
   const fs::path log = work / (label + ".log");
   const fs::path home = fresh_dir(work, label + "-home");
   env["ETWRT_HOME"] = home.string();
+  // The run's broker ends with this selftest, however it ends (etwh run makes no private home,
+  // and so owns no broker, when ETWRT_HOME is set).
+  env["ETWRT_BROKER_OWNER_PID"] = std::to_string(process_id());
   std::vector<std::string> argv = {o.etwh.string(),
                                    "--catalog",
                                    o.catalog_file.string(),

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <unistd.h>
 
@@ -45,6 +46,11 @@ class TempHome {
     std::filesystem::remove_all(path_, ignored);
   }
   std::string str() const { return path_.string(); }
+  // The environment of an agent using this home: its broker ends with this test process, so a
+  // test that crashes or is killed leaves no broker (nor its sessions) behind.
+  std::map<std::string, std::string> env() const {
+    return {{"ETWRT_HOME", str()}, {"ETWRT_BROKER_OWNER_PID", std::to_string(::getpid())}};
+  }
 
  private:
   std::filesystem::path path_;
@@ -79,7 +85,7 @@ std::vector<std::string> agents() {
 class AgentClient : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<AgentProcess> spawn(const std::string& name = "a") {
-    return AgentProcess::spawn(GetParam(), name, {}, {{"ETWRT_HOME", home_.str()}});
+    return AgentProcess::spawn(GetParam(), name, {}, home_.env());
   }
 
   // A session name no other test (or earlier run) uses.
@@ -203,7 +209,7 @@ TEST_P(AgentClient, ExitRepliesThenExitsWithItsCode) {
 TEST_P(AgentClient, EndOfInputEndsTheAgentWithCodeZero) {
   // The driver dying closes the agent's stdin; a shell gives it an empty one instead.
   auto agent = AgentProcess::spawn("/bin/sh", "eof", {"-c", "exec \"$0\" </dev/null", GetParam()},
-                                   {{"ETWRT_HOME", home_.str()}});
+                                   home_.env());
   auto exit = agent->wait_exit(kLong);
   ASSERT_TRUE(exit);
   EXPECT_FALSE(exit->signaled);
@@ -323,7 +329,7 @@ INSTANTIATE_TEST_SUITE_P(Agents, AgentClient, ::testing::ValuesIn(agents()),
 class RealAgent : public ::testing::Test {
  protected:
   std::unique_ptr<AgentProcess> spawn() {
-    return AgentProcess::spawn(ETWH_REAL_AGENT, "real", {}, {{"ETWRT_HOME", home_.str()}});
+    return AgentProcess::spawn(ETWH_REAL_AGENT, "real", {}, home_.env());
   }
   TempHome home_;
 };

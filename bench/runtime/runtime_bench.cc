@@ -271,6 +271,8 @@ std::string runtime_begin() {
     if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
     owned_dir = pattern;
     ::setenv("ETWRT_HOME", (owned_dir + "/home").c_str(), 1);
+    // Our broker ends with us, however we end (a benchmark killed mid-run too).
+    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
   }
 #endif
   return owned_dir;

@@ -121,6 +121,8 @@ class EtwrtApi : public ::testing::Test {
     dir_ = pattern;
     home_ = dir_ + "/home";
     ::setenv("ETWRT_HOME", home_.c_str(), 1);
+    // The broker ends with this process: a crashed or killed test leaves none behind.
+    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
   }
 
   void TearDown() override {

@@ -1,10 +1,13 @@
 // Test support: a private ETWRT_HOME per test, so each test gets its own broker, which is
-// stopped (and waited for) and whose folder is removed afterwards.
+// stopped (and waited for) and whose folder is removed afterwards. The broker is owned by the
+// test process (ETWRT_BROKER_OWNER_PID, runtime/README.md): a test that crashes or is killed
+// before its destructor runs leaves no broker (nor its sessions) behind.
 #pragma once
 
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -22,6 +25,7 @@ class PrivateBrokerHome {
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
     dir_ = pattern;
     ::setenv("ETWRT_HOME", home().c_str(), 1);
+    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
   }
   ~PrivateBrokerHome() {
     std::ifstream in(home() + "/broker.pid");

@@ -149,6 +149,8 @@ class TraceLoggingApi : public ::testing::Test {
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;
     ::setenv("ETWRT_HOME", (dir_ + "/home").c_str(), 1);
+    // The broker ends with this process: a crashed or killed test leaves none behind.
+    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
     ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &handle_), ERROR_SUCCESS);
     etwrt::testing::TraceProperties p;
     ASSERT_EQ(StartTraceA(&session_, "tl", p.get()), ERROR_SUCCESS);

@@ -25,12 +25,15 @@ execute_process(
 execute_process(COMMAND ${CMAKE_COMMAND} --build "${sample_build}" COMMAND_ERROR_IS_FATAL ANY)
 
 # A fresh ETWRT_HOME, and no ETWRT_BROKER: the installed library must find the installed
-# broker by itself. A short idle time lets that broker exit soon after each sample.
+# broker by itself. A short idle time lets that broker exit soon after each sample, and the
+# sample owns it (ETWRT_BROKER_OWNER_PID, the shell's pid that exec keeps): a sample that crashes
+# or is killed leaves no broker behind.
 foreach(sample etwrt_sample etwrt_sample_consumers etwrt_sample_mc_shaped
                etwrt_sample_tracelogging_shaped)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env --unset=ETWRT_BROKER "ETWRT_HOME=${home}"
-            ETWRT_BROKER_IDLE_MS=200 "${sample_build}/${sample}"
+            ETWRT_BROKER_IDLE_MS=200
+            sh -c "ETWRT_BROKER_OWNER_PID=$$ exec \"$0\"" "${sample_build}/${sample}"
     RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "${sample} failed (${result})")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `etwh run` stops the sessions an earlier, crashed run left (harness/stale_sessions.h), and only
-# those. In a shared ETWRT_HOME (no owner: sessions outlive their controller, as on Windows) an
-# agent starts three sessions and crashes: one named as a run whose process has ended, one named
+# those. In a shared ETWRT_HOME (sessions outlive their controller, as on Windows; its broker is
+# owned by this script, so that nothing outlives the test however it ends) an agent starts three
+# sessions and crashes: one named as a run whose process has ended, one named
 # as a run whose process is alive (this script), one of another program. Then `etwh run` must
 # say it stopped the first, list it (and only it) in its --json report's run_info.stale_sessions,
 # and only the first may be gone.
@@ -17,7 +18,8 @@ cleanup() {
 }
 trap cleanup EXIT
 export ETWRT_HOME=$home
-unset ETWRT_BROKER_OWNER_PID ETWRT_DENY_CONTROL ETWRT_MAX_SESSIONS
+export ETWRT_BROKER_OWNER_PID=$$
+unset ETWRT_DENY_CONTROL ETWRT_MAX_SESSIONS
 ulimit -c 0
 
 sh -c 'exit 0' &

@@ -12,9 +12,11 @@
 # own, and etwh puts the run's ETWRT_HOME (etwh-home-*) there, which every child inherits.
 # The run's broker must be gone within 1 s too: etwh owns its private home
 # (ETWRT_BROKER_OWNER_PID), so the broker stops the run's sessions and exits when etwh ends.
+# ETWH_OUTLIVE_ITERATIONS, when set, replaces ITERATIONS (the CTests run 3 to 20;
+# `ETWH_OUTLIVE_ITERATIONS=20 ctest -R 'outlives|exits_1[34]'` runs 20 of each).
 set -u
 
-signal=$1 iterations=$2 max_delay_ms=$3 expect_exit=$4
+signal=$1 iterations=${ETWH_OUTLIVE_ITERATIONS:-$2} max_delay_ms=$3 expect_exit=$4
 shift 5
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-outlive-XXXXXX")
 
