@@ -178,9 +178,9 @@ TEST(LintCase, ClassicTraceEventHeaders) {
 // TraceLogging metadata: size, tags, event name, then per field name, InType [, OutType].
 std::vector<std::uint8_t> tl_meta(const std::string& event, std::vector<std::uint8_t> fields) {
   std::vector<std::uint8_t> m = {0, 0, 0};  // size (patched), tags 0
-  m.insert(m.end(), event.begin(), event.end());
+  for (char c : event) m.push_back(static_cast<std::uint8_t>(c));
   m.push_back(0);
-  m.insert(m.end(), fields.begin(), fields.end());
+  for (std::uint8_t b : fields) m.push_back(b);
   m[0] = static_cast<std::uint8_t>(m.size());
   m[1] = static_cast<std::uint8_t>(m.size() >> 8);
   return m;
