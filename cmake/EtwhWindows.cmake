@@ -17,10 +17,18 @@ check_cxx_source_compiles("${etwh_sdk_prelude}int main() { return sizeof(EVENT_F
                           ETWH_SDK_HAS_EVENT_FILTER_EVENT_ID)
 check_cxx_source_compiles("${etwh_sdk_prelude}int main() { return sizeof(EVENT_FILTER_EVENT_NAME); }"
                           ETWH_SDK_HAS_EVENT_FILTER_EVENT_NAME)
+set(etwh_tdh_prelude "${etwh_sdk_prelude}#include <tdh.h>\n")
+check_cxx_source_compiles("${etwh_tdh_prelude}int main() { return &TdhLoadManifest != 0; }"
+                          ETWH_SDK_HAS_TDH_LOAD_MANIFEST)
+check_cxx_source_compiles("${etwh_tdh_prelude}int main() { return TDH_INTYPE_MANIFEST_COUNTEDSTRING; }"
+                          ETWH_SDK_HAS_TDH_IN_TYPE)
+check_cxx_source_compiles("${etwh_tdh_prelude}int main() { return PropertyParamFixedCount; }"
+                          ETWH_SDK_HAS_PROPERTY_PARAM_FIXED_COUNT)
 cmake_pop_check_state()
 
 foreach(name IN ITEMS EVENT_PROVIDER_SET_TRAITS ETW_PROVIDER_TRAIT_TYPE EVENT_FILTER_EVENT_ID
-                      EVENT_FILTER_EVENT_NAME)
+                      EVENT_FILTER_EVENT_NAME TDH_LOAD_MANIFEST TDH_IN_TYPE
+                      PROPERTY_PARAM_FIXED_COUNT)
   if(NOT ETWH_SDK_HAS_${name})
     message(STATUS "etwh: the SDK headers lack ${name}; providers/win32_compat.h supplies it")
     target_compile_definitions(etw_api INTERFACE ETWH_LACKS_${name})

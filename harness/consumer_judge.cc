@@ -29,14 +29,29 @@ std::string join(const std::vector<std::string>& parts) {
 
 // A consumer's mismatches, one finding per rule and kind: at most a few examples each, with
 // the total.
+// `event`: the decoded event the findings being added are about, if any.
 struct Mismatches {
   std::map<std::pair<std::string, std::string>, std::vector<Finding>> by_key;
+  std::optional<DecodedEvent> event;
   void add(const std::string& rule, const std::string& kind, std::string text,
            std::string expected = {}, std::string observed = {}) {
-    by_key[{rule, kind}].push_back(
-        failed_check(rule, kind, std::move(text), std::move(expected), std::move(observed)));
+    Finding f = failed_check(rule, kind, std::move(text), std::move(expected), std::move(observed));
+    f.event = event;
+    by_key[{rule, kind}].push_back(std::move(f));
   }
 };
+
+// The agent's `decoded` of a record (PROTOCOL.md), when TDH could decode the event.
+std::optional<DecodedEvent> decoded_of(const json& r) {
+  const auto it = r.find("decoded");
+  if (it == r.end() || !it->is_object() || !it->contains("fields")) return std::nullopt;
+  DecodedEvent e;
+  e.name = it->value("name", "");
+  for (const json& f : it->at("fields")) {
+    if (f.is_object()) e.fields.push_back({f.value("name", ""), f.value("value", "")});
+  }
+  return e;
+}
 
 // What RT_LostEvent records announced.
 struct Loss {
@@ -159,7 +174,9 @@ class ConsumerJudge {
                          last_ts_));
     }
     last_ts_ = std::max(last_ts_, ts);
+    f_.event = decoded_of(r);
     event(i, r);
+    f_.event.reset();
   }
 
   void lost(const json& r) {

@@ -237,6 +237,13 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
         const Descriptor d{e.id,     e.version, e.channel,       e.level,
                            e.opcode, e.keyword, e.payload.size()};
         append(lint_descriptor(d, where + " event " + std::to_string(i), catalog));
+        std::vector<std::uint8_t> meta;  // several Type 1 descriptors are one metadata block
+        for (const TypedData& t : e.typed) {
+          if (t.type == 1) meta.insert(meta.end(), t.data.begin(), t.data.end());
+        }
+        if (!meta.empty()) {
+          append(lint_tl_metadata(meta, where + " event " + std::to_string(i), catalog));
+        }
         for (std::uint32_t n = 0; n < std::max<std::uint32_t>(e.count, 1); ++n) {
           it->second.push_back(d);
         }

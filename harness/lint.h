@@ -1,8 +1,8 @@
 // Lint: static checks of what providers use and write (RULES.md lint rules): event descriptors
-// of write steps, traits blobs of set_traits steps, classic EVENT_TRACE_HEADERs. Each finding
-// names its rule, its severity (the catalog's `severity` of the rule), the case, the provider
-// and the offending descriptor. A case with `expect_lint` passes its lint part iff exactly the
-// listed rules fire (an empty list: the linter must stay quiet).
+// of write steps and their TraceLogging metadata, traits blobs of set_traits steps, classic
+// EVENT_TRACE_HEADERs. Each finding names its rule, its severity (the catalog's `severity` of the
+// rule), the case, the provider and the offending descriptor. A case with `expect_lint` passes its
+// lint part iff exactly the listed rules fire (an empty list: the linter must stay quiet).
 #pragma once
 
 #include "catalog.h"
@@ -64,6 +64,12 @@ std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const
 // runtime's business (TR-FORMAT), not lint's: no finding.
 std::vector<Finding> lint_traits(const std::vector<std::uint8_t>& blob, const std::string& where,
                                  const Catalog& catalog);
+
+// TraceLogging event metadata (a Type 1 descriptor): TL-META-FORMAT (the size matches, names
+// are NUL-terminated, nothing runs past the end), TL-META-INTYPE (every field's InType is a
+// TraceLogging type), TL-META-EVENT-NAME (the event has a name). lint_tracelogging.cc.
+std::vector<Finding> lint_tl_metadata(const std::vector<std::uint8_t>& meta,
+                                      const std::string& where, const Catalog& catalog);
 
 // HDR-CLASS-ROLLUP, HDR-TYPES, HDR-FLAGS (lint part).
 std::vector<Finding> lint_classic_header(const ClassicHeader& h, const std::string& where,

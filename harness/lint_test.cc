@@ -175,5 +175,47 @@ TEST(LintCase, ClassicTraceEventHeaders) {
   EXPECT_NE(found[0].where.find("lint-h /cases/0/steps/2 provider p"), std::string::npos);
 }
 
+// TraceLogging metadata: size, tags, event name, then per field name, InType [, OutType].
+std::vector<std::uint8_t> tl_meta(const std::string& event, std::vector<std::uint8_t> fields) {
+  std::vector<std::uint8_t> m = {0, 0, 0};  // size (patched), tags 0
+  for (char c : event) m.push_back(static_cast<std::uint8_t>(c));
+  m.push_back(0);
+  for (std::uint8_t b : fields) m.push_back(b);
+  m[0] = static_cast<std::uint8_t>(m.size());
+  m[1] = static_cast<std::uint8_t>(m.size() >> 8);
+  return m;
+}
+
+TEST(LintTraceLogging, WellFormedMetadataIsQuiet) {
+  // "n" UINT32, "s" ANSISTRING with OutType UTF8, "a" UINT8[3] (constant count).
+  const auto m = tl_meta("Etwh.Event", {'n', 0, 8, 's', 0, 2 | 0x80, 35, 'a', 0, 4 | 0x20, 3, 0});
+  EXPECT_TRUE(lint_tl_metadata(m, "w", catalog()).empty());
+}
+
+TEST(LintTraceLogging, EachRuleFires) {
+  auto wrong_size = tl_meta("E", {'n', 0, 8});
+  wrong_size[0] += 1;
+  EXPECT_EQ(rules_of(lint_tl_metadata(wrong_size, "w", catalog())), Rules{"TL-META-FORMAT"});
+  const auto unterminated = std::vector<std::uint8_t>{6, 0, 0, 'E', 'v', 't'};
+  const auto f = lint_tl_metadata(unterminated, "w", catalog());
+  ASSERT_EQ(rules_of(f), Rules{"TL-META-FORMAT"});
+  EXPECT_NE(f[0].message.find("event name is not NUL-terminated"), std::string::npos);
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("E", {'n', 0}), "w", catalog())),
+            Rules{"TL-META-FORMAT"});  // a field without its InType
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("E", {'a', 0, 4 | 0x20, 3}), "w", catalog())),
+            Rules{"TL-META-FORMAT"});  // a constant count cut short
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("E", {'n', 0, 0}), "w", catalog())),
+            Rules{"TL-META-INTYPE"});
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("E", {'p', 0, 16}), "w", catalog())),
+            Rules{"TL-META-INTYPE"});
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("E", {'x', 0, 26}), "w", catalog())),
+            Rules{"TL-META-INTYPE"});
+  EXPECT_EQ(rules_of(lint_tl_metadata(tl_meta("", {'n', 0, 8}), "w", catalog())),
+            Rules{"TL-META-EVENT-NAME"});
+  // Severities from the catalog: the malformations fail, the missing name warns.
+  EXPECT_EQ(lint_tl_metadata(wrong_size, "w", catalog())[0].severity, Severity::kFailure);
+  EXPECT_EQ(lint_tl_metadata(tl_meta("", {}), "w", catalog())[0].severity, Severity::kWarning);
+}
+
 }  // namespace
 }  // namespace etwh::lint

@@ -79,10 +79,19 @@ Finding failed_check(std::string rule, std::string check, std::string text, std:
   return f;
 }
 
+std::string describe(const DecodedEvent& e) {
+  std::string out = (e.name.empty() ? "(unnamed)" : e.name) + "(";
+  for (std::size_t i = 0; i < e.fields.size(); ++i) {
+    out += (i ? ", " : "") + e.fields[i].name + "=" + e.fields[i].value;
+  }
+  return out + ")";
+}
+
 std::string describe(const Finding& f) {
-  if (!f.rule.empty()) return f.rule + ": " + f.text;
+  const std::string event = f.event ? " [event " + describe(*f.event) + "]" : "";
+  if (!f.rule.empty()) return f.rule + ": " + f.text + event;
   // A failed check with no rule is a step that only prepares the case.
-  return f.severity == Severity::kFailure ? "setup: " + f.text : f.text;
+  return (f.severity == Severity::kFailure ? "setup: " + f.text : f.text) + event;
 }
 
 std::string summarize(const std::vector<Finding>& findings, const std::string& fault) {

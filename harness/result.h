@@ -35,6 +35,22 @@ struct StepLocation {
   std::string file;
 };
 
+// An event a consumer got, as TDH decoded it (the agent's `decoded`, PROTOCOL.md): its name
+// ("" when TDH gives none) and each top-level field's value as text.
+struct DecodedField {
+  std::string name;
+  std::string value;
+  bool operator==(const DecodedField&) const = default;
+};
+struct DecodedEvent {
+  std::string name;
+  std::vector<DecodedField> fields;
+  bool operator==(const DecodedEvent&) const = default;
+};
+
+// "Name(a=1, s=text)": how a decoded event reads in a message.
+std::string describe(const DecodedEvent& e);
+
 struct Finding {
   std::string rule;      // a catalog rule ID (harness/rules.h); empty: no rule (setup, note)
   std::string check;     // what was compared ("Level", "status", "missing", "lint", ...)
@@ -44,6 +60,9 @@ struct Finding {
   Severity severity = Severity::kFailure;
   StepLocation step;
   std::string evidence;  // what the platform returned around it (a status code, a reply)
+  // The event the finding is about, decoded, when it is about one a consumer got and TDH could
+  // decode it (TraceLogging, or a manifest the case names).
+  std::optional<DecodedEvent> event;
 };
 
 // The checks that summarize() groups apart from the step's own comparisons.
@@ -57,8 +76,8 @@ inline constexpr char kCheckExpectation[] = "expectation";  // the platform's ex
 Finding failed_check(std::string rule, std::string check, std::string text,
                      std::string expected = {}, std::string observed = {});
 
-// "RULE: text" (a failure without a rule: "setup: text"; a note: the text): how a finding
-// reads in a message.
+// "RULE: text" (a failure without a rule: "setup: text"; a note: the text), then " [event
+// Name(a=1)]" when it has a decoded event: how a finding reads in a message.
 std::string describe(const Finding& f);
 
 // A case's readable summary, from its findings: each step's failures as

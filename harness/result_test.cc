@@ -45,6 +45,18 @@ TEST(Summarize, LintThenItsExpectation) {
             "lint: FAILURE DESC-CHANNEL c: channel | lint rule TR-SIZE-256 did not fire");
 }
 
+// A finding about an event a consumer got reads with the event decoded, not its bytes.
+TEST(Summarize, ShowsTheDecodedEventOfAFinding) {
+  Finding f = at_step(failed_check("CON-RECORD-MODE", "fields", "event #3: level expected 4"),
+                      "/cases/0/steps/5", "collect");
+  f.event = DecodedEvent{"Etwh.Tl.Event", {{"n", "42"}, {"s", "hi"}}};
+  EXPECT_EQ(summarize({f}, ""),
+            "step /cases/0/steps/5 (collect): CON-RECORD-MODE: event #3: level expected 4 "
+            "[event Etwh.Tl.Event(n=42, s=hi)]");
+  f.event = DecodedEvent{"", {}};
+  EXPECT_EQ(describe(f), "CON-RECORD-MODE: event #3: level expected 4 [event (unnamed)()]");
+}
+
 TEST(Status, NamesRoundTrip) {
   for (Status s : {Status::kPass, Status::kFail, Status::kXFail, Status::kXPass,
                    Status::kUnsupported, Status::kTimeout, Status::kCrash, Status::kHarnessError}) {

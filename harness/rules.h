@@ -72,6 +72,9 @@ inline constexpr char kSesClassicOne[] = "SES-CLASSIC-ONE";
 inline constexpr char kSesMax8[] = "SES-MAX-8";
 inline constexpr char kSesPersist[] = "SES-PERSIST";
 
+inline constexpr char kTlMetaEventName[] = "TL-META-EVENT-NAME";
+inline constexpr char kTlMetaFormat[] = "TL-META-FORMAT";
+inline constexpr char kTlMetaInType[] = "TL-META-INTYPE";
 inline constexpr char kTlProviderMetadata[] = "TL-PROVIDER-METADATA";
 inline constexpr char kTlSchemaItem[] = "TL-SCHEMA-ITEM";
 inline constexpr char kTlTimestampOverride[] = "TL-TIMESTAMP-OVERRIDE";
@@ -84,7 +87,7 @@ inline constexpr char kTrSize256[] = "TR-SIZE-256";
 inline constexpr char kTrTypeReserved[] = "TR-TYPE-RESERVED";
 
 // Every constant above, for the catalog checks.
-inline constexpr std::array<std::string_view, 64> kAll = {kCbAllAnd,
+inline constexpr std::array<std::string_view, 67> kAll = {kCbAllAnd,
                                                           kCbAnyOr,
                                                           kCbCaptureState,
                                                           kCbContext,
@@ -139,6 +142,9 @@ inline constexpr std::array<std::string_view, 64> kAll = {kCbAllAnd,
                                                           kSesClassicOne,
                                                           kSesMax8,
                                                           kSesPersist,
+                                                          kTlMetaEventName,
+                                                          kTlMetaFormat,
+                                                          kTlMetaInType,
                                                           kTlProviderMetadata,
                                                           kTlSchemaItem,
                                                           kTlTimestampOverride,

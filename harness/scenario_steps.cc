@@ -6,6 +6,8 @@
 
 #include <evntrace.h>
 
+#include <filesystem>
+
 namespace etwh::scenario_parse {
 
 const std::vector<CaseParser::Op>& CaseParser::ops() {
@@ -313,7 +315,8 @@ void CaseParser::parse_call(const json& v, const std::string& p, StepOp op, Cont
 }
 
 void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, const Case& c) {
-  r_.object(v, p, {"op", "consumer", "session", "agent", "mode", "context", "delay_us"});
+  r_.object(v, p,
+            {"op", "consumer", "session", "agent", "mode", "context", "delay_us", "manifest"});
   ConsumeStep& s = step.body.emplace<ConsumeStep>();
   s.consumer = r_.label(r_.field(v, p, "consumer"), p + "/consumer");
   if (!consumers_.insert(c.id + "\n" + s.consumer).second) {
@@ -332,6 +335,15 @@ void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, 
   if (v.contains("delay_us")) {
     s.delay_us =
         static_cast<std::uint32_t>(r_.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
+  }
+  if (v.contains("manifest")) {  // relative to the scenario file, which must exist
+    const std::filesystem::path rel = r_.string(v["manifest"], p + "/manifest");
+    const std::filesystem::path path =
+        std::filesystem::absolute(std::filesystem::path(file_).parent_path() / rel);
+    if (!std::filesystem::is_regular_file(path)) {
+      r_.fail(p + "/manifest", "manifest file " + path.string() + " does not exist");
+    }
+    s.manifest = path.string();
   }
 }
 

@@ -397,6 +397,93 @@ TEST_F(RealAgent, TraitsAreAcceptedOnceThroughTheAgent) {
   EXPECT_EQ(agent->call(set, kLong)["status"], 0);
   EXPECT_NE(agent->call(set, kLong)["status"], 0);
 }
+
+// A consumer's records carry the event as TDH decodes it: a TraceLogging event from its schema
+// item, a manifest event once the consumer loaded the manifest; the driver's 8-byte sequence
+// number is left out (decode_skip).
+TEST_F(RealAgent, ConsumerRecordsCarryDecodedEvents) {
+  auto agent = spawn();
+  const std::string name = "etwh-client-test-" + std::to_string(::getpid()) + "-decode";
+  SessionGuard guard(*agent, "s");
+  ASSERT_EQ(
+      agent->call({{"op", "start_session"}, {"session", "s"}, {"name", name}}, kLong)["status"], 0);
+  // The provider of runtime/testdata/tdh_test.man.
+  const char* manifest_guid = "{6e2b9f10-0d4c-4a3b-9b1e-2c3d4e5f6a7b}";
+  for (const auto& [label, guid] : {std::pair{"tl", kGuid}, std::pair{"man", manifest_guid}}) {
+    ASSERT_EQ(
+        agent->call({{"op", "register"}, {"provider", label}, {"guid", guid}}, kLong)["status"], 0);
+    ASSERT_EQ(agent->call({{"op", "enable"},
+                           {"session", "s"},
+                           {"guid", guid},
+                           {"control_code", 1},
+                           {"level", 5},
+                           {"match_any", "0xff"}},
+                          kLong)["status"],
+              0);
+  }
+  ASSERT_EQ(
+      agent->call({{"op", "set_information"}, {"provider", "tl"}, {"class", 3}, {"data", "01"}},
+                  kLong)["status"],
+      0);
+  json consume = agent->call({{"op", "consume_start"},
+                              {"consumer", "c"},
+                              {"name", name},
+                              {"decode_skip", 8},
+                              {"manifest", ETWH_TDH_TEST_MANIFEST}},
+                             kLong);
+  ASSERT_EQ(consume["status"], 0) << consume.dump();
+  // TraceLogging: "Etwh.Tl.Event" with n (UINT32) and s (ANSISTRING).
+  json tl = agent->call(
+      {{"op", "write"},
+       {"provider", "tl"},
+       {"descriptor", {{"level", 4}, {"keyword", "0x1"}, {"channel", 11}}},
+       {"payload", "2a000000686900"},
+       {"sequence", 1},
+       {"typed", {{{"type", 1}, {"data", "170000457477682e546c2e4576656e74006e0008730002"}}}}},
+      kLong);
+  ASSERT_EQ(tl["status"], 0);
+  // Manifest event 3 has no template; event 2 ("Strings") is long, so 1 with its 15 scalars.
+  std::string scalars;
+  for (int size : {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 4, 16, 8, 8, 16})
+    scalars += std::string(2 * size, '0');
+  scalars.replace(0, 2, "fb");  // I8 = -5
+  json man = agent->call({{"op", "write"},
+                          {"provider", "man"},
+                          {"descriptor", {{"id", 1}, {"level", 4}, {"keyword", "0x5"}}},
+                          {"payload", scalars},
+                          {"sequence", 2}},
+                         kLong);
+  ASSERT_EQ(man["status"], 0);
+  agent->call({{"op", "control"}, {"session", "s"}, {"code", EVENT_TRACE_CONTROL_STOP}}, kLong);
+  json stop = agent->call({{"op", "consume_stop"}, {"consumer", "c"}}, kLong);
+  std::vector<json> events;
+  for (const json& r : stop["records"]) {
+    if (r["kind"] == "event") events.push_back(r);
+  }
+  ASSERT_EQ(events.size(), 2u) << stop.dump();
+  EXPECT_EQ(
+      events[0]["decoded"],
+      (json{{"name", "Etwh.Tl.Event"},
+            {"fields", {{{"name", "n"}, {"value", "42"}}, {{"name", "s"}, {"value", "hi"}}}}}))
+      << events[0].dump();
+  ASSERT_TRUE(events[1].contains("decoded")) << events[1].dump();
+  EXPECT_EQ(events[1]["decoded"]["name"], "AllScalars");
+  ASSERT_EQ(events[1]["decoded"]["fields"].size(), 15u);
+  EXPECT_EQ(events[1]["decoded"]["fields"][0], (json{{"name", "I8"}, {"value", "-5"}}));
+  EXPECT_EQ(events[1]["decoded"]["fields"][11]["value"], "{00000000-0000-0000-0000-000000000000}");
+  EXPECT_EQ(events[1]["decoded"]["fields"][10]["value"], "false");
+}
+
+TEST_F(RealAgent, AManifestThatDoesNotLoadFailsTheConsumerStart) {
+  auto agent = spawn();
+  json consume = agent->call({{"op", "consume_start"},
+                              {"consumer", "c"},
+                              {"name", "nobody"},
+                              {"manifest", "/nonexistent/x.man"}},
+                             kLong);
+  EXPECT_EQ(consume["status"], ERROR_FILE_NOT_FOUND);
+  EXPECT_EQ(consume["manifest_status"], ERROR_FILE_NOT_FOUND);
+}
 #endif
 
 TEST(AgentClientSpawn, MissingExecutableIsASpawnError) {

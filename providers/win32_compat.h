@@ -122,6 +122,52 @@ inline constexpr EVENT_INFO_CLASS EventProviderUseDescriptorType = static_cast<E
 typedef enum { EtwProviderTraitTypeGroup = 1, EtwProviderTraitTypeMax } ETW_PROVIDER_TRAIT_TYPE;
 #endif
 
+// --- tdh.h --------------------------------------------------------------------------------
+// mingw-w64 10's tdh.h predates manifests loaded by hand, the in-type enumeration and the
+// fixed-count flag (agent/decode.cc uses them). Values from the _TDH_IN_TYPE and
+// EVENT_PROPERTY_INFO pages.
+#include <tdh.h>
+
+#ifdef ETWH_LACKS_TDH_LOAD_MANIFEST
+extern "C" ULONG __stdcall TdhLoadManifest(PWSTR Manifest);
+extern "C" ULONG __stdcall TdhUnloadManifest(PWSTR Manifest);
+#endif
+
+#ifdef ETWH_LACKS_TDH_IN_TYPE
+enum _TDH_IN_TYPE {
+  TDH_INTYPE_NULL = 0,
+  TDH_INTYPE_UNICODESTRING = 1,
+  TDH_INTYPE_ANSISTRING = 2,
+  TDH_INTYPE_INT8 = 3,
+  TDH_INTYPE_UINT8 = 4,
+  TDH_INTYPE_INT16 = 5,
+  TDH_INTYPE_UINT16 = 6,
+  TDH_INTYPE_INT32 = 7,
+  TDH_INTYPE_UINT32 = 8,
+  TDH_INTYPE_INT64 = 9,
+  TDH_INTYPE_UINT64 = 10,
+  TDH_INTYPE_FLOAT = 11,
+  TDH_INTYPE_DOUBLE = 12,
+  TDH_INTYPE_BOOLEAN = 13,
+  TDH_INTYPE_BINARY = 14,
+  TDH_INTYPE_GUID = 15,
+  TDH_INTYPE_POINTER = 16,
+  TDH_INTYPE_FILETIME = 17,
+  TDH_INTYPE_SYSTEMTIME = 18,
+  TDH_INTYPE_SID = 19,
+  TDH_INTYPE_HEXINT32 = 20,
+  TDH_INTYPE_HEXINT64 = 21,
+  TDH_INTYPE_MANIFEST_COUNTEDSTRING = 22,
+  TDH_INTYPE_MANIFEST_COUNTEDANSISTRING = 23,
+  TDH_INTYPE_RESERVED24 = 24,
+  TDH_INTYPE_MANIFEST_COUNTEDBINARY = 25
+};
+#endif
+
+#ifdef ETWH_LACKS_PROPERTY_PARAM_FIXED_COUNT
+inline constexpr PROPERTY_FLAGS PropertyParamFixedCount = static_cast<PROPERTY_FLAGS>(0x20);
+#endif
+
 // --- evntrace.h ---------------------------------------------------------------------------
 
 #ifndef EVENT_TRACE_CONTROL_CONVERT_TO_REALTIME

@@ -42,6 +42,13 @@ nlohmann::ordered_json finding_json(const Finding& f) {
     if (f.step.index) out["step"]["index"] = *f.step.index;
   }
   if (!f.evidence.empty()) out["evidence"] = f.evidence;
+  if (f.event) {
+    nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+    for (const DecodedField& d : f.event->fields) {
+      fields.push_back({{"name", d.name}, {"value", d.value}});
+    }
+    out["event"] = {{"name", f.event->name}, {"fields", std::move(fields)}};
+  }
   return out;
 }
 

@@ -98,6 +98,22 @@ TEST(JsonReport, SchemaFields) {
   EXPECT_EQ(findings[2]["rule"], "");
 }
 
+// A finding about an event a consumer got carries it decoded, as data (schemas/run.schema.json).
+TEST(JsonReport, FindingCarriesTheDecodedEvent) {
+  std::vector<CaseResult> results = sample();
+  Finding f = failed_check("TL-SCHEMA-ITEM", "payload", "event #1: event data differs");
+  f.event = DecodedEvent{"Etwh.Tl.Event", {{"n", "42"}, {"s", "hi"}}};
+  results[1].findings = {f};
+  std::ostringstream out;
+  JsonReport().write(info(), results, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["results"][1]["findings"][0]["event"],
+            (nlohmann::json{
+                {"name", "Etwh.Tl.Event"},
+                {"fields", {{{"name", "n"}, {"value", "42"}}, {{"name", "s"}, {"value", "hi"}}}}}));
+  EXPECT_FALSE(doc["results"][0]["findings"].contains("event"));
+}
+
 TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
   RunInfo i = info();
   i.catalog_rules = {"TR-SET-ONCE", "GRP-ENABLE", "CB-LEVEL-MAX"};

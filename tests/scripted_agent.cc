@@ -4,7 +4,8 @@
 // platform or agent fault into the right verdict (FAIL, CRASH, TIMEOUT, HARNESS_ERROR).
 // The "data_*" modes play a consumer for tests/data/driver_selftest_data.json: they remember
 // the writes and, at consume_stop, report what a conforming platform delivers, or that with
-// one fault (a missing, extra or reordered event, a wrong UserContext).
+// one fault (a missing, extra or reordered event, a wrong UserContext); data_extra_decoded is
+// data_extra with each event as TDH would decode it (`decoded`).
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -67,7 +68,8 @@ json delivered_records(const std::string& mode, const std::vector<json>& writes,
   for (const json& w : writes) {
     const json& d = w["descriptor"];
     const bool wanted = d.value("level", 0) <= 3;
-    if (!wanted && mode != "data_extra") continue;
+    const bool extra = mode == "data_extra" || mode == "data_extra_decoded";
+    if (!wanted && !extra) continue;
     for (std::uint64_t i = 0; i < w.value("count", 1u); ++i) {
       const std::uint64_t seq = w.value("sequence", std::uint64_t{0}) + i;
       std::string payload;
@@ -93,6 +95,11 @@ json delivered_records(const std::string& mode, const std::vector<json>& writes,
                          {"context", mode == "data_context" ? "0x99" : context},
                          {"payload", payload},
                          {"seq", seq}});
+      if (mode == "data_extra_decoded") {  // as the agent's TDH decoding gives it
+        records.back()["decoded"] = {
+            {"name", "Scripted.Event"},
+            {"fields", {{{"name", "level"}, {"value", std::to_string(d.value("level", 0))}}}}};
+      }
     }
   }
   if (mode == "data_missing") records.erase(records.begin() + 2);

@@ -19,15 +19,18 @@ using std::chrono::milliseconds;
 std::optional<StepReply> CaseRun::consume(const Step& step, const oracle::StepExpectation&) {
   const ConsumeStep& cs = step_body<ConsumeStep>(step);
   require_session(cs.session);
-  json reply =
-      agent(cs.agent).call({{"op", "consume_start"},
-                            {"consumer", cs.consumer},
-                            {"name", sessions_.at(cs.session).name},
-                            {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
-                            {"context", format_hex(cs.context)},
-                            {"delay_us", cs.delay_us},
-                            {"wait_ms", kCallbackWait.count()}},
-                           kReplySlack + kCallbackWait);
+  // The driver's writes put an 8-byte sequence number before each event's data (write_events):
+  // the consumer decodes what follows it.
+  json request = {{"op", "consume_start"},
+                  {"consumer", cs.consumer},
+                  {"name", sessions_.at(cs.session).name},
+                  {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
+                  {"context", format_hex(cs.context)},
+                  {"delay_us", cs.delay_us},
+                  {"wait_ms", kCallbackWait.count()},
+                  {"decode_skip", 8}};
+  if (!cs.manifest.empty()) request["manifest"] = cs.manifest;
+  json reply = agent(cs.agent).call(request, kReplySlack + kCallbackWait);
   if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
     note(fmt::format("consumer {}: no header event before ProcessTrace {}", cs.consumer,
                      reply.contains("process_status") ? "returned " + reply["process_status"].dump()

@@ -36,6 +36,9 @@ struct ConsumeStep {
   bool event_record_mode = true;  // "event_record" (EVENT_RECORD) or "event_trace" (classic)
   std::uint64_t context = 0;      // EVENT_TRACE_LOGFILE.Context
   std::uint32_t delay_us = 0;     // the consumer's callback spins this long per record
+  // An instrumentation manifest (absolute path) the consumer loads with TdhLoadManifest to
+  // decode the events of its provider; empty: TraceLogging events only are decoded.
+  std::string manifest;
 };
 
 // write: the event set of `provider`.

@@ -369,11 +369,16 @@ json Agent::do_consume_start(const json& request) {
   auto delay_us =
       static_cast<std::uint32_t>(f.optional_unsigned_int("delay_us", 1'000'000).value_or(0));
   auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
+  auto decode_skip = f.optional_unsigned_int("decode_skip", 65535).value_or(0);
+  std::string manifest = f.optional_string("manifest").value_or("");
   f.reject_unknown();
   if (consumers_.count(label) != 0) f.fail("consumer", "label \"" + label + "\" is already in use");
   auto c = std::make_unique<Consumer>(
       name, mode == "event_record" ? Consumer::Mode::kEventRecord : Consumer::Mode::kEventTrace,
       context, delay_us);
+  if (const ULONG s = c->decode(decode_skip, manifest); s != ERROR_SUCCESS) {
+    return {{"status", s}, {"attached", false}, {"manifest_status", s}};
+  }
   json reply = c->start(std::chrono::milliseconds(wait_ms));
   consumers_[label] = std::move(c);
   return reply;

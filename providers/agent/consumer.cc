@@ -1,8 +1,10 @@
 #include "consumer.h"
 
+#include "decode.h"
 #include "win32_text.h"
 
 #include <evntcons.h>
+#include <tdh.h>
 
 #include <cstring>
 
@@ -59,6 +61,18 @@ Consumer::~Consumer() {
     CloseTrace(handle_);
     thread_.join();
   }
+  if (!manifest_.empty()) TdhUnloadManifest(manifest_.data());
+}
+
+ULONG Consumer::decode(std::size_t skip, const std::string& manifest) {
+  decode_skip_ = skip;
+  if (manifest.empty()) return ERROR_SUCCESS;
+  std::vector<WCHAR> path;
+  for (char c : manifest) path.push_back(static_cast<WCHAR>(static_cast<unsigned char>(c)));
+  path.push_back(0);
+  const ULONG status = TdhLoadManifest(path.data());
+  if (status == ERROR_SUCCESS) manifest_ = std::move(path);
+  return status;
 }
 
 json Consumer::start(std::chrono::milliseconds wait) {
@@ -156,6 +170,7 @@ void Consumer::on_record(const EVENT_RECORD& r) {
       rec["schema"] = bytes_to_hex(data, x.DataSize);
     }
   }
+  if (rec.contains("schema") || !manifest_.empty()) rec["decoded"] = decode_event(r, decode_skip_);
   keep(std::move(rec));
 }
 

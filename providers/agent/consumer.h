@@ -38,6 +38,12 @@ class Consumer {
   // CloseTrace; then the records and ProcessTrace's status.
   nlohmann::json stop(std::chrono::milliseconds wait);
 
+  // Records carry `decoded` (decode.h) for events TDH can decode: TraceLogging ones (with an
+  // EVENT_SCHEMA_TL item) and, when `manifest` is not empty, the manifest's (TdhLoadManifest
+  // before start, TdhUnloadManifest after stop; the load's status, 0 when none). `skip` bytes
+  // of event data are the driver's sequence number, left out of the decoding.
+  ULONG decode(std::size_t skip, const std::string& manifest);
+
   // Called on the ProcessTrace thread.
   void on_record(const EVENT_RECORD& r);
   void on_trace(const EVENT_TRACE& t);
@@ -62,6 +68,8 @@ class Consumer {
   bool returned_ = false;
   ULONG process_status_ = 0;
   std::vector<nlohmann::json> records_;
+  std::size_t decode_skip_ = 0;
+  std::vector<WCHAR> manifest_;  // NUL-terminated; empty: none loaded
 };
 
 }  // namespace etwh::agent

@@ -1,5 +1,7 @@
 #include "fake_etw.h"
 
+#include <tdh.h>
+
 #include <cstring>
 #include <map>
 
@@ -213,5 +215,21 @@ UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE) { return 0; }
 ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE) { return 0; }
 ULONG WMIAPI TraceEvent(TRACEHANDLE, PEVENT_TRACE_HEADER) { return ERROR_INVALID_HANDLE; }
 ULONG TraceMessage(TRACEHANDLE, ULONG, LPCGUID, USHORT, ...) { return ERROR_INVALID_HANDLE; }
+
+// No decoder: no event reaches a consumer here, and no manifest loads.
+TDHSTATUS EVNTAPI TdhLoadManifest(PWSTR) { return ERROR_NOT_SUPPORTED; }
+TDHSTATUS EVNTAPI TdhUnloadManifest(PWSTR) { return ERROR_NOT_SUPPORTED; }
+TDHSTATUS EVNTAPI TdhGetEventInformation(PEVENT_RECORD, ULONG, PTDH_CONTEXT, PTRACE_EVENT_INFO,
+                                         PULONG) {
+  return ERROR_NOT_FOUND;
+}
+TDHSTATUS EVNTAPI TdhGetPropertySize(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG,
+                                     PPROPERTY_DATA_DESCRIPTOR, ULONG*) {
+  return ERROR_NOT_FOUND;
+}
+TDHSTATUS EVNTAPI TdhGetProperty(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG,
+                                 PPROPERTY_DATA_DESCRIPTOR, ULONG, PBYTE) {
+  return ERROR_NOT_FOUND;
+}
 
 }  // extern "C"

@@ -1,8 +1,9 @@
 /*
  * etwrt: a subset of the Win32 Trace Data Helper (tdh.h): TdhGetEventInformation,
  * TdhGetPropertySize and TdhGetProperty for TraceLogging events (decoded from their
- * EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item). Layouts as in the Windows SDK. Events without a
- * schema item (manifest, MOF, WPP) get ERROR_NOT_FOUND: etwrt has no manifest store.
+ * EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item) and for events of instrumentation manifests loaded
+ * with TdhLoadManifest. Layouts as in the Windows SDK. Other events (MOF, WPP, a manifest not
+ * loaded) get ERROR_NOT_FOUND.
  */
 #ifndef ETWRT_TDH_H
 #define ETWRT_TDH_H
@@ -205,9 +206,17 @@ typedef struct _TDH_CONTEXT {
   ULONG ParameterSize;
 } TDH_CONTEXT, *PTDH_CONTEXT;
 
+/* Loads an instrumentation manifest (the XML mc.exe compiles) for the calls below; loading
+ * the same path again replaces it. ERROR_INVALID_PARAMETER for NULL or a path of MAX_PATH units
+ * or more, ERROR_FILE_NOT_FOUND, ERROR_XML_PARSE_ERROR for a file that is not a manifest etwrt
+ * can decode (TdhLoadManifest page). TdhUnloadManifest: ERROR_FILE_NOT_FOUND when that path
+ * is not loaded. */
+TDHAPI TdhLoadManifest(PWSTR Manifest);
+TDHAPI TdhUnloadManifest(PWSTR Manifest);
+
 /* ERROR_INSUFFICIENT_BUFFER with *BufferSize set when the buffer is too small (or NULL);
- * ERROR_NOT_FOUND when the event has no TraceLogging schema; ERROR_INVALID_DATA when the
- * schema is malformed. Contexts are accepted and ignored. */
+ * ERROR_NOT_FOUND when the event has no TraceLogging schema and no loaded manifest has it;
+ * ERROR_INVALID_DATA when the schema is malformed. Contexts are accepted and ignored. */
 TDHAPI TdhGetEventInformation(PEVENT_RECORD Event, ULONG TdhContextCount, PTDH_CONTEXT TdhContext,
                               PTRACE_EVENT_INFO Buffer, PULONG BufferSize);
 

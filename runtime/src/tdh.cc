@@ -1,10 +1,12 @@
-// etwrt's tdh.h subset: TraceLogging events decoded from their EVENT_SCHEMA_TL item.
+// etwrt's tdh.h subset: TraceLogging events decoded from their EVENT_SCHEMA_TL item; events
+// without one are looked up in the loaded manifests (tdh_manifest.cc).
 // TDH's conventions kept: top-level properties first, then each struct's members contiguous;
 // a TlgInBINARY field is two properties, "<name>.Length" (UINT16) and the bytes, which points
 // at it with PropertyParamLength. etwrt choices (README "TraceLogging"): a variable-count array
 // likewise gets a "<name>.Count" property (PropertyParamCount); counted strings and binaries
 // are returned without their UINT16 count; the event name is at EventNameOffset and at
 // TaskNameOffset.
+#include "tdh_manifest.h"
 #include "tracelogging.h"
 #include "traits.h"
 
@@ -21,11 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-using etwrt::TlEventSchema;
-using etwrt::TlField;
-using etwrt::TlValue;
+namespace etwrt::tdh {
 
 std::u16string utf16(const std::string& text) {
   std::u16string out;
@@ -45,6 +43,15 @@ std::u16string utf16(const std::string& text) {
   }
   return out;
 }
+
+}  // namespace etwrt::tdh
+
+namespace {
+
+using etwrt::TlEventSchema;
+using etwrt::TlField;
+using etwrt::TlValue;
+using etwrt::tdh::utf16;
 
 enum class Synth { none, length, count };
 
@@ -188,7 +195,9 @@ ULONG add_string(std::vector<char16_t>& strings, std::size_t base, const std::u1
 
 ULONG event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size) {
   Model m;
-  if (const ULONG s = build_model(e, m); s != ERROR_SUCCESS) return s;
+  if (const ULONG s = build_model(e, m); s != ERROR_SUCCESS) {
+    return s == ERROR_NOT_FOUND ? etwrt::tdh::manifest_event_information(e, buffer, size) : s;
+  }
   const std::size_t base =
       std::max(sizeof(TRACE_EVENT_INFO), offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) +
                                              m.props.size() * sizeof(EVENT_PROPERTY_INFO));
@@ -283,7 +292,9 @@ ULONG property(const EVENT_RECORD* e, ULONG count, const PROPERTY_DATA_DESCRIPTO
                std::span<const std::byte>& out) {
   if (e == nullptr || count == 0 || d == nullptr) return ERROR_INVALID_PARAMETER;
   Model m;
-  if (const ULONG s = build_model(e, m); s != ERROR_SUCCESS) return s;
+  if (const ULONG s = build_model(e, m); s != ERROR_SUCCESS) {
+    return s == ERROR_NOT_FOUND ? etwrt::tdh::manifest_property(e, count, d, out) : s;
+  }
   const Property* p = find_property(m, count, d);
   if (p == nullptr) return ERROR_NOT_FOUND;
   const auto* data = static_cast<const std::byte*>(e->UserData);

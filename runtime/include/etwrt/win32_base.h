@@ -57,6 +57,7 @@
 #define WINADVAPI
 #define DECLSPEC_IMPORT
 #define ANYSIZE_ARRAY 1
+#define MAX_PATH 260
 
 typedef void VOID;
 typedef void *PVOID, *LPVOID, *HANDLE;

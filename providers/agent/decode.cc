@@ -1,0 +1,196 @@
+#include "decode.h"
+
+#include "win32_text.h"
+
+#include <tdh.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace etwh::agent {
+namespace {
+
+using nlohmann::json;
+
+constexpr ULONG kWhole = 0xFFFFFFFF;   // PROPERTY_DATA_DESCRIPTOR.ArrayIndex: not an element
+constexpr ULONG kMaxElements = 16;     // of an array shown; the rest is summarized
+constexpr std::size_t kMaxText = 256;  // bytes of a value shown
+
+// UTF-16LE units at `p` up to a NUL or `units`, as UTF-8.
+std::string utf8_of(const std::uint8_t* p, std::size_t units) {
+  std::string out;
+  for (std::size_t i = 0; i < units; ++i) {
+    char32_t c = static_cast<char32_t>(p[2 * i] | (p[2 * i + 1] << 8));
+    if (c == 0) break;
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
+      const char32_t low = static_cast<char32_t>(p[2 * i + 2] | (p[2 * i + 3] << 8));
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+        ++i;
+      }
+    }
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+  return out;
+}
+
+std::string name_at(const std::vector<std::uint8_t>& info, ULONG offset) {
+  if (offset == 0 || offset >= info.size()) return {};
+  return utf8_of(info.data() + offset, (info.size() - offset) / 2);
+}
+
+std::uint64_t le(const std::vector<std::uint8_t>& b) {
+  std::uint64_t v = 0;
+  for (std::size_t i = b.size(); i-- > 0;) v = (v << 8) | b[i];
+  return v;
+}
+
+// One value's bytes as text, by its InType; bytes TDH gave in another size than the type's
+// are shown as hex.
+std::string text_of(USHORT in_type, const std::vector<std::uint8_t>& b) {
+  const auto sized = [&](std::size_t n) { return b.size() == n; };
+  auto sign = [&](std::size_t n) {
+    const std::uint64_t v = le(b);
+    const std::uint64_t bit = std::uint64_t{1} << (8 * n - 1);
+    return std::to_string(static_cast<std::int64_t>((v ^ bit) - bit));
+  };
+  switch (in_type) {
+    case TDH_INTYPE_UNICODESTRING:
+    case TDH_INTYPE_MANIFEST_COUNTEDSTRING: return utf8_of(b.data(), b.size() / 2);
+    case TDH_INTYPE_ANSISTRING:
+    case TDH_INTYPE_MANIFEST_COUNTEDANSISTRING:
+      return std::string(reinterpret_cast<const char*>(b.data()),
+                         strnlen(reinterpret_cast<const char*>(b.data()), b.size()));
+    case TDH_INTYPE_INT8:
+      if (sized(1)) return sign(1);
+      break;
+    case TDH_INTYPE_INT16:
+      if (sized(2)) return sign(2);
+      break;
+    case TDH_INTYPE_INT32:
+      if (sized(4)) return sign(4);
+      break;
+    case TDH_INTYPE_INT64:
+      if (sized(8)) return std::to_string(static_cast<std::int64_t>(le(b)));
+      break;
+    case TDH_INTYPE_UINT8:
+    case TDH_INTYPE_UINT16:
+    case TDH_INTYPE_UINT32:
+    case TDH_INTYPE_UINT64:
+    case TDH_INTYPE_FILETIME:
+      if (b.size() <= 8 && !b.empty()) return std::to_string(le(b));
+      break;
+    case TDH_INTYPE_HEXINT32:
+    case TDH_INTYPE_HEXINT64:
+    case TDH_INTYPE_POINTER:
+      if (b.size() <= 8 && !b.empty()) return format_hex(le(b));
+      break;
+    case TDH_INTYPE_BOOLEAN:
+      if (sized(4)) return le(b) != 0 ? "true" : "false";
+      break;
+    case TDH_INTYPE_FLOAT:
+      if (sized(4)) {
+        float f;
+        std::memcpy(&f, b.data(), 4);
+        return std::to_string(f);
+      }
+      break;
+    case TDH_INTYPE_DOUBLE:
+      if (sized(8)) {
+        double d;
+        std::memcpy(&d, b.data(), 8);
+        return std::to_string(d);
+      }
+      break;
+    case TDH_INTYPE_GUID:
+      if (sized(sizeof(GUID))) {
+        GUID g;
+        std::memcpy(&g, b.data(), sizeof g);
+        return format_guid(g);
+      }
+      break;
+    default: break;
+  }
+  return "0x" + bytes_to_hex(b.data(), b.size());
+}
+
+// The bytes of property `name` (element `index`); false when TDH refuses.
+bool property(EVENT_RECORD& r, const std::vector<WCHAR>& name, ULONG index,
+              std::vector<std::uint8_t>& out) {
+  PROPERTY_DATA_DESCRIPTOR d{};
+  d.PropertyName = reinterpret_cast<ULONGLONG>(name.data());
+  d.ArrayIndex = index;
+  ULONG size = 0;
+  if (TdhGetPropertySize(&r, 0, nullptr, 1, &d, &size) != ERROR_SUCCESS) return false;
+  out.assign(size, 0);
+  return size == 0 || TdhGetProperty(&r, 0, nullptr, 1, &d, size, out.data()) == ERROR_SUCCESS;
+}
+
+std::string value_of(EVENT_RECORD& r, const EVENT_PROPERTY_INFO& p,
+                     const std::vector<WCHAR>& name) {
+  if ((p.Flags & PropertyStruct) != 0) return "(struct)";
+  const USHORT in_type = p.nonStructType.InType;
+  std::vector<std::uint8_t> bytes;
+  const bool array = (p.Flags & (PropertyParamCount | PropertyParamFixedCount)) != 0 || p.count > 1;
+  if (!array) return property(r, name, kWhole, bytes) ? text_of(in_type, bytes) : "(undecodable)";
+  std::string out = "[";
+  ULONG i = 0;
+  for (; i < kMaxElements && property(r, name, i, bytes); ++i) {
+    out += (i ? ", " : "") + text_of(in_type, bytes);
+  }
+  if (i == kMaxElements && property(r, name, i, bytes)) out += ", ...";
+  return out + "]";
+}
+
+}  // namespace
+
+json decode_event(const EVENT_RECORD& record, std::size_t skip) {
+  EVENT_RECORD r = record;
+  if (skip > 0 && r.UserData != nullptr && r.UserDataLength >= skip) {
+    r.UserData = static_cast<std::uint8_t*>(r.UserData) + skip;
+    r.UserDataLength = static_cast<USHORT>(r.UserDataLength - skip);
+  }
+  ULONG size = 0;
+  ULONG status = TdhGetEventInformation(&r, 0, nullptr, nullptr, &size);
+  std::vector<std::uint8_t> info(size);
+  if (status == ERROR_INSUFFICIENT_BUFFER) {
+    status = TdhGetEventInformation(&r, 0, nullptr,
+                                    reinterpret_cast<TRACE_EVENT_INFO*>(info.data()), &size);
+  }
+  if (status != ERROR_SUCCESS) return {{"status", status}};
+  const auto& t = *reinterpret_cast<const TRACE_EVENT_INFO*>(info.data());
+  json fields = json::array();
+  for (ULONG i = 0; i < t.TopLevelPropertyCount && i < t.PropertyCount; ++i) {
+    const EVENT_PROPERTY_INFO& p = t.EventPropertyInfoArray[i];
+    std::vector<WCHAR> name;  // as TDH wants it back: its own UTF-16 units
+    for (std::size_t at = p.NameOffset; at + 1 < info.size(); at += 2) {
+      const auto unit = static_cast<WCHAR>(info[at] | (info[at + 1] << 8));
+      name.push_back(unit);
+      if (unit == 0) break;
+    }
+    std::string value = value_of(r, p, name);
+    if (value.size() > kMaxText) value = value.substr(0, kMaxText) + "...";
+    fields.push_back({{"name", name_at(info, p.NameOffset)}, {"value", std::move(value)}});
+  }
+  // EventNameOffset shares its place with ActivityIDNameOffset (a union); older SDK headers
+  // name only the latter.
+  return {{"name", name_at(info, t.ActivityIDNameOffset)}, {"fields", std::move(fields)}};
+}
+
+}  // namespace etwh::agent

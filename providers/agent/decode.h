@@ -1,0 +1,20 @@
+// An event as TDH decodes it (the platform's tdh.h: Windows' TDH, etwrt's subset), for the
+// consumer's records: the event's name and each top-level property as text, so that the driver
+// can show what an event held instead of its bytes (PROTOCOL.md, `decoded`).
+#pragma once
+
+#include <windows.h>
+#include <evntcons.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+
+namespace etwh::agent {
+
+// {"name": event name (or "" when TDH gives none), "fields": [{"name", "value"}]}, or
+// {"status": N} when TdhGetEventInformation fails. `skip` bytes at the start of the event data
+// are left out (the driver's own sequence number, which no schema describes).
+nlohmann::json decode_event(const EVENT_RECORD& record, std::size_t skip);
+
+}  // namespace etwh::agent

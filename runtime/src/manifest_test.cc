@@ -1,0 +1,77 @@
+// parse_manifest: what it takes from a manifest and the precise reason (line:col) it refuses one.
+#include "manifest.h"
+
+#include <tdh.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+std::string manifest(const std::string& provider_body) {
+  return "<instrumentationManifest xmlns='http://schemas.microsoft.com/win/2004/08/events'>\n"
+         "<instrumentation><events>\n"
+         "<provider name='P' guid='{01234567-89AB-CDEF-0123-456789ABCDEF}'>\n" +
+         provider_body + "</provider></events></instrumentation></instrumentationManifest>\n";
+}
+
+TEST(Manifest, DescriptorFromLevelTaskOpcodeKeywordsAndChannel) {
+  const auto r = etwrt::parse_manifest(manifest(
+      "<channels><importChannel chid='sys' name='System'/><channel chid='c' name='P/Ops' "
+      "type='Operational'/></channels>"
+      "<tasks><task name='T' value='0x20'/></tasks>"
+      "<keywords><keyword name='A' mask='0x10'/><keyword name='B' mask='0x8000'/></keywords>"
+      "<events><event value='300' version='2' level='win:Verbose' task='T' opcode='win:Stop' "
+      "keywords='A B' channel='c'/></events>"));
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.events.size(), 1u);
+  const EVENT_DESCRIPTOR& d = r.events[0].descriptor;
+  EXPECT_EQ(d.Id, 300);
+  EXPECT_EQ(d.Version, 2);
+  EXPECT_EQ(d.Level, 5);
+  EXPECT_EQ(d.Task, 0x20);
+  EXPECT_EQ(d.Opcode, 2);
+  EXPECT_EQ(d.Keyword, 0x8010u);
+  EXPECT_EQ(d.Channel, 17);  // mc.exe numbers channels without a value from 16, in order
+  EXPECT_EQ(r.events[0].provider.Data1, 0x01234567u);
+  EXPECT_EQ(r.events[0].provider.Data4[7], 0xEF);
+  EXPECT_EQ(r.events[0].level_name, "Verbose");
+  EXPECT_EQ(r.events[0].opcode_name, "Stop");
+}
+
+TEST(Manifest, RefusalsSayWhereAndWhy) {
+  struct Case {
+    std::string text, error;
+  };
+  const Case cases[] = {
+      {"<instrumentationManifest><a>", "1:28: not XML"},
+      {"<events/>", "1:1: the root element is <events>, not <instrumentationManifest>"},
+      {manifest("<events><event value='1' task='Nowhere'/></events>"),
+       "4:9: task \"Nowhere\" is not defined"},
+      {manifest("<events><event value='70000'/></events>"),
+       "4:9: attribute value is not a number up to 65535: \"70000\""},
+      {manifest("<events><event value='1' template='T'/></events>"),
+       "4:9: template \"T\" is not defined"},
+      {manifest("<templates><template tid='T'><data name='x' inType='win:Nope'/></template>"
+                "</templates>"),
+       "4:30: inType \"win:Nope\" is not a type etwrt knows"},
+      {manifest("<templates><template tid='T'><data name='b' inType='win:Binary' "
+                "length='n'/></template></templates>"),
+       "4:30: length \"n\" names no earlier UInt8, UInt16 or UInt32 field"},
+      {manifest("<templates><template tid='T'><struct name='s'/></template></templates>"),
+       "4:30: <struct> in a template: etwrt decodes data elements only"},
+  };
+  for (const Case& c : cases) {
+    const auto r = etwrt::parse_manifest(c.text);
+    EXPECT_FALSE(r.ok) << c.text;
+    EXPECT_EQ(r.error.substr(0, c.error.size()), c.error) << r.error;
+  }
+  // A provider GUID must be one.
+  const auto bad = etwrt::parse_manifest(
+      "<instrumentationManifest><instrumentation><events><provider name='P' guid='{nope}'/>"
+      "</events></instrumentation></instrumentationManifest>");
+  EXPECT_NE(bad.error.find("guid \"{nope}\""), std::string::npos) << bad.error;
+}
+
+}  // namespace

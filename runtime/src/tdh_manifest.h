@@ -1,0 +1,24 @@
+// tdh.h for events of loaded manifests (TdhLoadManifest): tdh.cc asks here when an event has
+// no TraceLogging schema item.
+#pragma once
+
+#include <windows.h>
+#include <tdh.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace etwrt::tdh {
+
+// UTF-8 to UTF-16 units (tdh.cc).
+std::u16string utf16(const std::string& text);
+
+// ERROR_NOT_FOUND when no loaded manifest defines the event (provider, Id, Version).
+ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size);
+
+// The bytes of the property `d` names (count descriptors; a manifest has no structs, so one).
+ULONG manifest_property(const EVENT_RECORD* e, ULONG count, const PROPERTY_DATA_DESCRIPTOR* d,
+                        std::span<const std::byte>& out);
+
+}  // namespace etwrt::tdh
