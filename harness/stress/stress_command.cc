@@ -316,7 +316,7 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
   std::cout << fmt::format("{} runs, {} failed, {} harness errors, platform {}, {:.2f} s\n",
                            outcomes.size(), failed, faults, args.platform, duration);
 
-  const nlohmann::ordered_json doc = results_document(run_args, outcomes, duration);
+  const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
   if (!args.json_file.empty()) {
     std::ofstream out(args.json_file);
     out << doc.dump(2) << "\n";
