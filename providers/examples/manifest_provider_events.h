@@ -129,17 +129,33 @@ EXTERN_C __declspec(selectany) const EVENT_DESCRIPTOR StateCounters = {
 
 // One enable bit per distinct level and keyword: Test1..Test8 one each, the state events share
 // bit 8 (level 0, keyword 0).
+#if defined(_WIN32) && defined(__GNUC__)
+// GCC's selectany (mingw-w64) needs a definition: an initializer, in a linkage block (below).
+#define ETWH_EXAMPLE_ENABLE_BITS_DEFINED_BELOW 1
+#else
 EXTERN_C __declspec(selectany) DECLSPEC_CACHEALIGN ULONG Etwh_Example_ManifestEnableBits[1];
+#endif
 EXTERN_C __declspec(selectany) const ULONGLONG Etwh_Example_ManifestKeywords[9] = {
     0x1, 0x2, 0x3, 0x0, 0xc, 0x10, 0x5, 0x8000000000000000, 0x0};
 EXTERN_C __declspec(selectany) const
     unsigned char Etwh_Example_ManifestLevels[9] = {1, 2, 3, 4, 5, 0, 4, 2, 0};
+// The non-const objects in a linkage block: GCC (mingw-w64 too) warns of
+// `extern "C" T x = v;` for a non-const T, which MSVC takes as mc.exe writes it.
+#ifdef __cplusplus
+extern "C" {
+#endif
+#ifdef ETWH_EXAMPLE_ENABLE_BITS_DEFINED_BELOW
+__declspec(selectany) DECLSPEC_CACHEALIGN ULONG Etwh_Example_ManifestEnableBits[1] = {0};
+#endif
 // clang-format off
-EXTERN_C __declspec(selectany) EXAMPLE_MC_TRACE_CONTEXT ETWH_EXAMPLE_MANIFEST_Context = {
+__declspec(selectany) EXAMPLE_MC_TRACE_CONTEXT ETWH_EXAMPLE_MANIFEST_Context = {
     0, 0, 0, 0, 0, 0, 0, 0, 9, Etwh_Example_ManifestEnableBits, Etwh_Example_ManifestKeywords,
     Etwh_Example_ManifestLevels};
 // clang-format on
-EXTERN_C __declspec(selectany) REGHANDLE Etwh_Example_ManifestHandle = (REGHANDLE)0;
+__declspec(selectany) REGHANDLE Etwh_Example_ManifestHandle = (REGHANDLE)0;
+#ifdef __cplusplus
+}
+#endif
 
 DECLSPEC_NOINLINE __inline ULONG __stdcall ExampleMcEventRegister(
     _In_ LPCGUID ProviderId, _In_opt_ PENABLECALLBACK EnableCallback,

@@ -85,10 +85,12 @@ void write(const TlEvent& e) {
   const std::uint32_t seq = sequence.fetch_add(1);
   static const char kDetail[] = "example";
   EVENT_DATA_DESCRIPTOR data[4];
+  // Type through Reserved: Type is its low byte (Reserved1 and Reserved2 stay 0), and mingw-w64's
+  // header has only Reserved there.
   EventDataDescCreate(&data[0], traits.data(), static_cast<ULONG>(traits.size()));
-  data[0].Type = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
+  data[0].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
   EventDataDescCreate(&data[1], metadata.data(), static_cast<ULONG>(metadata.size()));
-  data[1].Type = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
+  data[1].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
   EventDataDescCreate(&data[2], &seq, sizeof seq);
   EventDataDescCreate(&data[3], kDetail, sizeof kDetail);
   EventWrite(g_handle.load(), &e.descriptor, 4, data);
