@@ -97,7 +97,10 @@ const TRACE_EVENT_INFO& as_info(const Bytes& b) {
 }
 
 void put(Bytes& b, std::uint64_t v, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  // Bytes past the eighth are 0 (a shift by 64 or more is undefined).
+  for (std::size_t i = 0; i < n; ++i) {
+    b.push_back(i < 8 ? static_cast<std::uint8_t>(v >> (8 * i)) : std::uint8_t{0});
+  }
 }
 
 class TdhManifest : public ::testing::Test {
