@@ -35,7 +35,9 @@ for ((i = 1; i <= iterations; i++)); do
   tmp="$work/run-$i"
   mkdir "$tmp"
   delay_ms=$((50 + RANDOM % (max_delay_ms - 49)))
-  env -u ETWRT_HOME TMPDIR="$tmp" "$@" >"$tmp.log" 2>&1 &
+  # A background job of a script starts with SIGINT ignored; the driver must start as a user's
+  # would (default action), so that a signal before its handlers are set still ends it (130).
+  env --default-signal=INT -u ETWRT_HOME TMPDIR="$tmp" "$@" >"$tmp.log" 2>&1 &
   driver=$!
   sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
   alive_at_signal=$(count_children "$tmp")
