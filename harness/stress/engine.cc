@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace etwh::stress {
@@ -59,6 +60,34 @@ void reset_peak_rss() {
 }
 std::uint64_t peak_rss_kb() {
   std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+// Another process's CPU time (utime and stime of /proc/PID/stat, in clock ticks) and peak RSS
+// (VmHWM); nullopt when the process is gone.
+std::optional<CpuTime> process_cpu(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15, counted from 1
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  if (!fields) return std::nullopt;
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return CpuTime{static_cast<double>(utime) * tick, static_cast<double>(stime) * tick};
+}
+std::uint64_t process_peak_rss_kb(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
@@ -405,6 +434,8 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   static std::atomic<unsigned> run_counter{0};
   start_sessions(res, profile, provider, run_counter.fetch_add(1));
   broker = current_broker();
+  const std::optional<CpuTime> broker_cpu_at_start =
+      broker ? process_cpu(broker->pid) : std::nullopt;
   const std::string provider_text = format_guid(provider);
   for (std::uint32_t i = 0; i < profile.processes; ++i) {
     std::vector<std::string> args = {"--provider",      provider_text,
@@ -441,6 +472,14 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   wait_for_writers(res, profile, options, go, series);
   const std::vector<std::uint64_t> written_per_writer = collect_writer_counts(res, profile, run);
   stop_sessions(res, written_per_writer, run);
+  if (broker_cpu_at_start) {
+    if (const auto now = process_cpu(broker->pid)) {
+      run.broker_cpu = CpuTime{now->user_s - broker_cpu_at_start->user_s,
+                               now->system_s - broker_cpu_at_start->system_s};
+      run.broker_peak_rss_kb = process_peak_rss_kb(broker->pid);
+      run.broker_pid = broker->pid;
+    }
+  }
   const double end_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go).count();
   for (std::size_t i = 0; i < run.sessions.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,12 @@ struct RunResult {
   CpuTime consumer_cpu;  // this process during the run (the consumers, and etwh's own waiting)
   double writer_cpu_ns_per_event = 0;    // per EventWrite call
   double consumer_cpu_ns_per_event = 0;  // per delivered event, over all sessions
+  // etwrt's broker, from the sessions' start to their stop (/proc, clock-tick resolution);
+  // absent where there is no broker (real ETW) or it could not be read (it ended).
+  std::optional<CpuTime> broker_cpu;
+  long broker_pid = 0;                   // the broker that served the run's sessions
+  std::uint64_t broker_peak_rss_kb = 0;  // VmHWM since the broker started
+  double broker_cpu_ns_per_event = 0;    // per EventWrite call
   std::uint64_t series_ms = 0;
   std::uint64_t go_ns = 0;  // CLOCK_MONOTONIC when the writers were told to go: series' t = 0
   std::vector<WriterSamples> writer_samples;  // one per writer process

@@ -81,6 +81,10 @@ void measure_cpu(RunResult& run) {
   for (const SessionResult& s : run.sessions) delivered_all += s.delivered;
   run.writer_cpu_ns_per_event =
       run.attempts > 0 ? run.writer_cpu.total_s() * 1e9 / static_cast<double>(run.attempts) : 0;
+  if (run.broker_cpu && run.attempts > 0) {
+    run.broker_cpu_ns_per_event =
+        run.broker_cpu->total_s() * 1e9 / static_cast<double>(run.attempts);
+  }
   run.consumer_cpu_ns_per_event =
       delivered_all > 0 ? run.consumer_cpu.total_s() * 1e9 / static_cast<double>(delivered_all) : 0;
 }

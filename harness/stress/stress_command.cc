@@ -95,12 +95,16 @@ void print_console(const Outcome& o, std::ostream& out) {
         s.gaps, s.duplicates);
   }
   out << fmt::format(
-      "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB; CPU "
-      "writer {:.1f} ns/event, consumer {:.1f} ns/event; wake-up floor p50 {:.1f} us, p99 {:.1f} "
-      "us, p99.9 {:.1f} us; {:.2f} s\n",
+      "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
+      "writer {:.1f} ns/event, consumer {:.1f} ns/event{}; wake-up floor p50 {:.1f} us, p99 "
+      "{:.1f} us, p99.9 {:.1f} us; {:.2f} s\n",
       status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
-      r.consumer_peak_rss_kb, r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
+      r.consumer_peak_rss_kb,
+      r.broker_cpu ? fmt::format(", broker {} KB", r.broker_peak_rss_kb) : std::string(),
+      r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
+      r.broker_cpu ? fmt::format(", broker {:.1f} ns/event", r.broker_cpu_ns_per_event)
+                   : std::string(),
       us(o.wake_floor.percentile(0.5)), us(o.wake_floor.percentile(0.99)),
       us(o.wake_floor.percentile(0.999)), r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
@@ -198,6 +202,12 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
   j["consumer"] = {{"delay_us", r.profile.consumer_delay_us},
                    {"peak_rss_kb", r.consumer_peak_rss_kb},
                    {"cpu", cpu_json(r.consumer_cpu, r.consumer_cpu_ns_per_event)}};
+  j["broker"] = nullptr;  // no broker (real ETW), or it ended before it could be read
+  if (r.broker_cpu) {
+    j["broker"] = {{"pid", r.broker_pid},
+                   {"peak_rss_kb", r.broker_peak_rss_kb},
+                   {"cpu", cpu_json(*r.broker_cpu, r.broker_cpu_ns_per_event)}};
+  }
   j["series_step_ms"] = r.series_ms;
   j["wake_floor_us"] = {{"p50", us(o.wake_floor.percentile(0.5))},
                         {"p99", us(o.wake_floor.percentile(0.99))},
