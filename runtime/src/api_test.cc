@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <fstream>
 #include <iterator>
@@ -752,6 +753,9 @@ class RealtimeConsumer {
     std::lock_guard lock(mu_);
     return seen_;
   }
+  // Called on the consumer's thread with each event of kProvider (its index) before it is
+  // recorded: a test can hold the callback there. Set before start().
+  void on_index(std::function<void(std::uint32_t)> hook) { hook_ = std::move(hook); }
 
  private:
   static std::mutex& registry_mu() {
@@ -784,6 +788,11 @@ class RealtimeConsumer {
       s.extended.emplace_back(item.ExtType, std::vector<std::uint8_t>(q, q + item.DataSize));
     }
     s.context = r->UserContext;
+    if (self->hook_ && s.provider == kProvider && s.data.size() >= sizeof(std::uint32_t)) {
+      std::uint32_t index;
+      std::memcpy(&index, s.data.data(), sizeof index);
+      self->hook_(index);
+    }
     if (self->delay_ > 0ms) std::this_thread::sleep_for(self->delay_);
     std::lock_guard lock(self->mu_);
     self->seen_.push_back(std::move(s));
@@ -792,6 +801,7 @@ class RealtimeConsumer {
 
   std::string name_;
   std::chrono::milliseconds delay_;
+  std::function<void(std::uint32_t)> hook_;
   EVENT_TRACE_LOGFILEA logfile_{};
   TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
   std::thread thread_;
@@ -1104,6 +1114,118 @@ TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
   EXPECT_EQ(refused, lost_at_write);
   // Writers reclaim buffers: every reclaim happened before the query.
   EXPECT_EQ(lost_buffers, q.get()->RealTimeBuffersLost);
+}
+
+// A ProcessTrace that is alone on its session reads the pool on its own thread (the direct
+// path, runtime/README.md). Held inside its callback while the pool overflows, it must announce
+// each gap (RT_LostEvent) ahead of the data after it and the counts must add up, as on the
+// hub's path (the slow consumer above never leaves it: its queue holds the hub back).
+TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  Properties props;
+  props.get()->BufferSize = 1;  // KB: a few events fill a buffer.
+  props.get()->MinimumBuffers = 1;
+  props.get()->MaximumBuffers = 1;
+  TRACEHANDLE s = 0;
+  ASSERT_EQ(StartTraceA(&s, "direct-gaps", props.get()), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  RealtimeConsumer c("direct-gaps");
+  ASSERT_TRUE(c.opened());
+  constexpr std::uint32_t kHeld = 20;     // the callback waits at this event...
+  constexpr std::uint32_t kBurst = 3000;  // ...while these are written
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool holding = false;
+  bool released = false;
+  c.on_index([&](std::uint32_t i) {
+    if (i != kHeld) return;
+    std::unique_lock lock(gate_mu);
+    holding = true;
+    gate_cv.notify_all();
+    gate_cv.wait_for(lock, 20s, [&] { return released; });
+  });
+  c.start();
+  c.wait_for(1);
+  std::uint64_t written = 0;
+  std::uint64_t refused = 0;
+  const auto write = [&](std::uint32_t i) {
+    const ULONG status = write_indexed(h, 4, 0, i, 32);
+    if (status == ERROR_SUCCESS) {
+      ++written;
+    } else {
+      EXPECT_EQ(status, ULONG{ERROR_NOT_ENOUGH_MEMORY});
+      ++refused;
+    }
+  };
+  // A steady trickle first: the hub hands the reader to this consumer after a poll.
+  for (std::uint32_t i = 0; i < kHeld; ++i) {
+    write(i);
+    c.wait_for(i + 2);
+    std::this_thread::sleep_for(1ms);
+  }
+  write(kHeld);
+  {
+    std::unique_lock lock(gate_mu);
+    ASSERT_TRUE(gate_cv.wait_for(lock, 20s, [&] { return holding; }));
+  }
+  for (std::uint32_t i = kHeld + 1; i <= kHeld + kBurst; ++i) write(i);
+  {
+    std::lock_guard lock(gate_mu);
+    released = true;
+  }
+  gate_cv.notify_all();
+  // Caught up on its own thread (a marker written after the burst arrives) before the stop,
+  // whose drain is the hub thread's.
+  const std::uint32_t marker = kHeld + kBurst + 1;
+  std::vector<std::uint32_t> got;
+  for (int tries = 0; tries < 2000; ++tries) {
+    write(marker);
+    got = indices(c.seen());
+    if (!got.empty() && got.back() == marker) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(got.back(), marker);
+  Properties q;
+  ASSERT_EQ(ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  std::uint64_t delivered = 0;
+  std::uint64_t lost_in_buffers = 0;
+  std::uint64_t lost_buffers = 0;
+  std::uint64_t lost_at_write = 0;
+  std::uint32_t next = 0;  // the lowest index not seen yet
+  for (const Seen& e : c.seen()) {
+    if (is_lost(e)) {
+      std::uint64_t counts[2] = {};
+      ASSERT_EQ(e.data.size(), e.descriptor.Opcode == 33 ? 16u : 8u);
+      std::memcpy(counts, e.data.data(), e.data.size());
+      if (e.descriptor.Opcode == 33) {
+        lost_buffers += counts[0];
+        lost_in_buffers += counts[1];
+      } else {
+        lost_at_write += counts[0];
+      }
+      continue;
+    }
+    if (!(e.provider == kProvider)) continue;
+    std::uint32_t i;
+    std::memcpy(&i, e.data.data(), sizeof i);
+    if (i == marker) {  // written until it arrived: each one delivered is counted
+      ++delivered;
+      continue;
+    }
+    ASSERT_GE(i, next);
+    // Every event missing before this one was announced ahead of it.
+    EXPECT_LE(i - next, lost_in_buffers + lost_at_write) << "gap before " << i;
+    next = i + 1;
+    ++delivered;
+  }
+  EXPECT_GT(lost_buffers + lost_at_write, 0u);  // The burst overflowed the pool.
+  EXPECT_EQ(written, delivered + lost_in_buffers);
+  EXPECT_EQ(refused, lost_at_write);
+  EXPECT_EQ(lost_buffers, q.get()->RealTimeBuffersLost);
+  EXPECT_EQ(refused, q.get()->EventsLost);
 }
 
 TEST_F(EtwrtApi, SecondConsumerGetsOnlyNewEvents) {

@@ -35,6 +35,7 @@ using json = nlohmann::json;
 using etwrt::BatchPtr;
 using etwrt::Client;
 using etwrt::Delivery;
+namespace dataplane = etwrt::dataplane;
 using etwrt::Hub;
 using etwrt::SessionPool;
 using etwrt::Subscriber;
@@ -166,16 +167,54 @@ struct Active {
   bool done = false;
 };
 
+// The consumer's BufferCallback after a step that delivered `items` events: ERROR_CANCELLED
+// when it returned FALSE.
+ULONG buffer_done(Active& a, std::size_t items) {
+  if (items == 0) return ERROR_SUCCESS;
+  EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
+  ++l->BuffersRead;
+  l->Filled = static_cast<ULONG>(items);
+  if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) return ERROR_CANCELLED;
+  return ERROR_SUCCESS;
+}
+
+// The direct path (Hub::direct_poll): this thread polls the pool's reader and each record
+// reaches the callbacks from the pool's memory, a poll at a time, until the hub takes the
+// reader back (the caller then goes on with take()), CloseTrace, or BufferCallback's FALSE.
+ULONG direct_steps(Active& a) {
+  Delivery& d = *a.delivery;
+  const std::uint64_t since = a.sub->since_ns;
+  std::size_t items = 0;
+  const dataplane::Reader::Callback on_record = [&](const dataplane::RecordView& v) {
+    items += d.deliver_record(v, since) ? 1 : 0;
+  };
+  const dataplane::Reader::LossCallback on_loss = [&](const dataplane::LossReport& loss) {
+    d.deliver_loss(loss);
+    ++items;
+  };
+  for (;;) {
+    if (a.consumer->close_requested.load(std::memory_order_acquire)) {
+      a.done = true;
+      return ERROR_SUCCESS;
+    }
+    items = 0;
+    if (!a.hub->direct_poll(on_record, on_loss)) return ERROR_SUCCESS;
+    if (const ULONG status = buffer_done(a, items); status != ERROR_SUCCESS) return status;
+  }
+}
+
 // Delivers what the hub queued for `a` since the last step, then the consumer's BufferCallback
-// if that held events. ERROR_CANCELLED when BufferCallback returned FALSE; once nothing more
-// will come (or CloseTrace was called), `a.done` and the subscriber's status.
+// if that held events; then the direct path, when the hub grants it. ERROR_CANCELLED when
+// BufferCallback returned FALSE; once nothing more will come (or CloseTrace was called),
+// `a.done` and the subscriber's status.
 ULONG delivery_step(Active& a, std::deque<BatchPtr>& batches) {
   if (a.consumer->close_requested.load(std::memory_order_acquire)) {
     a.done = true;
     return ERROR_SUCCESS;
   }
   batches.clear();
-  const bool more = a.hub->take(a.sub.get(), batches);
+  bool direct = false;
+  const bool more = a.hub->take(a.sub.get(), batches, direct);
 #if defined(ETWRT_MUTANTS)
   // Mutant: each batch's records reach the consumer newest first.
   if (etwrt::mutant::active("records-out-of-order")) {
@@ -186,13 +225,11 @@ ULONG delivery_step(Active& a, std::deque<BatchPtr>& batches) {
     }
   }
 #endif
-  const std::size_t items = a.delivery->deliver(batches, a.sub->since_ns);
-  if (items > 0) {
-    EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
-    ++l->BuffersRead;
-    l->Filled = static_cast<ULONG>(items);
-    if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) return ERROR_CANCELLED;
+  if (const ULONG status = buffer_done(a, a.delivery->deliver(batches, a.sub->since_ns));
+      status != ERROR_SUCCESS) {
+    return status;
   }
+  if (direct) return direct_steps(a);
   if (more) return ERROR_SUCCESS;
   a.done = true;
   return a.sub->error;
@@ -210,6 +247,14 @@ ULONG process_consumers(const std::vector<Consumer*>& consumers, const FILETIME*
   }
   // Joined before the header event is delivered (so a consumer that saw it is attached);
   // records queue meanwhile and reach the callback after it, on this thread.
+  // One handle: its thread may read the pool itself (Hub::direct_poll). Several take turns,
+  // so each gets its records from its hub.
+  bool direct = active.size() == 1;
+#if defined(ETWRT_MUTANTS)
+  // The mutant reverses the hub's batches: it keeps this call on the hub's path.
+  if (etwrt::mutant::active("records-out-of-order")) direct = false;
+#endif
+  for (Active& a : active) a.sub->wants_direct = direct;
   for (Active& a : active) a.hub->join(a.sub.get());
   for (Active& a : active) a.delivery->header_event();
   ULONG status = ERROR_SUCCESS;

@@ -26,7 +26,13 @@ std::int64_t file_time_value(const FILETIME& t) {
 
 Delivery::Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& header,
                    SessionPool& pool)
-    : logfile_(logfile), header_(header), pool_(pool), offset_ns_(realtime_minus_monotonic_ns()) {}
+    : logfile_(logfile),
+      header_(header),
+      pool_(pool),
+      offset_ns_(realtime_minus_monotonic_ns()),
+      event_record_mode_((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0),
+      file_time_stamps_((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) == 0 ||
+                        header.ReservedFlags == kClockSystemTime) {}
 
 void Delivery::set_window(const FILETIME* start, const FILETIME* end) {
   if (start != nullptr) window_start_ = file_time_value(*start);
@@ -45,12 +51,8 @@ std::size_t Delivery::deliver(const std::deque<BatchPtr>& batches, std::uint64_t
   for (const BatchPtr& b : batches) {
     for (const std::uint64_t e : b->entries) {
       if (Batch::is_loss(e)) {
-        const dataplane::LossReport& loss = b->loss(e);
-        logfile_.EventsLost += static_cast<ULONG>(loss.events_lost + loss.realtime_events_lost);
-        losses(loss);
-      } else if (b->view(e, v) && v.timestamp_ns >= since_ns && in_window(v.timestamp_ns)) {
-        record(v);
-      } else {
+        deliver_loss(b->loss(e));
+      } else if (!b->view(e, v) || !deliver_record(v, since_ns)) {
         continue;
       }
       ++items;
@@ -59,8 +61,9 @@ std::size_t Delivery::deliver(const std::deque<BatchPtr>& batches, std::uint64_t
   return items;
 }
 
-bool Delivery::event_record_mode() const {
-  return (logfile_.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0;
+void Delivery::deliver_loss(const dataplane::LossReport& loss) {
+  logfile_.EventsLost += static_cast<ULONG>(loss.events_lost + loss.realtime_events_lost);
+  losses(loss);
 }
 
 std::int64_t Delivery::file_time(std::uint64_t monotonic_ns) const {
@@ -71,11 +74,8 @@ std::int64_t Delivery::file_time(std::uint64_t monotonic_ns) const {
 // header's ReservedFlags = ClientContext): QPC ticks at PerfFreq, system time as FILETIME,
 // cycles at CpuSpeedInMHz (WNODE_HEADER page, rule CON-CLOCK).
 std::int64_t Delivery::timestamp(std::uint64_t monotonic_ns) const {
-  if ((logfile_.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) == 0) {
-    return file_time(monotonic_ns);
-  }
+  if (file_time_stamps_) return file_time(monotonic_ns);
   switch (header_.ReservedFlags) {
-    case kClockSystemTime: return file_time(monotonic_ns);
     case kClockCpuCycles: return static_cast<std::int64_t>(monotonic_ns);  // A 1000 MHz counter.
     default: return static_cast<std::int64_t>(monotonic_ns / 100);         // QPC at 10 MHz.
   }
@@ -130,21 +130,24 @@ void Delivery::record(const dataplane::RecordView& v) {
   r.EventHeader.ProviderId = v.provider_id;
   r.EventHeader.EventDescriptor = v.descriptor;
   r.EventHeader.ActivityId = v.activity_id;
-  EVENT_HEADER_EXTENDED_DATA_ITEM items[3] = {};
+  EVENT_HEADER_EXTENDED_DATA_ITEM items[3];  // Each one used is cleared first.
   USHORT count = 0;
   if (v.has_related_activity_id) {
+    items[count] = {};
     items[count].ExtType = EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID;
     items[count].DataSize = sizeof(GUID);
     items[count].DataPtr = reinterpret_cast<ULONGLONG>(&v.related_activity_id);
     ++count;
   }
   if (!v.provider_traits.empty()) {
+    items[count] = {};
     items[count].ExtType = EVENT_HEADER_EXT_TYPE_PROV_TRAITS;
     items[count].DataSize = static_cast<USHORT>(v.provider_traits.size());
     items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.provider_traits.data());
     ++count;
   }
   if (!v.event_schema.empty()) {
+    items[count] = {};
     items[count].ExtType = EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL;
     items[count].DataSize = static_cast<USHORT>(v.event_schema.size());
     items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.event_schema.data());

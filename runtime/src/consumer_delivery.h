@@ -38,8 +38,18 @@ class Delivery {
   // Returns how many events reached the callbacks.
   std::size_t deliver(const std::deque<BatchPtr>& batches, std::uint64_t since_ns);
 
+  // One record or loss report as deliver() treats it, for a ProcessTrace that reads the pool
+  // itself (Hub::direct_poll): a record stamped before `since_ns` or outside the window is
+  // skipped (false), a loss is counted in EventsLost and announced as RT_LostEvent events.
+  bool deliver_record(const dataplane::RecordView& v, std::uint64_t since_ns) {
+    if (v.timestamp_ns < since_ns || (windowed_ && !in_window(v.timestamp_ns))) return false;
+    record(v);
+    return true;
+  }
+  void deliver_loss(const dataplane::LossReport& loss);
+
  private:
-  bool event_record_mode() const;
+  bool event_record_mode() const { return event_record_mode_; }
   std::int64_t file_time(std::uint64_t monotonic_ns) const;
   std::int64_t timestamp(std::uint64_t monotonic_ns) const;
   std::int64_t event_time(const dataplane::RecordView& v) const;
@@ -56,6 +66,10 @@ class Delivery {
   const TRACE_LOGFILE_HEADER& header_;
   SessionPool& pool_;
   std::int64_t offset_ns_;
+  // Read once from the logfile: per event, the usual case (EVENT_RECORDs stamped as FILETIMEs)
+  // costs two predicted branches.
+  bool event_record_mode_;
+  bool file_time_stamps_;  // TimeStamp is a FILETIME (no RAW_TIMESTAMP, or the system clock)
   std::int64_t window_start_ = INT64_MIN;
   std::int64_t window_end_ = INT64_MAX;
   bool windowed_ = false;

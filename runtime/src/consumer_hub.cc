@@ -16,6 +16,16 @@ Hub::Hub(SessionPool* pool) : pool_(pool) {
 
 void Hub::join(Subscriber* s) {
   std::unique_lock lock(mu_);
+  // A subscriber reading the pool itself gives the reader back first: from then on the hub
+  // hands every record to both. Bounded like the attach: if its ProcessTrace is stuck in a
+  // callback, this one's records start when the reader comes back (end_direct_locked).
+  ++joining_;
+  if (direct_ != nullptr) {
+    want_back_.store(true, std::memory_order_release);
+    pool_->pool.wake_reader();  // It may sleep on the pool's futex.
+    cv_.wait_for(lock, kAttachLimit, [&] { return direct_ == nullptr; });
+  }
+  --joining_;
   // The subscriber that makes the hub attach the pool's reader gets what the session
   // buffered; later ones only what is written from now on (CON-RT-SECOND). In a process fed
   // by another one's reader (a relay), only what is written once the feed started.
@@ -31,15 +41,17 @@ void Hub::join(Subscriber* s) {
 
 void Hub::leave(Subscriber* s) {
   std::lock_guard lock(mu_);
+  if (direct_ == s) end_direct_locked();
   std::erase(subs_, s);
   cv_.notify_all();
 }
 
-bool Hub::take(Subscriber* s, std::deque<BatchPtr>& out) {
+bool Hub::take(Subscriber* s, std::deque<BatchPtr>& out, bool& direct) {
   std::unique_lock lock(mu_);
-  if (s->queue.empty() && !s->ended && s->error == ERROR_SUCCESS) {
+  if (s->queue.empty() && !s->ended && s->error == ERROR_SUCCESS && !s->direct) {
     cv_.wait_for(lock, 5ms);
   }
+  direct = s->direct;  // Granted with the queue: what the hub read before is in `out`.
   out.swap(s->queue);
   s->queue.clear();
   s->queued_records = 0;
@@ -66,6 +78,11 @@ void Hub::run() {
 // stopped with nobody to hand anything to: the hub is finished.
 bool Hub::wait_for_work(bool& stopped, std::shared_ptr<Batch>& held) {
   std::unique_lock lock(mu_);
+  if (direct_ != nullptr) {
+    // A ProcessTrace thread polls the reader (direct_poll) until it gives it back.
+    cv_.wait(lock, [this] { return direct_ == nullptr; });
+    stopped = pool_->stopped.load(std::memory_order_acquire);
+  }
   // Nobody listens: detach, so unread records wait for the next consumer.
   while (subs_.empty() && !stopped && !(feeder_ && feeder_->refresh(pool_->pool.now_ns()))) {
     if (mode_ != Mode::detached) {
@@ -94,8 +111,58 @@ bool Hub::reader_step(bool stopped, std::shared_ptr<Batch>& held) {
   const std::vector<BatchPtr> out = poll_reader(stopped, held, idle);
   feed(out, stopped);
   if (hand_out(out, stopped)) return true;
+  if (!stopped && grant_direct(held)) return false;
   idle_step(*reader_, idle);
   return false;
+}
+
+// Hands the reader to the only subscriber's ProcessTrace thread when it can take it: this
+// process feeds no other, nobody is joining, the session runs. What the last poll held goes
+// to its queue first, so it gets everything in order. Returns true when granted.
+bool Hub::grant_direct(std::shared_ptr<Batch>& held) {
+  std::lock_guard lock(mu_);
+  if (subs_.size() != 1 || !subs_.front()->wants_direct || joining_ != 0 || finished_ ||
+      mode_ != Mode::reader || feeder_->active() != 0 ||
+      pool_->stopped.load(std::memory_order_acquire)) {
+    return false;
+  }
+  Subscriber* s = subs_.front();
+  if (held && !held->entries.empty()) {
+    s->queue.push_back(held);
+    s->queued_records += held->records;
+  }
+  held.reset();
+  want_back_.store(false, std::memory_order_relaxed);
+  direct_ = s;
+  s->direct = true;
+  cv_.notify_all();
+  return true;
+}
+
+bool Hub::direct_poll(const dataplane::Reader::Callback& on_record,
+                      const dataplane::Reader::LossCallback& on_loss) {
+  if (want_back_.load(std::memory_order_acquire) ||
+      pool_->stopped.load(std::memory_order_acquire) ||
+      feeder_->refresh(pool_->pool.now_ns()) != 0) {
+    std::lock_guard lock(mu_);
+    end_direct_locked();
+    return false;
+  }
+  const bool idle = reader_->poll(on_record, false, on_loss) == 0;
+  idle_step(*reader_, idle);
+  return true;
+}
+
+// The reader goes back to the hub thread. A subscriber that joined meanwhile without waiting
+// for it (join's bound ran out) gets what is stamped from now on.
+void Hub::end_direct_locked() {
+  const std::uint64_t now = pool_->pool.now_ns();
+  for (Subscriber* s : subs_) {
+    if (s != direct_) s->since_ns = std::max(s->since_ns, now);
+  }
+  direct_->direct = false;
+  direct_ = nullptr;
+  cv_.notify_all();
 }
 
 // What a poll hands out, in order: its loss reports, then the last poll's records (`held`);

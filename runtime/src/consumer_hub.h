@@ -11,6 +11,7 @@
 
 #include <windows.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -29,6 +30,10 @@ struct Subscriber {
   std::size_t queued_records = 0;
   std::uint64_t since_ns = 0;  // Records stamped before it joined are not its own.
   bool ended = false;          // The session stopped and everything was queued.
+  // Set before join: the subscriber's ProcessTrace consumes nothing else, so it may read the
+  // pool itself while it is the hub's only subscriber (Hub::direct_poll).
+  bool wants_direct = false;
+  bool direct = false;  // It reads the pool itself now; the hub thread waits.
   // ProcessTrace's status once the queue is taken: the pool could not be read (another
   // process reads it), or the session's broker died.
   ULONG error = ERROR_SUCCESS;
@@ -47,7 +52,18 @@ class Hub {
   void join(Subscriber* s);
   void leave(Subscriber* s);
   // Takes what is queued for `s` (waiting a little when nothing is); false once it ended.
-  bool take(Subscriber* s, std::deque<BatchPtr>& out);
+  // `direct`: `s` reads the pool itself from now on (direct_poll); nothing more is queued.
+  bool take(Subscriber* s, std::deque<BatchPtr>& out, bool& direct);
+
+  // The direct path: while a subscriber that wants it is the hub's only one, this process
+  // holds the pool's reader and feeds no other process, the hub thread hands the reader to
+  // that subscriber's ProcessTrace thread, which polls it and delivers each record from the
+  // pool's memory (no copy, no hand-off between threads). One step: a poll (then a short spin
+  // or sleep when it found nothing). Returns false, the reader given back to the hub thread,
+  // when the subscriber must go back to take(): another subscriber joins, another process asks
+  // to be fed, or the session stopped (the hub drains it and ends the subscribers as always).
+  bool direct_poll(const dataplane::Reader::Callback& on_record,
+                   const dataplane::Reader::LossCallback& on_loss);
 
  private:
   // detached: nobody listens here. reader: this process holds the pool's one Reader (and
@@ -66,6 +82,8 @@ class Hub {
   void end_locked(Subscriber* s);
   void fail_all(ULONG error);
   bool full_locked() const;
+  bool grant_direct(std::shared_ptr<Batch>& held);
+  void end_direct_locked();
 
   // The relay (consumer_relay.cc).
   bool relay_wait_active();
@@ -127,6 +145,11 @@ class Hub {
   Mode mode_ = Mode::detached;     // Guarded by mu_ (written by the hub thread).
   std::uint64_t relay_since_ = 0;  // Guarded by mu_.
   bool finished_ = false;
+  Subscriber* direct_ = nullptr;  // Guarded by mu_: the subscriber polling the reader.
+  int joining_ = 0;               // Guarded by mu_: joins waiting for the reader to come back.
+  // Set (under mu_) by a subscriber that joins while another one polls directly; read by
+  // that one at each step.
+  std::atomic<bool> want_back_{false};
   std::thread thread_;
 };
 
