@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 
 #ifndef _WIN32
 #include <climits>
@@ -14,6 +15,19 @@
 namespace etwh {
 
 namespace fs = std::filesystem;
+
+#ifndef _WIN32
+// A broker killed but not yet reaped (a child of this process, when etwrt started it from here)
+// still answers kill(pid, 0): its state in /proc says it is dead.
+bool zombie(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() &&
+         (text[close + 2] == 'Z' || text[close + 2] == 'X');
+}
+#endif
 
 std::optional<BrokerIdentity> broker_of(const fs::path& home) {
   const fs::path file = home / "broker.pid";
@@ -26,7 +40,7 @@ std::optional<BrokerIdentity> broker_of(const fs::path& home) {
   id.pid_file_time =
       std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 #ifndef _WIN32
-  id.alive = ::kill(static_cast<pid_t>(id.pid), 0) == 0 || errno == EPERM;
+  id.alive = (::kill(static_cast<pid_t>(id.pid), 0) == 0 || errno == EPERM) && !zombie(id.pid);
 #endif
   return id;
 }

@@ -77,7 +77,9 @@ for r in report.get("results", []):
 if broker_killed and not any(
         r.get("status") == "HARNESS_ERROR" and "etwrt broker" in r.get("message", "")
         for r in report.get("results", [])):
-    print("no HARNESS_ERROR names the broker that was killed")
+    print("no HARNESS_ERROR names the broker that was killed; the results:")
+    for r in report.get("results", []):
+        print(f"  {r.get('id')}: {r.get('status')}: {r.get('message', '')[:300]}")
     bad += 1
 sys.exit(1 if bad else 0)
 PY
