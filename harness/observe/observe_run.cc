@@ -106,6 +106,11 @@ void Observation::walk(std::uint64_t handle, const std::string& guid_text) {
     while (Clock::now() < until && !ended())
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // The whole schedule ran: its last step lasted step_ms (judge.h's end mark).
+  if (!ended()) {
+    marks_.push_back({handle, o_.schedule.steps.size(),
+                      channel_.wait_beyond(SIZE_MAX, std::chrono::milliseconds(0))});
+  }
 }
 
 bool Observation::run() {

@@ -93,6 +93,19 @@ Schedule parse_root(const json& root, const std::string& file) {
 
 }  // namespace
 
+std::optional<std::size_t> first_step_disabling_all(const Schedule& schedule) {
+  std::set<std::size_t> enabled;
+  for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
+    const bool before = !enabled.empty();
+    for (const Action& a : schedule.steps[i].actions) {
+      if (a.op == ActionOp::kEnable) enabled.insert(a.session);
+      if (a.op == ActionOp::kDisable) enabled.erase(a.session);
+    }
+    if (before && enabled.empty()) return i;
+  }
+  return std::nullopt;
+}
+
 Schedule parse_schedule(const std::string& text, const std::string& file) {
   const json root = parse_input_json(text, file);
   try {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct Schedule {
 };
 
 inline constexpr std::size_t kMaxSessions = 8;
+
+// The first step after which no session enables the provider while one did before (the step
+// that tests PROV-RECORD's "on DISABLE it writes nothing"); none: the schedule never disables all.
+std::optional<std::size_t> first_step_disabling_all(const Schedule& schedule);
 
 // Reads and checks a schedule; throws InputError (file, line:col, JSON pointer, reason).
 Schedule load_schedule(const std::filesystem::path& file);

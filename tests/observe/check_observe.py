@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Checks one `etwh observe` run of an example program: its exit code and the rule IDs of the
-failing findings in its JSON report, as data.
+"""Checks one `etwh observe` run of an example program: its exit code, the rule IDs of the
+failing findings in its JSON report and the rules it could not judge, as data.
 
-  check_observe.py ETWH PROGRAM EXPECTED_RULE|none [MILLISECONDS]
+  check_observe.py ETWH PROGRAM EXPECTED_RULE|none [MILLISECONDS] [--not-judged RULE:REASON]...
 
 EXPECTED_RULE: the one rule the program's defect breaks (exit 1, every failing finding blames
-it, on the example's provider); none: the correct program (exit 0, no failing finding)."""
+it, on the example's provider); none: the correct program (exit 0, no failing finding).
+--not-judged RULE:REASON: the provider's rule RULE is a NOT JUDGED case (UNSUPPORTED, as
+expected) whose not_judged finding gives REASON (step_not_reached, no_write, ...), and not among
+the rules its own case judged."""
+import argparse
 import json
 import os
 import subprocess
@@ -13,33 +17,62 @@ import sys
 import tempfile
 
 
-def main():
-    etwh, program, expected = sys.argv[1:4]
-    ms = sys.argv[4] if len(sys.argv) > 4 else "2500"
+def run_observe(etwh, program, ms):
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "observe.json")
         run = subprocess.run([etwh, "observe", "--json", report, "--", program, ms],
                              capture_output=True, text=True, timeout=120)
         print(run.stdout, run.stderr)
         with open(report) as f:
-            doc = json.load(f)
+            return run.returncode, json.load(f)
+
+
+def check_not_judged(doc, providers, wanted):
+    errors = []
+    unjudged = {r["rules"][0]: r for r in doc["results"]
+                if r["id"].count("/") == 2 and r["status"] == "UNSUPPORTED"}
+    for item in wanted:
+        rule, reason = item.split(":", 1)
+        case = unjudged.get(rule)
+        why = [f.get("observed") for f in case["findings"]
+               if f["check"] == "not_judged"] if case else []
+        if case is None or not case["as_expected"]:
+            errors.append(f"{rule}: no NOT JUDGED case, got {sorted(unjudged)}")
+        elif why != [reason]:
+            errors.append(f"{rule}: not judged because {why}, expected {reason}")
+        if any(rule in p["rules"] for p in providers):
+            errors.append(f"{rule}: also among the rules the provider's case judged")
+    return errors
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("etwh")
+    parser.add_argument("program")
+    parser.add_argument("expected")
+    parser.add_argument("ms", nargs="?", default="2500")
+    parser.add_argument("--not-judged", action="append", default=[])
+    a = parser.parse_args()
+    code, doc = run_observe(a.etwh, a.program, a.ms)
     failing = [(r["id"], f["rule"]) for r in doc["results"] for f in r["findings"]
                if f["severity"] == "failure"]
-    providers = [r for r in doc["results"] if r["id"] != "observe/program"]
+    # The provider's own case: observe/<GUID> (its NOT JUDGED rules are observe/<GUID>/<RULE>).
+    providers = [r for r in doc["results"] if r["id"].count("/") == 1 and r["id"] != "observe/program"]
     errors = []
     if len(providers) != 1:
         errors.append(f"expected one provider judged, got {[r['id'] for r in providers]}")
     kinds = [f for r in providers for f in r["findings"] if f["text"].startswith("event kind seen")]
     if not kinds:
         errors.append("no event kind listed")
-    if expected == "none":
-        if run.returncode != 0 or failing:
-            errors.append(f"expected a pass (exit 0), got exit {run.returncode}, {failing}")
+    if a.expected == "none":
+        if code != 0 or failing:
+            errors.append(f"expected a pass (exit 0), got exit {code}, {failing}")
     else:
         rules = {rule for _, rule in failing}
-        if run.returncode != 1 or rules != {expected}:
-            errors.append(f"expected exit 1 and only {expected}, got exit {run.returncode}, "
+        if code != 1 or rules != {a.expected}:
+            errors.append(f"expected exit 1 and only {a.expected}, got exit {code}, "
                           f"{sorted(rules)}")
+    errors += check_not_judged(doc, providers, a.not_judged)
     for e in errors:
         print("check_observe:", e)
     return 1 if errors else 0

@@ -1,0 +1,97 @@
+// judge.h on hand-made observation records: a rule the schedule never exercised is NOT JUDGED
+// (its own UNSUPPORTED case, the reason as data), never a pass.
+#include "judge.h"
+
+#include "catalog.h"
+#include "rules.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace etwh::observe {
+namespace {
+
+using nlohmann::json;
+
+const Catalog& catalog() {
+  static const Catalog c = load_catalog(ETWH_CATALOG_FILE);
+  return c;
+}
+
+Schedule schedule() {
+  return parse_schedule(R"({"steps": [
+      {"name": "on", "actions": [{"op": "enable", "session": 0, "level": 5}]},
+      {"name": "off", "actions": [{"op": "disable", "session": 0}]}]})",
+                        "s.json");
+}
+
+json reg() { return {{"kind", "register"}, {"handle", 7}, {"guid", "g"}}; }
+json callback(unsigned is_enabled) {
+  return {{"kind", "callback"}, {"handle", 7}, {"is_enabled", is_enabled}, {"level", 5}};
+}
+json write() {
+  return {{"kind", "write"}, {"handle", 7}, {"id", 1}, {"level", 4}, {"wanted", true}};
+}
+
+std::vector<CaseResult> judge(const std::vector<json>& records, const std::vector<StepMark>& marks,
+                              const Schedule& s) {
+  JudgeInput in{&records, &marks, &s, "s.json", &catalog()};
+  return judge_providers(in);
+}
+
+const CaseResult* find(const std::vector<CaseResult>& cases, const std::string& id) {
+  auto it = std::find_if(cases.begin(), cases.end(), [&](const CaseResult& c) { return c.id == id; });
+  return it == cases.end() ? nullptr : &*it;
+}
+
+bool names(const CaseResult& c, const char* rule) {
+  return std::find(c.rules.begin(), c.rules.end(), rule) != c.rules.end();
+}
+
+TEST(ObserveJudge, ProviderGoneBeforeTheDisableStepIsNotJudgedOnProvRecord) {
+  const Schedule s = schedule();
+  // Step 0 began at record 1; the provider unregistered before step 1 ("off") began.
+  const auto cases = judge({reg(), callback(1), write(), write(), {{"kind", "unregister"}, {"handle", 7}}},
+                           {{7, 0, 1}}, s);
+  const CaseResult* provider = find(cases, "observe/g");
+  ASSERT_NE(provider, nullptr);
+  EXPECT_EQ(provider->status, Status::kPass);
+  EXPECT_FALSE(names(*provider, rules::kProvRecord));
+  EXPECT_TRUE(names(*provider, rules::kProvEventEnabled));
+  const CaseResult* record = find(cases, std::string("observe/g/") + rules::kProvRecord);
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(record->status, Status::kUnsupported);
+  EXPECT_TRUE(record->as_expected);
+  ASSERT_EQ(record->findings.size(), 1u);
+  const Finding& f = record->findings[0];
+  EXPECT_EQ(f.check, kNotJudgedCheck);
+  EXPECT_EQ(f.observed, kStepNotReached);
+  EXPECT_EQ(f.rule, rules::kProvRecord);
+  EXPECT_EQ(f.step.pointer, "/steps/1");
+}
+
+TEST(ObserveJudge, ProviderWatchedThroughItsDisableIsJudgedOnProvRecord) {
+  const Schedule s = schedule();
+  // Step 0 at record 1, step 1 at record 4 (its DISABLE callback is record 4), the end at 5.
+  const auto cases = judge({reg(), callback(1), write(), write(), callback(0), write()},
+                           {{7, 0, 1}, {7, 1, 4}, {7, 2, 5}}, s);
+  const CaseResult* provider = find(cases, "observe/g");
+  ASSERT_NE(provider, nullptr);
+  EXPECT_TRUE(names(*provider, rules::kProvRecord));
+  EXPECT_EQ(find(cases, std::string("observe/g/") + rules::kProvRecord), nullptr);
+}
+
+TEST(ObserveJudge, NoWriteWhileEnabledLeavesProvEventEnabledNotJudged) {
+  const Schedule s = schedule();
+  const auto cases = judge({reg(), callback(1)}, {{7, 0, 1}}, s);
+  const CaseResult* c = find(cases, std::string("observe/g/") + rules::kProvEventEnabled);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->findings.at(0).observed, kNoWrite);
+  const CaseResult* d = find(cases, std::string("observe/g/") + rules::kDescChannel);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->findings.at(0).observed, kNoWrite);
+}
+
+}  // namespace
+}  // namespace etwh::observe
