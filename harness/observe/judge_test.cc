@@ -41,7 +41,8 @@ std::vector<CaseResult> judge(const std::vector<json>& records, const std::vecto
 }
 
 const CaseResult* find(const std::vector<CaseResult>& cases, const std::string& id) {
-  auto it = std::find_if(cases.begin(), cases.end(), [&](const CaseResult& c) { return c.id == id; });
+  auto it =
+      std::find_if(cases.begin(), cases.end(), [&](const CaseResult& c) { return c.id == id; });
   return it == cases.end() ? nullptr : &*it;
 }
 
@@ -52,8 +53,9 @@ bool names(const CaseResult& c, const char* rule) {
 TEST(ObserveJudge, ProviderGoneBeforeTheDisableStepIsNotJudgedOnProvRecord) {
   const Schedule s = schedule();
   // Step 0 began at record 1; the provider unregistered before step 1 ("off") began.
-  const auto cases = judge({reg(), callback(1), write(), write(), {{"kind", "unregister"}, {"handle", 7}}},
-                           {{7, 0, 1}}, s);
+  const auto cases =
+      judge({reg(), callback(1), write(), write(), {{"kind", "unregister"}, {"handle", 7}}},
+            {{7, 0, 1}}, s);
   const CaseResult* provider = find(cases, "observe/g");
   ASSERT_NE(provider, nullptr);
   EXPECT_EQ(provider->status, Status::kPass);
