@@ -81,7 +81,9 @@ std::vector<SessionAccount> Sessions::stop_all() {
     account.name = session->name;
     account.stop_status =
         ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
-    account.lost = p.get()->EventsLost + p.get()->RealTimeBuffersLost;
+    account.handle = session->handle;
+    account.lost = p.get()->EventsLost;
+    account.buffers_lost = p.get()->RealTimeBuffersLost;
     if (session->consumer.joinable()) session->consumer.join();
     CloseTrace(session->trace);
     account.delivered = session->delivered.load();

@@ -22,8 +22,10 @@ namespace etwh::observe {
 // One session's account once it stopped.
 struct SessionAccount {
   std::string name;
-  std::uint64_t delivered = 0;  // provider events its consumer received
-  std::uint64_t lost = 0;       // EventsLost + RealTimeBuffersLost as ControlTrace(STOP) said
+  TRACEHANDLE handle = 0;          // what StartTrace gave (the observation names sessions by it)
+  std::uint64_t delivered = 0;     // provider events its consumer received
+  std::uint64_t lost = 0;          // EventsLost as ControlTrace(STOP) said
+  std::uint64_t buffers_lost = 0;  // RealTimeBuffersLost (their events are not counted)
   ULONG stop_status = ERROR_SUCCESS;
 };
 

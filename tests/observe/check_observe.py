@@ -8,7 +8,8 @@ EXPECTED_RULE: the one rule the program's defect breaks (exit 1, every failing f
 it, on the example's provider); none: the correct program (exit 0, no failing finding).
 --not-judged RULE:REASON: the provider's rule RULE is a NOT JUDGED case (UNSUPPORTED, as
 expected) whose not_judged finding gives REASON (step_not_reached, no_write, ...), and not among
-the rules its own case judged."""
+the rules its own case judged. Every session's account must balance: written = delivered +
+lost (the `accounting` findings of observe/program)."""
 import argparse
 import json
 import os
@@ -45,6 +46,19 @@ def check_not_judged(doc, providers, wanted):
     return errors
 
 
+def check_accounts(doc):
+    """Every session the observer opened: written (expected) = delivered + lost (observed)."""
+    program = [r for r in doc["results"] if r["id"] == "observe/program"]
+    accounts = [f for r in program for f in r["findings"] if f["check"] == "accounting"]
+    errors = []
+    if not accounts:
+        errors.append("no session account in observe/program")
+    for f in accounts:
+        if f["severity"] != "note" or f.get("observed") != f["expected"]:
+            errors.append(f"session {f.get('evidence')}: {f['text']}")
+    return errors
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("etwh")
@@ -73,6 +87,7 @@ def main():
             errors.append(f"expected exit 1 and only {a.expected}, got exit {code}, "
                           f"{sorted(rules)}")
     errors += check_not_judged(doc, providers, a.not_judged)
+    errors += check_accounts(doc)
     for e in errors:
         print("check_observe:", e)
     return 1 if errors else 0
