@@ -3,6 +3,7 @@
 #include "judge.h"
 
 #include "catalog.h"
+#include "input_error.h"
 #include "rules.h"
 
 #include <gtest/gtest.h>
@@ -93,6 +94,38 @@ TEST(ObserveJudge, NoWriteWhileEnabledLeavesProvEventEnabledNotJudged) {
   const CaseResult* d = find(cases, std::string("observe/g/") + rules::kDescChannel);
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->findings.at(0).observed, kNoWrite);
+}
+
+std::string schedule_error(const std::string& text) {
+  try {
+    parse_schedule(text, "s.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ObserveSchedule, EventIdFiltersParseAndBadOnesArePlaced) {
+  const Schedule s = parse_schedule(R"({"steps": [{"name": "f", "actions": [{"op": "enable",
+      "session": 2, "level": 5, "event_ids": {"filter_in": false, "ids": [1, 3]}}]}]})",
+                                    "s.json");
+  const Action& a = s.steps[0].actions[0];
+  ASSERT_TRUE(a.event_ids);
+  EXPECT_FALSE(a.event_ids->filter_in);
+  EXPECT_TRUE(a.event_ids->excludes(3));
+  EXPECT_FALSE(a.event_ids->excludes(2));
+  EXPECT_NE(schedule_error(R"({"steps": [{"name": "f", "actions": [{"op": "disable",
+      "event_ids": {"ids": [1]}}]}]})")
+                .find("/steps/0/actions/0/event_ids: only an enable has event_ids"),
+            std::string::npos);
+  EXPECT_NE(schedule_error(R"({"steps": [{"name": "f", "actions": [{"op": "enable",
+      "event_ids": {"ids": [1, 70000]}}]}]})")
+                .find("/steps/0/actions/0/event_ids/ids/1: an event ID is an integer"),
+            std::string::npos);
+  EXPECT_NE(schedule_error(R"({"steps": [{"name": "f", "actions": [{"op": "enable",
+      "event_ids": {"ids": []}}]}]})")
+                .find("/steps/0/actions/0/event_ids/ids: ids must be an array of 1 to 64"),
+            std::string::npos);
 }
 
 }  // namespace

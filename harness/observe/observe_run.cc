@@ -4,6 +4,7 @@
 #include "etwh/child_process.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
+#include "filter_judge.h"
 #include "judge.h"
 #include "sessions.h"
 #include "win32_text.h"
@@ -261,6 +262,10 @@ std::vector<CaseResult> observe_program(const ObserveOptions& o) {
       program_case(o, obs, connected, in_time, records, log, accounts, duration)};
   JudgeInput in{&records, &obs.marks(), &o.schedule, o.schedule_file, o.catalog};
   for (CaseResult& c : judge_providers(in)) cases.push_back(std::move(c));
+  const FilterJudgeInput filters{&o.schedule, o.schedule_file, &accounts, &records, &obs.marks()};
+  if (cases.size() > 1) {
+    if (std::optional<CaseResult> c = judge_event_id_filters(filters)) cases.push_back(*c);
+  }
   if (cases.size() == 1 && connected) {
     cases[0].findings.push_back(note("no provider registered: nothing to judge"));
   }

@@ -15,12 +15,22 @@ namespace etwh::observe {
 // What one action does to one of the observer's sessions (EnableTraceEx2's control codes).
 enum class ActionOp { kEnable, kDisable, kCaptureState };
 
+// An EVENT_FILTER_TYPE_EVENT_ID filter (EVENT_FILTER_EVENT_ID): FilterIn keeps only `ids`,
+// otherwise drops them.
+struct EventIdFilter {
+  bool filter_in = true;
+  std::vector<std::uint16_t> ids;  // 1..64 of them
+  bool excludes(std::uint16_t id) const;
+  bool operator==(const EventIdFilter&) const = default;
+};
+
 struct Action {
   ActionOp op = ActionOp::kEnable;
   std::size_t session = 0;  // index of the observer's session (0..7)
   std::uint8_t level = 0;
   std::uint64_t match_any = 0;
   std::uint64_t match_all = 0;
+  std::optional<EventIdFilter> event_ids;  // enable only: FilterData of EnableTraceEx2
 };
 
 struct Step {

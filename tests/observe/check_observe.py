@@ -59,6 +59,19 @@ def check_accounts(doc):
     return errors
 
 
+def check_event_id_filter(doc, judged):
+    """The default schedule's event ID filter step: no excluded event reached the session
+    (FLT-PER-SESSION as data); judged (PASS) on a run that went through the whole schedule."""
+    cases = [r for r in doc["results"] if r["id"] == "observe/event-id-filter"]
+    if len(cases) != 1:
+        return ["no observe/event-id-filter case"]
+    c = cases[0]
+    checks = [f for f in c["findings"] if f["check"] == "event_id_filter"]
+    if c["status"] == "FAIL" or (judged and (c["status"] != "PASS" or not checks)):
+        return [f"observe/event-id-filter: {c['status']}: {c['message']}"]
+    return []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("etwh")
@@ -71,7 +84,8 @@ def main():
     failing = [(r["id"], f["rule"]) for r in doc["results"] for f in r["findings"]
                if f["severity"] == "failure"]
     # The provider's own case: observe/<GUID> (its NOT JUDGED rules are observe/<GUID>/<RULE>).
-    providers = [r for r in doc["results"] if r["id"].count("/") == 1 and r["id"] != "observe/program"]
+    providers = [r for r in doc["results"] if r["id"].count("/") == 1
+                 and r["id"] not in ("observe/program", "observe/event-id-filter")]
     errors = []
     if len(providers) != 1:
         errors.append(f"expected one provider judged, got {[r['id'] for r in providers]}")
@@ -88,6 +102,7 @@ def main():
                           f"{sorted(rules)}")
     errors += check_not_judged(doc, providers, a.not_judged)
     errors += check_accounts(doc)
+    errors += check_event_id_filter(doc, judged=not a.not_judged)
     for e in errors:
         print("check_observe:", e)
     return 1 if errors else 0
