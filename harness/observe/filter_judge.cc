@@ -116,14 +116,16 @@ Finding judge_session(const FilterJudgeInput& in, std::size_t session, const Fil
   out.observed = std::to_string(reached);
   out.evidence = account->name;
   if (reached > 0) {
-    out.text = fmt::format("session {} ({}): {} events of IDs its event ID filter excludes "
-                           "reached it (ID x count: {})",
-                           session, account->name, reached, which);
+    out.text = fmt::format(
+        "session {} ({}): {} events of IDs its event ID filter excludes "
+        "reached it (ID x count: {})",
+        session, account->name, reached, which);
   } else {
     out.severity = Severity::kNote;
-    out.text = fmt::format("session {} ({}): none of the {} writes its event ID filter excludes "
-                           "reached it",
-                           session, account->name, written);
+    out.text = fmt::format(
+        "session {} ({}): none of the {} writes its event ID filter excludes "
+        "reached it",
+        session, account->name, written);
   }
   return out;
 }

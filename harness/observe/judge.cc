@@ -63,6 +63,7 @@ class ProviderJudge {
   void callback(const json& r, std::size_t index);
   void close_epoch();
   std::set<std::string> lint_kinds();
+  Finding kind_seen(const std::string& name, const KindCount& count, const Kind& kind) const;
   StepLocation where(std::size_t index) const;
   void fail(const char* rule, std::string check, std::string text, std::size_t index,
             std::string expected = {}, std::string observed = {});
@@ -232,10 +233,12 @@ Finding note(std::string text, std::string rule = {}) {
 const std::vector<std::pair<const char*, const char*>>& never_observable() {
   static const std::vector<std::pair<const char*, const char*>> list = {
       {rules::kProvCaptureState, "which events are state events is the provider's own knowledge"},
-      {rules::kCbFilterCopy, "the schedule passes no FilterData"},
+      {rules::kCbFilterCopy,
+       "the schedule's only FilterData is an event ID filter, the platform's: no callback gets "
+       "FilterData to keep"},
       {rules::kTrFormat, "the observation records the traits blob's size, not its bytes"},
       {rules::kDescIdVersion, "the observation records descriptors, not payload layouts"},
-      {rules::kTlSchemaItem, "TraceLogging metadata is not recorded by the observation"},
+      {rules::kTlSchemaItem, "the observation records descriptors, not the metadata items"},
   };
   return list;
 }
@@ -361,6 +364,38 @@ CaseResult ProviderJudge::not_judged_case(const Unjudged& u) const {
   return c;
 }
 
+std::string event_kind_key_of(const std::string& guid, const Kind& k) {
+  const auto& [id, version, channel, level, opcode, task, keyword] = k;
+  return event_kind_key(guid, id, version, channel, level, opcode, task, keyword);
+}
+
+// "event kind seen": the descriptor, the counts and, where a consumer got one and TDH decoded
+// it, the event's name and fields (Finding::event).
+Finding ProviderJudge::kind_seen(const std::string& name, const KindCount& count,
+                                 const Kind& kind) const {
+  Finding f = note(
+      fmt::format("event kind seen: {} ({} writes, {} wanted)", name, count.writes, count.wanted));
+  const json* d = nullptr;
+  if (in_.decoded != nullptr) {
+    auto it = in_.decoded->find(event_kind_key_of(guid_, kind));
+    if (it != in_.decoded->end()) d = &it->second;
+  }
+  if (d == nullptr) {
+    f.text += ", not decoded: no session received one";
+  } else if (d->contains("name")) {
+    DecodedEvent e;
+    e.name = d->value("name", "");
+    for (const json& field : d->value("fields", json::array())) {
+      e.fields.push_back({field.value("name", ""), field.value("value", "")});
+    }
+    f.event = std::move(e);
+  } else {
+    f.text +=
+        fmt::format(", not decoded: TdhGetEventInformation returned {}", d->value("status", 0u));
+  }
+  return f;
+}
+
 // Lints each event kind seen (lint.h) and lists it; returns the lint rules it judged.
 std::set<std::string> ProviderJudge::lint_kinds() {
   std::set<std::string> lint_rules;
@@ -369,8 +404,7 @@ std::set<std::string> ProviderJudge::lint_kinds() {
     const std::string name =
         fmt::format("Id {} v{} channel {} level {} opcode {} task {} keyword 0x{:x}", id, version,
                     channel, level, opcode, task, keyword);
-    findings_.push_back(note(fmt::format("event kind seen: {} ({} writes, {} wanted)", name,
-                                         count.writes, count.wanted)));
+    findings_.push_back(kind_seen(name, count, kind));
     lint::Descriptor d;
     d.id = static_cast<std::uint16_t>(id);
     d.version = static_cast<std::uint8_t>(version);
@@ -440,6 +474,12 @@ std::vector<CaseResult> ProviderJudge::result(double duration_s) {
 }
 
 }  // namespace
+
+std::string event_kind_key(const std::string& guid, unsigned id, unsigned version, unsigned channel,
+                           unsigned level, unsigned opcode, unsigned task, std::uint64_t keyword) {
+  return fmt::format("{}/{}/{}/{}/{}/{}/{}/{:x}", guid, id, version, channel, level, opcode, task,
+                     keyword);
+}
 
 std::vector<CaseResult> judge_providers(const JudgeInput& in) {
   std::vector<std::unique_ptr<ProviderJudge>> judges;  // in registration order

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,22 @@ inline constexpr char kNoWrite[] = "no_write";                 // it wrote no ev
 inline constexpr char kNoTraits[] = "no_traits";               // it set no traits
 inline constexpr char kNotObservable[] = "not_observable";     // the observation cannot see it
 
+// How an event kind is named across the observation records and the consumers: the provider's
+// GUID (8-4-4-4-12, lower case, no braces) and the descriptor's fields.
+std::string event_kind_key(const std::string& guid, unsigned id, unsigned version, unsigned channel,
+                           unsigned level, unsigned opcode, unsigned task, std::uint64_t keyword);
+
+// What the observer's consumers made of the first event of each kind (event_kind_key) through
+// TDH: {"name", "fields": [{"name", "value"}]}, or {"status": N} when TDH could not decode it.
+using DecodedKinds = std::map<std::string, nlohmann::json>;
+
 struct JudgeInput {
   const std::vector<nlohmann::json>* records = nullptr;
   const std::vector<StepMark>* marks = nullptr;
   const Schedule* schedule = nullptr;
   std::string schedule_file;
   const Catalog* catalog = nullptr;
+  const DecodedKinds* decoded = nullptr;  // may be null: nothing decoded
 };
 
 std::vector<CaseResult> judge_providers(const JudgeInput& in);

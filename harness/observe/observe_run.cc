@@ -260,7 +260,9 @@ std::vector<CaseResult> observe_program(const ObserveOptions& o) {
   const double duration = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<CaseResult> cases = {
       program_case(o, obs, connected, in_time, records, log, accounts, duration)};
-  JudgeInput in{&records, &obs.marks(), &o.schedule, o.schedule_file, o.catalog};
+  DecodedKinds decoded;
+  for (const SessionAccount& a : accounts) decoded.insert(a.decoded.begin(), a.decoded.end());
+  JudgeInput in{&records, &obs.marks(), &o.schedule, o.schedule_file, o.catalog, &decoded};
   for (CaseResult& c : judge_providers(in)) cases.push_back(std::move(c));
   const FilterJudgeInput filters{&o.schedule, o.schedule_file, &accounts, &records, &obs.marks()};
   if (cases.size() > 1) {

@@ -1,5 +1,9 @@
 #include "sessions.h"
 
+#include "decode.h"
+#include "judge.h"
+#include "win32_text.h"
+
 #include <cstring>
 #include <vector>
 
@@ -30,6 +34,15 @@ void WINAPI Sessions::on_record(PEVENT_RECORD record) {
   if (is_header(*record)) return;
   session->delivered.fetch_add(1, std::memory_order_relaxed);
   ++session->ids[record->EventHeader.EventDescriptor.Id];
+  // Decoded once per kind: TDH on every event would slow the consumer down for nothing.
+  const EVENT_DESCRIPTOR& d = record->EventHeader.EventDescriptor;
+  std::string guid = format_guid(record->EventHeader.ProviderId);
+  guid = guid.substr(1, guid.size() - 2);
+  std::string key =
+      event_kind_key(guid, d.Id, d.Version, d.Channel, d.Level, d.Opcode, d.Task, d.Keyword);
+  if (!session->decoded.contains(key)) {
+    session->decoded.emplace(std::move(key), agent::decode_event(*record, 0));
+  }
 }
 
 ULONG Sessions::start(std::size_t index) {
@@ -110,6 +123,7 @@ std::vector<SessionAccount> Sessions::stop_all() {
     CloseTrace(session->trace);
     account.delivered = session->delivered.load();
     account.delivered_ids = std::move(session->ids);
+    account.decoded = std::move(session->decoded);
     accounts.push_back(account);
     session.reset();
   }

@@ -9,6 +9,8 @@
 #include <evntcons.h>
 #include <evntrace.h>
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -30,6 +32,8 @@ struct SessionAccount {
   std::uint64_t buffers_lost = 0;  // RealTimeBuffersLost (their events are not counted)
   ULONG stop_status = ERROR_SUCCESS;
   std::map<std::uint16_t, std::uint64_t> delivered_ids;  // events received, by event ID
+  // The first event of each kind it received, as TDH decoded it (judge.h's DecodedKinds).
+  std::map<std::string, nlohmann::json> decoded;
 };
 
 class Sessions {
@@ -52,7 +56,8 @@ class Sessions {
     TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
     EVENT_TRACE_LOGFILEA logfile{};
     std::atomic<std::uint64_t> delivered{0};
-    std::map<std::uint16_t, std::uint64_t> ids;  // the consumer thread's alone until joined
+    std::map<std::uint16_t, std::uint64_t> ids;     // the consumer thread's alone until joined
+    std::map<std::string, nlohmann::json> decoded;  // likewise
     std::thread consumer;
   };
   ULONG start(std::size_t index);

@@ -92,6 +92,12 @@ def main():
     kinds = [f for r in providers for f in r["findings"] if f["text"].startswith("event kind seen")]
     if not kinds:
         errors.append("no event kind listed")
+    # The examples' TraceLogging event, decoded through its metadata (TDH), by name and fields.
+    decoded = [f["event"] for f in kinds if "event" in f]
+    if not a.not_judged and not any(
+            e["name"] == "Heartbeat" and [x["name"] for x in e["fields"]] == ["Count"]
+            and e["fields"][0]["value"].isdigit() for e in decoded):
+        errors.append(f"the Heartbeat event is not listed decoded: {decoded}")
     if a.expected == "none":
         if code != 0 or failing:
             errors.append(f"expected a pass (exit 0), got exit {code}, {failing}")
