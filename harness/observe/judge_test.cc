@@ -1,8 +1,9 @@
-// judge.h on hand-made observation records: a rule the schedule never exercised is NOT JUDGED
-// (its own UNSUPPORTED case, the reason as data), never a pass.
+// judge.h and filter_judge.h on hand-made observation records: a rule the schedule never
+// exercised is NOT JUDGED (its own UNSUPPORTED case, the reason as data), never a pass.
 #include "judge.h"
 
 #include "catalog.h"
+#include "filter_judge.h"
 #include "input_error.h"
 #include "rules.h"
 
@@ -126,6 +127,43 @@ TEST(ObserveSchedule, EventIdFiltersParseAndBadOnesArePlaced) {
       "event_ids": {"ids": []}}]}]})")
                 .find("/steps/0/actions/0/event_ids/ids: ids must be an array of 1 to 64"),
             std::string::npos);
+}
+
+// The event ID filter judgement on hand-made accounts: an excluded ID that reached the session
+// fails FLT-PER-SESSION; the same session also enabled without the filter is not judged.
+TEST(ObserveFilterJudge, ExcludedIdReachingTheSessionFails) {
+  const Schedule s = parse_schedule(R"({"steps": [
+      {"name": "f", "actions": [{"op": "enable", "session": 2, "level": 5,
+                                 "event_ids": {"ids": [1]}}]},
+      {"name": "off", "actions": [{"op": "disable", "session": 2}]}]})",
+                                    "s.json");
+  const std::vector<json> records = {reg(), write(), write()};  // ID 1: the filter keeps it
+  std::vector<json> with_excluded = records;  // and one of ID 2, which it excludes
+  json other = write();
+  other["id"] = 2;
+  with_excluded.push_back(other);
+  const std::vector<StepMark> marks = {{7, 0, 1}, {7, 1, 4}};
+  SessionAccount account;
+  account.index = 2;
+  account.name = "s2";
+  account.delivered_ids = {{1, 2}};
+  std::vector<SessionAccount> accounts = {account};
+  FilterJudgeInput in{&s, "s.json", &accounts, &with_excluded, &marks};
+  std::optional<CaseResult> c = judge_event_id_filters(in);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kPass);
+  accounts[0].delivered_ids[2] = 1;  // the excluded ID 2 reached it
+  c = judge_event_id_filters(in);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kFail);
+  EXPECT_EQ(c->findings.at(0).rule, rules::kFltPerSession);
+  EXPECT_EQ(c->findings.at(0).observed, "1");
+  // No excluded ID written while the filter applied: not judged.
+  FilterJudgeInput quiet{&s, "s.json", &accounts, &records, &marks};
+  c = judge_event_id_filters(quiet);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kUnsupported);
+  EXPECT_EQ(c->findings.at(0).observed, kNoWrite);
 }
 
 }  // namespace
