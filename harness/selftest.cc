@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -25,108 +24,6 @@ namespace etwh::selftest {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
-                                  const std::set<std::string>& known_rules);
-}  // namespace
-
-std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
-                                      const std::set<std::string>& known_rules) {
-  const json doc = parse_input_json(text, file);
-  try {
-    return parse_mutants(doc, file, known_rules);
-  } catch (const InputError& e) {
-    throw e.located_in(text);
-  }
-}
-
-namespace {
-
-std::vector<Mutant> parse_mutants(const json& doc, const std::string& file,
-                                  const std::set<std::string>& known_rules) {
-  auto fail = [&](const std::string& pointer, const std::string& reason) {
-    throw InputError(file, pointer, reason);
-  };
-  if (!doc.is_object()) fail("", "expected an object");
-  if (doc.value("schema_version", 0) != 1) fail("/schema_version", "expected 1");
-  if (!doc.contains("mutants") || !doc["mutants"].is_array()) {
-    fail("/mutants", "expected an array of mutants");
-  }
-  static const std::set<std::string> fields = {"name",         "kind",      "description",
-                                               "expect_rules", "etwh_args", "scenarios"};
-  static const std::regex name_pattern("[a-z0-9]+(-[a-z0-9]+)*");
-  std::vector<Mutant> out;
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < doc["mutants"].size(); ++i) {
-    const json& m = doc["mutants"][i];
-    const std::string p = "/mutants/" + std::to_string(i);
-    if (!m.is_object()) fail(p, "expected an object");
-    for (const auto& [key, value] : m.items()) {
-      if (!fields.count(key)) fail(p + "/" + key, "unknown field");
-    }
-    auto string_field = [&](const char* f) {
-      if (!m.contains(f) || !m[f].is_string() || m[f].get<std::string>().empty()) {
-        fail(p + "/" + f, "missing or not a non-empty string");
-      }
-      return m[f].get<std::string>();
-    };
-    auto string_list = [&](const char* f, bool required) {
-      std::vector<std::string> list;
-      if (!m.contains(f)) {
-        if (required) fail(p + "/" + f, "missing");
-        return list;
-      }
-      if (!m[f].is_array()) fail(p + "/" + f, "expected an array of strings");
-      for (std::size_t j = 0; j < m[f].size(); ++j) {
-        if (!m[f][j].is_string() || m[f][j].get<std::string>().empty()) {
-          fail(p + "/" + f + "/" + std::to_string(j), "expected a non-empty string");
-        }
-        list.push_back(m[f][j]);
-      }
-      if (required && list.empty()) fail(p + "/" + f, "must not be empty");
-      return list;
-    };
-    Mutant mutant;
-    mutant.name = string_field("name");
-    if (!std::regex_match(mutant.name, name_pattern)) {
-      fail(p + "/name", "\"" + mutant.name + "\" is not of the form [a-z0-9]+(-[a-z0-9]+)*");
-    }
-    if (!names.insert(mutant.name).second)
-      fail(p + "/name", "duplicate mutant \"" + mutant.name + "\"");
-    const std::string kind = string_field("kind");
-    if (kind == "runtime") {
-      mutant.kind = MutantKind::kRuntime;
-    } else if (kind == "provider") {
-      mutant.kind = MutantKind::kProvider;
-    } else {
-      fail(p + "/kind", "unknown kind \"" + kind + "\" (runtime or provider)");
-    }
-    mutant.description = string_field("description");
-    mutant.expect_rules = string_list("expect_rules", true);
-    for (std::size_t j = 0; j < mutant.expect_rules.size(); ++j) {
-      if (!known_rules.count(mutant.expect_rules[j])) {
-        fail(p + "/expect_rules/" + std::to_string(j),
-             "unknown rule \"" + mutant.expect_rules[j] + "\"");
-      }
-    }
-    mutant.etwh_args = string_list("etwh_args", mutant.kind == MutantKind::kProvider);
-    mutant.scenarios = string_list("scenarios", false);
-    for (std::size_t j = 0; j < mutant.scenarios.size(); ++j) {
-      if (fs::path(mutant.scenarios[j]).is_absolute()) {
-        fail(p + "/scenarios/" + std::to_string(j), "must be relative to scenarios/conformance/");
-      }
-    }
-    out.push_back(std::move(mutant));
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<Mutant> load_mutants(const fs::path& file, const std::set<std::string>& known_rules) {
-  return load_mutants_text(read_input_file(file), file.string(), known_rules);
-}
 
 std::vector<std::string> expand_args(const std::vector<std::string>& args, const std::string& bin,
                                      const std::string& data, const std::string& mutants) {
@@ -182,7 +79,9 @@ Verdict judge(const Mutant& mutant, const RunSummary& run) {
   // A rule catches the mutant when a failing case checks it, or when a failed check of the
   // case is blamed on it (a check in another rule's case may be the one that sees the defect).
   for (const Failure& f : run.failures) {
-    for (const std::string& rule : f.rules) v.caught.emplace(rule, f);
+    if (mutant.kind != MutantKind::kObserve) {
+      for (const std::string& rule : f.rules) v.caught.emplace(rule, f);
+    }
     for (const std::string& rule : f.finding_rules) v.caught.emplace(rule, f);
   }
   for (const std::string& rule : mutant.expect_rules) {
@@ -199,7 +98,11 @@ std::string excerpt(std::string text, std::size_t limit) {
   return text;
 }
 
-const char* kind_name(MutantKind k) { return k == MutantKind::kRuntime ? "runtime" : "provider"; }
+const char* kind_name(MutantKind k) {
+  return k == MutantKind::kRuntime    ? "runtime"
+         : k == MutantKind::kProvider ? "provider"
+                                      : "observe";
+}
 
 }  // namespace
 
@@ -323,8 +226,9 @@ fs::path fresh_dir(const fs::path& parent, const std::string& prefix) {
   return templ;
 }
 
-// One `etwh run`: its own ETWRT_HOME, its JSON report read back.
-RunSummary run_suite(const Options& o, const std::string& label,
+// One `etwh run` (`etwh observe` for an observe mutant): its own ETWRT_HOME, its JSON report
+// read back.
+RunSummary run_suite(const Options& o, const std::string& label, MutantKind kind,
                      const std::vector<std::string>& extra_args,
                      const std::vector<std::string>& scenarios,
                      std::map<std::string, std::string> env, const fs::path& work) {
@@ -335,12 +239,13 @@ RunSummary run_suite(const Options& o, const std::string& label,
   // The run's broker ends with this selftest, however it ends (etwh run makes no private home,
   // and so owns no broker, when ETWRT_HOME is set).
   env["ETWRT_BROKER_OWNER_PID"] = std::to_string(process_id());
+  const char* command = kind == MutantKind::kObserve ? "observe" : "run";
   std::vector<std::string> argv = {o.etwh.string(),
                                    "--catalog",
                                    o.catalog_file.string(),
                                    "--scenarios",
                                    o.scenarios_dir.string(),
-                                   "run",
+                                   command,
                                    "--json",
                                    report.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
@@ -352,8 +257,8 @@ RunSummary run_suite(const Options& o, const std::string& label,
   if (!child.started) {
     summary.error = "cannot start " + o.etwh.string();
   } else if (child.timed_out) {
-    summary.error =
-        fmt::format("etwh run did not finish within {} s (log: {})", o.run_timeout_s, log.string());
+    summary.error = fmt::format("etwh {} did not finish within {} s (log: {})", command,
+                                o.run_timeout_s, log.string());
   } else {
     std::ifstream in(report);
     json doc;
@@ -366,9 +271,9 @@ RunSummary run_suite(const Options& o, const std::string& label,
     summary = summarize_report(doc);
     if (!summary.report_read) {
       summary.error = fmt::format(
-          "etwh run exited with {} and left no usable report ({}); "
+          "etwh {} exited with {} and left no usable report ({}); "
           "log {}:\n{}",
-          child.exit_code, summary.error, log.string(), log_tail(log, 8));
+          command, child.exit_code, summary.error, log.string(), log_tail(log, 8));
     }
   }
   fs::remove_all(home, ec);
@@ -376,11 +281,12 @@ RunSummary run_suite(const Options& o, const std::string& label,
 }
 
 // The registry, narrowed to --only; every name in --only must exist.
-std::vector<Mutant> selected_mutants(const Options& o) {
+Registry selected_mutants(const Options& o) {
   std::set<std::string> rules;
   for (const Rule& r : load_catalog(o.catalog_file).rules) rules.insert(r.id);
-  std::vector<Mutant> mutants = load_mutants(o.mutants_file, rules);
-  if (o.only.empty()) return mutants;
+  Registry registry = load_registry(o.mutants_file, rules);
+  std::vector<Mutant>& mutants = registry.mutants;
+  if (o.only.empty()) return registry;
   for (const std::string& name : o.only) {
     if (std::none_of(mutants.begin(), mutants.end(),
                      [&](const Mutant& m) { return m.name == name; })) {
@@ -391,7 +297,7 @@ std::vector<Mutant> selected_mutants(const Options& o) {
   std::erase_if(mutants, [&](const Mutant& m) {
     return std::find(o.only.begin(), o.only.end(), m.name) == o.only.end();
   });
-  return mutants;
+  return registry;
 }
 
 // Where the mutant build of etwrt is (runtime mutants run against it).
@@ -417,11 +323,11 @@ bool clean_as_expected(const RunSummary& clean) {
   return clean.report_read && clean.failures.empty() && clean.harness_errors.empty();
 }
 
-void print_clean(const RunSummary& clean) {
+void print_clean(const RunSummary& clean, const char* what) {
   if (!clean.report_read) {
-    std::cout << "selftest: the clean run failed: " << clean.error << "\n";
+    std::cout << "selftest: the " << what << " failed: " << clean.error << "\n";
   } else if (!clean_as_expected(clean)) {
-    std::cout << fmt::format("selftest: the clean run is not as expected ({} of {} cases):\n",
+    std::cout << fmt::format("selftest: the {} is not as expected ({} of {} cases):\n", what,
                              clean.failures.size() + clean.harness_errors.size(), clean.cases);
     for (const auto* list : {&clean.failures, &clean.harness_errors}) {
       for (const Failure& f : *list) {
@@ -429,7 +335,7 @@ void print_clean(const RunSummary& clean) {
       }
     }
   } else {
-    std::cout << fmt::format("selftest: clean run: {} cases, all as expected\n", clean.cases);
+    std::cout << fmt::format("selftest: {}: {} cases, all as expected\n", what, clean.cases);
   }
 }
 
@@ -459,7 +365,7 @@ void run_mutants(const Options& o, const std::vector<Mutant>& mutants,
         std::cout << fmt::format("selftest: mutant {} ({})", m.name, kind_name(m.kind))
                   << std::endl;
       }
-      runs[i] = run_suite(o, m.name, args[i], m.scenarios, env, work);
+      runs[i] = run_suite(o, m.name, m.kind, args[i], m.scenarios, env, work);
       verdicts[i] = judge(m, runs[i]);
     }
   };
@@ -492,13 +398,18 @@ void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mu
 
 int run(const Options& o) {
   // Bad input first, before anything runs.
-  const std::vector<Mutant> mutants = selected_mutants(o);
+  const Registry registry = selected_mutants(o);
+  const std::vector<Mutant>& mutants = registry.mutants;
   const MutantBuild build = mutant_build(o, mutants);
+  const auto expand = [&](const std::vector<std::string>& a) {
+    return expand_args(a, o.etwh.parent_path().string(), o.data_dir.string(),
+                       o.mutant_dir.string());
+  };
   std::vector<std::vector<std::string>> args;  // each mutant's etwh arguments, expanded
-  for (const Mutant& m : mutants) {
-    args.push_back(expand_args(m.etwh_args, o.etwh.parent_path().string(), o.data_dir.string(),
-                               o.mutant_dir.string()));
-  }
+  for (const Mutant& m : mutants) args.push_back(expand(m.etwh_args));
+  const bool any_observe = std::any_of(mutants.begin(), mutants.end(), [](const Mutant& m) {
+    return m.kind == MutantKind::kObserve;
+  });
   fs::path work = o.keep_dir;
   if (work.empty()) {
     work = fresh_dir(fs::temp_directory_path(), "etwh-selftest");
@@ -509,8 +420,17 @@ int run(const Options& o) {
   const std::map<std::string, std::string> clean_env = {{"ETWRT_MUTANT", ""}};
 
   std::cout << "selftest: clean run" << std::endl;
-  const RunSummary clean = run_suite(o, "clean", {}, {}, clean_env, work);
-  print_clean(clean);
+  const RunSummary clean = run_suite(o, "clean", MutantKind::kRuntime, {}, {}, clean_env, work);
+  print_clean(clean, "clean run");
+  // The correct observed program must pass as the defect ones must fail.
+  RunSummary observe_clean;
+  observe_clean.report_read = true;
+  if (any_observe) {
+    std::cout << "selftest: clean observe run" << std::endl;
+    observe_clean = run_suite(o, "clean-observe", MutantKind::kObserve,
+                              expand(registry.observe_clean), {}, clean_env, work);
+    print_clean(observe_clean, "clean observe run");
+  }
   std::vector<RunSummary> runs;
   std::vector<Verdict> verdicts;
   run_mutants(o, mutants, args, build, clean_env, work, runs, verdicts);
@@ -519,7 +439,7 @@ int run(const Options& o) {
 
   const auto killed =
       std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.killed; });
-  const bool clean_ok = clean_as_expected(clean);
+  const bool clean_ok = clean_as_expected(clean) && clean_as_expected(observe_clean);
   std::cout << fmt::format("\nselftest: {} of {} mutants killed; clean run {}\n", killed,
                            mutants.size(), clean_ok ? "as expected" : "NOT as expected");
   if (!o.json_file.empty()) write_matrix_json(o.json_file, clean_ok, mutants, runs, verdicts);

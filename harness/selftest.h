@@ -18,7 +18,8 @@
 
 namespace etwh::selftest {
 
-enum class MutantKind { kRuntime, kProvider };
+// kObserve: `etwh observe <etwh_args>` on a program built with one defect (clean etwrt).
+enum class MutantKind { kRuntime, kProvider, kObserve };
 
 struct Mutant {
   std::string name;
@@ -29,8 +30,19 @@ struct Mutant {
   std::vector<std::string> scenarios;  // relative to the conformance folder; empty: all
 };
 
+// The registry: the mutants and, when an observe mutant is registered, the `etwh observe`
+// arguments of the correct program (observe_clean), which must pass.
+struct Registry {
+  std::vector<Mutant> mutants;
+  std::vector<std::string> observe_clean;  // ${bin}, ${data}, ${mutants} not yet expanded
+};
+
 // Loads and checks the registry: unique names of [a-z0-9-], known kinds, catalog rule IDs,
-// etwh_args for provider mutants. Throws InputError.
+// etwh_args for provider and observe mutants, observe_clean with an observe mutant. Throws
+// InputError.
+Registry load_registry(const std::filesystem::path& file, const std::set<std::string>& known_rules);
+Registry load_registry_text(const std::string& text, const std::string& file,
+                            const std::set<std::string>& known_rules);
 std::vector<Mutant> load_mutants(const std::filesystem::path& file,
                                  const std::set<std::string>& known_rules);
 std::vector<Mutant> load_mutants_text(const std::string& text, const std::string& file,
@@ -69,7 +81,9 @@ struct Verdict {
 };
 
 // Killed iff some failing case names one of the mutant's expect_rules, or one of its failed
-// checks (a finding of severity "failure" in the report) is blamed on one of them.
+// checks (a finding of severity "failure" in the report) is blamed on one of them. An observe
+// mutant only by a failed check: every provider case of `etwh observe` names all the rules it
+// judged, so a case naming the rule proves nothing.
 Verdict judge(const Mutant& mutant, const RunSummary& run);
 
 // The kill matrix: one row per mutant, one column per rule that a mutant expects or that some

@@ -37,6 +37,25 @@ TEST(SelftestRegistry, LoadsBothKinds) {
   EXPECT_EQ(m[1].scenarios, std::vector<std::string>{"provider.json"});
 }
 
+TEST(SelftestRegistry, ObserveMutantsNeedTheCorrectProgram) {
+  const std::string observe = R"({"name": "o", "kind": "observe", "description": "d",
+       "expect_rules": ["PROV-EVENT-ENABLED"], "etwh_args": ["--", "${mutants}/bin/x", "6000"]})";
+  const Registry r = load_registry_text(R"({"schema_version": 1, "mutants": [)" + observe +
+                                            R"(], "observe_clean": ["--", "${bin}/y"]})",
+                                        "m.json", kRules);
+  ASSERT_EQ(r.mutants.size(), 1u);
+  EXPECT_EQ(r.mutants[0].kind, MutantKind::kObserve);
+  EXPECT_EQ(r.observe_clean, (std::vector<std::string>{"--", "${bin}/y"}));
+  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [)" + observe + "]}")
+                .find("/observe_clean: required with an observe mutant"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "o", "kind": "observe",
+      "description": "d", "expect_rules": ["FLT-LEVEL"], "etwh_args": ["--", "x"],
+      "scenarios": ["a.json"]}], "observe_clean": ["--", "y"]})")
+                .find("/mutants/0/scenarios: an observe mutant runs no scenario"),
+            std::string::npos);
+}
+
 TEST(SelftestRegistry, RejectsBadEntriesPrecisely) {
   EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
       "description": "d", "expect_rules": ["NOPE"]}]})")
@@ -136,6 +155,24 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
                      {finding("CB-LEVEL-MAX", "warning"), finding("CB-LEVEL-MAX", "note"),
                       finding("PROV-RECORD", "failure")}}}}));
   EXPECT_FALSE(judge(m, warned).killed);
+}
+
+// `etwh observe`'s provider case names every rule it judged: an observe mutant is killed only
+// by a failed check blamed on its rule, never by a failing case that merely names it.
+TEST(SelftestJudge, ObserveMutantKilledOnlyByAFindingOnItsRule) {
+  const Mutant m{"o", MutantKind::kObserve, "d", {"PROV-RECORD"}, {}, {}};
+  const auto failing = [](const char* blamed) {
+    return summarize_report(report_with(
+        {{{"id", "observe/g"},
+          {"rules", {"PROV-RECORD", "DESC-CHANNEL"}},
+          {"status", "FAIL"},
+          {"as_expected", false},
+          {"message", "PROV-RECORD: writes after its DISABLE callback"},
+          {"findings",
+           {{{"rule", blamed}, {"check", "x"}, {"severity", "failure"}, {"text", "t"}}}}}}));
+  };
+  EXPECT_FALSE(judge(m, failing("DESC-CHANNEL")).killed);
+  EXPECT_TRUE(judge(m, failing("PROV-RECORD")).killed);
 }
 
 TEST(SelftestJudge, HarnessErrorsAndExpectedFailuresAreNoKill) {

@@ -11,6 +11,7 @@
 #include "input_error.h"
 #include "observe/observe_run.h"
 #include "observe/schedule.h"
+#include "progress.h"
 #include "report.h"
 
 #include <unistd.h>
@@ -84,6 +85,10 @@ class ObserveCommand : public Command {
                                    : Verbosity::kNormal;
     const char* no_color = std::getenv("NO_COLOR");
     console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && isatty(1) != 0);
+    // A line per case (as `etwh run` prints them live), with its findings under -v: the event
+    // kinds seen, decoded, and each session's account.
+    ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style);
+    for (const CaseResult& c : cases) progress.finished(c, 0);
     ConsoleReport(console).write(info, cases, std::cout);
     if (json) JsonReport().write(info, cases, *json);
     if (junit) JunitReport().write(info, cases, *junit);

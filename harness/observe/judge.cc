@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -54,12 +56,14 @@ class ProviderJudge {
       : in_(in), handle_(handle), guid_(std::move(guid)) {}
 
   void record(const json& r, std::size_t index);
-  CaseResult result(double duration_s);
+  std::vector<CaseResult> result(double duration_s);
 
  private:
   void write(const json& r, std::size_t index);
   void callback(const json& r, std::size_t index);
   void close_epoch();
+  std::set<std::string> lint_kinds();
+  Finding kind_seen(const std::string& name, const KindCount& count, const Kind& kind) const;
   StepLocation where(std::size_t index) const;
   void fail(const char* rule, std::string check, std::string text, std::size_t index,
             std::string expected = {}, std::string observed = {});
@@ -70,8 +74,25 @@ class ProviderJudge {
   Told told_;
   std::map<Blame, Blamed> epoch_, blamed_;
   std::map<Kind, KindCount> kinds_;
-  std::size_t callbacks_ = 0, queries_ = 0, traits_ok_ = 0, writes_ = 0;
+  std::size_t callbacks_ = 0, queries_ = 0, traits_ok_ = 0, traits_tried_ = 0, writes_ = 0;
+  std::size_t enabled_writes_ = 0;  // writes made while its last callback said enabled
+  std::optional<std::size_t> first_enable_, first_disable_, unregistered_;  // record indexes
   std::vector<Finding> findings_;
+  std::set<std::string> failed_;  // the rules a failing finding blames
+
+  // Not judged: the reasons as data (judge.h).
+  struct Unjudged {
+    const char* rule;
+    const char* why;  // kStepNotReached, ...
+    std::string text;
+    std::optional<std::size_t> step;
+  };
+  std::vector<Unjudged> unjudged() const;
+  std::optional<Unjudged> unjudged_after_disable() const;
+  std::optional<Unjudged> unjudged_callbacks(const char* rule) const;
+  bool reached(std::size_t step) const;
+  bool marked_after(std::size_t record) const;
+  CaseResult not_judged_case(const Unjudged& u) const;
 };
 
 StepLocation ProviderJudge::where(std::size_t index) const {
@@ -79,7 +100,8 @@ StepLocation ProviderJudge::where(std::size_t index) const {
   at.case_id = "observe/" + guid_;
   at.file = in_.schedule_file;
   for (const StepMark& m : *in_.marks) {
-    if (m.handle != handle_ || m.record > index) continue;
+    // After the end mark the last step's location stays (the schedule ran out).
+    if (m.handle != handle_ || m.record > index || m.step >= in_.schedule->steps.size()) continue;
     at.index = m.step;
     at.op = in_.schedule->steps[m.step].name;
     at.pointer = "/steps/" + std::to_string(m.step);
@@ -92,6 +114,7 @@ void ProviderJudge::fail(const char* rule, std::string check, std::string text, 
   Finding f = failed_check(rule, std::move(check), std::move(text), std::move(expected),
                            std::move(observed));
   f.step = where(index);
+  failed_.insert(f.rule);
   findings_.push_back(std::move(f));
 }
 
@@ -103,6 +126,7 @@ std::string describe_write(const json& r) {
 
 void ProviderJudge::write(const json& r, std::size_t index) {
   ++writes_;
+  enabled_writes_ += told_.enabled;
   const auto level = static_cast<std::uint8_t>(r.value("level", 0u));
   const std::uint64_t keyword = r.value("keyword", std::uint64_t{0});
   const bool wanted = r.value("wanted", false);
@@ -146,6 +170,8 @@ void ProviderJudge::callback(const json& r, std::size_t index) {
   }
   if (is_enabled > 1) return;  // CAPTURE_STATE and unknown codes change no state
   close_epoch();
+  if (is_enabled == 1 && !first_enable_) first_enable_ = index;
+  if (is_enabled == 0 && !first_disable_) first_disable_ = index;
   told_.enabled = is_enabled == 1;
   told_.disabled_once |= is_enabled == 0;
   told_.level = static_cast<std::uint8_t>(r.value("level", 0u));
@@ -168,7 +194,10 @@ void ProviderJudge::record(const json& r, std::size_t index) {
          index, "no session-control call", api);
   } else if (kind == "enabled_query") {
     ++queries_;
+  } else if (kind == "unregister") {
+    unregistered_ = index;
   } else if (kind == "traits") {
+    ++traits_tried_;
     const auto status = r.value("status", 0u);
     const auto size = r.value("size", 0u);
     if (traits_ok_ > 0) {
@@ -185,6 +214,7 @@ void ProviderJudge::record(const json& r, std::size_t index) {
                                "< 256", std::to_string(size));
       f.severity = lint::severity_of(*in_.catalog, rules::kTrSize256);
       f.step = where(index);
+      if (f.severity == Severity::kFailure) failed_.insert(f.rule);
       findings_.push_back(std::move(f));
     }
   }
@@ -199,44 +229,182 @@ Finding note(std::string text, std::string rule = {}) {
   return f;
 }
 
-// What one observation cannot judge, and why.
-const std::vector<std::pair<const char*, const char*>>& not_judged() {
+// Rules no observation can judge, and why.
+const std::vector<std::pair<const char*, const char*>>& never_observable() {
   static const std::vector<std::pair<const char*, const char*>> list = {
       {rules::kProvCaptureState, "which events are state events is the provider's own knowledge"},
-      {rules::kCbFilterCopy, "the schedule passes no FilterData"},
+      {rules::kCbFilterCopy,
+       "the schedule's only FilterData is an event ID filter, the platform's: no callback gets "
+       "FilterData to keep"},
       {rules::kTrFormat, "the observation records the traits blob's size, not its bytes"},
       {rules::kDescIdVersion, "the observation records descriptors, not payload layouts"},
-      {rules::kTlSchemaItem, "TraceLogging metadata is not recorded by the observation"},
+      {rules::kTlSchemaItem, "the observation records descriptors, not the metadata items"},
   };
   return list;
 }
 
-CaseResult ProviderJudge::result(double duration_s) {
-  close_epoch();
-  static const std::map<Blame, std::pair<const char*, const char*>> why = {
-      {Blame::kAfterDisable, {rules::kProvRecord, "writes after its DISABLE callback"}},
-      {Blame::kNeverEnabled, {rules::kProvEventEnabled, "writes while no session enabled it"}},
-      {Blame::kAboveLevel, {rules::kProvEventEnabled, "writes events above the enabled level"}},
-      {Blame::kKeyword, {rules::kProvEventEnabled, "writes events the keywords exclude"}},
-  };
-  for (const auto& [b, total] : blamed_) {
-    const auto& [rule, what] = why.at(b);
-    fail(rule, "unwanted_writes",
-         fmt::format("{}: {} write(s) no session wanted, first {}", what, total.count, total.first),
-         total.record, "0", std::to_string(total.count));
+// Whether the schedule reached `step` while the provider was registered.
+bool ProviderJudge::reached(std::size_t step) const {
+  for (const StepMark& m : *in_.marks) {
+    if (m.handle == handle_ && m.step == step && (!unregistered_ || m.record <= *unregistered_))
+      return true;
   }
+  return false;
+}
+
+// Whether a later step began (or the schedule ended) after `record` while it was registered.
+bool ProviderJudge::marked_after(std::size_t record) const {
+  for (const StepMark& m : *in_.marks) {
+    if (m.handle == handle_ && m.record > record && (!unregistered_ || m.record <= *unregistered_))
+      return true;
+  }
+  return false;
+}
+
+std::string step_name(const Schedule& s, std::size_t step) {
+  return fmt::format("step {} \"{}\"", step, s.steps[step].name);
+}
+
+// A rule judged on what the callbacks told the provider, when none told it "enabled".
+std::optional<ProviderJudge::Unjudged> ProviderJudge::unjudged_callbacks(const char* rule) const {
+  if (!reached(0)) {
+    return Unjudged{rule, kStepNotReached,
+                    "the provider unregistered (or the program ended) before the schedule's "
+                    "first step",
+                    0};
+  }
+  return Unjudged{rule, kNoCallback, "no enable callback reached the provider", std::nullopt};
+}
+
+// PROV-RECORD's "on DISABLE it writes nothing" needs a DISABLE callback, a whole step of the
+// provider still registered after it, and writes while it was enabled (else silence says nothing).
+std::optional<ProviderJudge::Unjudged> ProviderJudge::unjudged_after_disable() const {
+  const char* rule = rules::kProvRecord;
+  if (failed_.count(rule)) return std::nullopt;
+  if (!first_disable_) {
+    const std::optional<std::size_t> d = first_step_disabling_all(*in_.schedule);
+    if (!d) return Unjudged{rule, kNotObservable, "the schedule never disables every session", {}};
+    if (!reached(*d)) {
+      return Unjudged{rule, kStepNotReached,
+                      fmt::format("the provider unregistered (or the program ended) before {}, "
+                                  "which disables every session",
+                                  step_name(*in_.schedule, *d)),
+                      *d};
+    }
+    return Unjudged{rule, kNoCallback,
+                    fmt::format("no DISABLE callback reached the provider after {}",
+                                step_name(*in_.schedule, *d)),
+                    *d};
+  }
+  if (!marked_after(*first_disable_)) {
+    return Unjudged{rule,
+                    kEndedTooSoon,
+                    "the provider unregistered (or the program ended) within the step of its "
+                    "DISABLE callback: what it wrote after DISABLE was not watched for a step",
+                    {}};
+  }
+  if (enabled_writes_ == 0) {
+    return Unjudged{rule,
+                    kNoWrite,
+                    "the program wrote no event while a session enabled the provider, so its "
+                    "silence after DISABLE shows nothing",
+                    {}};
+  }
+  return std::nullopt;
+}
+
+std::vector<ProviderJudge::Unjudged> ProviderJudge::unjudged() const {
+  std::vector<Unjudged> out;
+  if (auto u = unjudged_after_disable()) out.push_back(*u);
+  if (!failed_.count(rules::kProvEventEnabled)) {
+    if (!first_enable_) {
+      out.push_back(*unjudged_callbacks(rules::kProvEventEnabled));
+    } else if (enabled_writes_ == 0) {
+      out.push_back({rules::kProvEventEnabled,
+                     kNoWrite,
+                     "the program wrote no event while a session enabled the provider",
+                     {}});
+    }
+  }
+  if (callbacks_ == 0 && !failed_.count(rules::kCbFast))
+    out.push_back(*unjudged_callbacks(rules::kCbFast));
+  if (traits_ok_ == 0 && !failed_.count(rules::kTrSetOnce))
+    out.push_back({rules::kTrSetOnce, kNoTraits, "the program set no traits", {}});
+  if (traits_tried_ == 0)
+    out.push_back({rules::kTrSize256, kNoTraits, "the program set no traits", {}});
+  if (kinds_.empty())
+    out.push_back({rules::kDescChannel, kNoWrite, "the program wrote no event", {}});
+  for (const auto& [rule, reason] : never_observable()) {
+    out.push_back({rule, kNotObservable, reason, {}});
+  }
+  return out;
+}
+
+// NOT JUDGED: a case of its own, UNSUPPORTED and as expected (as `etwh run` shows a case that
+// cannot run here), the reason a `not_judged` finding.
+CaseResult ProviderJudge::not_judged_case(const Unjudged& u) const {
   CaseResult c;
-  c.id = "observe/" + guid_;
-  c.rules = {rules::kProvRecord, rules::kProvEventEnabled, rules::kCbFast};
-  if (traits_ok_ > 0) c.rules.push_back(rules::kTrSetOnce);
+  c.id = fmt::format("observe/{}/{}", guid_, u.rule);
+  c.rules = {u.rule};
+  c.status = Status::kUnsupported;
+  c.as_expected = true;
+  c.file = in_.schedule_file;
+  Finding f = note("not judged: " + u.text, u.rule);
+  f.check = kNotJudgedCheck;
+  f.observed = u.why;
+  if (u.step) {
+    f.step.case_id = "observe/" + guid_;
+    f.step.file = in_.schedule_file;
+    f.step.index = *u.step;
+    f.step.op = in_.schedule->steps[*u.step].name;
+    f.step.pointer = "/steps/" + std::to_string(*u.step);
+  }
+  c.message = f.text;
+  c.findings.push_back(std::move(f));
+  return c;
+}
+
+std::string event_kind_key_of(const std::string& guid, const Kind& k) {
+  const auto& [id, version, channel, level, opcode, task, keyword] = k;
+  return event_kind_key(guid, id, version, channel, level, opcode, task, keyword);
+}
+
+// "event kind seen": the descriptor, the counts and, where a consumer got one and TDH decoded
+// it, the event's name and fields (Finding::event).
+Finding ProviderJudge::kind_seen(const std::string& name, const KindCount& count,
+                                 const Kind& kind) const {
+  Finding f = note(
+      fmt::format("event kind seen: {} ({} writes, {} wanted)", name, count.writes, count.wanted));
+  const json* d = nullptr;
+  if (in_.decoded != nullptr) {
+    auto it = in_.decoded->find(event_kind_key_of(guid_, kind));
+    if (it != in_.decoded->end()) d = &it->second;
+  }
+  if (d == nullptr) {
+    f.text += ", not decoded: no session received one";
+  } else if (d->contains("name")) {
+    DecodedEvent e;
+    e.name = d->value("name", "");
+    for (const json& field : d->value("fields", json::array())) {
+      e.fields.push_back({field.value("name", ""), field.value("value", "")});
+    }
+    f.event = std::move(e);
+  } else {
+    f.text +=
+        fmt::format(", not decoded: TdhGetEventInformation returned {}", d->value("status", 0u));
+  }
+  return f;
+}
+
+// Lints each event kind seen (lint.h) and lists it; returns the lint rules it judged.
+std::set<std::string> ProviderJudge::lint_kinds() {
   std::set<std::string> lint_rules;
   for (const auto& [kind, count] : kinds_) {
     const auto& [id, version, channel, level, opcode, task, keyword] = kind;
     const std::string name =
         fmt::format("Id {} v{} channel {} level {} opcode {} task {} keyword 0x{:x}", id, version,
                     channel, level, opcode, task, keyword);
-    findings_.push_back(note(fmt::format("event kind seen: {} ({} writes, {} wanted)", name,
-                                         count.writes, count.wanted)));
+    findings_.push_back(kind_seen(name, count, kind));
     lint::Descriptor d;
     d.id = static_cast<std::uint16_t>(id);
     d.version = static_cast<std::uint8_t>(version);
@@ -251,20 +419,46 @@ CaseResult ProviderJudge::result(double duration_s) {
       f.check = kCheckLint;
       f.text = lint::describe(l);
       f.severity = lint::severity_of(*in_.catalog, l.rule);
+      if (f.severity == Severity::kFailure) failed_.insert(f.rule);
       findings_.push_back(std::move(f));
     }
   }
-  if (!kinds_.empty()) c.rules.push_back(rules::kDescChannel);
-  for (const auto& r : lint_rules) {
-    if (r != rules::kDescChannel) c.rules.push_back(r);
+  return lint_rules;
+}
+
+// The provider's case (the rules it judged), then one NOT JUDGED case per rule it could not.
+std::vector<CaseResult> ProviderJudge::result(double duration_s) {
+  close_epoch();
+  static const std::map<Blame, std::pair<const char*, const char*>> why = {
+      {Blame::kAfterDisable, {rules::kProvRecord, "writes after its DISABLE callback"}},
+      {Blame::kNeverEnabled, {rules::kProvEventEnabled, "writes while no session enabled it"}},
+      {Blame::kAboveLevel, {rules::kProvEventEnabled, "writes events above the enabled level"}},
+      {Blame::kKeyword, {rules::kProvEventEnabled, "writes events the keywords exclude"}},
+  };
+  for (const auto& [b, total] : blamed_) {
+    const auto& [rule, what] = why.at(b);
+    fail(rule, "unwanted_writes",
+         fmt::format("{}: {} write(s) no session wanted, first {}", what, total.count, total.first),
+         total.record, "0", std::to_string(total.count));
+  }
+  const std::set<std::string> lint_rules = lint_kinds();
+  const std::vector<Unjudged> unjudged_rules = unjudged();
+  CaseResult c;
+  c.id = "observe/" + guid_;
+  std::vector<std::string> judged = {rules::kProvRecord, rules::kProvEventEnabled,
+                                     rules::kCbFast,     rules::kTrSetOnce,
+                                     rules::kTrSize256,  rules::kDescChannel};
+  judged.insert(judged.end(), lint_rules.begin(), lint_rules.end());
+  for (const std::string& rule : judged) {
+    const bool skipped = std::any_of(unjudged_rules.begin(), unjudged_rules.end(),
+                                     [&](const Unjudged& u) { return rule == u.rule; });
+    if (!skipped && std::find(c.rules.begin(), c.rules.end(), rule) == c.rules.end())
+      c.rules.push_back(rule);
   }
   findings_.push_back(
-      note(fmt::format("{} writes, {} enable callbacks, {} EventEnabled/"
+      note(fmt::format("{} writes ({} while enabled), {} enable callbacks, {} EventEnabled/"
                        "EventProviderEnabled calls, {} traits set",
-                       writes_, callbacks_, queries_, traits_ok_)));
-  for (const auto& [rule, reason] : not_judged()) {
-    findings_.push_back(note(fmt::format("not judged: {}: {}", rule, reason), rule));
-  }
+                       writes_, enabled_writes_, callbacks_, queries_, traits_ok_)));
   c.findings = std::move(findings_);
   c.status = Status::kPass;
   for (const Finding& f : c.findings) {
@@ -274,10 +468,18 @@ CaseResult ProviderJudge::result(double duration_s) {
   c.message = summarize(c.findings, "");
   c.duration_s = duration_s;
   c.file = in_.schedule_file;
-  return c;
+  std::vector<CaseResult> out = {std::move(c)};
+  for (const Unjudged& u : unjudged_rules) out.push_back(not_judged_case(u));
+  return out;
 }
 
 }  // namespace
+
+std::string event_kind_key(const std::string& guid, unsigned id, unsigned version, unsigned channel,
+                           unsigned level, unsigned opcode, unsigned task, std::uint64_t keyword) {
+  return fmt::format("{}/{}/{}/{}/{}/{}/{}/{:x}", guid, id, version, channel, level, opcode, task,
+                     keyword);
+}
 
 std::vector<CaseResult> judge_providers(const JudgeInput& in) {
   std::vector<std::unique_ptr<ProviderJudge>> judges;  // in registration order
@@ -298,7 +500,9 @@ std::vector<CaseResult> judge_providers(const JudgeInput& in) {
     if (kind == "unregister") live.erase(it);  // a handle reused later is a new provider
   }
   std::vector<CaseResult> results;
-  for (const auto& judge : judges) results.push_back(judge->result(0));
+  for (const auto& judge : judges) {
+    for (CaseResult& c : judge->result(0)) results.push_back(std::move(c));
+  }
   return results;
 }
 

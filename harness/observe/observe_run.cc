@@ -4,6 +4,7 @@
 #include "etwh/child_process.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
+#include "filter_judge.h"
 #include "judge.h"
 #include "sessions.h"
 #include "win32_text.h"
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace etwh::observe {
@@ -106,6 +108,11 @@ void Observation::walk(std::uint64_t handle, const std::string& guid_text) {
     while (Clock::now() < until && !ended())
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // The whole schedule ran: its last step lasted step_ms (judge.h's end mark).
+  if (!ended()) {
+    marks_.push_back({handle, o_.schedule.steps.size(),
+                      channel_.wait_beyond(SIZE_MAX, std::chrono::milliseconds(0))});
+  }
 }
 
 bool Observation::run() {
@@ -121,6 +128,51 @@ bool Observation::run() {
     seen = now;
   }
   return true;
+}
+
+// Every event accounted for, per session: written (the write records naming the session: the
+// events it took, written into its buffers or lost there) = delivered to its consumer + lost.
+// Not checkable when the observation is incomplete (records dropped, no end record) or whole
+// realtime buffers were lost (their events are not counted); a mismatch is an accounting failure
+// the harness reports.
+std::vector<Finding> account_sessions(const std::vector<SessionAccount>& accounts,
+                                      const std::vector<json>& records, std::uint64_t dropped,
+                                      bool end_seen) {
+  std::map<std::uint64_t, std::uint64_t> written;  // by session handle
+  for (const json& r : records) {
+    if (r.value("kind", "") != "write" || !r.contains("sessions")) continue;
+    for (const json& s : r["sessions"]) ++written[s.get<std::uint64_t>()];
+  }
+  std::vector<Finding> out;
+  for (const SessionAccount& a : accounts) {
+    const std::uint64_t w = written[a.handle];
+    const std::string figures =
+        fmt::format("session {}: written {}, delivered {}, lost {} (stop status {})", a.name, w,
+                    a.delivered, a.lost, a.stop_status);
+    Finding f;
+    f.check = kAccountingCheck;
+    f.expected = std::to_string(w);
+    f.observed = std::to_string(a.delivered + a.lost);
+    f.evidence = a.name;
+    if (dropped > 0 || !end_seen || a.buffers_lost > 0) {
+      f.severity = Severity::kNote;
+      f.observed.clear();
+      f.text = fmt::format(
+          "{}: not checked: {} observation records dropped, end record {}, "
+          "{} realtime buffers lost",
+          figures, dropped, end_seen ? "seen" : "missing", a.buffers_lost);
+    } else if (w != a.delivered + a.lost) {
+      f.text = fmt::format(
+          "{}: written != delivered + lost, {} events {}", figures,
+          w > a.delivered + a.lost ? w - a.delivered - a.lost : a.delivered + a.lost - w,
+          w > a.delivered + a.lost ? "unaccounted for" : "too many");
+    } else {
+      f.severity = Severity::kNote;
+      f.text = figures + ": written = delivered + lost";
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 CaseResult program_case(const ObserveOptions& o, Observation& obs, bool connected, bool in_time,
@@ -160,12 +212,8 @@ CaseResult program_case(const ObserveOptions& o, Observation& obs, bool connecte
         note("no end record: the program ended without its exit handlers (a crash, "
              "_exit, a signal) or the record was dropped; later records may be missing"));
   }
-  for (const SessionAccount& a : accounts) {
-    f.push_back(
-        note(fmt::format("session {}: {} events delivered to the observer, {} lost, "
-                         "stop status {}",
-                         a.name, a.delivered, a.lost, a.stop_status)));
-  }
+  for (Finding& a : account_sessions(accounts, records, dropped, end_seen))
+    f.push_back(std::move(a));
   f.push_back(note("program output (last lines):\n" + tail_of(log, 20)));
   c.status = Status::kPass;
   for (const Finding& x : f) {
@@ -212,8 +260,14 @@ std::vector<CaseResult> observe_program(const ObserveOptions& o) {
   const double duration = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<CaseResult> cases = {
       program_case(o, obs, connected, in_time, records, log, accounts, duration)};
-  JudgeInput in{&records, &obs.marks(), &o.schedule, o.schedule_file, o.catalog};
+  DecodedKinds decoded;
+  for (const SessionAccount& a : accounts) decoded.insert(a.decoded.begin(), a.decoded.end());
+  JudgeInput in{&records, &obs.marks(), &o.schedule, o.schedule_file, o.catalog, &decoded};
   for (CaseResult& c : judge_providers(in)) cases.push_back(std::move(c));
+  const FilterJudgeInput filters{&o.schedule, o.schedule_file, &accounts, &records, &obs.marks()};
+  if (cases.size() > 1) {
+    if (std::optional<CaseResult> c = judge_event_id_filters(filters)) cases.push_back(*c);
+  }
   if (cases.size() == 1 && connected) {
     cases[0].findings.push_back(note("no provider registered: nothing to judge"));
   }

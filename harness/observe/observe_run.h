@@ -14,6 +14,11 @@
 
 namespace etwh::observe {
 
+// The check of the per-session accounting findings in the case observe/program: expected is
+// what the observation says was written to the session, observed its delivered + lost, evidence
+// the session's name.
+inline constexpr char kAccountingCheck[] = "accounting";
+
 struct ObserveOptions {
   std::filesystem::path program;
   std::vector<std::string> args;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 namespace etwh::observe {
@@ -31,9 +32,33 @@ std::uint64_t unsigned_field(const json& object, const char* key, std::uint64_t 
   return v.get<std::uint64_t>();
 }
 
+EventIdFilter parse_event_ids(const json& f, const std::string& at, const std::string& file) {
+  if (!f.is_object()) throw InputError(file, at, "event_ids must be an object");
+  only_keys(f, {"filter_in", "ids"}, at, file);
+  EventIdFilter filter;
+  if (f.contains("filter_in")) {
+    if (!f["filter_in"].is_boolean())
+      throw InputError(file, at + "/filter_in", "filter_in must be true or false");
+    filter.filter_in = f["filter_in"].get<bool>();
+  }
+  if (!f.contains("ids") || !f["ids"].is_array() || f["ids"].empty() || f["ids"].size() > 64) {
+    throw InputError(file, at + "/ids",
+                     "ids must be an array of 1 to 64 event IDs (MAX_EVENT_FILTER_EVENT_ID_COUNT)");
+  }
+  for (std::size_t i = 0; i < f["ids"].size(); ++i) {
+    const json& id = f["ids"][i];
+    if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 65535) {
+      throw InputError(file, at + "/ids/" + std::to_string(i),
+                       "an event ID is an integer from 0 to 65535, not " + id.dump());
+    }
+    filter.ids.push_back(static_cast<std::uint16_t>(id.get<std::uint64_t>()));
+  }
+  return filter;
+}
+
 Action parse_action(const json& a, const std::string& at, const std::string& file) {
   if (!a.is_object()) throw InputError(file, at, "an action must be an object");
-  only_keys(a, {"op", "session", "level", "match_any", "match_all"}, at, file);
+  only_keys(a, {"op", "session", "level", "match_any", "match_all", "event_ids"}, at, file);
   Action action;
   const std::string op = a.value("op", "");
   if (op == "enable") {
@@ -49,8 +74,10 @@ Action parse_action(const json& a, const std::string& at, const std::string& fil
   action.level = static_cast<std::uint8_t>(unsigned_field(a, "level", 255, 0, at, file));
   action.match_any = unsigned_field(a, "match_any", UINT64_MAX, 0, at, file);
   action.match_all = unsigned_field(a, "match_all", UINT64_MAX, 0, at, file);
+  if (a.contains("event_ids"))
+    action.event_ids = parse_event_ids(a["event_ids"], at + "/event_ids", file);
   if (action.op != ActionOp::kEnable) {
-    for (const char* key : {"level", "match_any", "match_all"}) {
+    for (const char* key : {"level", "match_any", "match_all", "event_ids"}) {
       if (a.contains(key))
         throw InputError(file, at + "/" + key, "only an enable has " + std::string(key));
     }
@@ -92,6 +119,24 @@ Schedule parse_root(const json& root, const std::string& file) {
 }
 
 }  // namespace
+
+bool EventIdFilter::excludes(std::uint16_t id) const {
+  const bool listed = std::find(ids.begin(), ids.end(), id) != ids.end();
+  return filter_in ? !listed : listed;
+}
+
+std::optional<std::size_t> first_step_disabling_all(const Schedule& schedule) {
+  std::set<std::size_t> enabled;
+  for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
+    const bool before = !enabled.empty();
+    for (const Action& a : schedule.steps[i].actions) {
+      if (a.op == ActionOp::kEnable) enabled.insert(a.session);
+      if (a.op == ActionOp::kDisable) enabled.erase(a.session);
+    }
+    if (before && enabled.empty()) return i;
+  }
+  return std::nullopt;
+}
 
 Schedule parse_schedule(const std::string& text, const std::string& file) {
   const json root = parse_input_json(text, file);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,22 @@ namespace etwh::observe {
 // What one action does to one of the observer's sessions (EnableTraceEx2's control codes).
 enum class ActionOp { kEnable, kDisable, kCaptureState };
 
+// An EVENT_FILTER_TYPE_EVENT_ID filter (EVENT_FILTER_EVENT_ID): FilterIn keeps only `ids`,
+// otherwise drops them.
+struct EventIdFilter {
+  bool filter_in = true;
+  std::vector<std::uint16_t> ids;  // 1..64 of them
+  bool excludes(std::uint16_t id) const;
+  bool operator==(const EventIdFilter&) const = default;
+};
+
 struct Action {
   ActionOp op = ActionOp::kEnable;
   std::size_t session = 0;  // index of the observer's session (0..7)
   std::uint8_t level = 0;
   std::uint64_t match_any = 0;
   std::uint64_t match_all = 0;
+  std::optional<EventIdFilter> event_ids;  // enable only: FilterData of EnableTraceEx2
 };
 
 struct Step {
@@ -35,6 +46,10 @@ struct Schedule {
 };
 
 inline constexpr std::size_t kMaxSessions = 8;
+
+// The first step after which no session enables the provider while one did before (the step
+// that tests PROV-RECORD's "on DISABLE it writes nothing"); none: the schedule never disables all.
+std::optional<std::size_t> first_step_disabling_all(const Schedule& schedule);
 
 // Reads and checks a schedule; throws InputError (file, line:col, JSON pointer, reason).
 Schedule load_schedule(const std::filesystem::path& file);

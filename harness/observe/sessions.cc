@@ -1,5 +1,9 @@
 #include "sessions.h"
 
+#include "decode.h"
+#include "judge.h"
+#include "win32_text.h"
+
 #include <cstring>
 #include <vector>
 
@@ -27,7 +31,18 @@ Sessions::~Sessions() { (void)stop_all(); }
 
 void WINAPI Sessions::on_record(PEVENT_RECORD record) {
   auto* session = static_cast<Session*>(record->UserContext);
-  if (!is_header(*record)) session->delivered.fetch_add(1, std::memory_order_relaxed);
+  if (is_header(*record)) return;
+  session->delivered.fetch_add(1, std::memory_order_relaxed);
+  ++session->ids[record->EventHeader.EventDescriptor.Id];
+  // Decoded once per kind: TDH on every event would slow the consumer down for nothing.
+  const EVENT_DESCRIPTOR& d = record->EventHeader.EventDescriptor;
+  std::string guid = format_guid(record->EventHeader.ProviderId);
+  guid = guid.substr(1, guid.size() - 2);
+  std::string key =
+      event_kind_key(guid, d.Id, d.Version, d.Channel, d.Level, d.Opcode, d.Task, d.Keyword);
+  if (!session->decoded.contains(key)) {
+    session->decoded.emplace(std::move(key), agent::decode_event(*record, 0));
+  }
 }
 
 ULONG Sessions::start(std::size_t index) {
@@ -68,8 +83,27 @@ ULONG Sessions::apply(const Action& action, const GUID& provider) {
   const ULONG code = action.op == ActionOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
                      : action.op == ActionOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
                                                        : EVENT_CONTROL_CODE_CAPTURE_STATE;
+  if (!action.event_ids) {
+    return EnableTraceEx2(sessions_[action.session]->handle, &provider, code, action.level,
+                          action.match_any, action.match_all, 0, nullptr);
+  }
+  // EVENT_FILTER_EVENT_ID: FilterIn, Reserved, Count, then the IDs.
+  const EventIdFilter& ids = *action.event_ids;
+  std::vector<std::uint8_t> blob(4 + 2 * ids.ids.size());
+  blob[0] = ids.filter_in ? 1 : 0;
+  const auto count = static_cast<USHORT>(ids.ids.size());
+  std::memcpy(blob.data() + 2, &count, 2);
+  std::memcpy(blob.data() + 4, ids.ids.data(), 2 * ids.ids.size());
+  EVENT_FILTER_DESCRIPTOR filter{};
+  filter.Ptr = reinterpret_cast<ULONGLONG>(blob.data());
+  filter.Size = static_cast<ULONG>(blob.size());
+  filter.Type = EVENT_FILTER_TYPE_EVENT_ID;
+  ENABLE_TRACE_PARAMETERS parameters{};
+  parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+  parameters.EnableFilterDesc = &filter;
+  parameters.FilterDescCount = 1;
   return EnableTraceEx2(sessions_[action.session]->handle, &provider, code, action.level,
-                        action.match_any, action.match_all, 0, nullptr);
+                        action.match_any, action.match_all, 0, &parameters);
 }
 
 std::vector<SessionAccount> Sessions::stop_all() {
@@ -81,10 +115,15 @@ std::vector<SessionAccount> Sessions::stop_all() {
     account.name = session->name;
     account.stop_status =
         ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
-    account.lost = p.get()->EventsLost + p.get()->RealTimeBuffersLost;
+    account.index = static_cast<std::size_t>(&session - sessions_.data());
+    account.handle = session->handle;
+    account.lost = p.get()->EventsLost;
+    account.buffers_lost = p.get()->RealTimeBuffersLost;
     if (session->consumer.joinable()) session->consumer.join();
     CloseTrace(session->trace);
     account.delivered = session->delivered.load();
+    account.delivered_ids = std::move(session->ids);
+    account.decoded = std::move(session->decoded);
     accounts.push_back(account);
     session.reset();
   }

@@ -9,9 +9,12 @@
 #include <evntcons.h>
 #include <evntrace.h>
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,10 +24,16 @@ namespace etwh::observe {
 
 // One session's account once it stopped.
 struct SessionAccount {
+  std::size_t index = 0;  // in the schedule's actions
   std::string name;
-  std::uint64_t delivered = 0;  // provider events its consumer received
-  std::uint64_t lost = 0;       // EventsLost + RealTimeBuffersLost as ControlTrace(STOP) said
+  TRACEHANDLE handle = 0;          // what StartTrace gave (the observation names sessions by it)
+  std::uint64_t delivered = 0;     // provider events its consumer received
+  std::uint64_t lost = 0;          // EventsLost as ControlTrace(STOP) said
+  std::uint64_t buffers_lost = 0;  // RealTimeBuffersLost (their events are not counted)
   ULONG stop_status = ERROR_SUCCESS;
+  std::map<std::uint16_t, std::uint64_t> delivered_ids;  // events received, by event ID
+  // The first event of each kind it received, as TDH decoded it (judge.h's DecodedKinds).
+  std::map<std::string, nlohmann::json> decoded;
 };
 
 class Sessions {
@@ -47,6 +56,8 @@ class Sessions {
     TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
     EVENT_TRACE_LOGFILEA logfile{};
     std::atomic<std::uint64_t> delivered{0};
+    std::map<std::uint16_t, std::uint64_t> ids;     // the consumer thread's alone until joined
+    std::map<std::string, nlohmann::json> decoded;  // likewise
     std::thread consumer;
   };
   ULONG start(std::size_t index);

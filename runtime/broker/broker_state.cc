@@ -93,7 +93,7 @@ void BrokerState::send_pools(PeerId id, const std::string& key) {
     if (handle == 0) continue;
     const Session& s = sessions_.at(handle);
     if (!s.pool || peer->second.pools.contains(s.pool_id)) continue;
-    send(id, {{"op", "pool"}, {"pool", s.pool_id}}, s.pool);
+    send(id, {{"op", "pool"}, {"pool", s.pool_id}, {"session", handle}}, s.pool);
     peer->second.pools.insert(s.pool_id);
   }
 }

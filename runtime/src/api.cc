@@ -117,21 +117,28 @@ bool too_large_for_an_event(const EVENT_DATA_DESCRIPTOR* data, ULONG count) {
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
+// kObserved (etwh observe): the same path, also noting in `to` each session the event went to
+// (written or lost there), from the very snapshot of the sessions it used; the unobserved
+// instantiation has no trace of it.
+template <bool kObserved = false>
 ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags);
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags,
+                  etwrt::observe::Delivered* to);
 
+template <bool kObserved = false>
 ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
                   const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0, ULONG write_flags = 0,
-                  const etwrt::TypedEvent* typed = nullptr) {
+                  const etwrt::TypedEvent* typed = nullptr,
+                  etwrt::observe::Delivered* to = nullptr) {
   if (handle == 0) return ERROR_INVALID_HANDLE;
   Registration* registration = registration_of(handle);
   if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
   if (typed == nullptr && registration->use_descriptor_type.load(std::memory_order_relaxed))
       [[unlikely]] {
-    return write_typed(handle, descriptor, activity, related, exclude, count, data, extra_flags,
-                       write_flags);
+    return write_typed<kObserved>(handle, descriptor, activity, related, exclude, count, data,
+                                  extra_flags, write_flags, to);
   }
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
@@ -177,7 +184,12 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         timestamp = stamp;
       }
     }
-    switch (writer_for(pool).write(in, timestamp)) {
+    const etwrt::dataplane::WriteResult result = writer_for(pool).write(in, timestamp);
+    if constexpr (kObserved) {
+      if (result != etwrt::dataplane::WriteResult::too_large)
+        to->add(pool->session.load(std::memory_order_relaxed));
+    }
+    switch (result) {
       case etwrt::dataplane::WriteResult::written: break;
       case etwrt::dataplane::WriteResult::lost:
         if (status == ERROR_SUCCESS) status = ERROR_NOT_ENOUGH_MEMORY;
@@ -192,18 +204,20 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 
 // EVENT_DATA_DESCRIPTOR.Type honoured (tracelogging.h): the payload descriptors alone are
 // written, the metadata and timestamp travel beside them.
+template <bool kObserved>
 ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
                   const GUID* related, ULONG64 exclude, ULONG count,
-                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags) {
+                  const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags,
+                  etwrt::observe::Delivered* to) {
   etwrt::TypedEvent typed;  // 2 KB of descriptors: on this frame, not write_event's.
   const bool traits_set =
       registration_of(handle)->traits_blob.load(std::memory_order_acquire) != nullptr;
   const ULONG split =
       etwrt::split_by_type(std::span<const EVENT_DATA_DESCRIPTOR>(data, count), traits_set, typed);
   if (split != ERROR_SUCCESS) return split;
-  return write_event(handle, descriptor, activity, related, exclude,
-                     static_cast<ULONG>(typed.payload_count), typed.payload.data(), extra_flags,
-                     write_flags, &typed);
+  return write_event<kObserved>(handle, descriptor, activity, related, exclude,
+                                static_cast<ULONG>(typed.payload_count), typed.payload.data(),
+                                extra_flags, write_flags, &typed, to);
 }
 
 // EventWriteEx's Flags: the page lists EVENT_WRITE_FLAG_INPRIVATE; NO_FAULTING is for kernel
@@ -233,11 +247,16 @@ inline bool bad_arguments(PCEVENT_DESCRIPTOR descriptor, ULONG count,
 ULONG observed(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor,
                const GUID* activity, const GUID* related, ULONG64 filter, ULONG flags, ULONG count,
                const EVENT_DATA_DESCRIPTOR* data) {
-  etwrt::observe::write(api, handle, descriptor);
-  if (no_session(handle)) return ERROR_SUCCESS;
-  return etwrt::guarded(api, [&] {
-    return write_event(handle, descriptor, activity, related, filter, count, data, 0, flags);
-  });
+  etwrt::observe::Delivered to;
+  ULONG status = ERROR_SUCCESS;
+  if (!no_session(handle)) {
+    status = etwrt::guarded(api, [&] {
+      return write_event<true>(handle, descriptor, activity, related, filter, count, data, 0, flags,
+                               nullptr, &to);
+    });
+  }
+  etwrt::observe::write(api, handle, descriptor, to);
+  return status;
 }
 
 [[gnu::noinline, gnu::cold]] ULONG observed_write(REGHANDLE handle, PCEVENT_DESCRIPTOR descriptor,
@@ -539,12 +558,17 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
     EVENT_DESCRIPTOR descriptor{};
     descriptor.Level = Level;
     descriptor.Keyword = Keyword;
-    if (etwrt::observe::on()) [[unlikely]]
-      etwrt::observe::write("EventWriteString", RegHandle, descriptor);
     std::size_t length = 0;
     while (String[length] != 0) ++length;
     EVENT_DATA_DESCRIPTOR data;
     EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
+    if (etwrt::observe::on()) [[unlikely]] {
+      etwrt::observe::Delivered to;
+      const ULONG status = write_event<true>(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
+                                             EVENT_HEADER_FLAG_STRING_ONLY, 0, nullptr, &to);
+      etwrt::observe::write("EventWriteString", RegHandle, descriptor, to);
+      return status;
+    }
     return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
                        EVENT_HEADER_FLAG_STRING_ONLY);
   });

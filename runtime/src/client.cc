@@ -239,11 +239,12 @@ SessionPool* Client::pool(std::uint64_t pool_id) {
   return it == pools_.end() ? nullptr : it->second;
 }
 
-SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd) {
+SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session) {
   std::lock_guard lock(pools_mu_);
   auto it = pools_.find(pool_id);
   if (it != pools_.end()) {
     ::close(fd);
+    if (session != 0) it->second->session.store(session, std::memory_order_relaxed);
     return it->second;
   }
   SessionPool* mapped = nullptr;
@@ -253,7 +254,10 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd) {
     std::fprintf(stderr, "etwrt: pool from the broker refused: %s\n", e.what());
   }
   ::close(fd);  // attach() dups it.
-  if (mapped != nullptr) pools_[pool_id] = mapped;
+  if (mapped != nullptr) {
+    mapped->session.store(session, std::memory_order_relaxed);
+    pools_[pool_id] = mapped;
+  }
   return mapped;
 }
 
@@ -275,7 +279,10 @@ void Client::dispatch(json message, std::deque<int>& fds) {
     }
   }
   if (op == "pool") {
-    if (passed >= 0) adopt_pool(message.value("pool", std::uint64_t{0}), passed);
+    if (passed >= 0) {
+      adopt_pool(message.value("pool", std::uint64_t{0}), passed,
+                 message.value("session", std::uint64_t{0}));
+    }
     return;
   }
   if (op == "stopped") {

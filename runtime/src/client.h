@@ -37,6 +37,8 @@ struct SessionPool {
       : id(pool_id), pool(std::move(mapped)) {}
   std::uint64_t id;
   dataplane::Pool pool;
+  // The session's TRACEHANDLE (0: not said), reported by the observation (observe.h).
+  std::atomic<std::uint64_t> session{0};
   std::atomic<bool> stopped{false};  // The broker said the session stopped (or died).
   // The connection to the broker that owned the session closed before it said "stopped": the
   // session ended with its broker (ProcessTrace drains, then returns kBrokerLostStatus).
@@ -100,7 +102,7 @@ class Client {
   // The pool of `pool_id` if this process mapped it (nullptr otherwise).
   SessionPool* pool(std::uint64_t pool_id);
   // Maps a pool from `fd` (closing it) unless known already; nullptr when it is not a pool.
-  SessionPool* adopt_pool(std::uint64_t pool_id, int fd);
+  SessionPool* adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session = 0);
 
   // Invokes a registration's callback as a notification would (used by EventRegister for the
   // synchronous callback of an already enabled provider).

@@ -37,12 +37,12 @@ std::int64_t now_ns() {
 // One record: `{"seq":N,"dropped":D,"kind":"KIND",` + fields + `}` in one message. A message
 // the socket cannot take now (full, closed) is counted, never waited for.
 __attribute__((format(printf, 2, 3))) void emit(const char* kind, const char* fields, ...) {
-  char body[384];
+  char body[448];
   va_list args;
   va_start(args, fields);
   const int body_length = std::vsnprintf(body, sizeof body, fields, args);
   va_end(args);
-  char record[512];
+  char record[576];
   const std::uint64_t seq = g_seq.fetch_add(1, std::memory_order_relaxed) + 1;
   const int length =
       std::snprintf(record, sizeof record, "{\"seq\":%llu,\"dropped\":%llu,\"kind\":\"%s\"%s%s}\n",
@@ -103,13 +103,21 @@ void registered(REGHANDLE handle, const GUID& g) {
 
 void unregistered(REGHANDLE handle) { emit("unregister", "\"handle\":%llu", u64(handle)); }
 
-void write(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& d) {
+void write(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& d, const Delivered& to) {
+  char sessions[8 * 21 + 1] = "";
+  std::size_t used = 0;
+  for (unsigned i = 0; i < to.count && used < sizeof sessions; ++i) {
+    const int n = std::snprintf(sessions + used, sizeof sessions - used, "%s%llu",
+                                i == 0 ? "" : ",", u64(to.session[i]));
+    if (n > 0) used += static_cast<std::size_t>(n);
+  }
   emit("write",
        "\"api\":\"%s\",\"handle\":%llu,\"id\":%u,\"version\":%u,\"channel\":%u,\"level\":%u,"
-       "\"opcode\":%u,\"task\":%u,\"keyword\":%llu,\"wanted\":%s,\"in_callback\":%s",
+       "\"opcode\":%u,\"task\":%u,\"keyword\":%llu,\"wanted\":%s,\"in_callback\":%s,"
+       "\"sessions\":[%s]",
        api, u64(handle), d.Id, d.Version, d.Channel, d.Level, d.Opcode, d.Task, u64(d.Keyword),
        wanted_now(handle, d.Level, d.Keyword) ? "true" : "false",
-       t_in_callback != 0 ? "true" : "false");
+       t_in_callback != 0 ? "true" : "false", sessions);
 }
 
 void enabled_query(const char* api, REGHANDLE handle, UCHAR level, ULONGLONG keyword, bool answer) {

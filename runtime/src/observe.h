@@ -25,8 +25,20 @@ inline bool on() { return __builtin_expect(g_on, false); }
 
 void registered(REGHANDLE handle, const GUID& guid);
 void unregistered(REGHANDLE handle);
-// An EventWrite* call (`api` its entry point) and whether any session accepts it now.
-void write(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor);
+// The sessions (TRACEHANDLEs) an observed write went to: written into their buffers or counted
+// lost there, so that the observer can check written = delivered + lost per session.
+struct Delivered {
+  std::uint64_t session[8];
+  unsigned count = 0;
+  void add(std::uint64_t s) {
+    if (count < 8) session[count++] = s;
+  }
+};
+
+// An EventWrite* call (`api` its entry point), whether any session accepts it now, and the
+// sessions it went to.
+void write(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor,
+           const Delivered& to);
 // EventEnabled / EventProviderEnabled, with what they answered.
 void enabled_query(const char* api, REGHANDLE handle, UCHAR level, ULONGLONG keyword, bool answer);
 // EventSetInformation(EventProviderSetTraits) and its status.

@@ -34,6 +34,21 @@ constexpr EVENT_DESCRIPTOR event(USHORT id, UCHAR level, ULONGLONG keyword) {
 constexpr EVENT_DESCRIPTOR kEvents[] = {event(1, 1, 0x1), event(2, 2, 0x2), event(3, 3, 0x3),
                                         event(4, 4, 0x1), event(5, 5, 0x2)};
 
+// One self-describing event besides (TraceLogging's encoding, channel 11, Id 0), so that the
+// report can show an event by name and fields: "Heartbeat" with a UINT32 field "Count".
+constexpr EVENT_DESCRIPTOR kHeartbeat = {0, 0, 11, 4, 0, 0, 0x1};
+
+// UINT16 its own size, UINT8 tags (none), the name (NUL), then per field its name (NUL) and
+// InType (8: UINT32).
+std::vector<unsigned char> heartbeat_metadata() {
+  std::vector<unsigned char> m = {0, 0, 0};
+  for (const char* text : {"Heartbeat", "Count"})
+    m.insert(m.end(), text, text + std::strlen(text) + 1);
+  m.push_back(8);
+  m[0] = static_cast<unsigned char>(m.size());
+  return m;
+}
+
 struct State {
   std::atomic<bool> enabled{false};
   std::atomic<UCHAR> level{0};
@@ -98,12 +113,21 @@ int main(int argc, char** argv) {
   set_traits(handle);
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   unsigned long written = 0;
+  const std::vector<unsigned char> metadata = heartbeat_metadata();
   for (unsigned n = 0; std::chrono::steady_clock::now() < end; ++n) {
     const EVENT_DESCRIPTOR& d = kEvents[n % (sizeof kEvents / sizeof kEvents[0])];
     if (wanted(d)) {
       EVENT_DATA_DESCRIPTOR data;
       EventDataDescCreate(&data, &n, sizeof n);
       written += EventWrite(handle, &d, 1, &data) == ERROR_SUCCESS;
+    }
+    if (n % 10 == 0 && wanted(kHeartbeat)) {
+      // Type through Reserved (its low byte): the traits set above make etwrt honour it.
+      EVENT_DATA_DESCRIPTOR data[2];
+      EventDataDescCreate(&data[0], metadata.data(), static_cast<ULONG>(metadata.size()));
+      data[0].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
+      EventDataDescCreate(&data[1], &n, sizeof n);
+      written += EventWrite(handle, &kHeartbeat, 2, data) == ERROR_SUCCESS;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
