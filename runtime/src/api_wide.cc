@@ -256,25 +256,10 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
   });
 }
 
-ULONG WMIAPI StopTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                        PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_STOP);
-}
-
-ULONG WMIAPI QueryTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_QUERY);
-}
-
-ULONG WMIAPI FlushTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_FLUSH);
-}
-
-ULONG WMIAPI UpdateTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                          PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_UPDATE);
-}
+ETWRT_CONTROL_SHORTHAND(StopTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_STOP)
+ETWRT_CONTROL_SHORTHAND(QueryTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_QUERY)
+ETWRT_CONTROL_SHORTHAND(FlushTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_FLUSH)
+ETWRT_CONTROL_SHORTHAND(UpdateTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_UPDATE)
 
 // QueryAllTracesA on narrow copies of the caller's structures; the names come back in UTF-16.
 ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
