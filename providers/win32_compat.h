@@ -5,7 +5,9 @@
 // Force-included into every C++ source that links etw_api on Windows (cmake/EtwhWindows.cmake),
 // so our code writes the documented names and never tests for the toolchain. Every definition
 // here is guarded: by #ifndef for macros, by a configure check (ETWH_LACKS_*, set by
-// cmake/EtwhWindows.cmake) for enumerators and types, so a newer SDK that has them wins.
+// cmake/EtwhWindows.cmake) for enumerators and types, so a newer SDK that has them wins. The
+// larger types and enumerations are etwrt's own headers (runtime/include/etwrt/), which
+// need nothing but the Win32 base types: one definition serves both platforms.
 #pragma once
 
 #ifndef NOMINMAX
@@ -90,23 +92,11 @@
 #endif
 
 #ifdef ETWH_LACKS_EVENT_FILTER_EVENT_ID
-typedef struct _EVENT_FILTER_EVENT_ID {
-  BOOLEAN FilterIn;
-  UCHAR Reserved;
-  USHORT Count;
-  USHORT Events[ANYSIZE_ARRAY];
-} EVENT_FILTER_EVENT_ID, *PEVENT_FILTER_EVENT_ID;
+#include "../runtime/include/etwrt/event_filter_event_id.h"
 #endif
 
 #ifdef ETWH_LACKS_EVENT_FILTER_EVENT_NAME
-typedef struct _EVENT_FILTER_EVENT_NAME {
-  ULONGLONG MatchAnyKeyword;
-  ULONGLONG MatchAllKeyword;
-  UCHAR Level;
-  BOOLEAN FilterIn;
-  USHORT NameCount;
-  UCHAR Names[ANYSIZE_ARRAY];
-} EVENT_FILTER_EVENT_NAME, *PEVENT_FILTER_EVENT_NAME;
+#include "../runtime/include/etwrt/event_filter_event_name.h"
 #endif
 
 // The enumerators of EVENT_INFO_CLASS that mingw-w64 10 lacks (it has only
@@ -134,34 +124,7 @@ extern "C" ULONG __stdcall TdhUnloadManifest(PWSTR Manifest);
 #endif
 
 #ifdef ETWH_LACKS_TDH_IN_TYPE
-enum _TDH_IN_TYPE {
-  TDH_INTYPE_NULL = 0,
-  TDH_INTYPE_UNICODESTRING = 1,
-  TDH_INTYPE_ANSISTRING = 2,
-  TDH_INTYPE_INT8 = 3,
-  TDH_INTYPE_UINT8 = 4,
-  TDH_INTYPE_INT16 = 5,
-  TDH_INTYPE_UINT16 = 6,
-  TDH_INTYPE_INT32 = 7,
-  TDH_INTYPE_UINT32 = 8,
-  TDH_INTYPE_INT64 = 9,
-  TDH_INTYPE_UINT64 = 10,
-  TDH_INTYPE_FLOAT = 11,
-  TDH_INTYPE_DOUBLE = 12,
-  TDH_INTYPE_BOOLEAN = 13,
-  TDH_INTYPE_BINARY = 14,
-  TDH_INTYPE_GUID = 15,
-  TDH_INTYPE_POINTER = 16,
-  TDH_INTYPE_FILETIME = 17,
-  TDH_INTYPE_SYSTEMTIME = 18,
-  TDH_INTYPE_SID = 19,
-  TDH_INTYPE_HEXINT32 = 20,
-  TDH_INTYPE_HEXINT64 = 21,
-  TDH_INTYPE_MANIFEST_COUNTEDSTRING = 22,
-  TDH_INTYPE_MANIFEST_COUNTEDANSISTRING = 23,
-  TDH_INTYPE_RESERVED24 = 24,
-  TDH_INTYPE_MANIFEST_COUNTEDBINARY = 25
-};
+#include "../runtime/include/etwrt/tdh_in_type.h"
 #endif
 
 #ifdef ETWH_LACKS_PROPERTY_PARAM_FIXED_COUNT

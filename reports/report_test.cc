@@ -47,6 +47,26 @@ std::vector<CaseResult> sample() {
   return {pass, fail, xfail, herr, skip};
 }
 
+// What the report writer `Writer` makes of `results`.
+template <typename Writer>
+std::string written(const RunInfo& i, const std::vector<CaseResult>& results) {
+  std::ostringstream out;
+  Writer().write(i, results, out);
+  return out.str();
+}
+
+// The note an expectation leaves on a case (case_findings.cc): what it expected, what came.
+Finding expectation_note(const std::string& expected, const std::string& observed,
+                         const std::string& text) {
+  Finding note;
+  note.check = kCheckExpectation;
+  note.severity = Severity::kNote;
+  note.expected = expected;
+  note.observed = observed;
+  note.text = text;
+  return note;
+}
+
 TEST(ConsoleReport, RuleTakesWorstStatusAndListsNonPass) {
   std::ostringstream out;
   ConsoleReport().write(info(), sample(), out);
@@ -130,28 +150,23 @@ TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
   EXPECT_EQ(verdicts[3].id, "CB-ANY-OR");
   EXPECT_EQ(verdicts[4].id, "SES-MAX-8");
 
-  std::ostringstream text;
-  ConsoleReport().write(i, sample(), text);
-  EXPECT_NE(text.str().find("GRP-ENABLE                     UNSUPPORTED    0 (no case)"),
+  const std::string text = written<ConsoleReport>(i, sample());
+  EXPECT_NE(text.find("GRP-ENABLE                     UNSUPPORTED    0 (no case)"),
             std::string::npos)
-      << text.str();
-  std::ostringstream json;
-  JsonReport().write(i, sample(), json);
-  auto doc = nlohmann::json::parse(json.str());
+      << text;
+  auto doc = nlohmann::json::parse(written<JsonReport>(i, sample()));
   ASSERT_EQ(doc["rules"].size(), 5u);
   EXPECT_EQ(doc["rules"][1],
             (nlohmann::json{{"id", "GRP-ENABLE"}, {"status", "UNSUPPORTED"}, {"cases", 0}}));
 
   // With the catalog's reason for this platform, the reason replaces "(no case)".
   i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
-  std::ostringstream text2;
-  ConsoleReport().write(i, sample(), text2);
-  EXPECT_NE(text2.str().find("GRP-ENABLE                     UNSUPPORTED    0 (no groups here)"),
+  const std::string text2 = written<ConsoleReport>(i, sample());
+  EXPECT_NE(text2.find("GRP-ENABLE                     UNSUPPORTED    0 (no groups here)"),
             std::string::npos)
-      << text2.str();
-  std::ostringstream json2;
-  JsonReport().write(i, sample(), json2);
-  EXPECT_EQ(nlohmann::json::parse(json2.str())["rules"][1]["reason"], "no groups here");
+      << text2;
+  EXPECT_EQ(nlohmann::json::parse(written<JsonReport>(i, sample()))["rules"][1]["reason"],
+            "no groups here");
 }
 
 TEST(JunitReport, ParsesBackWithCountsAndEscapedMessages) {
@@ -188,13 +203,7 @@ TEST(JunitReport, GroupsByScenarioFileAndShowsEveryRule) {
   i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
   std::vector<CaseResult> results = sample();
   results[1].file = "scenarios/conformance/callbacks.json";
-  Finding expectation;
-  expectation.check = kCheckExpectation;
-  expectation.severity = Severity::kNote;
-  expectation.expected = "FAIL";
-  expectation.observed = "FAIL";
-  expectation.text = "expected FAIL: stubbed";
-  results[2].findings = {expectation};
+  results[2].findings = {expectation_note("FAIL", "FAIL", "expected FAIL: stubbed")};
   results[2].file = "scenarios/conformance/traits.json";
   std::ostringstream out;
   JunitReport().write(i, results, out);
@@ -237,12 +246,7 @@ TEST(JunitReport, GroupsByScenarioFileAndShowsEveryRule) {
 TEST(JsonReport, ResultsCarryFileAndExpected) {
   std::vector<CaseResult> results = sample();
   results[1].file = "scenarios/conformance/callbacks.json";
-  Finding expectation;
-  expectation.check = kCheckExpectation;
-  expectation.severity = Severity::kNote;
-  expectation.expected = "FAIL";
-  expectation.text = "expected FAIL: stubbed";
-  results[2].findings = {expectation};
+  results[2].findings = {expectation_note("FAIL", "", "expected FAIL: stubbed")};
   std::ostringstream out;
   JsonReport().write(info(), results, out);
   auto doc = nlohmann::json::parse(out.str());

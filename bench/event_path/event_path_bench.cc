@@ -196,16 +196,20 @@ void Lttng::stop() {
   }
 }
 
+// False, the benchmark skipped with LTTng's error, when LTTng could not be set up.
+bool lttng_usable(benchmark::State& state) {
+  if (lttng().error.empty()) return true;
+  state.SkipWithError(lttng().error.c_str());
+  return false;
+}
+
 void BM_LTTngUST_Tracepoint_32B(benchmark::State& state) {
   static const bool started = [] {
     lttng().start();
     return true;
   }();
   (void)started;
-  if (!lttng().error.empty()) {
-    state.SkipWithError(lttng().error.c_str());
-    return;
-  }
+  if (!lttng_usable(state)) return;
 #ifdef ETWH_BENCH_HAVE_LTTNG
   etwh_bench::Payload payload{};
   for (auto _ : state) {
@@ -227,10 +231,7 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
     return true;
   }();
   (void)started;
-  if (!lttng().error.empty()) {
-    state.SkipWithError(lttng().error.c_str());
-    return;
-  }
+  if (!lttng_usable(state)) return;
 #ifdef ETWH_BENCH_HAVE_LTTNG
   const auto discarded = [] {
     const std::string n = lttng().command("discarded");

@@ -2,6 +2,8 @@
 
 #include "win32_text.h"
 
+#include <etwh/utf16.h>
+
 #include <tdh.h>
 
 #include <cstdint>
@@ -12,41 +14,25 @@
 namespace etwh::agent {
 namespace {
 
+using etwh::utf16::append_utf8;
+using etwh::utf16::next_code_point;
 using nlohmann::json;
 
 constexpr ULONG kWhole = 0xFFFFFFFF;   // PROPERTY_DATA_DESCRIPTOR.ArrayIndex: not an element
 constexpr ULONG kMaxElements = 16;     // of an array shown; the rest is summarized
 constexpr std::size_t kMaxText = 256;  // bytes of a value shown
 
-// UTF-16LE units at `p` up to a NUL or `units`, as UTF-8.
+// UTF-16LE units at `p` up to a NUL or `units`, as UTF-8; an unpaired surrogate is shown as
+// its own code point.
 std::string utf8_of(const std::uint8_t* p, std::size_t units) {
-  std::string out;
+  std::u16string text;
   for (std::size_t i = 0; i < units; ++i) {
-    char32_t c = static_cast<char32_t>(p[2 * i] | (p[2 * i + 1] << 8));
-    if (c == 0) break;
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
-      const char32_t low = static_cast<char32_t>(p[2 * i + 2] | (p[2 * i + 3] << 8));
-      if (low >= 0xDC00 && low <= 0xDFFF) {
-        c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-        ++i;
-      }
-    }
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
+    const auto unit = static_cast<char16_t>(p[2 * i] | (p[2 * i + 1] << 8));
+    if (unit == 0) break;
+    text.push_back(unit);
   }
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) append_utf8(out, next_code_point(text, i));
   return out;
 }
 

@@ -264,19 +264,13 @@ json BrokerState::on_start(const StartRequest& request) {
   // (private sessions count too: etwrt choice, no page gives them a limit of their own).
   if (sessions_.size() >= max_sessions_) return {{"status", ERROR_NO_SYSTEM_RESOURCES}};
   Session s;
+  static_cast<SessionSettings&>(s) = request;
   s.handle = next_handle_++;
-  s.name = name;
-  s.guid = request.guid;
   if (s.guid == GUID_NULL) s.guid = random_guid();
-  s.log_file = request.log_file;
-  s.log_file_mode = request.log_file_mode;
-  s.flush_timer = request.flush_timer;
-  s.enable_flags = request.enable_flags;
-  s.client_context = request.client_context == 0 ? 1 : request.client_context;
+  if (s.client_context == 0) s.client_context = 1;
   s.start_time = file_time_now();
-  s.maximum_file_size = request.maximum_file_size;
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
-  const BufferPlan plan = plan_buffers(request.buffer_size, request.minimum_buffers,
+  const BufferPlan plan = plan_buffers(request.buffer_size_kb, request.minimum_buffers,
                                        request.maximum_buffers, processors, pool_limit_bytes());
   s.buffer_size_kb = plan.buffer_size_kb;
   s.minimum_buffers = plan.minimum_buffers;

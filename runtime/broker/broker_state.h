@@ -51,19 +51,8 @@ struct Enable {
   std::string via_group;
 };
 
-struct Session {
+struct Session : SessionSettings {
   std::uint64_t handle = 0;
-  std::string name;
-  GUID guid{};
-  std::string log_file;
-  ULONG buffer_size_kb = 0;
-  ULONG minimum_buffers = 0;
-  ULONG maximum_buffers = 0;
-  ULONG maximum_file_size = 0;
-  ULONG log_file_mode = 0;
-  ULONG flush_timer = 0;
-  ULONG enable_flags = 0;
-  ULONG client_context = 1;     // The clock in use: 1 QPC (also for 0), 2 system time, 3 cycles.
   std::int64_t start_time = 0;  // FILETIME of StartTrace (TRACE_LOGFILE_HEADER.StartTime).
   std::map<std::string, Enable> enables;  // By provider GUID key.
   // The event path: the session's buffers, shared by fd with providers and consumers, and

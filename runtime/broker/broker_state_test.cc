@@ -28,7 +28,7 @@ Request request(std::uint64_t id, RequestBody body) { return Request{json(id), s
 StartRequest start(const std::string& name) {
   StartRequest s;
   s.name = name;
-  s.buffer_size = 64;
+  s.buffer_size_kb = 64;
   s.minimum_buffers = 2;
   s.maximum_buffers = 22;
   s.log_file_mode = EVENT_TRACE_REAL_TIME_MODE;
@@ -267,7 +267,7 @@ TEST(BrokerStatePools, StartReportsTheBoundedPool) {
   BrokerState state;
   state.connect(kController, true);
   StartRequest s = start("huge");
-  s.buffer_size = 16 * 1024;
+  s.buffer_size_kb = 16 * 1024;
   s.maximum_buffers = 65536;
   state.handle(kController, request(1, s));
   const json reply = frames(state.take_outbox(), kController, "").at(0);

@@ -149,7 +149,7 @@ RequestBody decode_start(const Fields& f) {
   r.name = f.string("name");
   r.guid = f.guid("guid");
   r.log_file = f.string_or("log_file", "");
-  r.buffer_size = f.u32("buffer_size");
+  r.buffer_size_kb = f.u32("buffer_size");
   r.minimum_buffers = f.u32("minimum_buffers");
   r.maximum_buffers = f.u32("maximum_buffers");
   r.maximum_file_size = f.u32("maximum_file_size");

@@ -38,20 +38,24 @@ struct SetTraitsRequest {
   std::optional<GUID> group;
 };
 
-// StartTraceA, with the caller's EVENT_TRACE_PROPERTIES fields (not yet clamped).
-struct StartRequest {
+// A session's settings as StartTraceA gives them (EVENT_TRACE_PROPERTIES); the broker's Session
+// keeps them, its buffers clamped (plan_buffers) and clock 0 made 1.
+struct SessionSettings {
   std::string name;
   GUID guid{};
   std::string log_file;
-  ULONG buffer_size = 0;
+  ULONG buffer_size_kb = 0;
   ULONG minimum_buffers = 0;
   ULONG maximum_buffers = 0;
   ULONG maximum_file_size = 0;
   ULONG log_file_mode = 0;
   ULONG flush_timer = 0;
   ULONG enable_flags = 0;
-  ULONG client_context = 0;  // Wnode.ClientContext: the clock (0 = the default, QPC).
+  ULONG client_context = 0;  // Wnode.ClientContext, the clock: 1 QPC (also 0), 2 system, 3 cycles.
 };
+
+// StartTraceA, with the caller's EVENT_TRACE_PROPERTIES fields (not yet clamped).
+struct StartRequest : SessionSettings {};
 
 // ControlTraceA: the session by handle, else (handle 0) by name. The UPDATE fields are 0 when
 // absent (0 means "keep").

@@ -45,6 +45,18 @@ EVENT_DATA_DESCRIPTOR describe(const void* p, uint32_t size) {
   return d;
 }
 
+// kProvider's event `desc` with both activity IDs (kActivity, kRelated) and the provider's
+// traits: every extended item an event can carry but its schema.
+EventInput with_every_id(const EVENT_DESCRIPTOR& desc, std::span<const std::byte> traits) {
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.activity_id = &kActivity;
+  in.related_activity_id = &kRelated;
+  in.provider_traits = traits;
+  return in;
+}
+
 WriteResult write_seq(Writer& w, uint32_t writer, uint64_t seq) {
   static constexpr EVENT_DESCRIPTOR desc{7, 1, 0, 4, 0, 0, 0x10};
   Payload payload{writer, 0, seq, {seq * 3, seq * 5}};
@@ -118,12 +130,7 @@ TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   const uint32_t part2 = 0xdeadbeef;
   const EVENT_DATA_DESCRIPTOR data[] = {describe(part1, sizeof part1), describe(nullptr, 0),
                                         describe(&part2, sizeof part2)};
-  EventInput in;
-  in.provider_id = &kProvider;
-  in.descriptor = &desc;
-  in.activity_id = &kActivity;
-  in.related_activity_id = &kRelated;
-  in.provider_traits = traits;
+  EventInput in = with_every_id(desc, traits);
   in.user_data = data;
   const size_t size = encoded_size(in);
   ASSERT_EQ(size % 8, 0u);
@@ -673,12 +680,7 @@ TEST(DataplaneRelay, FeedsEveryRecordAfterActivationWithItsFields) {
                               std::byte{0}};
   Payload payload{2, 0, 99, {1, 2}};
   const EVENT_DATA_DESCRIPTOR data = describe(&payload, sizeof payload);
-  EventInput in;
-  in.provider_id = &kProvider;
-  in.descriptor = &desc;
-  in.activity_id = &kActivity;
-  in.related_activity_id = &kRelated;
-  in.provider_traits = traits;
+  EventInput in = with_every_id(desc, traits);
   const std::byte schema[] = {std::byte{3}, std::byte{0}, std::byte{0}};
   const uint64_t stamp = 424242;
   in.event_schema = schema;

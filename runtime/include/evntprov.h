@@ -97,21 +97,9 @@ typedef struct _EVENT_FILTER_HEADER {
   ULONG NextOffset;
 } EVENT_FILTER_HEADER, *PEVENT_FILTER_HEADER;
 
-typedef struct _EVENT_FILTER_EVENT_ID {
-  BOOLEAN FilterIn;
-  UCHAR Reserved;
-  USHORT Count;
-  USHORT Events[ANYSIZE_ARRAY];
-} EVENT_FILTER_EVENT_ID, *PEVENT_FILTER_EVENT_ID;
+#include "etwrt/event_filter_event_id.h"
 
-typedef struct _EVENT_FILTER_EVENT_NAME {
-  ULONGLONG MatchAnyKeyword;
-  ULONGLONG MatchAllKeyword;
-  UCHAR Level;
-  BOOLEAN FilterIn;
-  USHORT NameCount;
-  UCHAR Names[ANYSIZE_ARRAY];
-} EVENT_FILTER_EVENT_NAME, *PEVENT_FILTER_EVENT_NAME;
+#include "etwrt/event_filter_event_name.h"
 
 typedef enum _EVENT_INFO_CLASS {
   EventProviderBinaryTrackInfo = 0,

@@ -637,25 +637,10 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
   });
 }
 
-ULONG WMIAPI StopTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                        PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceA(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_STOP);
-}
-
-ULONG WMIAPI QueryTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceA(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_QUERY);
-}
-
-ULONG WMIAPI FlushTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceA(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_FLUSH);
-}
-
-ULONG WMIAPI UpdateTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                          PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceA(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_UPDATE);
-}
+ETWRT_CONTROL_SHORTHAND(StopTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_STOP)
+ETWRT_CONTROL_SHORTHAND(QueryTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_QUERY)
+ETWRT_CONTROL_SHORTHAND(FlushTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_FLUSH)
+ETWRT_CONTROL_SHORTHAND(UpdateTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_UPDATE)
 
 ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG ControlCode,
                             UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,

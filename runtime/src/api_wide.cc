@@ -6,6 +6,8 @@
 #include "replies.h"
 #include "trace_properties.h"
 
+#include <etwh/utf16.h>
+
 #include <windows.h>
 #include <evntrace.h>
 
@@ -19,6 +21,9 @@
 
 namespace {
 
+using etwh::utf16::append_utf16;
+using etwh::utf16::to_utf8;
+
 constexpr ULONG kFixed = sizeof(EVENT_TRACE_PROPERTIES);
 
 // The units of a NUL-terminated UTF-16 string, without the NUL.
@@ -26,40 +31,6 @@ std::u16string wide_string(const WCHAR* text) {
   std::u16string units;
   for (; *text != 0; ++text) units.push_back(static_cast<char16_t>(*text));
   return units;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
-
-// UTF-16 to UTF-8; false on an unpaired surrogate (Windows names are UTF-16, not UCS-2).
-bool to_utf8(const std::u16string& units, std::string& out) {
-  out.clear();
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    char32_t c = units[i];
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
-        units[i + 1] <= 0xDFFF) {
-      c = 0x10000 + ((c - 0xD800) << 10) + (units[++i] - 0xDC00);
-    } else if (c >= 0xD800 && c <= 0xDFFF) {
-      return false;
-    }
-    append_utf8(out, c);
-  }
-  return true;
 }
 
 // UTF-8 (as the broker keeps names, checked by the A entry points) to UTF-16; false when
@@ -77,12 +48,7 @@ bool to_utf16(const std::string& text, std::u16string& out) {
       c = (c << 6) | (next & 0x3F);
     }
     i += extra + 1;
-    if (c >= 0x10000) {
-      out.push_back(static_cast<char16_t>(0xD800 + ((c - 0x10000) >> 10)));
-      out.push_back(static_cast<char16_t>(0xDC00 + ((c - 0x10000) & 0x3FF)));
-    } else {
-      out.push_back(static_cast<char16_t>(c));
-    }
+    append_utf16(out, c);
   }
   return true;
 }
@@ -290,25 +256,10 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
   });
 }
 
-ULONG WMIAPI StopTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                        PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_STOP);
-}
-
-ULONG WMIAPI QueryTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_QUERY);
-}
-
-ULONG WMIAPI FlushTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_FLUSH);
-}
-
-ULONG WMIAPI UpdateTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
-                          PEVENT_TRACE_PROPERTIES Properties) {
-  return ControlTraceW(TraceHandle, InstanceName, Properties, EVENT_TRACE_CONTROL_UPDATE);
-}
+ETWRT_CONTROL_SHORTHAND(StopTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_STOP)
+ETWRT_CONTROL_SHORTHAND(QueryTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_QUERY)
+ETWRT_CONTROL_SHORTHAND(FlushTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_FLUSH)
+ETWRT_CONTROL_SHORTHAND(UpdateTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_UPDATE)
 
 // QueryAllTracesA on narrow copies of the caller's structures; the names come back in UTF-16.
 ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,

@@ -2,6 +2,7 @@
 // ControlCallback / GetTraceLoggerHandle / GetTraceEnableLevel/Flags / TraceEvent /
 // TraceMessage / UnregisterTraceGuids against a real broker and a realtime consumer. Each test
 // has its own ETWRT_HOME and ends its broker.
+#include "test_consumer.h"
 #include "test_properties.h"
 #include "classic.h"
 #include "test_broker_home.h"
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,55 +150,22 @@ struct Seen {
   std::vector<unsigned char> data;
 };
 
-// A realtime EVENT_RECORD consumer of one session, on its own thread.
-class Consumer {
- public:
-  explicit Consumer(const std::string& session) : name_(session) {
-    logfile_.LoggerName = name_.data();
-    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
-    logfile_.EventRecordCallback = &Consumer::on_event;
-    logfile_.Context = this;
-    handle_ = OpenTraceA(&logfile_);
-    EXPECT_NE(handle_, INVALID_PROCESSTRACE_HANDLE);
-    thread_ = std::thread([this] { ProcessTrace(&handle_, 1, nullptr, nullptr); });
-  }
-  ~Consumer() {
-    if (thread_.joinable()) thread_.join();
-    CloseTrace(handle_);
-  }
-  void join() { thread_.join(); }
-  // Events other than the synthetic header events.
-  std::vector<Seen> events() {
-    std::lock_guard lock(mu_);
-    return seen_;
-  }
-  std::vector<Seen> wait_for(std::size_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, 20s, [&] { return seen_.size() >= n; });
-    return seen_;
-  }
+// Events other than the synthetic header events.
+std::optional<Seen> read_event(PEVENT_RECORD r) {
+  if (r->EventHeader.ProviderId == EventTraceGuid) return std::nullopt;
+  Seen s;
+  s.provider = r->EventHeader.ProviderId;
+  s.descriptor = r->EventHeader.EventDescriptor;
+  s.flags = r->EventHeader.Flags;
+  const auto* p = static_cast<const unsigned char*>(r->UserData);
+  s.data.assign(p, p + r->UserDataLength);
+  return s;
+}
 
- private:
-  static void WINAPI on_event(PEVENT_RECORD r) {
-    auto* self = static_cast<Consumer*>(r->UserContext);
-    if (r->EventHeader.ProviderId == EventTraceGuid) return;
-    Seen s;
-    s.provider = r->EventHeader.ProviderId;
-    s.descriptor = r->EventHeader.EventDescriptor;
-    s.flags = r->EventHeader.Flags;
-    const auto* p = static_cast<const unsigned char*>(r->UserData);
-    s.data.assign(p, p + r->UserDataLength);
-    std::lock_guard lock(self->mu_);
-    self->seen_.push_back(std::move(s));
-    self->cv_.notify_all();
-  }
-  std::string name_;
-  EVENT_TRACE_LOGFILEA logfile_{};
-  TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Seen> seen_;
+// A realtime EVENT_RECORD consumer of one session, on its own thread.
+class Consumer : public etwrt::testing::ThreadConsumer<Seen> {
+ public:
+  explicit Consumer(const std::string& session) : ThreadConsumer(session, &read_event) {}
 };
 
 struct SessionProperties : etwrt::testing::TraceProperties {

@@ -48,6 +48,17 @@ TRACEHANDLE start(const std::string& name, ULONG mode) {
   return h;
 }
 
+// kMember, registered with traits that name kGroup as its provider group; 0 when that fails.
+REGHANDLE register_group_member() {
+  REGHANDLE member = 0;
+  if (EventRegister(&kMember, nullptr, nullptr, &member) != ERROR_SUCCESS) return 0;
+  std::vector<std::uint8_t> blob = traits_with_group(kGroup);
+  EXPECT_EQ(EventSetInformation(member, EventProviderSetTraits, blob.data(),
+                                static_cast<ULONG>(blob.size())),
+            ERROR_SUCCESS);
+  return member;
+}
+
 ENABLE_TRACE_PARAMETERS group_parameters() {
   ENABLE_TRACE_PARAMETERS p{};
   p.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
@@ -80,12 +91,8 @@ TEST_F(EtwrtGroups, TraceSetInformationArguments) {
 }
 
 TEST_F(EtwrtGroups, GroupEnableReachesMembersAndTheDisallowListAppliesWhileRunning) {
-  REGHANDLE member = 0;
-  ASSERT_EQ(EventRegister(&kMember, nullptr, nullptr, &member), ERROR_SUCCESS);
-  std::vector<std::uint8_t> blob = traits_with_group(kGroup);
-  ASSERT_EQ(EventSetInformation(member, EventProviderSetTraits, blob.data(),
-                                static_cast<ULONG>(blob.size())),
-            ERROR_SUCCESS);
+  const REGHANDLE member = register_group_member();
+  ASSERT_NE(member, REGHANDLE{0});
   const TRACEHANDLE s = start("groups-a", EVENT_TRACE_REAL_TIME_MODE);
   ENABLE_TRACE_PARAMETERS p = group_parameters();
   ASSERT_EQ(EnableTraceEx2(s, &kGroup, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0x1, 0, 10000, &p),
@@ -104,12 +111,8 @@ TEST_F(EtwrtGroups, GroupEnableReachesMembersAndTheDisallowListAppliesWhileRunni
 }
 
 TEST_F(EtwrtGroups, PrivateSessionCannotEnableAGroup) {
-  REGHANDLE member = 0;
-  ASSERT_EQ(EventRegister(&kMember, nullptr, nullptr, &member), ERROR_SUCCESS);
-  std::vector<std::uint8_t> blob = traits_with_group(kGroup);
-  ASSERT_EQ(EventSetInformation(member, EventProviderSetTraits, blob.data(),
-                                static_cast<ULONG>(blob.size())),
-            ERROR_SUCCESS);
+  const REGHANDLE member = register_group_member();
+  ASSERT_NE(member, REGHANDLE{0});
   const TRACEHANDLE s =
       start("groups-private", EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_PRIVATE_LOGGER_MODE);
   ENABLE_TRACE_PARAMETERS p = group_parameters();

@@ -2,6 +2,7 @@
 // session had, writers never block. Each test has its own ETWRT_HOME and broker.
 #include "test_properties.h"
 #include "test_broker_home.h"
+#include "test_consumer.h"
 #include "wire.h"
 
 #include <windows.h>
@@ -61,11 +62,7 @@ ULONG write_indexed(REGHANDLE h, std::uint32_t index) {
 class Consumer {
  public:
   explicit Consumer(const std::string& session) : name_(session) {
-    logfile_.LoggerName = name_.data();
-    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
-    logfile_.EventRecordCallback = &Consumer::on_event;
-    logfile_.Context = this;
-    handle_ = OpenTraceA(&logfile_);
+    handle_ = etwrt::testing::open_realtime(logfile_, name_, &Consumer::on_event, this);
   }
   bool opened() const { return handle_ != INVALID_PROCESSTRACE_HANDLE; }
   void start() {
@@ -113,6 +110,12 @@ class Consumer {
   std::vector<std::uint32_t> indices_;
 };
 
+std::vector<std::uint32_t> iota(std::uint32_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::uint32_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
 class EtwrtBrokerDeath : public ::testing::Test {
  protected:
   etwrt::testing::PrivateBrokerHome home_{"etwrt-lifetime-test"};
@@ -135,6 +138,21 @@ class EtwrtBrokerDeath : public ::testing::Test {
     return consumer;
   }
 
+  // A consumer of a session with 300 events, the broker then sent `signal`: ProcessTrace
+  // returns `expected`, after delivering what the session had.
+  void expect_process_trace_returns(const std::string& name, int signal, ULONG expected) {
+    REGHANDLE h = 0;
+    Consumer* consumer = start_and_write(name, h, 300);
+    kill_broker(signal);
+    const std::optional<ULONG> status = consumer->join(10s);
+    ASSERT_TRUE(status.has_value())
+        << "ProcessTrace did not return after signal " << signal << " to the broker";
+    EXPECT_EQ(*status, expected);
+    EXPECT_EQ(consumer->indices(), iota(300)) << "what the session had is delivered first";
+    EventUnregister(h);
+    delete consumer;
+  }
+
   // Kills the broker and waits until it is gone (it is nobody's child here: a zombie counts).
   void kill_broker(int signal) {
     const pid_t pid = broker_pid(home_.home());
@@ -152,34 +170,13 @@ class EtwrtBrokerDeath : public ::testing::Test {
   }
 };
 
-std::vector<std::uint32_t> iota(std::uint32_t n) {
-  std::vector<std::uint32_t> v(n);
-  for (std::uint32_t i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
-
 TEST_F(EtwrtBrokerDeath, ProcessTraceReturnsWhenTheBrokerIsKilled) {
-  REGHANDLE h = 0;
-  Consumer* consumer = start_and_write("death-kill", h, 300);
-  kill_broker(SIGKILL);
-  const std::optional<ULONG> status = consumer->join(10s);
-  ASSERT_TRUE(status.has_value()) << "ProcessTrace did not return after the broker died";
-  EXPECT_EQ(*status, ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
-  EXPECT_EQ(consumer->indices(), iota(300)) << "what the session had is delivered first";
-  EventUnregister(h);
-  delete consumer;
+  expect_process_trace_returns("death-kill", SIGKILL, ERROR_WMI_INSTANCE_NOT_FOUND);
 }
 
 TEST_F(EtwrtBrokerDeath, ProcessTraceReturnsWhenTheBrokerIsTerminated) {
-  REGHANDLE h = 0;
-  Consumer* consumer = start_and_write("death-term", h, 300);
-  kill_broker(SIGTERM);
-  const std::optional<ULONG> status = consumer->join(10s);
-  ASSERT_TRUE(status.has_value()) << "ProcessTrace did not return after the broker ended";
-  EXPECT_EQ(*status, ULONG{ERROR_SUCCESS}) << "a terminated broker stops its sessions";
-  EXPECT_EQ(consumer->indices(), iota(300));
-  EventUnregister(h);
-  delete consumer;
+  // A terminated broker stops its sessions: ProcessTrace ends as after ControlTrace(STOP).
+  expect_process_trace_returns("death-term", SIGTERM, ERROR_SUCCESS);
 }
 
 TEST_F(EtwrtBrokerDeath, WritersDoNotBlockWhenTheBrokerIsGone) {

@@ -13,6 +13,8 @@
 #include <windows.h>
 #include <tdh.h>
 
+#include <etwh/utf16.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -34,12 +36,7 @@ std::u16string utf16(const std::string& text) {
     for (int k = 1; k <= extra && i + k < text.size(); ++k)
       c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     i += static_cast<std::size_t>(extra) + 1;
-    if (c >= 0x10000) {
-      out.push_back(static_cast<char16_t>(0xD800 + ((c - 0x10000) >> 10)));
-      out.push_back(static_cast<char16_t>(0xDC00 + ((c - 0x10000) & 0x3FF)));
-    } else {
-      out.push_back(static_cast<char16_t>(c));
-    }
+    etwh::utf16::append_utf16(out, c);
   }
   return out;
 }

@@ -6,6 +6,8 @@
 
 #include "manifest.h"
 
+#include <etwh/utf16.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -44,35 +46,6 @@ std::shared_ptr<const ManifestEvent> find_event(const EVENT_RECORD* e) {
   return nullptr;
 }
 
-// The path as UTF-8 for the file system; false on an unpaired surrogate.
-bool path_utf8(const std::u16string& units, std::string& out) {
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    char32_t c = units[i];
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
-        units[i + 1] <= 0xDFFF) {
-      c = 0x10000 + ((c - 0xD800) << 10) + (units[++i] - 0xDC00);
-    } else if (c >= 0xD800 && c <= 0xDFFF) {
-      return false;
-    }
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
-  }
-  return true;
-}
-
 // The path argument: NULL, empty or MAX_PATH units and more is ERROR_INVALID_PARAMETER
 // (TdhLoadManifest page).
 ULONG path_of(const WCHAR* manifest, std::u16string& units) {
@@ -88,7 +61,8 @@ ULONG load(const WCHAR* manifest) {
   std::u16string path;
   if (const ULONG s = path_of(manifest, path); s != ERROR_SUCCESS) return s;
   std::string file;
-  if (!path_utf8(path, file)) return ERROR_INVALID_PARAMETER;
+  if (!etwh::utf16::to_utf8(path, file))
+    return ERROR_INVALID_PARAMETER;  // the path for the file system
   std::ifstream in(file, std::ios::binary);
   if (!in) return ERROR_FILE_NOT_FOUND;
   std::ostringstream text;

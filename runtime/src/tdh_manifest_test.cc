@@ -3,6 +3,8 @@
 // EVENT_RECORDs of its provider. Statuses from the TdhLoadManifest, TdhUnloadManifest and
 // TdhGetEventInformation pages (sdk-api-src/content/tdh/); layouts from TRACE_EVENT_INFO and
 // EVENT_PROPERTY_INFO; in-types from _TDH_IN_TYPE and the EventManifest InputType page.
+#include "tdh_test_record.h"
+
 #include <windows.h>
 #include <evntcons.h>
 #include <tdh.h>
@@ -17,7 +19,10 @@
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using etwrt::testing::as_info;
+using etwrt::testing::Bytes;
+using etwrt::testing::TdhRecord;
+using etwrt::testing::text16;
 
 constexpr GUID kProvider = {
     0x6E2B9F10, 0x0D4C, 0x4A3B, {0x9B, 0x1E, 0x2C, 0x3D, 0x4E, 0x5F, 0x6A, 0x7B}};
@@ -39,62 +44,15 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-struct Record {
-  Record(USHORT id, UCHAR version, Bytes data) : data_(std::move(data)) {
-    r_.EventHeader.ProviderId = kProvider;
-    r_.EventHeader.EventDescriptor.Id = id;
-    r_.EventHeader.EventDescriptor.Version = version;
-    r_.UserData = data_.data();
-    r_.UserDataLength = static_cast<USHORT>(data_.size());
+// A manifest event of kProvider: its Id, Version and user data.
+class Record : public TdhRecord {
+ public:
+  Record(USHORT id, UCHAR version, Bytes data) : TdhRecord(std::move(data)) {
+    get()->EventHeader.ProviderId = kProvider;
+    get()->EventHeader.EventDescriptor.Id = id;
+    get()->EventHeader.EventDescriptor.Version = version;
   }
-  EVENT_RECORD* get() { return &r_; }
-  Bytes info() {
-    ULONG size = 0;
-    EXPECT_EQ(TdhGetEventInformation(&r_, 0, nullptr, nullptr, &size),
-              ULONG{ERROR_INSUFFICIENT_BUFFER});
-    Bytes out(size);
-    ULONG small = size - 1;  // one byte short: the size again, nothing written
-    EXPECT_EQ(TdhGetEventInformation(&r_, 0, nullptr,
-                                     reinterpret_cast<TRACE_EVENT_INFO*>(out.data()), &small),
-              ULONG{ERROR_INSUFFICIENT_BUFFER});
-    EXPECT_EQ(small, size);
-    EXPECT_EQ(TdhGetEventInformation(&r_, 0, nullptr,
-                                     reinterpret_cast<TRACE_EVENT_INFO*>(out.data()), &size),
-              ULONG{ERROR_SUCCESS});
-    return out;
-  }
-  std::pair<ULONG, Bytes> property(const std::u16string& name, ULONG index = ~ULONG{0}) {
-    PROPERTY_DATA_DESCRIPTOR d{};
-    d.PropertyName = reinterpret_cast<ULONGLONG>(name.c_str());
-    d.ArrayIndex = index;
-    ULONG size = 0;
-    const ULONG s = TdhGetPropertySize(&r_, 0, nullptr, 1, &d, &size);
-    if (s != ERROR_SUCCESS) return {s, {}};
-    Bytes out(size + 1);
-    const ULONG g =
-        TdhGetProperty(&r_, 0, nullptr, 1, &d, static_cast<ULONG>(out.size()), out.data());
-    out.resize(size);
-    return {g, out};
-  }
-
- private:
-  Bytes data_;
-  EVENT_RECORD r_{};
 };
-
-std::u16string text16(const Bytes& info, ULONG offset) {
-  std::u16string s;
-  for (std::size_t i = offset; offset != 0 && i + 1 < info.size(); i += 2) {
-    const char16_t c = static_cast<char16_t>(info[i] | (info[i + 1] << 8));
-    if (c == 0) break;
-    s.push_back(c);
-  }
-  return s;
-}
-
-const TRACE_EVENT_INFO& as_info(const Bytes& b) {
-  return *reinterpret_cast<const TRACE_EVENT_INFO*>(b.data());
-}
 
 void put(Bytes& b, std::uint64_t v, std::size_t n) {
   // Bytes past the eighth are 0 (a shift by 64 or more is undefined).
@@ -148,23 +106,23 @@ TEST_F(TdhManifest, ScalarValuesBySize) {
   Bytes with;
   for (std::size_t i = 0; i < 15; ++i) with.insert(with.end(), sizes[i], std::uint8_t(i + 1));
   Record r(1, 0, with);
-  EXPECT_EQ(r.property(u"I8"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes{1}));
-  EXPECT_EQ(r.property(u"U16"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(2, 4)));
-  EXPECT_EQ(r.property(u"U64"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(8, 8)));
-  EXPECT_EQ(r.property(u"G"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(16, 12)));
-  EXPECT_EQ(r.property(u"P"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(8, 13)));
-  EXPECT_EQ(r.property(u"ST"), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(16, 15)));
-  EXPECT_EQ(r.property(u"Nope").first, ULONG{ERROR_NOT_FOUND});
+  EXPECT_EQ(r.property({u"I8"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes{1}));
+  EXPECT_EQ(r.property({u"U16"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(2, 4)));
+  EXPECT_EQ(r.property({u"U64"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(8, 8)));
+  EXPECT_EQ(r.property({u"G"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(16, 12)));
+  EXPECT_EQ(r.property({u"P"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(8, 13)));
+  EXPECT_EQ(r.property({u"ST"}), std::make_pair(ULONG{ERROR_SUCCESS}, Bytes(16, 15)));
+  EXPECT_EQ(r.property({u"Nope"}).first, ULONG{ERROR_NOT_FOUND});
   // A 32-bit provider's pointers are 4 bytes (EVENT_HEADER_FLAG_32_BIT_HEADER).
   Bytes short_data(with);
   short_data.erase(short_data.begin() + 1 + 1 + 2 + 2 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 16,
                    short_data.begin() + 1 + 1 + 2 + 2 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 16 + 4);
   Record r32(1, 0, short_data);
   r32.get()->EventHeader.Flags = EVENT_HEADER_FLAG_32_BIT_HEADER;
-  EXPECT_EQ(r32.property(u"P").second, Bytes(4, 13));
+  EXPECT_EQ(r32.property({u"P"}).second, Bytes(4, 13));
   // The payload too short for the template.
   Record cut(1, 0, Bytes(with.begin(), with.end() - 1));
-  EXPECT_EQ(cut.property(u"I8").first, ULONG{ERROR_EVT_INVALID_EVENT_DATA});
+  EXPECT_EQ(cut.property({u"I8"}).first, ULONG{ERROR_EVT_INVALID_EVENT_DATA});
 }
 
 TEST_F(TdhManifest, StringsBinaryAndCountsFromFields) {
@@ -206,19 +164,19 @@ TEST_F(TdhManifest, StringsBinaryAndCountsFromFields) {
   EXPECT_EQ(values.Flags & PropertyParamCount, PropertyParamCount);
   EXPECT_EQ(values.countPropertyIndex, 8);
 
-  EXPECT_EQ(r.property(u"Wide").second, Bytes({'h', 0, 0xE9, 0, '!', 0, 0, 0}));
-  EXPECT_EQ(r.property(u"Narrow").second, Bytes({'a', 'b', 0}));
-  EXPECT_EQ(r.property(u"WideN").second, Bytes({'x', 0, 'y', 0}));
-  EXPECT_EQ(r.property(u"Fixed").second, Bytes({'a', 'b', 'c'}));
-  EXPECT_EQ(r.property(u"Counted").second, Bytes({'o', 0, 'k', 0}));
-  EXPECT_EQ(r.property(u"Blob").second, Bytes({0xBA, 0xFE, 0xCA}));
-  EXPECT_EQ(r.property(u"Values").second, Bytes({0x11, 0x11, 0x22, 0x22}));
-  EXPECT_EQ(r.property(u"Values", 1).second, Bytes({0x22, 0x22}));
-  EXPECT_EQ(r.property(u"Values", 2).first, ULONG{ERROR_INVALID_PARAMETER});
+  EXPECT_EQ(r.property({u"Wide"}).second, Bytes({'h', 0, 0xE9, 0, '!', 0, 0, 0}));
+  EXPECT_EQ(r.property({u"Narrow"}).second, Bytes({'a', 'b', 0}));
+  EXPECT_EQ(r.property({u"WideN"}).second, Bytes({'x', 0, 'y', 0}));
+  EXPECT_EQ(r.property({u"Fixed"}).second, Bytes({'a', 'b', 'c'}));
+  EXPECT_EQ(r.property({u"Counted"}).second, Bytes({'o', 0, 'k', 0}));
+  EXPECT_EQ(r.property({u"Blob"}).second, Bytes({0xBA, 0xFE, 0xCA}));
+  EXPECT_EQ(r.property({u"Values"}).second, Bytes({0x11, 0x11, 0x22, 0x22}));
+  EXPECT_EQ(r.property({u"Values"}, 1).second, Bytes({0x22, 0x22}));
+  EXPECT_EQ(r.property({u"Values"}, 2).first, ULONG{ERROR_INVALID_PARAMETER});
 
   // A string whose NUL is missing: the payload does not hold what the manifest says.
   Record open(2, 1, Bytes{'h', 0, 'i', 0});
-  EXPECT_EQ(open.property(u"Wide").first, ULONG{ERROR_EVT_INVALID_EVENT_DATA});
+  EXPECT_EQ(open.property({u"Wide"}).first, ULONG{ERROR_EVT_INVALID_EVENT_DATA});
 }
 
 // TdhGetEventInformation page: ERROR_NOT_FOUND when the schema for the event was not found.
@@ -236,7 +194,7 @@ TEST_F(TdhManifest, AnEventOfNoLoadedManifestIsNotFound) {
   ASSERT_EQ(unload(ETWRT_TDH_TEST_MANIFEST), ULONG{ERROR_SUCCESS});
   EXPECT_EQ(TdhGetEventInformation(empty.get(), 0, nullptr, nullptr, &size),
             ULONG{ERROR_NOT_FOUND});
-  EXPECT_EQ(empty.property(u"x").first, ULONG{ERROR_NOT_FOUND});
+  EXPECT_EQ(empty.property({u"x"}).first, ULONG{ERROR_NOT_FOUND});
 }
 
 // TdhLoadManifest / TdhUnloadManifest pages: the statuses they list.

@@ -1,5 +1,6 @@
 // tdh.h on hand-made EVENT_RECORDs: property layout (top level first, struct members after,
 // Binary's synthesized length), values by name and array index, and the error codes.
+#include "tdh_test_record.h"
 #include "tl_test_metadata.h"
 
 #include <windows.h>
@@ -13,69 +14,27 @@
 
 namespace {
 
+using etwrt::testing::as_info;
+using etwrt::testing::Bytes;
+using etwrt::testing::TdhRecord;
+using etwrt::testing::text16;
 using etwrt::testing::TlMetadata;
-using Bytes = std::vector<std::uint8_t>;
 
 // An EVENT_RECORD whose schema item and user data point into this object.
-struct Event {
-  Event(Bytes meta, Bytes data) : meta_(std::move(meta)), data_(std::move(data)) {
+class Event : public TdhRecord {
+ public:
+  Event(Bytes meta, Bytes data) : TdhRecord(std::move(data)), meta_(std::move(meta)) {
     item_.ExtType = EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL;
     item_.DataSize = static_cast<USHORT>(meta_.size());
     item_.DataPtr = reinterpret_cast<ULONGLONG>(meta_.data());
-    record_.ExtendedDataCount = 1;
-    record_.ExtendedData = &item_;
-    record_.UserData = data_.data();
-    record_.UserDataLength = static_cast<USHORT>(data_.size());
-  }
-  EVENT_RECORD* get() { return &record_; }
-
-  Bytes info() {
-    ULONG size = 0;
-    EXPECT_EQ(TdhGetEventInformation(&record_, 0, nullptr, nullptr, &size),
-              static_cast<ULONG>(ERROR_INSUFFICIENT_BUFFER));
-    Bytes out(size);
-    EXPECT_EQ(TdhGetEventInformation(&record_, 0, nullptr,
-                                     reinterpret_cast<TRACE_EVENT_INFO*>(out.data()), &size),
-              static_cast<ULONG>(ERROR_SUCCESS));
-    return out;
-  }
-  // The property named by `path` (one name, or struct then member); status and bytes.
-  std::pair<ULONG, Bytes> property(std::vector<std::u16string> path, ULONG index = ~ULONG{0}) {
-    std::vector<PROPERTY_DATA_DESCRIPTOR> d(path.size());
-    for (std::size_t i = 0; i < path.size(); ++i) {
-      d[i].PropertyName = reinterpret_cast<ULONGLONG>(path[i].c_str());
-      d[i].ArrayIndex = index;
-    }
-    ULONG size = 0;
-    const ULONG s =
-        TdhGetPropertySize(&record_, 0, nullptr, static_cast<ULONG>(d.size()), d.data(), &size);
-    if (s != ERROR_SUCCESS) return {s, {}};
-    Bytes out(size + 1);
-    const ULONG g = TdhGetProperty(&record_, 0, nullptr, static_cast<ULONG>(d.size()), d.data(),
-                                   static_cast<ULONG>(out.size()), out.data());
-    out.resize(size);
-    return {g, out};
+    get()->ExtendedDataCount = 1;
+    get()->ExtendedData = &item_;
   }
 
  private:
-  Bytes meta_, data_;
+  Bytes meta_;
   EVENT_HEADER_EXTENDED_DATA_ITEM item_{};
-  EVENT_RECORD record_{};
 };
-
-std::u16string text16(const Bytes& info, ULONG offset) {
-  std::u16string s;
-  for (std::size_t i = offset; offset != 0 && i + 1 < info.size(); i += 2) {
-    const char16_t c = static_cast<char16_t>(info[i] | (info[i + 1] << 8));
-    if (c == 0) break;
-    s.push_back(c);
-  }
-  return s;
-}
-
-const TRACE_EVENT_INFO& as_info(const Bytes& b) {
-  return *reinterpret_cast<const TRACE_EVENT_INFO*>(b.data());
-}
 
 TEST(Tdh, LaysOutTopLevelFirstThenStructMembers) {
   Event e(TlMetadata("E")

@@ -83,3 +83,12 @@ ULONG write_control_names(EVENT_TRACE_PROPERTIES* properties, std::string_view l
                           std::string_view log_file);
 
 }  // namespace etwrt
+
+// StopTrace, QueryTrace, FlushTrace and UpdateTrace are ControlTrace with a fixed code (their
+// pages): this one forwarding defines all eight, the A entry points over ControlTraceA
+// (api.cc) and the W ones over ControlTraceW (api_wide.cc).
+#define ETWRT_CONTROL_SHORTHAND(name, control, name_type, code)      \
+  ULONG WMIAPI name(TRACEHANDLE TraceHandle, name_type InstanceName, \
+                    PEVENT_TRACE_PROPERTIES Properties) {            \
+    return control(TraceHandle, InstanceName, Properties, code);     \
+  }

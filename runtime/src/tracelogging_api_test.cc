@@ -1,6 +1,7 @@
 // TraceLogging through libetwrt against a real broker: EVENT_DATA_DESCRIPTOR.Type honoured
 // only once asked for (EVENT_DATA_DESCRIPTOR page), the EVENT_SCHEMA_TL item, the timestamp
 // override, and tdh.h decoding the delivered events.
+#include "test_consumer.h"
 #include "test_properties.h"
 #include "tl_test_metadata.h"
 
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,72 +51,45 @@ struct Seen {
 
 std::vector<std::u16string> g_ask;  // property names the callback decodes
 
-class Consumer {
+// kProvider's events, as the consumer saw them and tdh decoded them inside the callback.
+std::optional<Seen> read_event(PEVENT_RECORD r) {
+  if (r->EventHeader.ProviderId != kProvider) return std::nullopt;
+  Seen s;
+  s.provider = r->EventHeader.ProviderId;
+  s.time = r->EventHeader.TimeStamp.QuadPart;
+  const auto* p = static_cast<const std::uint8_t*>(r->UserData);
+  s.data.assign(p, p + r->UserDataLength);
+  for (USHORT i = 0; i < r->ExtendedDataCount; ++i) {
+    const auto& item = r->ExtendedData[i];
+    const auto* q = reinterpret_cast<const std::uint8_t*>(item.DataPtr);
+    s.extended.emplace_back(item.ExtType, Bytes(q, q + item.DataSize));
+  }
+  ULONG size = 0;
+  s.info_status = TdhGetEventInformation(r, 0, nullptr, nullptr, &size);
+  if (s.info_status == ERROR_INSUFFICIENT_BUFFER) {
+    s.info.resize(size);
+    s.info_status = TdhGetEventInformation(
+        r, 0, nullptr, reinterpret_cast<TRACE_EVENT_INFO*>(s.info.data()), &size);
+  }
+  for (const std::u16string& name : g_ask) {
+    PROPERTY_DATA_DESCRIPTOR d{};
+    d.PropertyName = reinterpret_cast<ULONGLONG>(name.c_str());
+    d.ArrayIndex = ~ULONG{0};  // Windows' ULONG_MAX: the whole property
+    ULONG n = 0;
+    ULONG status = TdhGetPropertySize(r, 0, nullptr, 1, &d, &n);
+    Bytes bytes(n);
+    if (status == ERROR_SUCCESS)
+      status = TdhGetProperty(r, 0, nullptr, 1, &d, n, n == 0 ? nullptr : bytes.data());
+    s.properties.emplace_back(status, bytes);
+  }
+  return s;
+}
+
+// Raw timestamps: the tests compare them with the ones they wrote.
+class Consumer : public etwrt::testing::ThreadConsumer<Seen> {
  public:
-  explicit Consumer(const std::string& session) : name_(session) {
-    logfile_.LoggerName = name_.data();
-    logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
-                                PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-    logfile_.EventRecordCallback = &Consumer::on_event;
-    logfile_.Context = this;
-    handle_ = OpenTraceA(&logfile_);
-    thread_ = std::thread([this] { ProcessTrace(&handle_, 1, nullptr, nullptr); });
-  }
-  ~Consumer() {
-    if (thread_.joinable()) thread_.join();
-    CloseTrace(handle_);
-  }
-  void join() { thread_.join(); }
-  std::vector<Seen> wait_for(std::size_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, 20s, [&] { return seen_.size() >= n; });
-    return seen_;
-  }
-
- private:
-  static void WINAPI on_event(PEVENT_RECORD r) {
-    auto* self = static_cast<Consumer*>(r->UserContext);
-    if (r->EventHeader.ProviderId != kProvider) return;
-    Seen s;
-    s.provider = r->EventHeader.ProviderId;
-    s.time = r->EventHeader.TimeStamp.QuadPart;
-    const auto* p = static_cast<const std::uint8_t*>(r->UserData);
-    s.data.assign(p, p + r->UserDataLength);
-    for (USHORT i = 0; i < r->ExtendedDataCount; ++i) {
-      const auto& item = r->ExtendedData[i];
-      const auto* q = reinterpret_cast<const std::uint8_t*>(item.DataPtr);
-      s.extended.emplace_back(item.ExtType, Bytes(q, q + item.DataSize));
-    }
-    ULONG size = 0;
-    s.info_status = TdhGetEventInformation(r, 0, nullptr, nullptr, &size);
-    if (s.info_status == ERROR_INSUFFICIENT_BUFFER) {
-      s.info.resize(size);
-      s.info_status = TdhGetEventInformation(
-          r, 0, nullptr, reinterpret_cast<TRACE_EVENT_INFO*>(s.info.data()), &size);
-    }
-    for (const std::u16string& name : g_ask) {
-      PROPERTY_DATA_DESCRIPTOR d{};
-      d.PropertyName = reinterpret_cast<ULONGLONG>(name.c_str());
-      d.ArrayIndex = ~ULONG{0};  // Windows' ULONG_MAX: the whole property
-      ULONG n = 0;
-      ULONG status = TdhGetPropertySize(r, 0, nullptr, 1, &d, &n);
-      Bytes bytes(n);
-      if (status == ERROR_SUCCESS)
-        status = TdhGetProperty(r, 0, nullptr, 1, &d, n, n == 0 ? nullptr : bytes.data());
-      s.properties.emplace_back(status, bytes);
-    }
-    std::lock_guard lock(self->mu_);
-    self->seen_.push_back(std::move(s));
-    self->cv_.notify_all();
-  }
-
-  std::string name_;
-  EVENT_TRACE_LOGFILEA logfile_{};
-  TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Seen> seen_;
+  explicit Consumer(const std::string& session)
+      : ThreadConsumer(session, &read_event, PROCESS_TRACE_MODE_RAW_TIMESTAMP) {}
 };
 
 const Bytes* item(const Seen& s, USHORT type) {

@@ -7,6 +7,8 @@
 #include <windows.h>
 #include <evntprov.h>
 #include <evntrace.h>
+
+#include "session_properties.h"
 #include <evntcons.h>
 
 #include <atomic>
@@ -36,19 +38,6 @@ std::string ids_text(const std::vector<USHORT>& ids) {
   for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
   return s + "]";
 }
-
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256, 0) {
-    auto* p = get();
-    p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    p->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    p->Wnode.ClientContext = 1;
-    p->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-    p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
 
 // What one consumer saw; its address is the Context given to OpenTraceA.
 struct Received {
@@ -121,7 +110,7 @@ int main() {
 
   TRACEHANDLE handles[2] = {};
   for (int i = 0; i < 2; ++i) {
-    Properties p;
+    Properties p(1);  // QPC
     check(StartTraceA(&handles[i], sessions[i].name, p.get()) == ERROR_SUCCESS,
           std::string("StartTraceA ") + sessions[i].name);
     check(EnableTraceEx2(handles[i], &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
@@ -174,7 +163,7 @@ int main() {
 
   // STOP ends each ProcessTrace once everything the session buffered was delivered.
   for (int i = 0; i < 2; ++i) {
-    Properties p;
+    Properties p(1);  // QPC
     check(ControlTraceA(handles[i], nullptr, p.get(), EVENT_TRACE_CONTROL_STOP) == ERROR_SUCCESS,
           std::string("ControlTraceA STOP ") + sessions[i].name);
     check(p.get()->EventsLost == 0 && p.get()->RealTimeBuffersLost == 0,

@@ -6,6 +6,8 @@
 #include <evntprov.h>
 #include <evntrace.h>
 
+#include "session_properties.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -53,19 +55,6 @@ bool nth_callback(std::size_t n, Seen& out) {
   out = g_seen[n - 1];
   return true;
 }
-
-struct Properties {
-  Properties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 256, 0) {
-    auto* p = get();
-    p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    p->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-    p->Wnode.ClientContext = 1;
-    p->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-    p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<char> bytes;
-};
 
 std::string hex(ULONGLONG v) {
   char text[32];
@@ -118,7 +107,7 @@ int main() {
                                 {"etwrt-sample-c", TRACE_LEVEL_WARNING, 0x8, 0xB}};
   TRACEHANDLE sessions[3] = {};
   for (int i = 0; i < 3; ++i) {
-    Properties p;
+    Properties p(1);  // QPC
     const ULONG status = StartTraceA(&sessions[i], specs[i].name, p.get());
     check(status == ERROR_SUCCESS, std::string("StartTraceA ") + specs[i].name);
   }
@@ -145,7 +134,7 @@ int main() {
   const ULONGLONG any_after[3] = {0xE, 0x8, 0};
   const ULONGLONG all_after[3] = {0x3, 0xB, 0};
   for (int i = 0; i < 3; ++i) {
-    Properties p;
+    Properties p(1);  // QPC
     const ULONG status = ControlTraceA(sessions[i], nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
     check(status == ERROR_SUCCESS, std::string("ControlTraceA STOP ") + specs[i].name);
     expect_callback(static_cast<std::size_t>(i) + 4, i < 2 ? 1 : 0, levels_after[i], any_after[i],
@@ -153,7 +142,7 @@ int main() {
   }
   check(EventProviderEnabled(provider, 0, 0) == FALSE, "EventProviderEnabled is FALSE at the end");
 
-  Properties q;
+  Properties q(1);  // QPC
   check(ControlTraceA(0, "etwrt-sample-a", q.get(), EVENT_TRACE_CONTROL_QUERY) ==
             ERROR_WMI_INSTANCE_NOT_FOUND,
         "a stopped session is not found");

@@ -4,6 +4,7 @@
 // Prints each check; exits 0 only if all hold.
 #include <windows.h>
 #include "mc_shaped_provider.h"
+#include "session_properties.h"
 
 #include <cstdio>
 #include <string>
@@ -30,12 +31,8 @@ int main() {
   check(bits == second_unit_enable_bits() && &ShapeProvider_Context == second_unit_context(),
         "both translation units see one instance of each selectany object");
 
-  std::vector<char> buffer(sizeof(EVENT_TRACE_PROPERTIES) + 256, 0);
-  auto* props = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(buffer.data());
-  props->Wnode.BufferSize = static_cast<ULONG>(buffer.size());
-  props->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-  props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  props->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  Properties properties;
+  EVENT_TRACE_PROPERTIES* const props = properties.get();
   TRACEHANDLE session = 0;
   check(StartTraceA(&session, "mc-shaped", props) == ERROR_SUCCESS, "StartTraceA");
   check(EventRegisterShape() == ERROR_SUCCESS, "EventRegisterShape");

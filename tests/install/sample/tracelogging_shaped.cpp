@@ -10,6 +10,8 @@
 #include <evntrace.h>
 #include <evntcons.h>
 
+#include "session_properties.h"
+
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -79,17 +81,13 @@ int main() {
             std::memcmp(upper, L"TLSHAPE", sizeof upper) == 0,
         "LCMapStringEx upper-cases a provider name");
 
-  std::vector<unsigned char> buffer(sizeof(EVENT_TRACE_PROPERTIES) + 256, 0);
-  auto* props = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(buffer.data());
-  props->Wnode.BufferSize = static_cast<ULONG>(buffer.size());
-  props->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-  props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
-  props->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  Properties properties;
+  EVENT_TRACE_PROPERTIES* const props = properties.get();
   TRACEHANDLE session = 0;
   check(StartTrace(&session, TEXT("tl-shaped"), props) == ERROR_SUCCESS, "StartTrace (W)");
-  check(
-      std::memcmp(buffer.data() + props->LoggerNameOffset, L"tl-shaped", sizeof L"tl-shaped") == 0,
-      "the session name written back in UTF-16");
+  check(std::memcmp(properties.bytes.data() + props->LoggerNameOffset, L"tl-shaped",
+                    sizeof L"tl-shaped") == 0,
+        "the session name written back in UTF-16");
 
   Received received;
   wchar_t logger_name[] = L"tl-shaped";

@@ -1,0 +1,38 @@
+/*
+ * etwrt: TDH's in-types (_TDH_IN_TYPE, tdh.h), the values of the _TDH_IN_TYPE page. Included by
+ * etwrt's tdh.h, and by etwh's providers/win32_compat.h on Windows where the toolchain's tdh.h
+ * lacks them (mingw-w64 10), so that the values are written once.
+ */
+#ifndef ETWRT_TDH_IN_TYPE_H
+#define ETWRT_TDH_IN_TYPE_H
+
+enum _TDH_IN_TYPE {
+  TDH_INTYPE_NULL = 0,
+  TDH_INTYPE_UNICODESTRING = 1,
+  TDH_INTYPE_ANSISTRING = 2,
+  TDH_INTYPE_INT8 = 3,
+  TDH_INTYPE_UINT8 = 4,
+  TDH_INTYPE_INT16 = 5,
+  TDH_INTYPE_UINT16 = 6,
+  TDH_INTYPE_INT32 = 7,
+  TDH_INTYPE_UINT32 = 8,
+  TDH_INTYPE_INT64 = 9,
+  TDH_INTYPE_UINT64 = 10,
+  TDH_INTYPE_FLOAT = 11,
+  TDH_INTYPE_DOUBLE = 12,
+  TDH_INTYPE_BOOLEAN = 13,
+  TDH_INTYPE_BINARY = 14,
+  TDH_INTYPE_GUID = 15,
+  TDH_INTYPE_POINTER = 16,
+  TDH_INTYPE_FILETIME = 17,
+  TDH_INTYPE_SYSTEMTIME = 18,
+  TDH_INTYPE_SID = 19,
+  TDH_INTYPE_HEXINT32 = 20,
+  TDH_INTYPE_HEXINT64 = 21,
+  TDH_INTYPE_MANIFEST_COUNTEDSTRING = 22,
+  TDH_INTYPE_MANIFEST_COUNTEDANSISTRING = 23,
+  TDH_INTYPE_RESERVED24 = 24,
+  TDH_INTYPE_MANIFEST_COUNTEDBINARY = 25
+};
+
+#endif
