@@ -815,6 +815,47 @@ class RealtimeConsumer {
 bool is_header(const Seen& s) { return s.provider == EventTraceGuid; }
 bool is_lost(const Seen& s) { return s.provider == RTLostEventGuid; }
 
+// What a realtime consumer saw of kProvider's indexed events written 0, 1, 2 ... with the
+// RT_LostEvent counts summed. On the way it checks that by each event, as many events were
+// announced lost as are missing before it. `marker`, when given, is an index written again and
+// again at the end: each one is counted as delivered, none is ordered.
+struct LossTally {
+  std::uint64_t delivered = 0, lost_in_buffers = 0, lost_buffers = 0, lost_at_write = 0;
+};
+LossTally tally_losses(const std::vector<Seen>& seen,
+                       std::optional<std::uint32_t> marker = std::nullopt) {
+  LossTally t;
+  std::uint64_t ordered = 0;  // delivered, the marker's copies aside
+  for (const Seen& e : seen) {
+    if (is_lost(e)) {
+      const bool buffers = e.descriptor.Opcode == 33;  // else 32: refused at the write
+      EXPECT_TRUE(buffers || e.descriptor.Opcode == 32) << "opcode " << int{e.descriptor.Opcode};
+      EXPECT_EQ(e.data.size(), buffers ? 16u : 8u);
+      std::uint64_t counts[2] = {};
+      std::memcpy(counts, e.data.data(), std::min(e.data.size(), sizeof counts));
+      if (buffers) {
+        t.lost_buffers += counts[0];
+        t.lost_in_buffers += counts[1];
+      } else {
+        t.lost_at_write += counts[0];
+      }
+      continue;
+    }
+    if (!(e.provider == kProvider)) continue;
+    std::uint32_t i;
+    std::memcpy(&i, e.data.data(), sizeof i);
+    ++t.delivered;
+    if (marker && i == *marker) continue;
+    if (i < ordered) {
+      ADD_FAILURE() << "event " << i << " after " << ordered << " others";
+      continue;
+    }
+    EXPECT_LE(i - ordered, t.lost_in_buffers + t.lost_at_write) << "gap before " << i;
+    ++ordered;
+  }
+  return t;
+}
+
 // The events of `kProvider` only, each as the index it carried.
 std::vector<std::uint32_t> indices(const std::vector<Seen>& seen) {
   std::vector<std::uint32_t> out;
@@ -1079,41 +1120,12 @@ TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
   EXPECT_GE(q.get()->NumberOfBuffers, q.get()->FreeBuffers);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
   EXPECT_EQ(c.join(), ERROR_SUCCESS);
-  const auto seen = c.seen();
-  std::uint64_t delivered = 0;
-  std::uint64_t lost_in_buffers = 0;
-  std::uint64_t lost_buffers = 0;
-  std::uint64_t lost_at_write = 0;
-  for (const Seen& e : seen) {
-    if (is_lost(e)) {
-      if (e.descriptor.Opcode == 33) {
-        ASSERT_EQ(e.data.size(), 16u);
-        std::uint64_t counts[2];
-        std::memcpy(counts, e.data.data(), sizeof counts);
-        lost_buffers += counts[0];
-        lost_in_buffers += counts[1];
-      } else {
-        ASSERT_EQ(e.descriptor.Opcode, 32);
-        ASSERT_EQ(e.data.size(), 8u);
-        std::uint64_t count;
-        std::memcpy(&count, e.data.data(), sizeof count);
-        lost_at_write += count;
-      }
-      continue;
-    }
-    if (!(e.provider == kProvider)) continue;
-    std::uint32_t i;
-    std::memcpy(&i, e.data.data(), sizeof i);
-    // Every event missing before this one was announced ahead of it (RT_LostEvent).
-    ASSERT_GE(i, delivered);
-    EXPECT_LE(i - delivered, lost_in_buffers + lost_at_write) << "gap before " << i;
-    ++delivered;
-  }
-  EXPECT_GT(lost_buffers + lost_at_write, 0u);  // The consumer was too slow for 3000 events.
-  EXPECT_EQ(written, delivered + lost_in_buffers);
-  EXPECT_EQ(refused, lost_at_write);
+  const LossTally t = tally_losses(c.seen());
+  EXPECT_GT(t.lost_buffers + t.lost_at_write, 0u);  // The consumer was too slow for 3000 events.
+  EXPECT_EQ(written, t.delivered + t.lost_in_buffers);
+  EXPECT_EQ(refused, t.lost_at_write);
   // Writers reclaim buffers: every reclaim happened before the query.
-  EXPECT_EQ(lost_buffers, q.get()->RealTimeBuffersLost);
+  EXPECT_EQ(t.lost_buffers, q.get()->RealTimeBuffersLost);
 }
 
 // A ProcessTrace that is alone on its session reads the pool on its own thread (the direct
@@ -1190,41 +1202,11 @@ TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
   ASSERT_EQ(ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
   EXPECT_EQ(c.join(), ERROR_SUCCESS);
-  std::uint64_t delivered = 0;
-  std::uint64_t lost_in_buffers = 0;
-  std::uint64_t lost_buffers = 0;
-  std::uint64_t lost_at_write = 0;
-  std::uint32_t next = 0;  // the lowest index not seen yet
-  for (const Seen& e : c.seen()) {
-    if (is_lost(e)) {
-      std::uint64_t counts[2] = {};
-      ASSERT_EQ(e.data.size(), e.descriptor.Opcode == 33 ? 16u : 8u);
-      std::memcpy(counts, e.data.data(), e.data.size());
-      if (e.descriptor.Opcode == 33) {
-        lost_buffers += counts[0];
-        lost_in_buffers += counts[1];
-      } else {
-        lost_at_write += counts[0];
-      }
-      continue;
-    }
-    if (!(e.provider == kProvider)) continue;
-    std::uint32_t i;
-    std::memcpy(&i, e.data.data(), sizeof i);
-    if (i == marker) {  // written until it arrived: each one delivered is counted
-      ++delivered;
-      continue;
-    }
-    ASSERT_GE(i, next);
-    // Every event missing before this one was announced ahead of it.
-    EXPECT_LE(i - next, lost_in_buffers + lost_at_write) << "gap before " << i;
-    next = i + 1;
-    ++delivered;
-  }
-  EXPECT_GT(lost_buffers + lost_at_write, 0u);  // The burst overflowed the pool.
-  EXPECT_EQ(written, delivered + lost_in_buffers);
-  EXPECT_EQ(refused, lost_at_write);
-  EXPECT_EQ(lost_buffers, q.get()->RealTimeBuffersLost);
+  const LossTally t = tally_losses(c.seen(), marker);
+  EXPECT_GT(t.lost_buffers + t.lost_at_write, 0u);  // The burst overflowed the pool.
+  EXPECT_EQ(written, t.delivered + t.lost_in_buffers);
+  EXPECT_EQ(refused, t.lost_at_write);
+  EXPECT_EQ(t.lost_buffers, q.get()->RealTimeBuffersLost);
   EXPECT_EQ(refused, q.get()->EventsLost);
 }
 
