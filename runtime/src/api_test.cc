@@ -815,6 +815,31 @@ class RealtimeConsumer {
 bool is_header(const Seen& s) { return s.provider == EventTraceGuid; }
 bool is_lost(const Seen& s) { return s.provider == RTLostEventGuid; }
 
+// EventWrite's answers counted: a write to a full pool is refused with ERROR_NOT_ENOUGH_MEMORY.
+struct Writes {
+  std::uint64_t written = 0, refused = 0;
+  void count(ULONG status) {
+    if (status == ERROR_SUCCESS) {
+      ++written;
+    } else {
+      EXPECT_EQ(status, ULONG{ERROR_NOT_ENOUGH_MEMORY});
+      ++refused;
+    }
+  }
+};
+
+// A session of one 1 KB buffer (a few events fill it) with kProvider enabled; 0 on failure.
+TRACEHANDLE start_one_small_buffer(const char* name) {
+  Properties props;
+  props.get()->BufferSize = 1;
+  props.get()->MinimumBuffers = 1;
+  props.get()->MaximumBuffers = 1;
+  TRACEHANDLE s = 0;
+  if (StartTraceA(&s, name, props.get()) != ERROR_SUCCESS) return 0;
+  EXPECT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  return s;
+}
+
 // What a realtime consumer saw of kProvider's indexed events written 0, 1, 2 ... with the
 // RT_LostEvent counts summed. On the way it checks that by each event, as many events were
 // announced lost as are missing before it. `marker`, when given, is an index written again and
@@ -1091,28 +1116,15 @@ TEST_F(EtwrtApi, EventWriteExFilterExcludesSessionsByInstanceId) {
 TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
   Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
-  Properties props;
-  props.get()->BufferSize = 1;  // KB: a few events fill a buffer.
-  props.get()->MinimumBuffers = 1;
-  props.get()->MaximumBuffers = 1;
-  TRACEHANDLE s = 0;
-  ASSERT_EQ(StartTraceA(&s, "slow", props.get()), ERROR_SUCCESS);
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const TRACEHANDLE s = start_one_small_buffer("slow");
+  ASSERT_NE(s, TRACEHANDLE{0});
   RealtimeConsumer c("slow", nullptr, 2ms);
   ASSERT_TRUE(c.opened());
   c.start();
   c.wait_for(1);  // The header event: the consumer is attached.
-  std::uint64_t written = 0;
-  std::uint64_t refused = 0;
-  for (std::uint32_t i = 0; i < 3000; ++i) {
-    const ULONG status = write_indexed(h, 4, 0, i, 32);
-    if (status == ERROR_SUCCESS) {
-      ++written;
-    } else {
-      EXPECT_EQ(status, ULONG{ERROR_NOT_ENOUGH_MEMORY});
-      ++refused;
-    }
-  }
+  Writes w;
+  for (std::uint32_t i = 0; i < 3000; ++i) w.count(write_indexed(h, 4, 0, i, 32));
+  const std::uint64_t written = w.written, refused = w.refused;
   Properties q;
   ASSERT_EQ(ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
   EXPECT_EQ(q.get()->EventsLost, refused);
@@ -1135,13 +1147,8 @@ TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
 TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
   Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
-  Properties props;
-  props.get()->BufferSize = 1;  // KB: a few events fill a buffer.
-  props.get()->MinimumBuffers = 1;
-  props.get()->MaximumBuffers = 1;
-  TRACEHANDLE s = 0;
-  ASSERT_EQ(StartTraceA(&s, "direct-gaps", props.get()), ERROR_SUCCESS);
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const TRACEHANDLE s = start_one_small_buffer("direct-gaps");
+  ASSERT_NE(s, TRACEHANDLE{0});
   RealtimeConsumer c("direct-gaps");
   ASSERT_TRUE(c.opened());
   constexpr std::uint32_t kHeld = 20;     // the callback waits at this event...
@@ -1159,17 +1166,8 @@ TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
   });
   c.start();
   c.wait_for(1);
-  std::uint64_t written = 0;
-  std::uint64_t refused = 0;
-  const auto write = [&](std::uint32_t i) {
-    const ULONG status = write_indexed(h, 4, 0, i, 32);
-    if (status == ERROR_SUCCESS) {
-      ++written;
-    } else {
-      EXPECT_EQ(status, ULONG{ERROR_NOT_ENOUGH_MEMORY});
-      ++refused;
-    }
-  };
+  Writes w;
+  const auto write = [&](std::uint32_t i) { w.count(write_indexed(h, 4, 0, i, 32)); };
   // A steady trickle first: the hub hands the reader to this consumer after a poll.
   for (std::uint32_t i = 0; i < kHeld; ++i) {
     write(i);
@@ -1204,10 +1202,10 @@ TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
   EXPECT_EQ(c.join(), ERROR_SUCCESS);
   const LossTally t = tally_losses(c.seen(), marker);
   EXPECT_GT(t.lost_buffers + t.lost_at_write, 0u);  // The burst overflowed the pool.
-  EXPECT_EQ(written, t.delivered + t.lost_in_buffers);
-  EXPECT_EQ(refused, t.lost_at_write);
+  EXPECT_EQ(w.written, t.delivered + t.lost_in_buffers);
+  EXPECT_EQ(w.refused, t.lost_at_write);
   EXPECT_EQ(t.lost_buffers, q.get()->RealTimeBuffersLost);
-  EXPECT_EQ(refused, q.get()->EventsLost);
+  EXPECT_EQ(w.refused, q.get()->EventsLost);
 }
 
 TEST_F(EtwrtApi, SecondConsumerGetsOnlyNewEvents) {
