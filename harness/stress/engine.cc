@@ -58,8 +58,9 @@ void reset_peak_rss() {
   std::ofstream out("/proc/self/clear_refs");
   out << "5";
 }
-std::uint64_t peak_rss_kb() {
-  std::ifstream in("/proc/self/status");
+// `process`: "self" or a pid.
+std::uint64_t peak_rss_kb(const std::string& process = "self") {
+  std::ifstream in("/proc/" + process + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
@@ -67,8 +68,8 @@ std::uint64_t peak_rss_kb() {
   return 0;
 }
 
-// Another process's CPU time (utime and stime of /proc/PID/stat, in clock ticks) and peak RSS
-// (VmHWM); nullopt when the process is gone.
+// Another process's CPU time (utime and stime of /proc/PID/stat, in clock ticks); nullopt when
+// the process is gone.
 std::optional<CpuTime> process_cpu(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
@@ -85,14 +86,6 @@ std::optional<CpuTime> process_cpu(long pid) {
   if (!fields) return std::nullopt;
   const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   return CpuTime{static_cast<double>(utime) * tick, static_cast<double>(stime) * tick};
-}
-std::uint64_t process_peak_rss_kb(long pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
-  }
-  return 0;
 }
 
 struct StartedSession {
@@ -476,7 +469,7 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
     if (const auto now = process_cpu(broker->pid)) {
       run.broker_cpu = CpuTime{now->user_s - broker_cpu_at_start->user_s,
                                now->system_s - broker_cpu_at_start->system_s};
-      run.broker_peak_rss_kb = process_peak_rss_kb(broker->pid);
+      run.broker_peak_rss_kb = peak_rss_kb(std::to_string(broker->pid));
       run.broker_pid = broker->pid;
     }
   }
