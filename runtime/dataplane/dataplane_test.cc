@@ -336,6 +336,74 @@ TEST(DataplaneWriter, TooLargeEventIsCountedAsLost) {
   EXPECT_EQ(pool.query().events_lost, 1u);
 }
 
+// One event to several sessions (EventWrite): encoded once into the first pool, then copied.
+// Each pool must deliver every field the encoding wrote, the one timestamp, and balance; a
+// copy that does not fit (a pool with smaller buffers) is counted lost in that pool alone.
+TEST(DataplaneWriter, CopiedRecordIsDeliveredAsEncodedInEveryPool) {
+  Pool first = Pool::create(small_config(64, 2, 8), "copy-first");
+  Pool second = Pool::create(small_config(64, 2, 8), "copy-second");
+  Pool tiny = Pool::create(small_config(1, 1, 2), "copy-tiny");
+  ASSERT_TRUE(second.same_clock(first));
+  const std::byte traits[] = {std::byte{4}, std::byte{0}, std::byte{'p'}, std::byte{0}};
+  static constexpr EVENT_DESCRIPTOR desc{9, 2, 11, 3, 12, 13, 0x8000000000000001ull};
+  constexpr uint64_t kEvents = 300;  // several buffers of `second`: the copy's slow path too
+  std::vector<std::byte> big(1000);  // too large for `tiny`'s 1 KB buffers
+  {
+    Writer w1(first);
+    Writer w2(second);
+    Writer w3(tiny);
+    for (uint64_t i = 0; i < kEvents; ++i) {
+      Payload payload{5, 0, i, {i, ~i}};
+      EVENT_DATA_DESCRIPTOR data[2] = {describe(&payload, sizeof payload),
+                                       describe(big.data(), i % 2 == 0 ? 0u : 1000u)};
+      EventInput in = with_every_id(desc, traits);
+      in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(data, 2);
+      const uint64_t stamp = first.now_ns();
+      ASSERT_EQ(w1.write(in, stamp), WriteResult::written);
+      const std::span<const std::byte> encoded = w1.last_record();
+      ASSERT_EQ(encoded.size(), encoded_size(in));
+      ASSERT_EQ(w2.write_copy(encoded), WriteResult::written);
+      if (i % 2 != 0) {
+        ASSERT_EQ(w3.write_copy(encoded), WriteResult::too_large);
+      }
+    }
+  }
+  std::vector<std::vector<uint64_t>> stamps;  // per pool, in delivery order
+  for (Pool* pool : {&first, &second}) {
+    Reader reader(*pool);
+    std::vector<RecordView> seen;
+    std::vector<std::vector<std::byte>> payloads;
+    while (reader.poll(
+               [&](const RecordView& r) {
+                 seen.push_back(r);
+                 payloads.emplace_back(r.user_data.begin(), r.user_data.end());
+               },
+               true) != 0) {
+    }
+    ASSERT_EQ(seen.size(), kEvents);
+    for (uint64_t i = 0; i < kEvents; ++i) {
+      const RecordView& r = seen[i];
+      EXPECT_EQ(std::memcmp(&r.descriptor, &desc, sizeof desc), 0);
+      EXPECT_EQ(std::memcmp(&r.provider_id, &kProvider, sizeof(GUID)), 0);
+      EXPECT_EQ(std::memcmp(&r.activity_id, &kActivity, sizeof(GUID)), 0);
+      EXPECT_TRUE(r.has_related_activity_id);
+      EXPECT_EQ(r.process_id, static_cast<uint32_t>(getpid()));
+      ASSERT_EQ(payloads[i].size(), sizeof(Payload) + (i % 2 == 0 ? 0 : 1000));
+      Payload p;
+      std::memcpy(&p, payloads[i].data(), sizeof p);
+      EXPECT_EQ(p.seq, i);
+      EXPECT_EQ(p.filler[1], ~i);
+    }
+    stamps.emplace_back();
+    for (const RecordView& r : seen) stamps.back().push_back(r.timestamp_ns);
+    expect_balanced(*pool, kEvents);
+  }
+  EXPECT_EQ(stamps[0], stamps[1]) << "one clock reading stamps the event in both sessions";
+  const Counters small = tiny.query();
+  EXPECT_EQ(small.events_lost, kEvents / 2);
+  EXPECT_EQ(small.events_committed, 0u);
+}
+
 TEST(DataplaneWriter, ThreadsWithConcurrentReaderBalanceExactly) {
   Pool pool = Pool::create(small_config(4, 2, 16), "threads");
   constexpr int kThreads = 3;

@@ -161,10 +161,12 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   }
   ULONG status = ERROR_SUCCESS;
   // One clock reading stamps the event in every session whose pool shares the clock (the
-  // reading is a third of a one-session write); one session keeps the writer's own reading,
-  // taken after it has secured a buffer.
+  // reading is a third of a one-session write), and the record encoded for the first of them
+  // is copied into the others (the same bytes: same stamp, process and thread); one session
+  // keeps the writer's own reading, taken after it has secured a buffer.
   std::uint64_t stamp = 0;
   const etwrt::dataplane::Pool* stamp_clock = nullptr;
+  std::span<const std::byte> encoded;  // in the first stamped session's buffer, once written
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
@@ -184,7 +186,15 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         timestamp = stamp;
       }
     }
-    const etwrt::dataplane::WriteResult result = writer_for(pool).write(in, timestamp);
+    etwrt::dataplane::Writer& writer = writer_for(pool);
+    etwrt::dataplane::WriteResult result;
+    if (timestamp != 0 && !encoded.empty()) {
+      result = writer.write_copy(encoded);
+    } else {
+      result = writer.write(in, timestamp);
+      if (timestamp != 0 && result == etwrt::dataplane::WriteResult::written)
+        encoded = writer.last_record();
+    }
     if constexpr (kObserved) {
       if (result != etwrt::dataplane::WriteResult::too_large)
         to->add(pool->session.load(std::memory_order_relaxed));

@@ -3,6 +3,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "dataplane_layout.h"
 
 namespace etwrt::dataplane {
@@ -98,6 +100,31 @@ bool Writer::acquire_buffer() {
 
 WriteResult Writer::write(const EventInput& event) { return write(event, 0); }
 
+std::byte* Writer::reserve(size_t size) {
+  Pool::Shared& s = *pool_.shared();
+  if (buffer_ == kNoBuffer || offset_ + size > s.buffer_bytes) {
+    release();
+    if (!acquire_buffer()) {
+      s.events_lost.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+  }
+  return data_ + offset_;
+}
+
+void Writer::commit(uint32_t size) {
+  Pool::Shared& s = *pool_.shared();
+  offset_ += size;
+  last_size_ = size;
+  ++events_;
+  // The commit point: the record's bytes become visible to the reader together with it.
+  s.descs()[buffer_].commit.store(pack_progress(events_, offset_), std::memory_order_release);
+  // A load of a line that stays in this core's cache while the reader is awake; no fence, so
+  // a reader arming its sleep at this very instant may miss this wake (its wait is bounded).
+  if (s.reader_sleeping.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    wake_sleeping_reader(s);
+}
+
 WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns) {
   Pool::Shared& s = *pool_.shared();
   const size_t size = encoded_size(event);
@@ -106,26 +133,26 @@ WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns) {
     s.events_lost.fetch_add(1, std::memory_order_relaxed);
     return WriteResult::too_large;
   }
-  if (buffer_ == kNoBuffer || offset_ + size > s.buffer_bytes) {
-    release();
-    if (!acquire_buffer()) {
-      s.events_lost.fetch_add(1, std::memory_order_relaxed);
-      return WriteResult::lost;
-    }
-  }
+  std::byte* out = reserve(size);
+  if (out == nullptr) return WriteResult::lost;
   // Read after a buffer is secured, so that the slow path's time is not in the record's
   // timestamp-to-commit window (see README: Order).
   if (timestamp_ns == 0) timestamp_ns = pool_now_ns(s);
-  encode_record(event, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_,
-                data_ + offset_);
-  offset_ += static_cast<uint32_t>(size);
-  ++events_;
-  // The commit point: the record's bytes become visible to the reader together with it.
-  s.descs()[buffer_].commit.store(pack_progress(events_, offset_), std::memory_order_release);
-  // A load of a line that stays in this core's cache while the reader is awake; no fence, so
-  // a reader arming its sleep at this very instant may miss this wake (its wait is bounded).
-  if (s.reader_sleeping.load(std::memory_order_relaxed) != 0) [[unlikely]]
-    wake_sleeping_reader(s);
+  encode_record(event, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_, out);
+  commit(static_cast<uint32_t>(size));
+  return WriteResult::written;
+}
+
+WriteResult Writer::write_copy(std::span<const std::byte> record) {
+  Pool::Shared& s = *pool_.shared();
+  if (record.size() > s.buffer_bytes) {
+    s.events_lost.fetch_add(1, std::memory_order_relaxed);
+    return WriteResult::too_large;
+  }
+  std::byte* out = reserve(record.size());
+  if (out == nullptr) return WriteResult::lost;
+  std::memcpy(out, record.data(), record.size());
+  commit(static_cast<uint32_t>(record.size()));
   return WriteResult::written;
 }
 

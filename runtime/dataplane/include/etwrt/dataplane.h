@@ -182,11 +182,24 @@ class Writer {
   // The same with a timestamp the caller read from this pool's clock, or from a pool with
   // the same clock (Pool::same_clock), e.g. once for all the sessions of one event.
   WriteResult write(const EventInput& event, uint64_t timestamp_ns);
+  // The record this writer committed last, as the pool holds it: valid until this writer's
+  // next write or release (its buffer stays this writer's until then).
+  std::span<const std::byte> last_record() const {
+    return {data_ + offset_ - last_size_, last_size_};
+  }
+  // Commits a copy of a record another writer of this thread encoded (its last_record()), in
+  // a pool whose clock is the same as that writer's (Pool::same_clock): one event written to
+  // several sessions is encoded once, then copied.
+  WriteResult write_copy(std::span<const std::byte> record);
   // Hands the current buffer (if any) to delivery now, e.g. when the thread exits.
   void release();
 
  private:
   bool acquire_buffer();
+  // Room for `size` bytes at the end of the owned buffer (taking a new one if needed), or
+  // nullptr (counted in EventsLost).
+  std::byte* reserve(size_t size);
+  void commit(uint32_t size);
   Pool& pool_;
   uint32_t pid_;
   uint32_t tid_;
@@ -194,6 +207,7 @@ class Writer {
   std::byte* data_ = nullptr;     // its data
   uint32_t offset_ = 0;           // committed bytes (the writer's own copy)
   uint32_t events_ = 0;           // committed records
+  uint32_t last_size_ = 0;        // bytes of the last committed record
   static constexpr uint64_t kNoEpoch = UINT64_MAX;
   uint64_t failed_epoch_ = kNoEpoch;  // pool supply epoch of the last fruitless search
 };
