@@ -36,6 +36,16 @@ T* shared_object() {
   return new (p) T{};
 }
 
+// `n` of them, contiguous.
+template <typename T>
+T* shared_objects(size_t n) {
+  void* p = mmap(nullptr, sizeof(T) * n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("mmap of shared benchmark objects failed");
+  T* objects = static_cast<T*>(p);
+  for (size_t i = 0; i < n; ++i) new (&objects[i]) T{};
+  return objects;
+}
+
 // A consumer process running `body` until `stop` is set; joined by the destructor.
 class Consumer {
  public:
@@ -96,6 +106,31 @@ inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
     slot.words[2] = head * 5;
     slot.words[3] = head * 7;
     ring.head.store(++head, std::memory_order_release);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One item with one TSC reading into each of `n` rings (each drained by its own consumer
+// process): the ceiling for one event written to n sessions, where every session is a
+// hand-off to another core that no sharing inside the writer can remove.
+inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n) {
+  uint64_t head = rings[0].head.load(std::memory_order_relaxed);
+  uint64_t tail_seen[8] = {};
+  for (int r = 0; r < n; ++r) tail_seen[r] = rings[r].tail.load(std::memory_order_acquire);
+  for (auto _ : state) {
+    const uint64_t stamp = __rdtsc();
+    for (int r = 0; r < n; ++r) {
+      RawRing& ring = rings[r];
+      while (head - tail_seen[r] == RawRing::kSlots)
+        tail_seen[r] = ring.tail.load(std::memory_order_acquire);
+      Payload& slot = ring.slots[head % RawRing::kSlots];
+      slot.words[0] = head;
+      slot.words[1] = stamp;
+      slot.words[2] = head * 5;
+      slot.words[3] = head * 7;
+      ring.head.store(head + 1, std::memory_order_release);
+    }
+    ++head;
   }
   state.SetItemsProcessed(state.iterations());
 }

@@ -490,11 +490,20 @@ int main(int argc, char** argv) {
   // The ring's consumer is forked before any thread or etwrt connection exists.
   etwh_bench::RawRing* ring = nullptr;
   std::unique_ptr<etwh_bench::Consumer> ring_consumer;
+  // Four more rings, each with its consumer process: the floor of one event to four sessions.
+  constexpr int kRings = 4;
+  etwh_bench::RawRing* four = nullptr;
+  std::vector<std::unique_ptr<etwh_bench::Consumer>> four_consumers;
   std::string owned_dir;
   try {
     ring = etwh_bench::shared_object<etwh_bench::RawRing>();
     ring_consumer = std::make_unique<etwh_bench::Consumer>(
         &ring->stop, [ring] { etwh_bench::run_ring_consumer(*ring); });
+    four = etwh_bench::shared_objects<etwh_bench::RawRing>(kRings);
+    for (int r = 0; r < kRings; ++r) {
+      four_consumers.push_back(std::make_unique<etwh_bench::Consumer>(
+          &four[r].stop, [four, r] { etwh_bench::run_ring_consumer(four[r]); }));
+    }
     owned_dir = etwh_bench::runtime_begin();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "etwh_bench_event_path: %s\n", e.what());
@@ -514,6 +523,11 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring](benchmark::State& s) {
     etwh_bench::raw_ring_timestamped(s, *ring);
   })->UseRealTime();
+  // One TSC reading per item into four rings: the floor of BM_EventWrite_FourSessions_32B (four
+  // hand-offs to consumers on another core) against the single timestamped ring above.
+  benchmark::RegisterBenchmark("RawRing_32B_timestamped/4rings_5proc", [four](benchmark::State& s) {
+    etwh_bench::raw_rings_timestamped(s, four, kRings);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()
@@ -525,6 +539,7 @@ int main(int argc, char** argv) {
   e2e().stop();
   lttng().stop();
   ring_consumer.reset();
+  four_consumers.clear();
   etwh_bench::runtime_end(owned_dir);
   lttng().remove_shm();
   return 0;
