@@ -53,6 +53,7 @@ struct SessionResult {
   std::uint64_t realtime_buffers_lost = 0;
   std::uint64_t buffers_written = 0;
   std::uint64_t number_of_buffers = 0;
+  std::uint64_t buffer_size_kb = 0;
   std::uint64_t free_buffers = 0;
   // What the RT_LostEvent pseudo-events announced.
   std::uint64_t lost_buffer_notices = 0;  // RTLostBuffer records

@@ -85,14 +85,14 @@ void print_console(const Outcome& o, std::ostream& out) {
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency "
         "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us (x floor {:.1f}, {:.1f}, {:.1f}); "
-        "lag {:.1f} ms; gaps {}, duplicates {}\n",
+        "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers)\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
         s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
         s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
         us(s.latency.percentile(0.999)), vs_floor(s.latency, o.wake_floor, 0.5),
         vs_floor(s.latency, o.wake_floor, 0.99), vs_floor(s.latency, o.wake_floor, 0.999), s.lag_ms,
-        s.gaps, s.duplicates);
+        s.gaps, s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers);
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
@@ -161,7 +161,9 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
   j["consumer_lag_ms"] = s.lag_ms;
   j["buffers"] = {{"written", s.buffers_written},
                   {"number", s.number_of_buffers},
-                  {"free_at_stop", s.free_buffers}};
+                  {"free_at_stop", s.free_buffers},
+                  {"size_kb", s.buffer_size_kb},
+                  {"shared_memory_kb", s.number_of_buffers * s.buffer_size_kb}};
   j["series"] = nlohmann::ordered_json::array();
   for (const SeriesPoint& p : s.series) {
     j["series"].push_back(nlohmann::ordered_json{{"t_ms", p.t_ms},
