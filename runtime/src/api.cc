@@ -45,16 +45,17 @@ Registration* registration_of(REGHANDLE handle) {
 // The calling thread's activity ID (EventActivityIdControl); events carry it by default.
 ETWRT_FAST_TLS GUID t_activity_id = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
 
-// The common case without the owner's guarded access: the last writers this thread used, by
-// pool (trivial, so no initialization guard). Filled from t_writers, which owns them.
+// The common case without the owner's guarded access: the writers this thread used, one entry
+// per pool's cache_slot modulo the size (trivial, so no initialization guard; direct-mapped:
+// one comparison per session, where a scan cost four to an event of four sessions). Filled
+// from t_writers, which owns them; two pools sharing an entry take turns in it.
 struct WriterCacheEntry {
   etwrt::SessionPool* pool;
   etwrt::dataplane::Writer* writer;
   std::uint32_t generation;
 };
-constexpr std::size_t kWriterCache = 4;
+constexpr std::size_t kWriterCache = 16;
 ETWRT_FAST_TLS WriterCacheEntry t_writer_cache[kWriterCache];
-ETWRT_FAST_TLS std::uint32_t t_writer_cache_next;
 
 // One Writer per thread and session pool, made on the thread's first event for that session
 // and released (its buffer handed to delivery) when the thread exits. Writers inherited
@@ -88,14 +89,22 @@ class ThreadWriters {
 
 thread_local ThreadWriters t_writers;
 
-etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
-  const std::uint32_t generation = etwrt::fork_generation();
-  for (const WriterCacheEntry& e : t_writer_cache) {
-    if (e.pool == pool && e.generation == generation) return *e.writer;
-  }
+// Out of line: inlined, its allocation and thread-local set-up made the common path below
+// save and restore registers on every call.
+[[gnu::noinline, gnu::cold]] etwrt::dataplane::Writer& writer_not_cached(etwrt::SessionPool* pool,
+                                                                         WriterCacheEntry& e,
+                                                                         std::uint32_t generation) {
   etwrt::dataplane::Writer& w = t_writers.get(pool);
-  t_writer_cache[t_writer_cache_next++ % kWriterCache] = {pool, &w, generation};
+  e = {pool, &w, generation};
   return w;
+}
+
+inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
+  const std::uint32_t generation = etwrt::fork_generation();
+  WriterCacheEntry& e = t_writer_cache[pool->cache_slot % kWriterCache];
+  if (e.pool == pool && e.generation == generation) [[likely]]
+    return *e.writer;
+  return writer_not_cached(pool, e, generation);
 }
 
 // EventWriteEx page: an EVENT_WRITE_FLAG_INPRIVATE event is dropped by every session that
@@ -165,7 +174,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
   // is copied into the others (the same bytes: same stamp, process and thread); one session
   // keeps the writer's own reading, taken after it has secured a buffer.
   std::uint64_t stamp = 0;
-  const etwrt::dataplane::Pool* stamp_clock = nullptr;
+  const etwrt::dataplane::Pool::ClockKey* stamp_clock = nullptr;
   std::span<const std::byte> encoded;  // in the first stamped session's buffer, once written
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
@@ -179,10 +188,10 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     std::uint64_t timestamp = 0;
     if (n > 1) {
       if (stamp_clock == nullptr) {
-        stamp_clock = &pool->pool;
-        stamp = stamp_clock->now_ns();
+        stamp_clock = &pool->clock;
+        stamp = pool->pool.now_ns();
         timestamp = stamp;
-      } else if (pool->pool.same_clock(*stamp_clock)) {
+      } else if (pool->clock == *stamp_clock) {
         timestamp = stamp;
       }
     }

@@ -32,11 +32,20 @@ namespace etwrt {
 
 // A session's pool as this process maps it (once per session, kept until the process exits:
 // lock-free writers may still hold a pointer to it, so it is never unmapped).
+inline std::atomic<std::uint32_t> g_next_pool_cache_slot{0};
+
 struct SessionPool {
   SessionPool(std::uint64_t pool_id, dataplane::Pool&& mapped)
-      : id(pool_id), pool(std::move(mapped)) {}
+      : id(pool_id),
+        pool(std::move(mapped)),
+        clock(pool.clock_key()),
+        cache_slot(g_next_pool_cache_slot.fetch_add(1, std::memory_order_relaxed)) {}
   std::uint64_t id;
   dataplane::Pool pool;
+  // EventWrite's per-session work, kept beside the pool: the clock key it compares to stamp an
+  // event once for all sessions, and the slot of the thread's writer cache this pool uses.
+  const dataplane::Pool::ClockKey clock;
+  const std::uint32_t cache_slot;
   // The session's TRACEHANDLE (0: not said), reported by the observation (observe.h).
   std::atomic<std::uint64_t> session{0};
   std::atomic<bool> stopped{false};  // The broker said the session stopped (or died).

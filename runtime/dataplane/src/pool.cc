@@ -295,14 +295,14 @@ uint32_t Pool::buffer_bytes() const { return shared_->buffer_bytes; }
 
 uint64_t Pool::now_ns() const { return pool_now_ns(*shared_); }
 
-bool Pool::same_clock(const Pool& other) const {
-  const Shared& a = *shared_;
-  const Shared& b = *other.shared_;
-  if (a.clock_kind != b.clock_kind) return false;
-  return a.clock_kind != kClockTsc ||
-         (a.tsc_base == b.tsc_base && a.mono_base_ns == b.mono_base_ns &&
-          a.ns_per_tick_q32 == b.ns_per_tick_q32);
+Pool::ClockKey Pool::clock_key() const {
+  const Shared& s = *shared_;
+  // Only the TSC clock has a calibration; the others are the kernel's clock of that kind.
+  if (s.clock_kind != kClockTsc) return ClockKey{s.clock_kind};
+  return ClockKey{s.clock_kind, s.tsc_base, s.mono_base_ns, s.ns_per_tick_q32};
 }
+
+bool Pool::same_clock(const Pool& other) const { return clock_key() == other.clock_key(); }
 
 void Pool::request_flush() { shared_->flush_requests.fetch_add(1, std::memory_order_release); }
 

@@ -133,6 +133,16 @@ class Pool {
   // True when this pool's clock and `other`'s are one function of time (same source and
   // calibration), so that one reading can stamp an event in both.
   bool same_clock(const Pool& other) const;
+  // What stamps this pool's records, fixed at creation: pools with equal keys have the same
+  // clock (same_clock), so a caller can keep the key and compare it without a call.
+  struct ClockKey {
+    uint32_t kind = 0;
+    uint64_t tsc_base = 0;
+    uint64_t mono_base_ns = 0;
+    uint64_t ns_per_tick_q32 = 0;
+    bool operator==(const ClockKey&) const = default;
+  };
+  ClockKey clock_key() const;
 
   // ControlTrace(FLUSH): asks the attached reader to deliver partially filled buffers at its
   // next poll. Writers are not stopped.
