@@ -74,6 +74,9 @@ struct RawRing {
   alignas(64) std::atomic<uint64_t> head{0};
   alignas(64) std::atomic<uint64_t> tail{0};
   alignas(64) std::atomic<uint32_t> stop{0};
+  // Set while a benchmark uses the ring: otherwise its consumer polls every 1 ms, not every
+  // 50 us, so that idle rings' processes do not take cores from the other benchmarks.
+  std::atomic<uint32_t> active{0};
   std::atomic<uint64_t> checksum{0};
   alignas(64) Payload slots[kSlots];
 };
@@ -84,7 +87,12 @@ inline void run_ring_consumer(RawRing& ring) {
   while (ring.stop.load(std::memory_order_relaxed) == 0) {
     const uint64_t head = ring.head.load(std::memory_order_acquire);
     if (head == tail) {
-      idle_pause();
+      if (ring.active.load(std::memory_order_relaxed) != 0) {
+        idle_pause();
+      } else {
+        timespec ts{0, 1'000'000};
+        nanosleep(&ts, nullptr);
+      }
       continue;
     }
     for (; tail != head; ++tail) sum += ring.slots[tail % RawRing::kSlots].words[0];
@@ -93,8 +101,24 @@ inline void run_ring_consumer(RawRing& ring) {
   ring.checksum.store(sum);
 }
 
+// Marks rings in use for a benchmark's duration (RawRing::active).
+class ActiveRings {
+ public:
+  ActiveRings(RawRing* rings, int n) : rings_(rings), n_(n) {
+    for (int r = 0; r < n_; ++r) rings_[r].active.store(1, std::memory_order_relaxed);
+  }
+  ~ActiveRings() {
+    for (int r = 0; r < n_; ++r) rings_[r].active.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  RawRing* rings_;
+  int n_;
+};
+
 // The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
 inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
+  const ActiveRings in_use(&ring, 1);
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {
@@ -114,6 +138,7 @@ inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
 // process): the ceiling for one event written to n sessions, where every session is a
 // hand-off to another core that no sharing inside the writer can remove.
 inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n) {
+  const ActiveRings in_use(rings, n);
   uint64_t head = rings[0].head.load(std::memory_order_relaxed);
   uint64_t tail_seen[8] = {};
   for (int r = 0; r < n; ++r) tail_seen[r] = rings[r].tail.load(std::memory_order_acquire);
@@ -136,6 +161,7 @@ inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n
 }
 
 inline void raw_ring(benchmark::State& state, RawRing& ring) {
+  const ActiveRings in_use(&ring, 1);
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {
