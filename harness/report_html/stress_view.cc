@@ -59,17 +59,23 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
   for (const char* p : {"p50", "p99", "p999", "max"}) {
     latency_out[p] = f.number(latency, at + "/latency_us", p);
   }
-  return {{"name", f.string(s, at, "name")},
-          {"label", "session " + std::to_string(index)},
-          {"written", f.number(s, at, "written")},
-          {"delivered", f.number(s, at, "delivered")},
-          {"reported_lost", f.number(s, at, "reported_lost")},
-          {"events_per_s", f.number(throughput, at + "/throughput", "events_per_s")},
-          {"mb_per_s", f.number(throughput, at + "/throughput", "mb_per_s")},
-          {"latency_us", latency_out},
-          {"consumer_lag_ms", f.number(s, at, "consumer_lag_ms")},
-          {"cdf", latency_cdf(f, f.object(s, at, "latency_histogram"), at + "/latency_histogram")},
-          {"series", series_of(f, s, at)}};
+  json entry = {
+      {"name", f.string(s, at, "name")},
+      {"label", "session " + std::to_string(index)},
+      {"written", f.number(s, at, "written")},
+      {"delivered", f.number(s, at, "delivered")},
+      {"reported_lost", f.number(s, at, "reported_lost")},
+      {"events_per_s", f.number(throughput, at + "/throughput", "events_per_s")},
+      {"mb_per_s", f.number(throughput, at + "/throughput", "mb_per_s")},
+      {"latency_us", latency_out},
+      {"consumer_lag_ms", f.number(s, at, "consumer_lag_ms")},
+      {"cdf", latency_cdf(f, f.object(s, at, "latency_histogram"), at + "/latency_histogram")},
+      {"series", series_of(f, s, at)}};
+  // Optional: older stress JSON has no shared_memory_kb.
+  if (s.contains("buffers") && f.object(s, at, "buffers").contains("shared_memory_kb")) {
+    entry["shared_memory_kb"] = f.number(s["buffers"], at + "/buffers", "shared_memory_kb");
+  }
+  return entry;
 }
 
 // "buffers.maximum" = 256, ...: the scalars of a profile as run, nested objects flattened.
@@ -90,8 +96,13 @@ SweepPoint sweep_point(const json& run) {
   p.group = run["profile"];
   flatten(run["parameters"], "", p.parameters);
   p.parameters.erase("description");
-  double rate = 0, lost = 0, p50 = 0, p99 = 0, lag = 0;
+  double rate = 0, lost = 0, p50 = 0, p99 = 0, lag = 0, shared_kb = 0;
+  bool has_shared = false;
   for (const json& s : run["sessions"]) {
+    if (s.contains("shared_memory_kb")) {
+      shared_kb += s["shared_memory_kb"].get<double>();
+      has_shared = true;
+    }
     rate += s["events_per_s"].get<double>();
     lost += s["reported_lost"].get<double>();
     p50 = std::max(p50, s["latency_us"]["p50"].get<double>());
@@ -104,8 +115,19 @@ SweepPoint sweep_point(const json& run) {
                {"p99 latency µs (worst session)", p99},
                {"consumer lag ms (worst session)", lag}};
   if (run.contains("writer_ns_per_event")) {
-    p.figures["writer CPU ns/event"] = run["writer_ns_per_event"].get<double>();
+    const double ns = run["writer_ns_per_event"].get<double>();
+    p.figures["writer CPU ns/event"] = ns;
+    // Per byte of payload: how the cost grows with the event's size.
+    const auto payload = p.parameters.find("payload_bytes");
+    if (payload != p.parameters.end() && payload->second.is_number() &&
+        payload->second.get<double>() > 0) {
+      p.figures["writer CPU ns/payload byte"] = ns / payload->second.get<double>();
+    }
   }
+  if (run.contains("consumer_ns_per_event")) {
+    p.figures["consumer CPU ns/event"] = run["consumer_ns_per_event"].get<double>();
+  }
+  if (has_shared) p.figures["shared memory MB (all sessions)"] = shared_kb / 1024;
   return p;
 }
 
@@ -124,6 +146,11 @@ json run_entry(const Fields& f, const Input& in, const json& r, const std::strin
   run["writer_events_per_s"] = f.number(writers, at + "/writers", "events_per_s");
   run["writer_ns_per_event"] =
       f.number(f.object(writers, at + "/writers", "cpu"), at + "/writers/cpu", "ns_per_event");
+  if (r.contains("consumer")) {  // optional: not in the first stress JSON
+    const json& consumer = f.object(r, at, "consumer");
+    run["consumer_ns_per_event"] =
+        f.number(f.object(consumer, at + "/consumer", "cpu"), at + "/consumer/cpu", "ns_per_event");
+  }
   const json& sessions = f.array(r, at, "sessions");
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     run["sessions"].push_back(session_entry(f, sessions[i], at_index(at + "/sessions", i), i));
