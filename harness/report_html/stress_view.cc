@@ -47,6 +47,9 @@ json series_of(const Fields& f, const json& session, const std::string& at) {
     json point = json::object();
     for (const char* key : kFields)
       point[key] = f.number(series[i], at_index(at + "/series", i), key);
+    if (series[i].contains("latency_max_us")) {  // optional: older stress JSON has none
+      point["latency_max_us"] = f.number(series[i], at_index(at + "/series", i), "latency_max_us");
+    }
     out.push_back(std::move(point));
   }
   return out;

@@ -31,6 +31,9 @@ struct SeriesPoint {
   std::uint64_t lost = 0;            // EventsLost (ControlTrace QUERY) + RTLostBuffer events so far
   std::uint64_t lag_events = 0;      // written - delivered - lost: written, not yet consumed
   std::uint64_t buffers_in_use = 0;  // NumberOfBuffers - FreeBuffers
+  // The slowest delivery (write to callback) since the previous point: where in the run the
+  // latency tail happened, beside the lag and buffers it may come with.
+  std::uint64_t latency_max_ns = 0;
 };
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).

@@ -102,7 +102,10 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
   ++result_.delivered;
   result_.delivered_bytes += r.UserDataLength;
   if (now >= stamp.write_time_ns) {
-    result_.latency.record(now - stamp.write_time_ns);
+    const std::uint64_t latency = now - stamp.write_time_ns;
+    result_.latency.record(latency);
+    if (latency > latency_max_live_.load(std::memory_order_relaxed))
+      latency_max_live_.store(latency, std::memory_order_relaxed);
   } else {
     ++result_.clock_inversions;
     result_.latency.record(0);

@@ -35,6 +35,9 @@ class SessionConsumer {
   std::uint64_t buffer_lost_so_far() const {
     return buffer_lost_live_.load(std::memory_order_relaxed);
   }
+  // The largest latency since the last call (the series' sampler is the only caller). A record
+  // delivered while this runs may count in the next step instead: a step's bound, not exact.
+  std::uint64_t take_latency_max() { return latency_max_live_.exchange(0); }
 
   // Returns once ProcessTrace has returned (the session stopped and everything was drained).
   void join();
@@ -60,7 +63,7 @@ class SessionConsumer {
   std::thread thread_;
   ULONG process_status_ = ERROR_SUCCESS;
   std::atomic<bool> header_seen_{false}, finished_{false};
-  std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
+  std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0}, latency_max_live_{0};
 };
 
 }  // namespace etwh::stress

@@ -171,7 +171,8 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
                                                  {"delivered", p.delivered},
                                                  {"lost", p.lost},
                                                  {"lag_events", p.lag_events},
-                                                 {"buffers_in_use", p.buffers_in_use}});
+                                                 {"buffers_in_use", p.buffers_in_use},
+                                                 {"latency_max_us", us(p.latency_max_ns)}});
   }
   return j;
 }

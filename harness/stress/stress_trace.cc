@@ -33,6 +33,8 @@ void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
               {{"written", p.written}, {"delivered", p.delivered}, {"lost", p.lost}});
     t.counter(pid, "consumer lag (events)", at, {{"lag", p.lag_events}});
     t.counter(pid, "buffers in use", at, {{"buffers", p.buffers_in_use}});
+    t.counter(pid, "latency max since last step (us)", at,
+              {{"max", static_cast<double>(p.latency_max_ns) / 1000.0}});
     if (before != nullptr) {
       const double step_ms = p.t_ms - before->t_ms;
       t.counter(pid, "events/s", at,

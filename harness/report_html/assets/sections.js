@@ -131,6 +131,15 @@ function profileBlock(profile, runs) {
     series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lost]; }); }) }));
   charts.appendChild(lineChart({ title: "Consumer lag over time", xLabel: "ms", yLabel: "events written, not yet delivered",
     series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lag_events]; }); }) }));
+  // Stress JSON since it gives latency_max_us: where in the run the latency tail happened.
+  var withMax = runs.some(function (r) { return r.sessions.some(function (s) {
+    return s.series.length > 0 && s.series[0].latency_max_us !== undefined; }); });
+  if (withMax) {
+    charts.appendChild(lineChart({ title: "Slowest delivery per step", xLabel: "ms", yLabel: "latency µs",
+      series: sessionSeries(runs, function (s) {
+        return s.series.filter(function (p) { return p.latency_max_us > 0; })
+          .map(function (p) { return [p.t_ms, p.latency_max_us]; }); }) }));
+  }
   block.appendChild(charts);
   return block;
 }
