@@ -123,6 +123,37 @@ bool too_large_for_an_event(const EVENT_DATA_DESCRIPTOR* data, ULONG count) {
   return total > 0xFFFF - sizeof(EVENT_HEADER);
 }
 
+// One clock reading stamps an event in every session whose pool shares the clock (the reading
+// is a third of a one-session write), and the record encoded for the first of them is copied
+// into the others (the same bytes: same stamp, process and thread); one session keeps the
+// writer's own reading, taken after it has secured a buffer.
+struct SharedStamp {
+  std::uint64_t stamp = 0;
+  const etwrt::dataplane::Pool::ClockKey* clock = nullptr;
+  std::span<const std::byte> encoded;  // in the first stamped session's buffer, once written
+};
+
+inline etwrt::dataplane::WriteResult write_to(etwrt::SessionPool* pool,
+                                              const etwrt::dataplane::EventInput& in, bool several,
+                                              SharedStamp& shared) {
+  std::uint64_t timestamp = 0;
+  if (several) {
+    if (shared.clock == nullptr) {
+      shared.clock = &pool->clock;
+      shared.stamp = pool->pool.now_ns();
+      timestamp = shared.stamp;
+    } else if (pool->clock == *shared.clock) {
+      timestamp = shared.stamp;
+    }
+  }
+  etwrt::dataplane::Writer& writer = writer_for(pool);
+  if (timestamp != 0 && !shared.encoded.empty()) return writer.write_copy(shared.encoded);
+  const etwrt::dataplane::WriteResult result = writer.write(in, timestamp);
+  if (timestamp != 0 && result == etwrt::dataplane::WriteResult::written)
+    shared.encoded = writer.last_record();
+  return result;
+}
+
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
@@ -169,13 +200,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     if (typed->has_timestamp) in.timestamp_override = &typed->timestamp;
   }
   ULONG status = ERROR_SUCCESS;
-  // One clock reading stamps the event in every session whose pool shares the clock (the
-  // reading is a third of a one-session write), and the record encoded for the first of them
-  // is copied into the others (the same bytes: same stamp, process and thread); one session
-  // keeps the writer's own reading, taken after it has secured a buffer.
-  std::uint64_t stamp = 0;
-  const etwrt::dataplane::Pool::ClockKey* stamp_clock = nullptr;
-  std::span<const std::byte> encoded;  // in the first stamped session's buffer, once written
+  SharedStamp shared;
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
@@ -185,25 +210,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
       continue;
     }
-    std::uint64_t timestamp = 0;
-    if (n > 1) {
-      if (stamp_clock == nullptr) {
-        stamp_clock = &pool->clock;
-        stamp = pool->pool.now_ns();
-        timestamp = stamp;
-      } else if (pool->clock == *stamp_clock) {
-        timestamp = stamp;
-      }
-    }
-    etwrt::dataplane::Writer& writer = writer_for(pool);
-    etwrt::dataplane::WriteResult result;
-    if (timestamp != 0 && !encoded.empty()) {
-      result = writer.write_copy(encoded);
-    } else {
-      result = writer.write(in, timestamp);
-      if (timestamp != 0 && result == etwrt::dataplane::WriteResult::written)
-        encoded = writer.last_record();
-    }
+    const etwrt::dataplane::WriteResult result = write_to(pool, in, n > 1, shared);
     if constexpr (kObserved) {
       if (result != etwrt::dataplane::WriteResult::too_large)
         to->add(pool->session.load(std::memory_order_relaxed));
