@@ -60,7 +60,8 @@ bool same_event(const dp::RecordView& v, const dp::EventRecordOut& out) {
     items.push_back(
         {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, v.event_schema.data(), v.event_schema.size()});
   }
-  const USHORT flags = static_cast<USHORT>(v.flags | EVENT_HEADER_FLAG_64_BIT_HEADER |
+  const USHORT flags = static_cast<USHORT>((v.flags & ~EVENT_HEADER_FLAG_EXTENDED_INFO) |
+                                           EVENT_HEADER_FLAG_64_BIT_HEADER |
                                            (items.empty() ? 0 : EVENT_HEADER_FLAG_EXTENDED_INFO));
   bool same = h.Size == sizeof(EVENT_HEADER) && h.HeaderType == 0 && h.Flags == flags &&
               h.EventProperty == 0 && h.ThreadId == v.thread_id && h.ProcessId == v.process_id &&

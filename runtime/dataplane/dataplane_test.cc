@@ -335,6 +335,28 @@ TEST(DataplaneRecordLayout, EventRecordDecodeFillsEveryField) {
   EXPECT_TRUE(out.record.EventHeader.ActivityId == GUID{});
 }
 
+// A timestamp override is carried as an item in the pool but is none in the EVENT_RECORD: with
+// no other item, no EXTENDED_INFO (EVENT_HEADER page: the flag means "The ExtendedData member
+// of EVENT_RECORD contains data").
+TEST(DataplaneRecordLayout, EventRecordOfAnOverrideAloneHasNoExtendedInfo) {
+  const EVENT_DESCRIPTOR desc{};
+  const uint64_t stamp = 99;
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.timestamp_override = &stamp;
+  std::vector<std::byte> buffer(encoded_size(in));
+  encode_record(in, 5, 6, 7, buffer.data());
+  EventRecordOut out;
+  size_t size = 0;
+  ASSERT_TRUE(decode_event_record(buffer, out, size));
+  EXPECT_EQ(out.record.EventHeader.Flags, EVENT_HEADER_FLAG_64_BIT_HEADER);
+  EXPECT_EQ(out.record.ExtendedDataCount, 0);
+  EXPECT_EQ(out.record.ExtendedData, nullptr);
+  ASSERT_TRUE(out.has_timestamp_override);
+  EXPECT_EQ(out.timestamp_override, stamp);
+}
+
 // The encoder writes each item at most once, in one order: both decoders refuse anything else
 // (a record that would otherwise hand a consumer two related activity IDs, or none of either).
 TEST(DataplaneRecordLayout, DecodeRejectsItemsRepeatedOrOutOfOrder) {

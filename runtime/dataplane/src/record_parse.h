@@ -132,7 +132,10 @@ struct EventRecordWriter {
     EVENT_HEADER& e = o.record.EventHeader;
     e.Size = sizeof(EVENT_HEADER);
     e.HeaderType = 0;
-    e.Flags = static_cast<USHORT>(header_field<uint16_t>(h, offsetof(RecordHeader, flags)) |
+    // EXTENDED_INFO only with items in ExtendedData (EVENT_HEADER page: "The ExtendedData
+    // member of EVENT_RECORD contains data"): add_item sets it; a timestamp override is no item.
+    e.Flags = static_cast<USHORT>((header_field<uint16_t>(h, offsetof(RecordHeader, flags)) &
+                                   ~EVENT_HEADER_FLAG_EXTENDED_INFO) |
                                   EVENT_HEADER_FLAG_64_BIT_HEADER);
     e.EventProperty = 0;
     // The pool stores the process ID first, EVENT_HEADER the thread ID: one load, one rotation.

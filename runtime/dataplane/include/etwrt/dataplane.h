@@ -113,7 +113,8 @@ bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& re
 // The same record decoded straight into what a consumer's EventRecordCallback gets
 // (evntcons.h), by the same validating parser as decode_record (each accepts exactly what the
 // other accepts): the EVENT_HEADER from the record's header (TimeStamp: the record's own
-// timestamp_ns, for the caller to convert; Flags: the stored ones plus 64_BIT_HEADER), its
+// timestamp_ns, for the caller to convert; Flags: the stored ones plus 64_BIT_HEADER, with
+// EXTENDED_INFO exactly when ExtendedData holds items), its
 // visible extended items in `items` (ExtendedData points there, null when none), UserData into
 // `bytes`. UserContext is left null for the caller. Valid while `bytes` and `out` are.
 struct EventRecordOut {
