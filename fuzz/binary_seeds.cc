@@ -1,8 +1,8 @@
 // fuzz_binary_seeds CORPUS_DIR: writes the seeds that only our own encoders make right, so that
 // the fuzzer starts from well-formed input: session buffer records (encode_record: bare, with a
-// related activity ID, with provider traits, several in a row) into dataplane_records/, and
-// traits blobs (build_traits_blob: a name alone, a group, custom traits) into traits/.
-// fuzz/make_corpus runs it after copying the shipped text files.
+// related activity ID, with provider traits, with every item, several in a row) into
+// dataplane_records/, and traits blobs (build_traits_blob: a name alone, a group, custom traits)
+// into traits/. fuzz/make_corpus runs it after copying the shipped text files.
 #include "win32_ops.h"
 
 #include <etwrt/dataplane.h>
@@ -55,12 +55,20 @@ void write_records(const std::filesystem::path& dir) {
   full.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
   dp::EventInput with_payload = bare;
   with_payload.user_data = full.user_data;
+  // Every item a record can carry: also TraceLogging metadata and a timestamp override.
+  static const std::byte schema[] = {std::byte{6},   std::byte{0},   std::byte{0},
+                                     std::byte{'E'}, std::byte{'v'}, std::byte{0}};
+  static const std::uint64_t stamp = 0x0102030405060708ull;
+  dp::EventInput every_item = full;
+  every_item.event_schema = schema;
+  every_item.timestamp_override = &stamp;
 
   const std::vector<std::pair<std::string, std::vector<dp::EventInput>>> seeds = {
       {"bare", {bare}},
       {"payload", {with_payload}},
       {"extended_items", {full}},
       {"three_in_a_row", {bare, full, with_payload}},
+      {"every_item", {every_item, bare}},
   };
   for (const auto& [name, inputs] : seeds) {
     const std::vector<std::byte> buffer = buffer_of(inputs);

@@ -1,13 +1,18 @@
-// Fuzz target: the data plane's record decoder (decode_record), as the realtime reader runs it
-// over a buffer it does not trust (a writer may have died mid-record, or be hostile): records
-// are decoded one after the other until the end or the first one rejected. Every accepted
-// record must lie inside the buffer with its spans inside itself, and must survive a round
-// trip: encoded again from what was decoded, it decodes to the same view.
+// Fuzz target: the data plane's record decoders (decode_record, decode_event_record) and the
+// reader's framing (frame_record), as the realtime reader runs them over a buffer it does not
+// trust (a writer may have died mid-record, or be hostile): records are decoded one after the
+// other until the end or the first one rejected. Every accepted record must lie inside the
+// buffer with its spans inside itself, and must survive a round trip: encoded again from what
+// was decoded, it decodes to the same view. Both decoders accept exactly the same records and
+// agree on every field; the framing accepts at least those, with the same size and timestamp.
 #include "fuzz_target.h"
 
 #include <etwrt/dataplane.h>
 
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -32,6 +37,75 @@ bool same_view(const dp::RecordView& a, const dp::RecordView& b) {
          a.has_related_activity_id == b.has_related_activity_id &&
          (!a.has_related_activity_id || same_guid(a.related_activity_id, b.related_activity_id)) &&
          same_bytes(a.provider_traits, b.provider_traits) && same_bytes(a.user_data, b.user_data);
+}
+
+// The EVENT_RECORD form of a record against its RecordView form (same bytes).
+bool same_event(const dp::RecordView& v, const dp::EventRecordOut& out) {
+  const EVENT_RECORD& r = out.record;
+  const EVENT_HEADER& h = r.EventHeader;
+  struct Item {
+    USHORT type;
+    const void* data;
+    std::size_t size;
+  };
+  std::vector<Item> items;
+  if (v.has_related_activity_id) {
+    items.push_back({EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID, nullptr, sizeof(GUID)});
+  }
+  if (!v.provider_traits.empty()) {
+    items.push_back(
+        {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, v.provider_traits.data(), v.provider_traits.size()});
+  }
+  if (!v.event_schema.empty()) {
+    items.push_back(
+        {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, v.event_schema.data(), v.event_schema.size()});
+  }
+  const USHORT flags = static_cast<USHORT>((v.flags & ~EVENT_HEADER_FLAG_EXTENDED_INFO) |
+                                           EVENT_HEADER_FLAG_64_BIT_HEADER |
+                                           (items.empty() ? 0 : EVENT_HEADER_FLAG_EXTENDED_INFO));
+  bool same = h.Size == sizeof(EVENT_HEADER) && h.HeaderType == 0 && h.Flags == flags &&
+              h.EventProperty == 0 && h.ThreadId == v.thread_id && h.ProcessId == v.process_id &&
+              static_cast<std::uint64_t>(h.TimeStamp.QuadPart) == v.timestamp_ns &&
+              same_guid(h.ProviderId, v.provider_id) &&
+              std::memcmp(&h.EventDescriptor, &v.descriptor, sizeof v.descriptor) == 0 &&
+              h.ProcessorTime == 0 && same_guid(h.ActivityId, v.activity_id) &&
+              r.UserData == v.user_data.data() && out.user_data_size == v.user_data.size() &&
+              r.UserDataLength == static_cast<USHORT>(v.user_data.size()) &&
+              r.UserContext == nullptr && out.has_timestamp_override == v.has_timestamp_override &&
+              (!v.has_timestamp_override || out.timestamp_override == v.timestamp_override) &&
+              r.ExtendedDataCount == items.size() &&
+              r.ExtendedData == (items.empty() ? nullptr : out.items);
+  for (std::size_t i = 0; same && i < items.size(); ++i) {
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& e = out.items[i];
+    const auto* data = reinterpret_cast<const void*>(e.DataPtr);
+    same = e.ExtType == items[i].type && e.DataSize == items[i].size &&
+           (items[i].data == nullptr ? std::memcmp(data, &v.related_activity_id, sizeof(GUID)) == 0
+                                     : data == items[i].data);
+  }
+  return same;
+}
+
+// The other decoder and the framing on the same bytes, given decode_record's answer.
+void check_agreement(std::span<const std::byte> rest, bool accepted, const dp::RecordView& view,
+                     std::size_t record_size) {
+  dp::EventRecordOut out;
+  std::size_t event_size = 0;
+  const bool event_accepted = dp::decode_event_record(rest, out, event_size);
+  if (event_accepted != accepted) {
+    etwh::fuzz::finding(std::string("decode_event_record ") +
+                        (event_accepted ? "accepts" : "rejects") + " what decode_record " +
+                        (accepted ? "accepts" : "rejects"));
+  }
+  std::uint32_t frame_size = 0;
+  std::uint64_t frame_timestamp = 0;
+  const bool framed = dp::frame_record(rest, frame_size, frame_timestamp);
+  if (!accepted) return;
+  if (!framed || frame_size != record_size || frame_timestamp != view.timestamp_ns) {
+    etwh::fuzz::finding("the reader's framing disagrees with an accepted record");
+  }
+  if (event_accepted && (event_size != record_size || !same_event(view, out))) {
+    etwh::fuzz::finding("decode_event_record and decode_record decode one record differently");
+  }
 }
 
 void check_round_trip(const dp::RecordView& view) {
@@ -71,7 +145,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::span<const std::byte> rest = buffer.subspan(offset);
     dp::RecordView view;
     std::size_t record_size = 0;
-    if (!dp::decode_record(rest, view, record_size)) break;  // the rest is corrupt
+    const bool accepted = dp::decode_record(rest, view, record_size);
+    check_agreement(rest, accepted, view, record_size);
+    if (!accepted) break;  // the rest is corrupt
     if (record_size < 80 || record_size % 8 != 0 || record_size > rest.size()) {
       etwh::fuzz::finding("accepted a record of " + std::to_string(record_size) + " bytes with " +
                           std::to_string(rest.size()) + " left");

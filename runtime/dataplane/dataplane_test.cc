@@ -259,6 +259,133 @@ TEST(DataplaneRecordLayout, DecodeRejectsInconsistentLengths) {
   EXPECT_TRUE(decode_record(buffer, r, size));
 }
 
+// decode_event_record fills what a consumer's EventRecordCallback gets straight from the
+// record's bytes: every header field, the visible items in their order (the override is no
+// item: it replaces TimeStamp, which the caller converts), UserData into the record.
+TEST(DataplaneRecordLayout, EventRecordDecodeFillsEveryField) {
+  EVENT_DESCRIPTOR desc{0x1234, 2, 11, 5, 1, 0x77, 0x8000000000000003ull};
+  const std::byte traits[] = {std::byte{9}, std::byte{0}, std::byte{'a'}, std::byte{0}};
+  const std::byte schema[] = {std::byte{5}, std::byte{0}, std::byte{0}, std::byte{'E'},
+                              std::byte{0}};
+  const uint64_t stamp = 0x0102030405060708ull;
+  const char part[] = "hello";
+  const EVENT_DATA_DESCRIPTOR data = describe(part, sizeof part);
+  EventInput in = with_every_id(desc, traits);
+  in.event_schema = schema;
+  in.timestamp_override = &stamp;
+  in.user_data = std::span(&data, 1);
+  std::vector<std::byte> buffer(encoded_size(in));
+  encode_record(in, 123456789, 42, 43, buffer.data());
+
+  EventRecordOut out;
+  std::memset(&out, 0xee, sizeof out);  // Nothing may be left from before.
+  size_t size = 0;
+  ASSERT_TRUE(decode_event_record(buffer, out, size));
+  EXPECT_EQ(size, buffer.size());
+  const EVENT_RECORD& r = out.record;
+  const EVENT_HEADER& h = r.EventHeader;
+  EXPECT_EQ(h.Size, sizeof(EVENT_HEADER));
+  EXPECT_EQ(h.HeaderType, 0);
+  EXPECT_EQ(h.Flags, EVENT_HEADER_FLAG_64_BIT_HEADER | EVENT_HEADER_FLAG_EXTENDED_INFO);
+  EXPECT_EQ(h.EventProperty, 0);
+  EXPECT_EQ(h.ProcessId, 42u);
+  EXPECT_EQ(h.ThreadId, 43u);
+  EXPECT_EQ(h.TimeStamp.QuadPart, 123456789);
+  EXPECT_TRUE(h.ProviderId == kProvider);
+  EXPECT_EQ(std::memcmp(&h.EventDescriptor, &desc, sizeof desc), 0);
+  EXPECT_EQ(h.ProcessorTime, 0u);
+  EXPECT_TRUE(h.ActivityId == kActivity);
+  EXPECT_EQ(r.BufferContext.ProcessorIndex, 0);
+  EXPECT_EQ(r.BufferContext.LoggerId, 0);
+  EXPECT_EQ(r.UserContext, nullptr);
+  ASSERT_EQ(r.ExtendedDataCount, 3);
+  ASSERT_EQ(r.ExtendedData, out.items);
+  const USHORT types[] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
+                          EVENT_HEADER_EXT_TYPE_PROV_TRAITS, EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL};
+  const size_t sizes[] = {sizeof(GUID), sizeof traits, sizeof schema};
+  const void* contents[] = {&kRelated, traits, schema};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& item = r.ExtendedData[i];
+    EXPECT_EQ(item.ExtType, types[i]);
+    EXPECT_EQ(item.Reserved1, 0);
+    ASSERT_EQ(item.DataSize, sizes[i]);
+    const auto* p = reinterpret_cast<const std::byte*>(item.DataPtr);
+    EXPECT_TRUE(p > buffer.data() && p + sizes[i] <= buffer.data() + buffer.size());
+    EXPECT_EQ(std::memcmp(p, contents[i], sizes[i]), 0);
+  }
+  EXPECT_TRUE(out.has_timestamp_override);
+  EXPECT_EQ(out.timestamp_override, stamp);
+  ASSERT_EQ(r.UserDataLength, sizeof part);
+  EXPECT_EQ(out.user_data_size, sizeof part);
+  EXPECT_EQ(std::memcmp(r.UserData, part, sizeof part), 0);
+
+  // Reused for a minimal record: none of the optional parts stays behind.
+  EventInput minimal;
+  minimal.provider_id = &kProvider;
+  minimal.descriptor = &desc;
+  std::vector<std::byte> small(encoded_size(minimal));
+  encode_record(minimal, 5, 6, 7, small.data());
+  ASSERT_TRUE(decode_event_record(small, out, size));
+  EXPECT_EQ(out.record.EventHeader.Flags, EVENT_HEADER_FLAG_64_BIT_HEADER);
+  EXPECT_EQ(out.record.ExtendedDataCount, 0);
+  EXPECT_EQ(out.record.ExtendedData, nullptr);
+  EXPECT_FALSE(out.has_timestamp_override);
+  EXPECT_EQ(out.record.UserDataLength, 0);
+  EXPECT_TRUE(out.record.EventHeader.ActivityId == GUID{});
+}
+
+// A timestamp override is carried as an item in the pool but is none in the EVENT_RECORD: with
+// no other item, no EXTENDED_INFO (EVENT_HEADER page: the flag means "The ExtendedData member
+// of EVENT_RECORD contains data").
+TEST(DataplaneRecordLayout, EventRecordOfAnOverrideAloneHasNoExtendedInfo) {
+  const EVENT_DESCRIPTOR desc{};
+  const uint64_t stamp = 99;
+  EventInput in;
+  in.provider_id = &kProvider;
+  in.descriptor = &desc;
+  in.timestamp_override = &stamp;
+  std::vector<std::byte> buffer(encoded_size(in));
+  encode_record(in, 5, 6, 7, buffer.data());
+  EventRecordOut out;
+  size_t size = 0;
+  ASSERT_TRUE(decode_event_record(buffer, out, size));
+  EXPECT_EQ(out.record.EventHeader.Flags, EVENT_HEADER_FLAG_64_BIT_HEADER);
+  EXPECT_EQ(out.record.ExtendedDataCount, 0);
+  EXPECT_EQ(out.record.ExtendedData, nullptr);
+  ASSERT_TRUE(out.has_timestamp_override);
+  EXPECT_EQ(out.timestamp_override, stamp);
+}
+
+// The encoder writes each item at most once, in one order: both decoders refuse anything else
+// (a record that would otherwise hand a consumer two related activity IDs, or none of either).
+TEST(DataplaneRecordLayout, DecodeRejectsItemsRepeatedOrOutOfOrder) {
+  const EVENT_DESCRIPTOR desc{};
+  const std::byte traits[16] = {std::byte{16}};  // As long as a GUID: the items can swap types.
+  EventInput in = with_every_id(desc, traits);
+  std::vector<std::byte> buffer(encoded_size(in));
+  encode_record(in, 1, 2, 3, buffer.data());
+  const size_t first = 80;
+  const size_t second = 80 + 8 + 16;
+  const auto set_type = [](std::vector<std::byte>& b, size_t at, uint16_t type) {
+    std::memcpy(b.data() + at + offsetof(ExtItemHeader, ext_type), &type, sizeof type);
+  };
+  RecordView view;
+  EventRecordOut out;
+  size_t size = 0;
+  ASSERT_TRUE(decode_record(buffer, view, size));
+  ASSERT_TRUE(decode_event_record(buffer, out, size));
+  std::vector<std::byte> swapped = buffer;
+  set_type(swapped, first, EVENT_HEADER_EXT_TYPE_PROV_TRAITS);
+  set_type(swapped, second, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID);
+  EXPECT_FALSE(decode_record(swapped, view, size));
+  EXPECT_FALSE(decode_event_record(swapped, out, size));
+  std::vector<std::byte> repeated = buffer;
+  set_type(repeated, second, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID);
+  EXPECT_FALSE(decode_record(repeated, view, size));
+  EXPECT_FALSE(decode_event_record(repeated, out, size));
+}
+
 TEST(DataplanePoolConfigValidation, RejectsEachBadValueByName) {
   const auto message = [](const PoolConfig& c) {
     try {
@@ -624,6 +751,48 @@ TEST(DataplaneReader, TakingOneBufferPerPollKeepsTimestampOrder) {
     ASSERT_LE(col.timestamps[i - 1], col.timestamps[i]) << "at " << i;
   EXPECT_EQ(reader.order_inversions(), 0u);
   col.expect_per_writer_increasing();
+}
+
+// A record inside committed data that does not frame (its size) or does not decode (a length
+// past its end): the records before it are delivered; it and the rest of its buffer's commit
+// are skipped and counted lost (one RealTimeBuffersLost, announced at the next poll), never
+// guessed at; the accounting identity holds.
+TEST(DataplaneReader, CorruptRecordEndsItsBufferCountedLost) {
+  for (const bool framing : {true, false}) {
+    SCOPED_TRACE(framing ? "size field" : "user data length");
+    Pool pool = Pool::create(small_config(4, 2, 4), "corrupt");
+    Writer w(pool);
+    for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+    Pool::Shared& s = *pool.shared();
+    uint32_t owned = kNoBuffer;
+    for (uint32_t i = 0; i < s.allocated.load(); ++i)
+      if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
+    ASSERT_NE(owned, kNoBuffer);
+    const uint32_t record = 80 + sizeof(Payload);
+    ASSERT_EQ(bytes_of(s.descs()[owned].commit.load()), 5 * record);
+    std::byte* third = s.data(owned) + 2 * record;
+    const uint32_t bad = framing ? 7 : 4096;
+    std::memcpy(
+        third + (framing ? offsetof(RecordHeader, size) : offsetof(RecordHeader, user_data_size)),
+        &bad, sizeof bad);
+    w.release();
+    Reader reader(pool);
+    Collector col;
+    LossReport lost;
+    const Reader::LossCallback on_loss = [&](const LossReport& l) {
+      lost.realtime_buffers_lost += l.realtime_buffers_lost;
+      lost.realtime_events_lost += l.realtime_events_lost;
+      lost.events_lost += l.events_lost;
+    };
+    while (reader.poll(col.callback(), true, on_loss) != 0) {
+    }
+    EXPECT_EQ(col.seqs[1], (std::vector<uint64_t>{0, 1}));
+    EXPECT_EQ(reader.corrupt_buffers(), 1u);
+    EXPECT_EQ(lost.realtime_buffers_lost, 1u);
+    EXPECT_EQ(lost.realtime_events_lost, 3u);
+    EXPECT_EQ(lost.events_lost, 0u);
+    expect_balanced(pool, 5);
+  }
 }
 
 TEST(DataplaneReader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {

@@ -990,7 +990,10 @@ TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
     EXPECT_EQ(s.context, &context1);
     if (!(s.provider == kProvider)) continue;
     EXPECT_EQ(s.pid, static_cast<ULONG>(::getpid()));
-    EXPECT_NE(s.tid, 0u);
+    EXPECT_EQ(s.tid, static_cast<ULONG>(::gettid()));  // Written on this thread.
+    // EVENT_HEADER page: a 64-bit provider; EXTENDED_INFO when ExtendedData contains data.
+    EXPECT_NE(s.flags & EVENT_HEADER_FLAG_64_BIT_HEADER, 0);
+    EXPECT_EQ((s.flags & EVENT_HEADER_FLAG_EXTENDED_INFO) != 0, !s.extended.empty());
     EXPECT_GE(s.time, previous);
     previous = s.time;
     std::uint32_t i;

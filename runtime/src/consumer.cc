@@ -183,23 +183,16 @@ ULONG buffer_done(Active& a, std::size_t items) {
 // reader back (the caller then goes on with take()), CloseTrace, or BufferCallback's FALSE.
 ULONG direct_steps(Active& a) {
   Delivery& d = *a.delivery;
-  const std::uint64_t since = a.sub->since_ns;
-  std::size_t items = 0;
-  const dataplane::Reader::Callback on_record = [&](const dataplane::RecordView& v) {
-    items += d.deliver_record(v, since) ? 1 : 0;
-  };
-  const dataplane::Reader::LossCallback on_loss = [&](const dataplane::LossReport& loss) {
-    d.deliver_loss(loss);
-    ++items;
-  };
+  d.set_since(a.sub->since_ns);
   for (;;) {
     if (a.consumer->close_requested.load(std::memory_order_acquire)) {
       a.done = true;
       return ERROR_SUCCESS;
     }
-    items = 0;
-    if (!a.hub->direct_poll(on_record, on_loss)) return ERROR_SUCCESS;
-    if (const ULONG status = buffer_done(a, items); status != ERROR_SUCCESS) return status;
+    if (!a.hub->direct_poll(d)) return ERROR_SUCCESS;
+    if (const ULONG status = buffer_done(a, d.take_delivered()); status != ERROR_SUCCESS) {
+      return status;
+    }
   }
 }
 
@@ -225,8 +218,8 @@ ULONG delivery_step(Active& a, std::deque<BatchPtr>& batches) {
     }
   }
 #endif
-  if (const ULONG status = buffer_done(a, a.delivery->deliver(batches, a.sub->since_ns));
-      status != ERROR_SUCCESS) {
+  a.delivery->set_since(a.sub->since_ns);
+  if (const ULONG status = buffer_done(a, a.delivery->deliver(batches)); status != ERROR_SUCCESS) {
     return status;
   }
   if (direct) return direct_steps(a);

@@ -31,8 +31,15 @@ Delivery::Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& he
       pool_(pool),
       offset_ns_(realtime_minus_monotonic_ns()),
       event_record_mode_((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0),
-      file_time_stamps_((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) == 0 ||
-                        header.ReservedFlags == kClockSystemTime) {}
+      stamp_(Stamp::file_time) {
+  // FILETIME by default; with PROCESS_TRACE_MODE_RAW_TIMESTAMP, the session's clock (the
+  // header's ReservedFlags = ClientContext): QPC ticks at PerfFreq, system time as FILETIME,
+  // cycles at CpuSpeedInMHz (WNODE_HEADER page, rule CON-CLOCK).
+  if ((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) != 0 &&
+      header.ReservedFlags != kClockSystemTime) {
+    stamp_ = header.ReservedFlags == kClockCpuCycles ? Stamp::cycles : Stamp::qpc;
+  }
+}
 
 void Delivery::set_window(const FILETIME* start, const FILETIME* end) {
   if (start != nullptr) window_start_ = file_time_value(*start);
@@ -45,47 +52,49 @@ void Delivery::header_event() {
   emit_synthetic(EventTraceGuid, EVENT_TRACE_TYPE_INFO, now(), &header, sizeof header, true);
 }
 
-std::size_t Delivery::deliver(const std::deque<BatchPtr>& batches, std::uint64_t since_ns) {
-  std::size_t items = 0;
-  dataplane::RecordView v;
+std::size_t Delivery::deliver(const std::deque<BatchPtr>& batches) {
+  dataplane::EventRecordOut out;
+  std::size_t size = 0;
   for (const BatchPtr& b : batches) {
     for (const std::uint64_t e : b->entries) {
       if (Batch::is_loss(e)) {
-        deliver_loss(b->loss(e));
-      } else if (!b->view(e, v) || !deliver_record(v, since_ns)) {
-        continue;
+        loss(b->loss(e));
+      } else if (dataplane::decode_event_record(std::span<const std::byte>(b->arena).subspan(e),
+                                                out, size)) {
+        // A copy of what the reader decoded in the pool: false only if it was changed since.
+        event(out);
       }
-      ++items;
     }
   }
-  return items;
+  return take_delivered();
 }
 
-void Delivery::deliver_loss(const dataplane::LossReport& loss) {
+void Delivery::loss(const dataplane::LossReport& loss) {
   logfile_.EventsLost += static_cast<ULONG>(loss.events_lost + loss.realtime_events_lost);
   losses(loss);
+  ++delivered_;
 }
 
-std::int64_t Delivery::file_time(std::uint64_t monotonic_ns) const {
-  return kUnixEpochAsFileTime + (static_cast<std::int64_t>(monotonic_ns) + offset_ns_) / 100;
-}
-
-// FILETIME by default; with PROCESS_TRACE_MODE_RAW_TIMESTAMP, the session's clock (the
-// header's ReservedFlags = ClientContext): QPC ticks at PerfFreq, system time as FILETIME,
-// cycles at CpuSpeedInMHz (WNODE_HEADER page, rule CON-CLOCK).
-std::int64_t Delivery::timestamp(std::uint64_t monotonic_ns) const {
-  if (file_time_stamps_) return file_time(monotonic_ns);
-  switch (header_.ReservedFlags) {
-    case kClockCpuCycles: return static_cast<std::int64_t>(monotonic_ns);  // A 1000 MHz counter.
-    default: return static_cast<std::int64_t>(monotonic_ns / 100);         // QPC at 10 MHz.
+void Delivery::event(dataplane::EventRecordOut& e) {
+  EVENT_RECORD& r = e.record;
+  const auto ns = static_cast<std::uint64_t>(r.EventHeader.TimeStamp.QuadPart);
+  if (ns < since_ns_ || (windowed_ && !in_window(ns))) return;
+  r.EventHeader.TimeStamp.QuadPart =
+      e.has_timestamp_override ? override_time(e.timestamp_override) : timestamp(ns);
+  ++delivered_;
+  if (!event_record_mode_) {
+    const EVENT_HEADER& h = r.EventHeader;
+    classic(h.ProviderId, h.EventDescriptor, h.TimeStamp.QuadPart, h.ProcessId, h.ThreadId,
+            r.UserData, e.user_data_size);
+    return;
   }
+  r.UserContext = logfile_.Context;
+  if (logfile_.EventRecordCallback != nullptr) logfile_.EventRecordCallback(&r);
 }
 
-// An event's TimeStamp. A Type 3 descriptor's override (tracelogging.h) is a value of the
-// session's clock: given as is with RAW_TIMESTAMP, else converted from that clock.
-std::int64_t Delivery::event_time(const dataplane::RecordView& v) const {
-  if (!v.has_timestamp_override) return timestamp(v.timestamp_ns);
-  const auto raw = static_cast<std::uint64_t>(v.timestamp_override);
+// A Type 3 descriptor's override (tracelogging.h) is a value of the session's clock: given as
+// is with RAW_TIMESTAMP, else converted from that clock.
+std::int64_t Delivery::override_time(std::uint64_t raw) const {
   if ((logfile_.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) != 0 ||
       header_.ReservedFlags == kClockSystemTime) {
     return static_cast<std::int64_t>(raw);
@@ -115,60 +124,11 @@ void Delivery::losses(const dataplane::LossReport& loss) {
   }
 }
 
-void Delivery::record(const dataplane::RecordView& v) {
-  if (!event_record_mode()) {
-    classic(v.provider_id, v.descriptor, event_time(v), v.process_id, v.thread_id,
-            v.user_data.data(), v.user_data.size());
-    return;
-  }
-  EVENT_RECORD r{};
-  r.EventHeader.Size = sizeof(EVENT_HEADER);
-  r.EventHeader.Flags = static_cast<USHORT>(v.flags | EVENT_HEADER_FLAG_64_BIT_HEADER);
-  r.EventHeader.ThreadId = v.thread_id;
-  r.EventHeader.ProcessId = v.process_id;
-  r.EventHeader.TimeStamp.QuadPart = event_time(v);
-  r.EventHeader.ProviderId = v.provider_id;
-  r.EventHeader.EventDescriptor = v.descriptor;
-  r.EventHeader.ActivityId = v.activity_id;
-  EVENT_HEADER_EXTENDED_DATA_ITEM items[3];  // Each one used is cleared first.
-  USHORT count = 0;
-  if (v.has_related_activity_id) {
-    items[count] = {};
-    items[count].ExtType = EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID;
-    items[count].DataSize = sizeof(GUID);
-    items[count].DataPtr = reinterpret_cast<ULONGLONG>(&v.related_activity_id);
-    ++count;
-  }
-  if (!v.provider_traits.empty()) {
-    items[count] = {};
-    items[count].ExtType = EVENT_HEADER_EXT_TYPE_PROV_TRAITS;
-    items[count].DataSize = static_cast<USHORT>(v.provider_traits.size());
-    items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.provider_traits.data());
-    ++count;
-  }
-  if (!v.event_schema.empty()) {
-    items[count] = {};
-    items[count].ExtType = EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL;
-    items[count].DataSize = static_cast<USHORT>(v.event_schema.size());
-    items[count].DataPtr = reinterpret_cast<ULONGLONG>(v.event_schema.data());
-    ++count;
-  }
-  if (count > 0) {
-    r.EventHeader.Flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
-    r.ExtendedData = items;
-    r.ExtendedDataCount = count;
-  }
-  r.UserDataLength = static_cast<USHORT>(v.user_data.size());
-  r.UserData = const_cast<std::byte*>(v.user_data.data());
-  r.UserContext = logfile_.Context;
-  if (logfile_.EventRecordCallback != nullptr) logfile_.EventRecordCallback(&r);
-}
-
 void Delivery::emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t time,
                               const void* data, std::size_t size, bool classic_header) {
   EVENT_DESCRIPTOR d{};
   d.Opcode = opcode;
-  if (!event_record_mode()) {
+  if (!event_record_mode_) {
     classic(provider, d, time, 0, 0, data, size);
     return;
   }

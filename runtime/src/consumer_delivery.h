@@ -20,8 +20,11 @@ namespace etwrt {
 // 100 ns intervals from 1601-01-01 (FILETIME) to 1970-01-01.
 inline constexpr std::int64_t kUnixEpochAsFileTime = 116444736000000000LL;
 
-// Delivers one consumer's events: owns the conversion state of one ProcessTrace call.
-class Delivery {
+// Delivers one consumer's events: owns the conversion state of one ProcessTrace call. It is
+// also the sink a ProcessTrace that reads the pool itself polls into (Hub::direct_poll): the
+// reader decodes each record once, straight from the pool's bytes into the EVENT_RECORD the
+// callback gets, and this converts its TimeStamp and hands it on.
+class Delivery final : public dataplane::EventSink {
  public:
   // `logfile` is the caller's of OpenTraceA; `header` what OpenTraceA gave it (ReservedFlags:
   // the session's clock). Both outlive the ProcessTrace call.
@@ -29,34 +32,48 @@ class Delivery {
 
   // ProcessTrace's StartTime and EndTime (FILETIMEs; NULL: no bound).
   void set_window(const FILETIME* start, const FILETIME* end);
+  // Records stamped before `since_ns` (the pool's clock) are not this consumer's: skipped.
+  void set_since(std::uint64_t since_ns) { since_ns_ = since_ns; }
 
   // The synthetic first event: EventTraceGuid, Opcode 0, a TRACE_LOGFILE_HEADER as UserData.
   void header_event();
 
   // Hands `batches` to the callbacks: each loss as RT_LostEvent events (and counted in the
   // logfile's EventsLost), each record stamped at or after `since_ns` and inside the window.
-  // Returns how many events reached the callbacks.
-  std::size_t deliver(const std::deque<BatchPtr>& batches, std::uint64_t since_ns);
+  // Returns how many items (records and loss reports) reached the callbacks.
+  std::size_t deliver(const std::deque<BatchPtr>& batches);
 
-  // One record or loss report as deliver() treats it, for a ProcessTrace that reads the pool
-  // itself (Hub::direct_poll): a record stamped before `since_ns` or outside the window is
-  // skipped (false), a loss is counted in EventsLost and announced as RT_LostEvent events.
-  bool deliver_record(const dataplane::RecordView& v, std::uint64_t since_ns) {
-    if (v.timestamp_ns < since_ns || (windowed_ && !in_window(v.timestamp_ns))) return false;
-    record(v);
-    return true;
+  // One record: skipped when stamped before `since_ns` or outside the window, else handed to
+  // the callback, its TimeStamp in the consumer's clock.
+  void event(dataplane::EventRecordOut& e) override;
+  // A loss report: counted in EventsLost and announced as RT_LostEvent events.
+  void loss(const dataplane::LossReport& loss) override;
+  // Items (records and loss reports) that reached the callbacks since the last call.
+  std::size_t take_delivered() {
+    const std::size_t n = delivered_;
+    delivered_ = 0;
+    return n;
   }
-  void deliver_loss(const dataplane::LossReport& loss);
 
  private:
-  bool event_record_mode() const { return event_record_mode_; }
-  std::int64_t file_time(std::uint64_t monotonic_ns) const;
-  std::int64_t timestamp(std::uint64_t monotonic_ns) const;
-  std::int64_t event_time(const dataplane::RecordView& v) const;
+  // The clock an event's TimeStamp is given in, chosen once from the logfile's mode and the
+  // session's clock (WNODE_HEADER page, rule CON-CLOCK).
+  enum class Stamp { file_time, qpc, cycles };
+
+  // Unsigned: the sum is the realtime clock's ns since 1970, never negative.
+  std::int64_t file_time(std::uint64_t monotonic_ns) const {
+    return kUnixEpochAsFileTime +
+           static_cast<std::int64_t>((monotonic_ns + static_cast<std::uint64_t>(offset_ns_)) / 100);
+  }
+  std::int64_t timestamp(std::uint64_t monotonic_ns) const {
+    if (stamp_ == Stamp::file_time) return file_time(monotonic_ns);               // The usual case.
+    if (stamp_ == Stamp::cycles) return static_cast<std::int64_t>(monotonic_ns);  // 1000 MHz.
+    return static_cast<std::int64_t>(monotonic_ns / 100);                         // QPC, 10 MHz.
+  }
+  std::int64_t override_time(std::uint64_t raw) const;
   bool in_window(std::uint64_t monotonic_ns) const;
   std::int64_t now() const;
   void losses(const dataplane::LossReport& loss);
-  void record(const dataplane::RecordView& v);
   void emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t time, const void* data,
                       std::size_t size, bool classic_header);
   void classic(const GUID& provider, const EVENT_DESCRIPTOR& d, std::int64_t time, ULONG pid,
@@ -69,7 +86,9 @@ class Delivery {
   // Read once from the logfile: per event, the usual case (EVENT_RECORDs stamped as FILETIMEs)
   // costs two predicted branches.
   bool event_record_mode_;
-  bool file_time_stamps_;  // TimeStamp is a FILETIME (no RAW_TIMESTAMP, or the system clock)
+  Stamp stamp_;
+  std::uint64_t since_ns_ = 0;
+  std::size_t delivered_ = 0;
   std::int64_t window_start_ = INT64_MIN;
   std::int64_t window_end_ = INT64_MAX;
   bool windowed_ = false;

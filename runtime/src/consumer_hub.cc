@@ -139,8 +139,7 @@ bool Hub::grant_direct(std::shared_ptr<Batch>& held) {
   return true;
 }
 
-bool Hub::direct_poll(const dataplane::Reader::Callback& on_record,
-                      const dataplane::Reader::LossCallback& on_loss) {
+bool Hub::direct_poll(dataplane::EventSink& sink) {
   if (want_back_.load(std::memory_order_acquire) ||
       pool_->stopped.load(std::memory_order_acquire) ||
       feeder_->refresh(pool_->pool.now_ns()) != 0) {
@@ -148,7 +147,7 @@ bool Hub::direct_poll(const dataplane::Reader::Callback& on_record,
     end_direct_locked();
     return false;
   }
-  const bool idle = reader_->poll(on_record, false, on_loss) == 0;
+  const bool idle = reader_->poll(sink, false) == 0;
   idle_step(*reader_, idle);
   return true;
 }

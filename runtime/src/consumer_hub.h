@@ -62,8 +62,7 @@ class Hub {
   // or sleep when it found nothing). Returns false, the reader given back to the hub thread,
   // when the subscriber must go back to take(): another subscriber joins, another process asks
   // to be fed, or the session stopped (the hub drains it and ends the subscribers as always).
-  bool direct_poll(const dataplane::Reader::Callback& on_record,
-                   const dataplane::Reader::LossCallback& on_loss);
+  bool direct_poll(dataplane::EventSink& sink);
 
  private:
   // detached: nobody listens here. reader: this process holds the pool's one Reader (and

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "etwrt/dataplane.h"
 
@@ -186,6 +187,17 @@ static_assert(sizeof(ExtItemHeader) == 8);
 inline constexpr uint16_t kExtTimestampOverride = 0x8001;
 
 inline constexpr size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+// The reader's framing of the record at `p` (`avail` bytes up to its writer's commit): its
+// size and timestamp, read before it is decoded, for the merge (frame_record, the same
+// exported for tests and the fuzz target). False when the size cannot be a record's there.
+inline bool frame_at(const std::byte* p, size_t avail, uint32_t& size, uint64_t& timestamp_ns) {
+  if (avail < sizeof(RecordHeader)) return false;
+  std::memcpy(&size, p + offsetof(RecordHeader, size), sizeof size);
+  if (size < sizeof(RecordHeader) || size % 8 != 0 || size > avail) return false;
+  std::memcpy(&timestamp_ns, p + offsetof(RecordHeader, timestamp_ns), sizeof timestamp_ns);
+  return true;
+}
 
 uint64_t pool_now_ns(const Pool::Shared& shared);
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dataplane_layout.h"
+#include "record_parse.h"
 #include "etwrt_os.h"
 
 namespace etwrt::dataplane {
@@ -160,7 +161,7 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   return cap;
 }
 
-void Reader::report_losses(const LossCallback& on_loss) {
+bool Reader::take_losses(LossReport& since_last) {
   Pool::Shared& s = *pool_.shared();
   // A writer reclaiming a buffer (kStealing) counts its loss before it writes anything newer;
   // wait for that count (a few stores; bounded, in case the writer died there: recovery
@@ -175,18 +176,74 @@ void Reader::report_losses(const LossCallback& on_loss) {
   const RealtimeLoss realtime = realtime_loss(s);
   const LossReport now{realtime.buffers, realtime.events,
                        s.events_lost.load(std::memory_order_relaxed)};
-  if (now.realtime_buffers_lost != reported_.realtime_buffers_lost ||
-      now.realtime_events_lost != reported_.realtime_events_lost ||
-      now.events_lost != reported_.events_lost) {
-    if (on_loss)
-      on_loss(LossReport{now.realtime_buffers_lost - reported_.realtime_buffers_lost,
-                         now.realtime_events_lost - reported_.realtime_events_lost,
-                         now.events_lost - reported_.events_lost});
-    reported_ = now;
+  if (now.realtime_buffers_lost == reported_.realtime_buffers_lost &&
+      now.realtime_events_lost == reported_.realtime_events_lost &&
+      now.events_lost == reported_.events_lost) {
+    return false;
   }
+  since_last = LossReport{now.realtime_buffers_lost - reported_.realtime_buffers_lost,
+                          now.realtime_events_lost - reported_.realtime_events_lost,
+                          now.events_lost - reported_.events_lost};
+  reported_ = now;
+  return true;
 }
 
+namespace {
+
+// poll()'s std::function form: each record decoded into a RecordView.
+class ViewConsumer {
+ public:
+  ViewConsumer(const Reader::Callback& callback, const Reader::LossCallback& on_loss)
+      : callback_(callback), on_loss_(on_loss) {}
+  bool record(std::span<const std::byte> bytes) {
+    ViewOut out{view_};
+    if (!parse_framed(bytes, out)) return false;
+    view_.encoded = bytes;
+    callback_(view_);
+    return true;
+  }
+  void loss(const LossReport& loss) {
+    if (on_loss_) on_loss_(loss);
+  }
+
+ private:
+  const Reader::Callback& callback_;
+  const Reader::LossCallback& on_loss_;
+  RecordView view_;
+};
+
+// poll()'s EventSink form: each record decoded straight into the EVENT_RECORD, by the parser
+// inlined here (no call per record but the sink's).
+class EventConsumer {
+ public:
+  explicit EventConsumer(EventSink& sink) : sink_(sink) {}
+  bool record(std::span<const std::byte> bytes) {
+    EventRecordWriter writer{out_};
+    if (!parse_framed(bytes, writer)) return false;
+    sink_.event(out_);
+    return true;
+  }
+  void loss(const LossReport& loss) { sink_.loss(loss); }
+
+ private:
+  EventSink& sink_;
+  EventRecordOut out_;
+};
+
+}  // namespace
+
 size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
+  ViewConsumer consumer(callback, on_loss);
+  return poll_into(consumer, flush);
+}
+
+size_t Reader::poll(EventSink& sink, bool flush) {
+  EventConsumer consumer(sink);
+  return poll_into(consumer, flush);
+}
+
+template <typename Consumer>
+size_t Reader::poll_into(Consumer& consumer, bool flush) {
   // The scan below is not a snapshot: while it runs (or while this process is preempted in
   // it), a writer may hand off a buffer at an index already passed and go on in one not yet
   // reached. Every record stamped before the scan started is, by the time it ends, in a
@@ -197,75 +254,103 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
       std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
   if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
 
-  const size_t delivered = deliver(callback, watermark, on_loss);
+  const size_t delivered = deliver(consumer, watermark);
   pool_.shared()->events_delivered.fetch_add(delivered, std::memory_order_relaxed);
   free_finished();
   return delivered;
 }
 
-size_t Reader::deliver(const Callback& callback, uint64_t watermark, const LossCallback& on_loss) {
+// Frames the record at the cursor; a record that does not frame makes the rest of what is
+// committed unreadable: it is skipped and counted as lost, never guessed at.
+bool Reader::load(Cursor& c) {
+  const Open& o = open_[c.open];
+  if (o.cursor >= c.limit) return false;
+  if (frame_at(pool_.shared()->data(o.index) + o.cursor, c.limit - o.cursor, c.size,
+               c.timestamp_ns)) {
+    return true;
+  }
+  skip_corrupt(c);
+  return false;
+}
+
+void Reader::skip_corrupt(Cursor& c) {
   Pool::Shared& s = *pool_.shared();
-  struct Cursor {
-    size_t open;     // index into open_
-    uint32_t limit;  // committed bytes seen at the start of this poll
-    uint32_t limit_events;
-    RecordView view;
-    size_t size;
-  };
-  std::vector<Cursor> heap;
-  heap.reserve(open_.size());
+  Open& o = open_[c.open];
+  ++corrupt_;
+  s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
+  s.realtime_events_lost.fetch_add(c.limit_events - o.events, std::memory_order_relaxed);
+  o.cursor = c.limit;
+  o.events = c.limit_events;
+}
+
+template <typename Consumer>
+size_t Reader::deliver(Consumer& consumer, uint64_t watermark) {
+  Pool::Shared& s = *pool_.shared();
+  std::vector<Cursor>& heap = heap_;
+  heap.clear();
   const auto later = [](const Cursor& a, const Cursor& b) {
-    return a.view.timestamp_ns > b.view.timestamp_ns;
-  };
-  // Loads the record at the cursor; a record that does not decode makes the rest of what is
-  // committed unreadable: it is skipped and counted as lost, never guessed at.
-  const auto load = [&](Cursor& c) {
-    Open& o = open_[c.open];
-    if (o.cursor >= c.limit) return false;
-    const std::byte* base = s.data(o.index);
-    if (decode_record(std::span<const std::byte>(base + o.cursor, c.limit - o.cursor), c.view,
-                      c.size))
-      return true;
-    ++corrupt_;
-    s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
-    s.realtime_events_lost.fetch_add(c.limit_events - o.events, std::memory_order_relaxed);
-    o.cursor = c.limit;
-    o.events = c.limit_events;
-    return false;
+    return a.timestamp_ns > b.timestamp_ns;
   };
   for (size_t i = 0; i < open_.size(); ++i) {
     const uint64_t commit = s.descs()[open_[i].index].commit.load(std::memory_order_acquire);
-    Cursor c{i, bytes_of(commit), events_of(commit), {}, 0};
+    Cursor c{static_cast<uint32_t>(i), bytes_of(commit), events_of(commit), 0, 0};
     if (load(c)) heap.push_back(c);
   }
   // Losses are read only now, after the scan and the commits above (acquire): every loss a
   // writer counted before it wrote a record delivered below is then announced ahead of that
   // record. Read before the scan, a buffer reclaimed meanwhile was announced one poll late,
   // after newer records (a gap no RT_LostEvent announced: seen under TSan's timing).
-  report_losses(on_loss);
+  if (LossReport loss; take_losses(loss)) consumer.loss(loss);
   std::make_heap(heap.begin(), heap.end(), later);
 
   size_t delivered = 0;
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     Cursor& c = heap.back();
+    if (c.timestamp_ns > watermark) break;
     // Deliver a run from this buffer while it stays the oldest: one heap operation per run,
-    // not per record (writers usually fill long runs of consecutive timestamps).
+    // not per record (writers usually fill long runs of consecutive timestamps). The run's
+    // state stays in locals: the sink's virtual call would otherwise make every record
+    // reload and store it.
     const uint64_t run_limit =
-        heap.size() > 1 ? std::min(watermark, heap.front().view.timestamp_ns) : watermark;
-    if (c.view.timestamp_ns > watermark) break;
+        heap.size() > 1 ? std::min(watermark, heap.front().timestamp_ns) : watermark;
     Open& o = open_[c.open];
-    bool more;
+    const std::byte* const base = s.data(o.index);
+    uint32_t cursor = o.cursor;
+    const uint32_t first_events = o.events;
+    uint32_t events = first_events;
+    uint32_t size = c.size;
+    uint64_t timestamp = c.timestamp_ns;
+    uint64_t last = last_timestamp_;
+    uint64_t inversions = inversions_;
+    bool more = false;  // the cursor holds a framed record
+    bool corrupt = false;
     do {
-      if (c.view.timestamp_ns < last_timestamp_) ++inversions_;
-      last_timestamp_ = std::max(last_timestamp_, c.view.timestamp_ns);
-      callback(c.view);
-      ++delivered;
-      o.cursor += static_cast<uint32_t>(c.size);
-      ++o.events;
-      more = load(c);
-    } while (more && c.view.timestamp_ns <= run_limit);
-    if (more) {
+      if (!consumer.record(std::span<const std::byte>(base + cursor, size))) {
+        corrupt = true;
+        break;
+      }
+      inversions += timestamp < last ? 1 : 0;
+      last = std::max(last, timestamp);
+      cursor += size;
+      ++events;
+      more = cursor < c.limit;
+      if (more && !frame_at(base + cursor, c.limit - cursor, size, timestamp)) {
+        corrupt = true;
+        break;
+      }
+    } while (more && timestamp <= run_limit);
+    delivered += events - first_events;
+    o.cursor = cursor;
+    o.events = events;
+    last_timestamp_ = last;
+    inversions_ = inversions;
+    if (corrupt) {
+      skip_corrupt(c);
+      heap.pop_back();
+    } else if (more) {
+      c.size = size;
+      c.timestamp_ns = timestamp;
       std::push_heap(heap.begin(), heap.end(), later);
     } else {
       heap.pop_back();

@@ -6,6 +6,7 @@
 
 #include "evntcons.h"
 #include "dataplane_layout.h"
+#include "record_parse.h"
 
 namespace etwrt::dataplane {
 
@@ -35,13 +36,6 @@ std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size)
   // Padding is zeroed so that a buffer's bytes do not depend on what it held before.
   std::memset(out + size, 0, align8(size) - size);
   return out + align8(size);
-}
-
-template <typename T>
-T header_field(const std::byte* header, size_t offset) {
-  T value;
-  std::memcpy(&value, header + offset, sizeof value);
-  return value;
 }
 
 }  // namespace
@@ -102,60 +96,20 @@ void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process
 }
 
 bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size) {
-  if (bytes.size() < sizeof(RecordHeader)) return false;
-  // Field by field from the bytes (no alignment assumed), not a copy of the whole header
-  // first: this runs once per delivered event, and that copy cost about a seventh of it.
-  const std::byte* const h = bytes.data();
-  const auto size = header_field<uint32_t>(h, offsetof(RecordHeader, size));
-  const auto ext_bytes = header_field<uint32_t>(h, offsetof(RecordHeader, ext_bytes));
-  const auto user_data_size = header_field<uint32_t>(h, offsetof(RecordHeader, user_data_size));
-  const auto ext_count = header_field<uint16_t>(h, offsetof(RecordHeader, ext_count));
-  if (size < sizeof(RecordHeader) || size % 8 != 0 || size > bytes.size()) return false;
-  if (uint64_t{ext_bytes} + user_data_size > size - sizeof(RecordHeader)) return false;
-  // Not `out = RecordView{}`: only the optional parts need clearing.
-  out.has_related_activity_id = false;
-  out.related_activity_id = GUID{};
-  out.provider_traits = {};
-  out.event_schema = {};
-  out.has_timestamp_override = false;
-  out.timestamp_override = 0;
-  out.provider_id = header_field<GUID>(h, offsetof(RecordHeader, provider_id));
-  out.descriptor = header_field<EVENT_DESCRIPTOR>(h, offsetof(RecordHeader, descriptor));
-  out.timestamp_ns = header_field<uint64_t>(h, offsetof(RecordHeader, timestamp_ns));
-  out.process_id = header_field<uint32_t>(h, offsetof(RecordHeader, process_id));
-  out.thread_id = header_field<uint32_t>(h, offsetof(RecordHeader, thread_id));
-  out.flags = header_field<uint16_t>(h, offsetof(RecordHeader, flags));
-  out.activity_id = header_field<GUID>(h, offsetof(RecordHeader, activity_id));
-  const std::byte* p = h + sizeof(RecordHeader);
-  const std::byte* ext_end = p + ext_bytes;
-  for (uint16_t i = 0; i < ext_count; ++i) {
-    ExtItemHeader item;
-    if (ext_end - p < static_cast<ptrdiff_t>(sizeof item)) return false;
-    std::memcpy(&item, p, sizeof item);
-    p += sizeof item;
-    if (ext_end - p < static_cast<ptrdiff_t>(align8(item.data_size))) return false;
-    if (item.ext_type == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID) {
-      if (item.data_size != sizeof(GUID)) return false;
-      std::memcpy(&out.related_activity_id, p, sizeof(GUID));
-      out.has_related_activity_id = true;
-    } else if (item.ext_type == EVENT_HEADER_EXT_TYPE_PROV_TRAITS) {
-      out.provider_traits = std::span<const std::byte>(p, item.data_size);
-    } else if (item.ext_type == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL) {
-      out.event_schema = std::span<const std::byte>(p, item.data_size);
-    } else if (item.ext_type == kExtTimestampOverride) {
-      if (item.data_size != sizeof(uint64_t)) return false;
-      std::memcpy(&out.timestamp_override, p, sizeof(uint64_t));
-      out.has_timestamp_override = true;
-    } else {
-      return false;  // this layout version writes no other item
-    }
-    p += align8(item.data_size);
-  }
-  if (p != ext_end) return false;
-  out.user_data = std::span<const std::byte>(p, user_data_size);
-  out.encoded = bytes.first(size);
-  record_size = size;
+  ViewOut view{out};
+  if (!parse_record(bytes, view, record_size)) return false;
+  out.encoded = bytes.first(record_size);
   return true;
+}
+
+bool decode_event_record(std::span<const std::byte> bytes, EventRecordOut& out,
+                         size_t& record_size) {
+  EventRecordWriter writer{out};
+  return parse_record(bytes, writer, record_size);
+}
+
+bool frame_record(std::span<const std::byte> bytes, uint32_t& size, uint64_t& timestamp_ns) {
+  return frame_at(bytes.data(), bytes.size(), size, timestamp_ns);
 }
 
 }  // namespace etwrt::dataplane

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "evntcons.h"
 #include "evntprov.h"
 
 namespace etwrt::dataplane {
@@ -108,6 +109,28 @@ size_t encoded_size(const EventInput& in);
 void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
                    uint32_t thread_id, std::byte* out);
 bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size);
+
+// The same record decoded straight into what a consumer's EventRecordCallback gets
+// (evntcons.h), by the same validating parser as decode_record (each accepts exactly what the
+// other accepts): the EVENT_HEADER from the record's header (TimeStamp: the record's own
+// timestamp_ns, for the caller to convert; Flags: the stored ones plus 64_BIT_HEADER, with
+// EXTENDED_INFO exactly when ExtendedData holds items), its
+// visible extended items in `items` (ExtendedData points there, null when none), UserData into
+// `bytes`. UserContext is left null for the caller. Valid while `bytes` and `out` are.
+struct EventRecordOut {
+  EVENT_RECORD record;
+  EVENT_HEADER_EXTENDED_DATA_ITEM items[3];  // related activity, provider traits, TL schema
+  bool has_timestamp_override;
+  uint64_t timestamp_override;  // in the pool clock's unit, as given; set only with the above
+  uint32_t user_data_size;      // UserDataLength is a USHORT: the whole length
+};
+bool decode_event_record(std::span<const std::byte> bytes, EventRecordOut& out,
+                         size_t& record_size);
+
+// What the reader merges records by, read from the header alone: the record's size and
+// timestamp. False when the size cannot be a record's within `bytes` (too small, not
+// 8-aligned, past the end). A record it accepts may still fail the decoders' checks.
+bool frame_record(std::span<const std::byte> bytes, uint32_t& size, uint64_t& timestamp_ns);
 
 // The pool. Movable, not copyable; unmaps (and closes its fd) on destruction. Destroying the
 // last mapping frees the memory; the data outlives any single process that maps it.
@@ -247,6 +270,22 @@ struct LossReport {
   uint64_t events_lost = 0;            // RTLostEvent: events dropped at write
 };
 
+// Where a poll hands its records, decoded straight from the pool's bytes into what a
+// consumer's EventRecordCallback gets (decode_event_record's parser, inlined in the reader's
+// merge: one pass over each record, one virtual call), and its loss reports. No std::function,
+// no RecordView: the consumer's hot path.
+class EventSink {
+ public:
+  // One record, in timestamp order. `event` is the reader's, valid during the call only; the
+  // sink may change it (convert TimeStamp, set UserContext) before handing it on.
+  virtual void event(EventRecordOut& event) = 0;
+  // The pool's losses since the last report, before the records they precede.
+  virtual void loss(const LossReport& loss) = 0;
+
+ protected:
+  ~EventSink() = default;
+};
+
 class Reader {
  public:
   using Callback = std::function<void(const RecordView&)>;
@@ -265,6 +304,8 @@ class Reader {
   // Reports add up exactly to the pool's counters (since its creation: losses from before
   // this reader attached come with its first poll).
   size_t poll(const Callback& callback, bool flush = false, const LossCallback& on_loss = {});
+  // The same into a sink that gets each record as an EVENT_RECORD.
+  size_t poll(EventSink& sink, bool flush = false);
 
   // Idle wait without a poll interval: prepare_wait() tells writers the reader is about to
   // sleep; the caller then polls once more (a commit that raced with the announcement is
@@ -288,17 +329,33 @@ class Reader {
   };
   bool flush_due(bool forced);
   uint64_t claim(bool include_partial, bool unlimited);
-  // Announces (on_loss) what the pool lost since the last report.
-  void report_losses(const LossCallback& on_loss);
+  // What the pool lost since the last report (false: nothing).
+  bool take_losses(LossReport& since_last);
+  // The work of a poll; `Consumer` (reader.cc) decodes each record (false: corrupt) and
+  // hands it and the loss reports on: to a std::function as a RecordView, or to an EventSink.
+  template <typename Consumer>
+  size_t poll_into(Consumer& consumer, bool flush);
   // Merges what the open buffers committed, stamped up to `watermark`, oldest first; losses
   // are announced after the commits are read and before any record.
-  size_t deliver(const Callback& callback, uint64_t watermark, const LossCallback& on_loss);
+  template <typename Consumer>
+  size_t deliver(Consumer& consumer, uint64_t watermark);
+  // A buffer's next record, framed (its size and timestamp), for the merge.
+  struct Cursor {
+    uint32_t open;   // index into open_
+    uint32_t limit;  // committed bytes seen at the start of this poll
+    uint32_t limit_events;
+    uint32_t size;
+    uint64_t timestamp_ns;
+  };
+  bool load(Cursor& c);
+  void skip_corrupt(Cursor& c);
   // Publishes progress and frees the buffers read to the end of what their writer handed over.
   void free_finished();
   Pool& pool_;
   ReaderOptions options_;
   std::vector<Open> open_;
   std::vector<std::pair<uint64_t, uint32_t>> full_;  // scratch: (handoff_seq, index)
+  std::vector<Cursor> heap_;                         // scratch: the merge's cursors
   uint64_t last_flush_request_ = 0;
   uint64_t last_flush_ns_ = 0;
   uint64_t last_timestamp_ = 0;
