@@ -116,6 +116,25 @@ void expect_balanced(const Pool& pool, uint64_t attempts) {
   EXPECT_EQ(c.events_committed, c.events_delivered + c.realtime_events_lost);
 }
 
+// kProvider's event `desc` with nothing optional (no activity IDs, traits or data), encoded
+// at time 5 by process 6, thread 7.
+std::vector<std::byte> encoded_minimal(const EVENT_DESCRIPTOR& desc) {
+  EventInput minimal;
+  minimal.provider_id = &kProvider;
+  minimal.descriptor = &desc;
+  std::vector<std::byte> bytes(encoded_size(minimal));
+  encode_record(minimal, 5, 6, 7, bytes.data());
+  return bytes;
+}
+
+// The buffer a writer of the pool is filling (kNoBuffer: none), as recovery tests find it.
+uint32_t writing_buffer(Pool::Shared& s) {
+  uint32_t owned = kNoBuffer;
+  for (uint32_t i = 0; i < s.allocated.load(); ++i)
+    if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
+  return owned;
+}
+
 void drain(Reader& reader, Collector& col) {
   while (reader.poll(col.callback(), true) != 0) {
   }
@@ -170,11 +189,7 @@ TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
 
   // The view is reused from record to record: a minimal record after this one leaves none of
   // its optional parts behind.
-  EventInput minimal;
-  minimal.provider_id = &kProvider;
-  minimal.descriptor = &desc;
-  std::vector<std::byte> small(encoded_size(minimal));
-  encode_record(minimal, 5, 6, 7, small.data());
+  const std::vector<std::byte> small = encoded_minimal(desc);
   ASSERT_TRUE(decode_record(small, r, record_size));
   EXPECT_FALSE(r.has_related_activity_id);
   EXPECT_TRUE(r.related_activity_id == GUID{});
@@ -321,11 +336,7 @@ TEST(DataplaneRecordLayout, EventRecordDecodeFillsEveryField) {
   EXPECT_EQ(std::memcmp(r.UserData, part, sizeof part), 0);
 
   // Reused for a minimal record: none of the optional parts stays behind.
-  EventInput minimal;
-  minimal.provider_id = &kProvider;
-  minimal.descriptor = &desc;
-  std::vector<std::byte> small(encoded_size(minimal));
-  encode_record(minimal, 5, 6, 7, small.data());
+  const std::vector<std::byte> small = encoded_minimal(desc);
   ASSERT_TRUE(decode_event_record(small, out, size));
   EXPECT_EQ(out.record.EventHeader.Flags, EVENT_HEADER_FLAG_64_BIT_HEADER);
   EXPECT_EQ(out.record.ExtendedDataCount, 0);
@@ -764,9 +775,7 @@ TEST(DataplaneReader, CorruptRecordEndsItsBufferCountedLost) {
     Writer w(pool);
     for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
     Pool::Shared& s = *pool.shared();
-    uint32_t owned = kNoBuffer;
-    for (uint32_t i = 0; i < s.allocated.load(); ++i)
-      if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
+    const uint32_t owned = writing_buffer(s);
     ASSERT_NE(owned, kNoBuffer);
     const uint32_t record = 80 + sizeof(Payload);
     ASSERT_EQ(bytes_of(s.descs()[owned].commit.load()), 5 * record);
@@ -1036,9 +1045,7 @@ TEST(DataplaneRecovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
   for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
   // A record the writer began but never committed: bytes past the commit point.
   Pool::Shared& s = *pool.shared();
-  uint32_t owned = kNoBuffer;
-  for (uint32_t i = 0; i < s.allocated.load(); ++i)
-    if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
+  const uint32_t owned = writing_buffer(s);
   ASSERT_NE(owned, kNoBuffer);
   const uint32_t committed = bytes_of(s.descs()[owned].commit.load());
   RecordHeader torn{};
