@@ -302,8 +302,6 @@ Pool::ClockKey Pool::clock_key() const {
   return ClockKey{s.clock_kind, s.tsc_base, s.mono_base_ns, s.ns_per_tick_q32};
 }
 
-bool Pool::same_clock(const Pool& other) const { return clock_key() == other.clock_key(); }
-
 void Pool::request_flush() { shared_->flush_requests.fetch_add(1, std::memory_order_release); }
 
 Counters Pool::query() const {

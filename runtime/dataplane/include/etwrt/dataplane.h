@@ -153,11 +153,9 @@ class Pool {
   uint32_t buffer_bytes() const;
   Counters query() const;
   uint64_t now_ns() const;  // the pool's clock, as writers stamp records
-  // True when this pool's clock and `other`'s are one function of time (same source and
-  // calibration), so that one reading can stamp an event in both.
-  bool same_clock(const Pool& other) const;
-  // What stamps this pool's records, fixed at creation: pools with equal keys have the same
-  // clock (same_clock), so a caller can keep the key and compare it without a call.
+  // What stamps this pool's records (source and calibration), fixed at creation: pools with
+  // equal keys have one clock, so one reading can stamp an event in each of them. A caller
+  // keeps the key and compares it without a call.
   struct ClockKey {
     uint32_t kind = 0;
     uint64_t tsc_base = 0;
@@ -213,7 +211,7 @@ class Writer {
 
   WriteResult write(const EventInput& event);
   // The same with a timestamp the caller read from this pool's clock, or from a pool with
-  // the same clock (Pool::same_clock), e.g. once for all the sessions of one event.
+  // the same clock (equal Pool::clock_key), e.g. once for all the sessions of one event.
   WriteResult write(const EventInput& event, uint64_t timestamp_ns);
   // The record this writer committed last, as the pool holds it: valid until this writer's
   // next write or release (its buffer stays this writer's until then).
@@ -221,7 +219,7 @@ class Writer {
     return {data_ + offset_ - last_size_, last_size_};
   }
   // Commits a copy of a record another writer of this thread encoded (its last_record()), in
-  // a pool whose clock is the same as that writer's (Pool::same_clock): one event written to
+  // a pool whose clock is the same as that writer's (equal clock_key): one event written to
   // several sessions is encoded once, then copied.
   WriteResult write_copy(std::span<const std::byte> record);
   // Hands the current buffer (if any) to delivery now, e.g. when the thread exits.
