@@ -107,12 +107,12 @@ bool Hub::wait_for_work(bool& stopped, std::shared_ptr<Batch>& held) {
 // to the subscribers. Returns true when the session stopped and the hub is finished (the
 // reader detaches with the process; nothing more will come).
 bool Hub::reader_step(bool stopped, std::shared_ptr<Batch>& held) {
-  bool idle = false;
-  const std::vector<BatchPtr> out = poll_reader(stopped, held, idle);
+  std::size_t delivered = 0;
+  const std::vector<BatchPtr> out = poll_reader(stopped, held, delivered);
   feed(out, stopped);
   if (hand_out(out, stopped)) return true;
   if (!stopped && grant_direct(held)) return false;
-  idle_step(*reader_, idle);
+  idle_step(*reader_, delivered);
   return false;
 }
 
@@ -147,8 +147,7 @@ bool Hub::direct_poll(dataplane::EventSink& sink) {
     end_direct_locked();
     return false;
   }
-  const bool idle = reader_->poll(sink, false) == 0;
-  idle_step(*reader_, idle);
+  idle_step(*reader_, reader_->poll(sink, false));
   return true;
 }
 
@@ -169,8 +168,9 @@ void Hub::end_direct_locked() {
 // A writer may reclaim a buffer (and count it) while a poll runs, after that poll took its
 // report, so the report of a gap can come one poll after the records that follow the gap.
 // Held one poll, those records still come after the report (RT_LostEvent ahead of the data
-// after a gap). `idle`: the poll found nothing.
-std::vector<BatchPtr> Hub::poll_reader(bool stopped, std::shared_ptr<Batch>& held, bool& idle) {
+// after a gap). `delivered`: the records and loss reports the poll found.
+std::vector<BatchPtr> Hub::poll_reader(bool stopped, std::shared_ptr<Batch>& held,
+                                       std::size_t& delivered) {
   // The feed of a relay slot activated now starts with this poll's records.
   feeder_->refresh(pool_->pool.now_ns());
   auto records = std::make_shared<Batch>();
@@ -188,7 +188,7 @@ std::vector<BatchPtr> Hub::poll_reader(bool stopped, std::shared_ptr<Batch>& hel
     // The session is gone: everything committed, then the end.
     while (n > 0) n = reader_->poll(on_record, true, on_loss);
   }
-  idle = records->entries.empty() && losses->entries.empty();
+  delivered = records->entries.size() + losses->entries.size();
   std::vector<BatchPtr> out;
   if (!losses->entries.empty()) out.push_back(losses);
   if (held && !held->entries.empty()) out.push_back(held);
@@ -246,8 +246,7 @@ bool Hub::attach() {
 }
 
 void Hub::detach() {
-  armed_ = false;
-  idle_polls_ = 0;
+  pacing_.reset();
   relay_.reset();
   feeder_.reset();  // Only when it feeds nobody (run()'s loop).
   reader_.reset();
@@ -284,14 +283,6 @@ bool Hub::full_locked() const {
     if (s->queued_records >= kQueueLimit) return true;
   }
   return false;
-}
-
-bool Hub::spinning() {
-  const std::uint64_t now = pool_->pool.now_ns();
-  if (idle_polls_++ == 0) idle_since_ns_ = now;
-  if (now - idle_since_ns_ >= kSpinNs) return false;
-  for (int i = 0; i < 16; ++i) __builtin_ia32_pause();
-  return true;
 }
 
 namespace {

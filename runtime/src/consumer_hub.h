@@ -8,6 +8,7 @@
 #include "consumer_batch.h"
 
 #include <etwrt/dataplane.h>
+#include <etwrt/reader_pacing.h>
 
 #include <windows.h>
 
@@ -73,7 +74,8 @@ class Hub {
   void run();
   bool wait_for_work(bool& stopped, std::shared_ptr<Batch>& held);
   bool reader_step(bool stopped, std::shared_ptr<Batch>& held);
-  std::vector<BatchPtr> poll_reader(bool stopped, std::shared_ptr<Batch>& held, bool& idle);
+  std::vector<BatchPtr> poll_reader(bool stopped, std::shared_ptr<Batch>& held,
+                                    std::size_t& delivered);
   bool hand_out(const std::vector<BatchPtr>& out, bool ended);
   bool attach();
   void detach();
@@ -90,37 +92,16 @@ class Hub {
   bool reader_alive() const;
   void feed(const std::vector<BatchPtr>& out, bool stopped);
 
-  // Nothing came: poll again for a short while (a stream with small gaps never sleeps), then
-  // announce the sleep (dataplane Reader::prepare_wait), poll once more (what raced with the
-  // announcement is seen there), and only if that poll is empty too, sleep on the pool's
-  // futex until the next commit wakes it. The timeout bounds a wake-up missed by the
-  // writers' unfenced flag check and how late the hub sees a subscriber leave; the session's
-  // stop and a new subscriber wake it at once.
+  // After each poll (`delivered`: what it delivered), the reader's pacing (dataplane
+  // ReaderPacing: back-off after a thin poll, spin, announced sleep, naps while a writer
+  // woke it recently). The session's stop and a new subscriber wake it at once.
   // `waiter`: the pool's Reader, or for a relayed consumer its slot's RelayConsumer (whose
-  // futex the feeder wakes per batch); both announce, cancel and wait the same way.
+  // futex the feeder wakes per batch); both announce, cancel, wait and nap the same way.
   template <typename Waiter>
-  void idle_step(Waiter& waiter, bool idle) {
-    if (!idle) {
-      idle_polls_ = 0;
-      if (armed_) waiter.cancel_wait();
-      armed_ = false;
-      return;
-    }
-    if (armed_) {
-      armed_ = false;
-      idle_polls_ = 0;
-      (void)waiter.wait(token_, kIdleWaitNs);
-      return;
-    }
-    if (spinning()) return;
-    token_ = waiter.prepare_wait();
-    armed_ = true;
+  void idle_step(Waiter& waiter, std::size_t delivered) {
+    pacing_.after_poll(waiter, delivered, [this] { return pool_->pool.now_ns(); });
   }
-  bool spinning();
 
-  // How long the hub keeps polling an idle pool before it sleeps, and its longest sleep.
-  static constexpr std::uint64_t kSpinNs = 20'000;
-  static constexpr std::uint64_t kIdleWaitNs = 2'000'000;
   static constexpr std::uint64_t kRelayActivationNs = 5'000'000'000;
   static constexpr auto kAttachLimit = std::chrono::seconds(6);
 
@@ -130,12 +111,9 @@ class Hub {
   std::unique_ptr<dataplane::RelayConsumer> relay_;
   std::uint64_t relay_requested_ns_ = 0;
   std::uint64_t stopped_seen_ns_ = 0;
-  int idle_polls_ = 0;
   std::size_t last_entries_ = 0;  // what the last poll's batch held
   std::size_t last_arena_ = 0;
-  std::uint64_t idle_since_ns_ = 0;
-  bool armed_ = false;
-  std::uint32_t token_ = 0;
+  dataplane::ReaderPacing pacing_;
 
   SessionPool* pool_;
   std::mutex mu_;

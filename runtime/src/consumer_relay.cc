@@ -66,7 +66,7 @@ bool Hub::relay_step(bool stopped) {
     mode_ = Mode::detached;  // The next loop attaches the reader; since values stay.
     return false;
   }
-  idle_step(*relay_, idle);
+  idle_step(*relay_, batch->entries.size());
   return false;
 }
 

@@ -395,4 +395,9 @@ bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   return woken;
 }
 
+void Reader::nap(uint64_t timeout_ns) {
+  Pool::Shared& s = *pool_.shared();
+  (void)os::futex_wait_change(s.wake_seq, s.wake_seq.load(std::memory_order_acquire), timeout_ns);
+}
+
 }  // namespace etwrt::dataplane

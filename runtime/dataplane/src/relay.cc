@@ -332,4 +332,10 @@ bool RelayConsumer::wait(uint32_t token, uint64_t timeout_ns) {
   return woken;
 }
 
+void RelayConsumer::nap(uint64_t timeout_ns) {
+  RelaySlot& slot = *pool_.shared()->relay(slot_);
+  (void)os::futex_wait_change(slot.wake_seq, slot.wake_seq.load(std::memory_order_acquire),
+                              timeout_ns);
+}
+
 }  // namespace etwrt::dataplane

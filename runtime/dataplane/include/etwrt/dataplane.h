@@ -315,6 +315,9 @@ class Reader {
   uint32_t prepare_wait();
   bool wait(uint32_t token, uint64_t timeout_ns);
   void cancel_wait();  // The poll after prepare_wait() found records: do not sleep.
+  // Sleeps up to timeout_ns without telling writers (no writer pays a wake-up for it);
+  // Pool::wake_reader() still ends it at once.
+  void nap(uint64_t timeout_ns);
 
   uint64_t order_inversions() const { return inversions_; }  // records older than one before
   uint64_t corrupt_buffers() const { return corrupt_; }
@@ -419,6 +422,7 @@ class RelayConsumer {
   uint32_t prepare_wait();
   bool wait(uint32_t token, uint64_t timeout_ns);
   void cancel_wait();
+  void nap(uint64_t timeout_ns);  // like Reader::nap: the feeder does not wake it, end() does
   uint64_t delivered() const { return delivered_; }
 
  private:
