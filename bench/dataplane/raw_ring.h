@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 
@@ -23,6 +24,13 @@ struct Payload {
   uint64_t words[4];
 };
 static_assert(sizeof(Payload) == 32);
+
+// An item the size etwrt stores for an event with a 32-byte payload (its 80-byte record header,
+// then the payload): the bytes EventWrite itself moves to the consumer's core.
+struct Record112 {
+  uint64_t words[14];
+};
+static_assert(sizeof(Record112) == 112);
 
 inline void idle_pause() {
   timespec ts{0, 50'000};
@@ -69,7 +77,8 @@ class Consumer {
 };
 
 // The raw ring: the least an inter-process hand-off of 32-byte items can cost here.
-struct RawRing {
+template <typename Item>
+struct RingOf {
   static constexpr uint64_t kSlots = 1 << 16;
   alignas(64) std::atomic<uint64_t> head{0};
   alignas(64) std::atomic<uint64_t> tail{0};
@@ -78,10 +87,13 @@ struct RawRing {
   // 50 us, so that idle rings' processes do not take cores from the other benchmarks.
   std::atomic<uint32_t> active{0};
   std::atomic<uint64_t> checksum{0};
-  alignas(64) Payload slots[kSlots];
+  alignas(64) Item slots[kSlots];
 };
+using RawRing = RingOf<Payload>;
+using RecordRing = RingOf<Record112>;
 
-inline void run_ring_consumer(RawRing& ring) {
+template <typename Ring>
+void run_ring_consumer(Ring& ring) {
   uint64_t tail = ring.tail.load(std::memory_order_relaxed);
   uint64_t sum = 0;
   while (ring.stop.load(std::memory_order_relaxed) == 0) {
@@ -95,16 +107,17 @@ inline void run_ring_consumer(RawRing& ring) {
       }
       continue;
     }
-    for (; tail != head; ++tail) sum += ring.slots[tail % RawRing::kSlots].words[0];
+    for (; tail != head; ++tail) sum += ring.slots[tail % Ring::kSlots].words[0];
     ring.tail.store(tail, std::memory_order_release);
   }
   ring.checksum.store(sum);
 }
 
-// Marks rings in use for a benchmark's duration (RawRing::active).
+// Marks rings in use for a benchmark's duration (RingOf::active).
+template <typename Ring>
 class ActiveRings {
  public:
-  ActiveRings(RawRing* rings, int n) : rings_(rings), n_(n) {
+  ActiveRings(Ring* rings, int n) : rings_(rings), n_(n) {
     for (int r = 0; r < n_; ++r) rings_[r].active.store(1, std::memory_order_relaxed);
   }
   ~ActiveRings() {
@@ -112,23 +125,22 @@ class ActiveRings {
   }
 
  private:
-  RawRing* rings_;
+  Ring* rings_;
   int n_;
 };
 
 // The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
-inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
-  const ActiveRings in_use(&ring, 1);
+template <typename Ring>
+void raw_ring_timestamped(benchmark::State& state, Ring& ring) {
+  const ActiveRings<Ring> in_use(&ring, 1);
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {
-    while (head - tail_seen == RawRing::kSlots)
-      tail_seen = ring.tail.load(std::memory_order_acquire);
-    Payload& slot = ring.slots[head % RawRing::kSlots];
+    while (head - tail_seen == Ring::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    auto& slot = ring.slots[head % Ring::kSlots];
     slot.words[0] = head;
     slot.words[1] = __rdtsc();
-    slot.words[2] = head * 5;
-    slot.words[3] = head * 7;
+    for (size_t w = 2; w < std::size(slot.words); ++w) slot.words[w] = head * (2 * w + 1);
     ring.head.store(++head, std::memory_order_release);
   }
   state.SetItemsProcessed(state.iterations());
@@ -138,7 +150,7 @@ inline void raw_ring_timestamped(benchmark::State& state, RawRing& ring) {
 // process): the ceiling for one event written to n sessions, where every session is a
 // hand-off to another core that no sharing inside the writer can remove.
 inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n) {
-  const ActiveRings in_use(rings, n);
+  const ActiveRings<RawRing> in_use(rings, n);
   uint64_t head = rings[0].head.load(std::memory_order_relaxed);
   uint64_t tail_seen[8] = {};
   for (int r = 0; r < n; ++r) tail_seen[r] = rings[r].tail.load(std::memory_order_acquire);
@@ -161,7 +173,7 @@ inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n
 }
 
 inline void raw_ring(benchmark::State& state, RawRing& ring) {
-  const ActiveRings in_use(&ring, 1);
+  const ActiveRings<RawRing> in_use(&ring, 1);
   uint64_t head = ring.head.load(std::memory_order_relaxed);
   uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
   for (auto _ : state) {

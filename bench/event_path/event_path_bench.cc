@@ -490,6 +490,9 @@ int main(int argc, char** argv) {
   // The ring's consumer is forked before any thread or etwrt connection exists.
   etwh_bench::RawRing* ring = nullptr;
   std::unique_ptr<etwh_bench::Consumer> ring_consumer;
+  // A ring of record-sized items (what EventWrite of 32 bytes stores), with its consumer.
+  etwh_bench::RecordRing* records = nullptr;
+  std::unique_ptr<etwh_bench::Consumer> records_consumer;
   // Four more rings, each with its consumer process: the floor of one event to four sessions.
   constexpr int kRings = 4;
   etwh_bench::RawRing* four = nullptr;
@@ -499,6 +502,9 @@ int main(int argc, char** argv) {
     ring = etwh_bench::shared_object<etwh_bench::RawRing>();
     ring_consumer = std::make_unique<etwh_bench::Consumer>(
         &ring->stop, [ring] { etwh_bench::run_ring_consumer(*ring); });
+    records = etwh_bench::shared_object<etwh_bench::RecordRing>();
+    records_consumer = std::make_unique<etwh_bench::Consumer>(
+        &records->stop, [records] { etwh_bench::run_ring_consumer(*records); });
     four = etwh_bench::shared_objects<etwh_bench::RawRing>(kRings);
     for (int r = 0; r < kRings; ++r) {
       four_consumers.push_back(std::make_unique<etwh_bench::Consumer>(
@@ -522,6 +528,11 @@ int main(int argc, char** argv) {
   // timestamp, as every ETW event does.
   benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring](benchmark::State& s) {
     etwh_bench::raw_ring_timestamped(s, *ring);
+  })->UseRealTime();
+  // The same with items of 112 bytes, the size of EventWrite's record of a 32-byte payload: the
+  // floor of BM_EventWrite_OneSession_32B, which moves that many bytes to the consumer's core.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/2proc", [records](benchmark::State& s) {
+    etwh_bench::raw_ring_timestamped(s, *records);
   })->UseRealTime();
   // One TSC reading per item into four rings: the floor of BM_EventWrite_FourSessions_32B (four
   // hand-offs to consumers on another core) against the single timestamped ring above.
