@@ -138,6 +138,34 @@ TEST(ReportStress, LatencyCdfRisesToOneInMicroseconds) {
   EXPECT_DOUBLE_EQ(cdf[1][1].get<double>(), 1.0);
 }
 
+TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
+  json doc = stress_file({stress_result(100, 1, 5)});
+  json& point = doc["results"][0]["sessions"][0]["series"][0];
+  const Input old_file = input_of(doc, "old.json");  // before latency_max_us and the split
+  EXPECT_FALSE(stress_view({&old_file})["runs"][0]["sessions"][0]["series"][0].contains(
+      "latency_max_quiet_us"));
+  point.update({{"latency_max_us", 9.5},
+                {"latency_max_quiet_us", 7.25},
+                {"latency_max_behind_us", 2.25},
+                {"batch_max", 40},
+                {"batch_mean", 12.5},
+                {"silence_max_us", 8}});
+  const Input in = input_of(doc, "new.json");
+  const json shown = stress_view({&in})["runs"][0]["sessions"][0]["series"][0];
+  for (const char* key : {"latency_max_us", "latency_max_quiet_us", "latency_max_behind_us",
+                          "batch_max", "batch_mean", "silence_max_us"}) {
+    EXPECT_EQ(shown[key], point[key]) << key;
+  }
+  point["batch_mean"] = "many";
+  const Input bad = input_of(doc, "bad.json");
+  try {
+    stress_view({&bad});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/results/0/sessions/0/series/0/batch_mean");
+  }
+}
+
 TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
   const Input a =
       input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");

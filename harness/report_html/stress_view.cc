@@ -41,14 +41,18 @@ json latency_cdf(const Fields& f, const json& histogram, const std::string& at) 
 json series_of(const Fields& f, const json& session, const std::string& at) {
   static const char* const kFields[] = {"t_ms", "written",    "delivered",
                                         "lost", "lag_events", "buffers_in_use"};
+  // Optional: older stress JSON has none of them (the split and batches came after the max).
+  static const char* const kOptional[] = {
+      "latency_max_us", "latency_max_quiet_us", "latency_max_behind_us",
+      "batch_max",      "batch_mean",           "silence_max_us"};
   const json& series = f.array(session, at, "series");
   json out = json::array();
   for (std::size_t i = 0; i < series.size(); ++i) {
     json point = json::object();
-    for (const char* key : kFields)
-      point[key] = f.number(series[i], at_index(at + "/series", i), key);
-    if (series[i].contains("latency_max_us")) {  // optional: older stress JSON has none
-      point["latency_max_us"] = f.number(series[i], at_index(at + "/series", i), "latency_max_us");
+    const std::string point_at = at_index(at + "/series", i);
+    for (const char* key : kFields) point[key] = f.number(series[i], point_at, key);
+    for (const char* key : kOptional) {
+      if (series[i].contains(key)) point[key] = f.number(series[i], point_at, key);
     }
     out.push_back(std::move(point));
   }

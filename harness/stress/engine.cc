@@ -221,7 +221,7 @@ void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go
     point.t_ms = t_ms;
     point.delivered = res.consumers[i]->delivered_so_far();
     point.lost = res.consumers[i]->buffer_lost_so_far();
-    point.latency_max_ns = res.consumers[i]->take_latency_max();
+    res.consumers[i]->take_step(point);
     series[i].push_back(point);
   }
   for (std::size_t i = 0; i < res.sessions.size(); ++i) {
@@ -485,16 +485,9 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
     last.delivered = r.delivered;
     last.lost = r.events_lost + r.lost_buffer_events_announced;
     last.buffers_in_use = r.number_of_buffers - std::min(r.number_of_buffers, r.free_buffers);
-    last.latency_max_ns = res.consumers[i]->take_latency_max();  // the drain after the writers
+    res.consumers[i]->take_step(last);  // the drain after the writers
     r.series.push_back(last);
-    // Every delivery's latency lands in exactly one step, so the steps' largest is the run's.
-    std::uint64_t steps_max = 0;
-    for (const SeriesPoint& p : r.series) steps_max = std::max(steps_max, p.latency_max_ns);
-    if (steps_max != r.latency.max()) {
-      throw StressHarnessError(fmt::format(
-          "session \"{}\": the time series' largest latency {} ns is not the run's {} ns", r.name,
-          steps_max, r.latency.max()));
-    }
+    check_series(r);
   }
 }
 

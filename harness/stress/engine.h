@@ -34,6 +34,15 @@ struct SeriesPoint {
   // The slowest delivery (write to callback) since the previous point: where in the run the
   // latency tail happened, beside the lag and buffers it may come with.
   std::uint64_t latency_max_ns = 0;
+  // Where that delivery waited (stats.h, split_latency): quiet (the consumer delivered nothing)
+  // and behind (it delivered other records); their sum is latency_max_ns (check_series).
+  std::uint64_t latency_max_quiet_ns = 0, latency_max_behind_ns = 0;
+  // Records per BufferCallback since the previous point: the largest batch and the mean (0: no
+  // callback), and the consumer's longest silence (the largest gap between two consecutive
+  // record callbacks, counted in the step of the second).
+  std::uint64_t batch_max = 0;
+  double batch_mean = 0;
+  std::uint64_t silence_max_ns = 0;
 };
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
@@ -121,6 +130,13 @@ struct EngineOptions {
 // not hold (harness/stress/README.md, "Accounting"). Separate from run_profile so that each
 // check can be tested on made-up numbers.
 void judge_run(RunResult& run);
+
+// A session's series against its run, once the run is over: the steps' largest latency must be
+// the run's (every delivery lands in exactly one step), and each step's slowest delivery must
+// split exactly into its quiet and behind parts (one record's, never a max paired with another
+// record's split). Throws StressHarnessError naming the session and the step otherwise: the
+// harness's own bookkeeping broke, not the platform.
+void check_series(const SessionResult& session);
 
 // Runs the profile once. Throws StressHarnessError when the run could not be carried out; the
 // platform's misbehaviour (imbalance, duplicates, ...) lands in RunResult::failures instead.

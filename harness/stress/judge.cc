@@ -115,6 +115,25 @@ void check_run(RunResult& run, std::uint64_t max_events_lost, std::uint64_t sum_
 
 }  // namespace
 
+void check_series(const SessionResult& session) {
+  std::uint64_t steps_max = 0;
+  for (const SeriesPoint& p : session.series) {
+    steps_max = std::max(steps_max, p.latency_max_ns);
+    if (p.latency_max_quiet_ns + p.latency_max_behind_ns != p.latency_max_ns) {
+      throw StressHarnessError(fmt::format(
+          "session \"{}\", step at {:.1f} ms: the slowest delivery's parts, quiet {} ns + behind "
+          "{} ns, are not its latency {} ns",
+          session.name, p.t_ms, p.latency_max_quiet_ns, p.latency_max_behind_ns, p.latency_max_ns));
+    }
+  }
+  // Every delivery's latency lands in exactly one step, so the steps' largest is the run's.
+  if (steps_max != session.latency.max()) {
+    throw StressHarnessError(
+        fmt::format("session \"{}\": the time series' largest latency {} ns is not the run's {} ns",
+                    session.name, steps_max, session.latency.max()));
+  }
+}
+
 void judge_run(RunResult& run) {
   std::uint64_t max_events_lost = 0, sum_events_lost = 0, total_lost = 0;
   for (SessionResult& s : run.sessions) {

@@ -166,5 +166,51 @@ TEST(StressJudge, SeriesTakesWrittenFromTheWritersSamplesAndCpuPerEvent) {
   EXPECT_DOUBLE_EQ(run.consumer_cpu_ns_per_event, 500.0);  // 0.3 ms / 600 delivered
 }
 
+// A session of three steps whose slowest deliveries were 300, 900 and 0 ns (the last step
+// delivered nothing), each split into quiet and behind, and whose run maximum is 900 ns.
+SessionResult session_with_series() {
+  SessionResult s;
+  s.name = "s0";
+  for (std::uint64_t ns : {300u, 900u, 50u}) s.latency.record(ns);
+  SeriesPoint a, b, c;
+  a.t_ms = 100;
+  a.latency_max_ns = 300;
+  a.latency_max_quiet_ns = 300;
+  b.t_ms = 200;
+  b.latency_max_ns = 900;
+  b.latency_max_quiet_ns = 200;
+  b.latency_max_behind_ns = 700;
+  c.t_ms = 250;
+  s.series = {a, b, c};
+  return s;
+}
+
+TEST(StressSeriesCheck, ConsistentSeriesPasses) {
+  EXPECT_NO_THROW(check_series(session_with_series()));
+}
+
+TEST(StressSeriesCheck, ASplitThatDoesNotAddUpIsAHarnessError) {
+  SessionResult s = session_with_series();
+  s.series[1].latency_max_behind_ns = 699;  // another record's split paired with the max
+  try {
+    check_series(s);
+    FAIL() << "no error";
+  } catch (const StressHarnessError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("step at 200.0 ms"), std::string::npos) << what;
+    EXPECT_NE(what.find("quiet 200 ns + behind 699 ns"), std::string::npos) << what;
+    EXPECT_NE(what.find("latency 900 ns"), std::string::npos) << what;
+  }
+  s = session_with_series();
+  s.series[2].latency_max_quiet_ns = 1;  // a split where no delivery was
+  EXPECT_THROW(check_series(s), StressHarnessError);
+}
+
+TEST(StressSeriesCheck, StepsMissingTheRunsMaximumIsAHarnessError) {
+  SessionResult s = session_with_series();
+  s.latency.record(1000);
+  EXPECT_THROW(check_series(s), StressHarnessError);
+}
+
 }  // namespace
 }  // namespace etwh::stress

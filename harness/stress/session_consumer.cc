@@ -26,6 +26,7 @@ void SessionConsumer::open() {
   logfile_.LoggerName = name_.data();
   logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
   logfile_.EventRecordCallback = &SessionConsumer::on_record;
+  logfile_.BufferCallback = &SessionConsumer::on_buffer;
   logfile_.Context = this;
   trace_ = OpenTraceA(&logfile_);
   if (trace_ == INVALID_PROCESSTRACE_HANDLE) {
@@ -62,11 +63,55 @@ void WINAPI SessionConsumer::on_record(PEVENT_RECORD record) {
   static_cast<SessionConsumer*>(record->UserContext)->record(*record);
 }
 
+// After each buffer's records (Windows) or each poll that delivered (etwrt): the batch ends.
+ULONG WINAPI SessionConsumer::on_buffer(PEVENT_TRACE_LOGFILEA logfile) {
+  static_cast<SessionConsumer*>(logfile->Context)->buffer_delivered();
+  return TRUE;
+}
+
+void SessionConsumer::buffer_delivered() {
+  const std::uint64_t records = records_since_buffer_;
+  records_since_buffer_ = 0;
+  if (records > batch_max_live_.load(std::memory_order_relaxed))
+    batch_max_live_.store(records, std::memory_order_relaxed);
+  batches_live_.fetch_add(records << 32 | 1, std::memory_order_relaxed);
+}
+
+void SessionConsumer::take_step(SeriesPoint& point) {
+  {
+    std::lock_guard lock(slowest_mu_);
+    point.latency_max_ns = slowest_ns_;
+    point.latency_max_quiet_ns = slowest_split_.quiet_ns;
+    point.latency_max_behind_ns = slowest_split_.behind_ns;
+    slowest_ns_ = 0;
+    slowest_split_ = {};
+    latency_max_live_.store(0, std::memory_order_relaxed);
+  }
+  point.silence_max_ns = silence_max_live_.exchange(0);
+  point.batch_max = batch_max_live_.exchange(0);
+  const std::uint64_t packed = batches_live_.exchange(0);
+  const std::uint64_t batches = packed & 0xffffffffu;
+  point.batch_mean =
+      batches > 0 ? static_cast<double>(packed >> 32) / static_cast<double>(batches) : 0.0;
+}
+
+// Every record callback: one more record in the current batch, and the gap since the previous
+// callback (any record) for the step's longest silence. Returns the previous callback's time.
+std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {
+  const std::uint64_t prev = prev_callback_ns_;
+  prev_callback_ns_ = now;
+  ++records_since_buffer_;
+  if (prev != 0 && now > prev && now - prev > silence_max_live_.load(std::memory_order_relaxed))
+    silence_max_live_.store(now - prev, std::memory_order_relaxed);
+  return prev;
+}
+
 void SessionConsumer::record(const EVENT_RECORD& r) {
   const std::uint64_t now = monotonic_ns();
+  const std::uint64_t prev = note_callback(now);
   const GUID& from = r.EventHeader.ProviderId;
   if (same_guid(from, provider_)) {
-    data(r, now);
+    data(r, now, prev);
     if (delay_ns_ > 0) {
       // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
       while (monotonic_ns() - now < delay_ns_) {
@@ -85,7 +130,7 @@ void SessionConsumer::record(const EVENT_RECORD& r) {
   ++result_.foreign_records;
 }
 
-void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
+void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now, std::uint64_t prev) {
   EventStamp stamp{};
   if (r.UserDataLength < sizeof stamp || r.UserData == nullptr) {
     ++result_.foreign_records;
@@ -102,10 +147,7 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
   ++result_.delivered;
   result_.delivered_bytes += r.UserDataLength;
   if (now >= stamp.write_time_ns) {
-    const std::uint64_t latency = now - stamp.write_time_ns;
-    result_.latency.record(latency);
-    if (latency > latency_max_live_.load(std::memory_order_relaxed))
-      latency_max_live_.store(latency, std::memory_order_relaxed);
+    note_latency(now, prev, stamp.write_time_ns);
   } else {
     ++result_.clock_inversions;
     result_.latency.record(0);
@@ -113,6 +155,21 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now) {
   if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
   result_.last_delivery_ns = now;
   delivered_live_.store(result_.delivered, std::memory_order_relaxed);
+}
+
+// The fast path is one relaxed load and a compare; a new maximum of the step takes the mutex.
+void SessionConsumer::note_latency(std::uint64_t now, std::uint64_t prev,
+                                   std::uint64_t write_time) {
+  const std::uint64_t latency = now - write_time;
+  result_.latency.record(latency);
+  if (latency <= latency_max_live_.load(std::memory_order_relaxed)) return;
+  const LatencySplit split = split_latency(now, prev, write_time);
+  std::lock_guard lock(slowest_mu_);
+  if (latency > slowest_ns_) {
+    slowest_ns_ = latency;
+    slowest_split_ = split;
+    latency_max_live_.store(latency, std::memory_order_relaxed);
+  }
 }
 
 // RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,9 +36,11 @@ class SessionConsumer {
   std::uint64_t buffer_lost_so_far() const {
     return buffer_lost_live_.load(std::memory_order_relaxed);
   }
-  // The largest latency since the last call (the series' sampler is the only caller). A record
-  // delivered while this runs may count in the next step instead: a step's bound, not exact.
-  std::uint64_t take_latency_max() { return latency_max_live_.exchange(0); }
+  // Fills `point` with what happened since the last call (the series' sampler is the only
+  // caller): the slowest delivery and its split (one record's, taken together), the batches
+  // and the longest silence. A record delivered while this runs may count in the next step
+  // instead: a step's bound, not exact.
+  void take_step(SeriesPoint& point);
 
   // Returns once ProcessTrace has returned (the session stopped and everything was drained).
   void join();
@@ -48,8 +51,12 @@ class SessionConsumer {
 
  private:
   static void WINAPI on_record(PEVENT_RECORD record);
+  static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA logfile);
   void record(const EVENT_RECORD& r);
-  void data(const EVENT_RECORD& r, std::uint64_t now);
+  void data(const EVENT_RECORD& r, std::uint64_t now, std::uint64_t prev);
+  void note_latency(std::uint64_t now, std::uint64_t prev, std::uint64_t write_time);
+  std::uint64_t note_callback(std::uint64_t now);
+  void buffer_delivered();
   void lost_notice(const EVENT_RECORD& r, std::uint64_t now);
 
   std::string name_;
@@ -63,7 +70,23 @@ class SessionConsumer {
   std::thread thread_;
   ULONG process_status_ = ERROR_SUCCESS;
   std::atomic<bool> header_seen_{false}, finished_{false};
-  std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0}, latency_max_live_{0};
+  std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
+
+  // The consumer thread's own: its previous record callback (0: none yet) and the records
+  // since its last BufferCallback.
+  std::uint64_t prev_callback_ns_ = 0;
+  std::uint64_t records_since_buffer_ = 0;
+  // The step's slowest delivery and its split. The callback compares with latency_max_live_
+  // alone; only a new maximum takes the mutex, which the sampler also takes to read and reset
+  // all three, so it never pairs a maximum with another record's split.
+  std::atomic<std::uint64_t> latency_max_live_{0};
+  std::mutex slowest_mu_;
+  std::uint64_t slowest_ns_ = 0;  // guarded by slowest_mu_
+  LatencySplit slowest_split_;    // guarded by slowest_mu_
+  // Per step: the largest batch, the longest silence, and batches and their records packed
+  // into one word (records << 32 | batches: a step holds fewer than 2^32 of either), so that
+  // the sampler takes both with one exchange.
+  std::atomic<std::uint64_t> batch_max_live_{0}, silence_max_live_{0}, batches_live_{0};
 };
 
 }  // namespace etwh::stress

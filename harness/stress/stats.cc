@@ -98,6 +98,14 @@ double written_at(const WriterSamples& w, std::uint64_t t) {
   return v0 + (v1 - v0) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
 }
 
+LatencySplit split_latency(std::uint64_t now_ns, std::uint64_t prev_ns, std::uint64_t write_ns) {
+  if (now_ns < write_ns) return {};
+  // A previous callback after `now` cannot be (one thread, one clock): the whole wait is then
+  // called behind rather than underflow.
+  const std::uint64_t quiet_from = std::min(std::max(prev_ns, write_ns), now_ns);
+  return {now_ns - quiet_from, quiet_from - write_ns};
+}
+
 void SequenceTracker::observe(std::uint64_t sequence) {
   if (sequence < next_) {
     ++duplicates_;

@@ -59,6 +59,17 @@ struct WriterSamples {
 // puts the writers' counts on the driver's time axis.
 double written_at(const WriterSamples& w, std::uint64_t t_ns);
 
+// Where one delivery's latency (callback time `now_ns` - write time) went, seen from the
+// consumer alone: `quiet_ns` since the later of the write and the consumer thread's previous
+// callback (`prev_ns`: any record, 0 for none), a time in which it delivered nothing at all
+// (its reader slept, its thread had no core, or the record was not committed yet);
+// `behind_ns` before that, while it delivered other records (batch order, another buffer, a
+// late commit). quiet + behind == now - write exactly; both 0 when now_ns < write_ns.
+struct LatencySplit {
+  std::uint64_t quiet_ns = 0, behind_ns = 0;
+};
+LatencySplit split_latency(std::uint64_t now_ns, std::uint64_t prev_ns, std::uint64_t write_ns);
+
 // One writer's sequence numbers as they arrive at one session. Per writer, etwrt delivers in
 // write order, so a number below the next expected one is a duplicate (or a reordering, which
 // would be a defect too); a number above it opens a gap.

@@ -120,5 +120,39 @@ TEST(LatencyHistogram, FromBucketsRejectsWhatNoRunCouldWrite) {
   EXPECT_EQ(h.percentile(0.5), 5u);
 }
 
+TEST(LatencySplit, QuietSinceTheLaterOfWriteAndPreviousCallback) {
+  // Written at 100, the consumer's previous callback at 250, this one at 400: it delivered
+  // another record 150 ns after the write (behind), then nothing for 150 ns (quiet).
+  LatencySplit s = split_latency(400, 250, 100);
+  EXPECT_EQ(s.quiet_ns, 150u);
+  EXPECT_EQ(s.behind_ns, 150u);
+  // The previous callback came before the write: the whole wait was quiet.
+  s = split_latency(400, 50, 100);
+  EXPECT_EQ(s.quiet_ns, 300u);
+  EXPECT_EQ(s.behind_ns, 0u);
+  // The first callback of the thread (no previous one): quiet too.
+  s = split_latency(400, 0, 100);
+  EXPECT_EQ(s.quiet_ns, 300u);
+  EXPECT_EQ(s.behind_ns, 0u);
+  // Delivered right after the previous callback: all behind.
+  s = split_latency(400, 400, 100);
+  EXPECT_EQ(s.quiet_ns, 0u);
+  EXPECT_EQ(s.behind_ns, 300u);
+}
+
+TEST(LatencySplit, PartsAlwaysAddUpToTheLatency) {
+  for (std::uint64_t write : {0ull, 1ull, 1000ull, 5000ull}) {
+    for (std::uint64_t prev : {0ull, 999ull, 1000ull, 4999ull, 5000ull, 5001ull, ~0ull}) {
+      const std::uint64_t now = 5000;
+      const LatencySplit s = split_latency(now, prev, write);
+      EXPECT_EQ(s.quiet_ns + s.behind_ns, now - write) << write << " " << prev;
+    }
+  }
+  // A clock inversion (callback before the write) has no latency to split.
+  const LatencySplit s = split_latency(100, 50, 200);
+  EXPECT_EQ(s.quiet_ns, 0u);
+  EXPECT_EQ(s.behind_ns, 0u);
+}
+
 }  // namespace
 }  // namespace etwh::stress

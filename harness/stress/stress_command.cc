@@ -166,13 +166,19 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
                   {"shared_memory_kb", s.number_of_buffers * s.buffer_size_kb}};
   j["series"] = nlohmann::ordered_json::array();
   for (const SeriesPoint& p : s.series) {
-    j["series"].push_back(nlohmann::ordered_json{{"t_ms", p.t_ms},
-                                                 {"written", p.written},
-                                                 {"delivered", p.delivered},
-                                                 {"lost", p.lost},
-                                                 {"lag_events", p.lag_events},
-                                                 {"buffers_in_use", p.buffers_in_use},
-                                                 {"latency_max_us", us(p.latency_max_ns)}});
+    j["series"].push_back(
+        nlohmann::ordered_json{{"t_ms", p.t_ms},
+                               {"written", p.written},
+                               {"delivered", p.delivered},
+                               {"lost", p.lost},
+                               {"lag_events", p.lag_events},
+                               {"buffers_in_use", p.buffers_in_use},
+                               {"latency_max_us", us(p.latency_max_ns)},
+                               {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
+                               {"latency_max_behind_us", us(p.latency_max_behind_ns)},
+                               {"batch_max", p.batch_max},
+                               {"batch_mean", p.batch_mean},
+                               {"silence_max_us", us(p.silence_max_ns)}});
   }
   return j;
 }

@@ -33,8 +33,14 @@ void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
               {{"written", p.written}, {"delivered", p.delivered}, {"lost", p.lost}});
     t.counter(pid, "consumer lag (events)", at, {{"lag", p.lag_events}});
     t.counter(pid, "buffers in use", at, {{"buffers", p.buffers_in_use}});
+    // Stacked: the two parts of the step's slowest delivery add up to it (check_series).
     t.counter(pid, "latency max since last step (us)", at,
-              {{"max", static_cast<double>(p.latency_max_ns) / 1000.0}});
+              {{"quiet", static_cast<double>(p.latency_max_quiet_ns) / 1000.0},
+               {"behind", static_cast<double>(p.latency_max_behind_ns) / 1000.0}});
+    t.counter(pid, "records per BufferCallback", at,
+              {{"max", p.batch_max}, {"mean", p.batch_mean}});
+    t.counter(pid, "consumer silence max (us)", at,
+              {{"silence", static_cast<double>(p.silence_max_ns) / 1000.0}});
     if (before != nullptr) {
       const double step_ms = p.t_ms - before->t_ms;
       t.counter(pid, "events/s", at,

@@ -114,8 +114,9 @@ function compareKeys(a, b) {
 }
 
 // ---- Charts ------------------------------------------------------------------------------
-// spec: {title, xLabel, yLabel, xLog, series: [{name, line: [[x, y]...], points: [[x, y]...]}]}
-// Each series is one <path class="series">; its points (if any) are dots.
+// spec: {title, xLabel, yLabel, xLog, yLog, series: [{name, line: [[x, y]...], points: [[x, y]...]}]}
+// Each series is one <path class="series">; its points (if any) are dots. A series may name its
+// colour (`color`: an index into PALETTE, to pair two series of one run) and be `dashed`.
 
 var W = 460, H = 300, M = { left: 64, right: 16, top: 28, bottom: 44 };
 
@@ -180,7 +181,7 @@ function drawAxes(svg, x, y, spec) {
   axis.appendChild(svgEl("path", { d: "M" + M.left + "," + M.top + "V" + (H - M.bottom) + "H" + (W - M.right), fill: "none" }));
   axis.appendChild(svgEl("text", { x: (M.left + W - M.right) / 2, y: H - 8, "text-anchor": "middle", text: spec.xLabel + (spec.xLog ? " (log)" : "") }));
   axis.appendChild(svgEl("text", { x: 12, y: (M.top + H - M.bottom) / 2, "text-anchor": "middle",
-    transform: "rotate(-90 12 " + (M.top + H - M.bottom) / 2 + ")", text: spec.yLabel }));
+    transform: "rotate(-90 12 " + (M.top + H - M.bottom) / 2 + ")", text: spec.yLabel + (spec.yLog ? " (log)" : "") }));
   axis.appendChild(svgEl("text", { "class": "title", x: M.left, y: 16, text: spec.title }));
   svg.appendChild(axis);
 }
@@ -194,14 +195,15 @@ function lineChart(spec) {
   }
   var svg = svgEl("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title });
   var x = makeScale(extent(series, 0), [M.left, W - M.right], spec.xLog, !spec.xLog && spec.xFromZero);
-  var y = makeScale(extent(series, 1), [H - M.bottom, M.top], false, true);
+  var y = makeScale(extent(series, 1), [H - M.bottom, M.top], spec.yLog, true);
   drawAxes(svg, x, y, spec);
   var all = [];
   series.forEach(function (s, i) {
-    var color = PALETTE[i % PALETTE.length];
+    var color = seriesColor(s, i);
     var line = s.line || s.points;
     var d = line.map(function (p, j) { return (j ? "L" : "M") + x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1); }).join("");
-    svg.appendChild(svgEl("path", { "class": "series", d: d, stroke: color, "data-series": s.name }));
+    svg.appendChild(svgEl("path", { "class": "series", d: d, stroke: color, "data-series": s.name,
+      "stroke-dasharray": s.dashed ? "5 3" : null }));
     (s.points || []).forEach(function (p) {
       if (!s.line) return;
       svg.appendChild(svgEl("circle", { "class": "point", cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: color }));
@@ -236,10 +238,13 @@ function addHover(svg, all, spec) {
   area.addEventListener("mouseleave", function () { mark.setAttribute("visibility", "hidden"); hideTip(); });
 }
 
+function seriesColor(s, i) { return PALETTE[(s.color !== undefined ? s.color : i) % PALETTE.length]; }
+
 function legend(series) {
   return el("div", { style: "padding: 0 8px 6px; font-size: 12px; max-width: " + W + "px" }, series.map(function (s, i) {
     return el("span", { style: "margin-right: 12px; white-space: nowrap" }, [
-      el("span", { style: "display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle;background:" + PALETTE[i % PALETTE.length] }),
+      el("span", { style: "display:inline-block;width:18px;height:0;margin-right:4px;vertical-align:middle;border-top:3px " +
+        (s.dashed ? "dashed " : "solid ") + seriesColor(s, i) }),
       s.name]);
   }));
 }

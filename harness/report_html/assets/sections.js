@@ -105,15 +105,20 @@ function stressSection(view) {
   return section;
 }
 
-function sessionSeries(runs, make) {
+// Every session of the runs with the name its lines get: [{name, session}].
+function namedSessions(runs) {
   var out = [];
   runs.forEach(function (r) {
     r.sessions.forEach(function (s) {
       var name = r.id + " #" + r.repetition + (r.sessions.length > 1 ? " " + s.label : "") + " (" + baseName(r.file) + ")";
-      out.push({ name: name, line: make(s) });
+      out.push({ name: name, session: s });
     });
   });
   return out;
+}
+
+function sessionSeries(runs, make) {
+  return namedSessions(runs).map(function (x) { return { name: x.name, line: make(x.session) }; });
 }
 
 function baseName(path) { return String(path).split(/[\\/]/).pop(); }
@@ -131,17 +136,52 @@ function profileBlock(profile, runs) {
     series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lost]; }); }) }));
   charts.appendChild(lineChart({ title: "Consumer lag over time", xLabel: "ms", yLabel: "events written, not yet delivered",
     series: sessionSeries(runs, function (s) { return s.series.map(function (p) { return [p.t_ms, p.lag_events]; }); }) }));
-  // Stress JSON since it gives latency_max_us: where in the run the latency tail happened.
-  var withMax = runs.some(function (r) { return r.sessions.some(function (s) {
-    return s.series.length > 0 && s.series[0].latency_max_us !== undefined; }); });
-  if (withMax) {
-    charts.appendChild(lineChart({ title: "Slowest delivery per step", xLabel: "ms", yLabel: "latency µs",
-      series: sessionSeries(runs, function (s) {
-        return s.series.filter(function (p) { return p.latency_max_us > 0; })
-          .map(function (p) { return [p.t_ms, p.latency_max_us]; }); }) }));
-  }
+  tailCharts(runs).forEach(function (c) { charts.appendChild(c); });
   block.appendChild(charts);
   return block;
+}
+
+// True when some session's series carries `field` (stress JSON gained fields over time).
+function seriesHave(runs, field) {
+  return runs.some(function (r) { return r.sessions.some(function (s) {
+    return s.series.length > 0 && s.series[0][field] !== undefined; }); });
+}
+
+// Per session, over the steps `keep` accepts, a solid line and (where its series has that
+// field) a dashed one of the same colour; `solid` and `dashed` are [name suffix, field].
+function pairedSeries(runs, keep, solid, dashed) {
+  var out = [];
+  namedSessions(runs).forEach(function (x, i) {
+    var steps = x.session.series.filter(keep);
+    function line(field) { return steps.map(function (p) { return [p.t_ms, p[field]]; }); }
+    out.push({ name: x.name + solid[0], color: i, line: line(solid[1]) });
+    if (steps.length > 0 && steps[0][dashed[1]] !== undefined) {
+      out.push({ name: x.name + dashed[0], color: i, dashed: true, line: line(dashed[1]) });
+    }
+  });
+  return out;
+}
+
+// Where the latency tail happened and why (stress JSON since latency_max_us; the split and the
+// batches came later): the slowest delivery per step with its quiet part below it (the
+// consumer delivered nothing) and the rest above (it was delivering other records), and the
+// records per BufferCallback.
+function tailCharts(runs) {
+  var out = [];
+  if (seriesHave(runs, "latency_max_us")) {
+    var split = seriesHave(runs, "latency_max_quiet_us") ? " (dashed: its quiet part)" : "";
+    out.push(lineChart({ title: "Slowest delivery per step" + split, xLabel: "ms",
+      yLabel: "latency µs", series: pairedSeries(runs, function (p) { return p.latency_max_us > 0; },
+        ["", "latency_max_us"], [" quiet", "latency_max_quiet_us"]) }));
+  }
+  if (seriesHave(runs, "batch_mean")) {
+    // Log axis: the mean is a few records, the largest batch hundreds. A step with no
+    // BufferCallback (mean 0) has no batch to draw.
+    out.push(lineChart({ title: "Batch size per step (dashed: largest)", xLabel: "ms", yLog: true,
+      yLabel: "records per BufferCallback", series: pairedSeries(runs, function (p) { return p.batch_mean > 0; },
+        [" mean", "batch_mean"], [" max", "batch_max"]) }));
+  }
+  return out;
 }
 
 // Events/s between two samples of the cumulative series.
