@@ -24,8 +24,8 @@ using P = ReaderPacing;
 struct FakeWaiter {
   std::uint64_t ns = 1'000'000'000;
   int prepared = 0, cancelled = 0, waits = 0, naps = 0;
-  bool wake_early = true;     // wait() returns woken after 10 us, else times out
-  std::uint64_t napped = 0;   // the last nap's length
+  bool wake_early = true;    // wait() returns woken after 10 us, else times out
+  std::uint64_t napped = 0;  // the last nap's length
   std::uint32_t prepare_wait() { return static_cast<std::uint32_t>(++prepared); }
   void cancel_wait() { ++cancelled; }
   bool wait(std::uint32_t, std::uint64_t timeout_ns) {
