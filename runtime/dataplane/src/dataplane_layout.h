@@ -221,6 +221,17 @@ struct RealtimeLoss {
 };
 RealtimeLoss realtime_loss(Pool::Shared& shared);
 
+// A record's parts, measured once: the writer sizes its reservation and encodes with the
+// same figures (encoded_size and encode_record measure them each).
+struct RecordSizes {
+  size_t ext = 0;    // extended items, headers and padding included
+  size_t user = 0;   // the payload
+  size_t total = 0;  // the whole record, 8-aligned
+};
+RecordSizes measure_record(const EventInput& in);
+void encode_measured(const EventInput& in, const RecordSizes& sizes, uint64_t timestamp_ns,
+                     uint32_t process_id, uint32_t thread_id, std::byte* out);
+
 }  // namespace etwrt::dataplane
 
 #endif  // ETWRT_DATAPLANE_LAYOUT_H

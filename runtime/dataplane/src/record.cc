@@ -40,15 +40,26 @@ std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size)
 
 }  // namespace
 
-size_t encoded_size(const EventInput& in) {
-  return align8(sizeof(RecordHeader) + ext_bytes(in) + user_data_bytes(in));
+RecordSizes measure_record(const EventInput& in) {
+  RecordSizes sizes;
+  sizes.ext = ext_bytes(in);
+  sizes.user = user_data_bytes(in);
+  sizes.total = align8(sizeof(RecordHeader) + sizes.ext + sizes.user);
+  return sizes;
 }
+
+size_t encoded_size(const EventInput& in) { return measure_record(in).total; }
 
 void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
                    uint32_t thread_id, std::byte* out) {
-  const size_t ext = ext_bytes(in);
-  const size_t user = user_data_bytes(in);
-  const size_t size = align8(sizeof(RecordHeader) + ext + user);
+  encode_measured(in, measure_record(in), timestamp_ns, process_id, thread_id, out);
+}
+
+void encode_measured(const EventInput& in, const RecordSizes& sizes, uint64_t timestamp_ns,
+                     uint32_t process_id, uint32_t thread_id, std::byte* out) {
+  const size_t ext = sizes.ext;
+  const size_t user = sizes.user;
+  const size_t size = sizes.total;
   // Fields are stored straight into the buffer (8-aligned, trivially copyable header): this
   // is the hottest code of EventWrite.
   RecordHeader* h = new (out) RecordHeader;

@@ -128,7 +128,8 @@ WriteResult Writer::write(const EventInput& event) { return write(event, 0); }
 
 WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns) {
   Pool::Shared& s = *pool_.shared();
-  const size_t size = encoded_size(event);
+  const RecordSizes sizes = measure_record(event);
+  const size_t size = sizes.total;
   if (size > s.buffer_bytes || event.provider_traits.size() > 0xffff ||
       event.event_schema.size() > 0xffff) {
     s.events_lost.fetch_add(1, std::memory_order_relaxed);
@@ -139,7 +140,8 @@ WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns) {
   // Read after a buffer is secured, so that the slow path's time is not in the record's
   // timestamp-to-commit window (see README: Order).
   if (timestamp_ns == 0) timestamp_ns = pool_now_ns(s);
-  encode_record(event, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_, out);
+  encode_measured(event, sizes, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_,
+                  out);
   commit(static_cast<uint32_t>(size));
   return WriteResult::written;
 }
