@@ -255,12 +255,25 @@ ChildProcess::ChildProcess(asio::io_context& io, const ChildOptions& o)
     if (o.stderr_mode == Stdio::kPipe && !log) asio::connect_pipe(impl_->stderr_pipe, child_err);
     using bp::detail::process_input_binding, bp::detail::process_output_binding,
         bp::detail::process_error_binding;
-    impl_->process.emplace(
-        io, o.executable.string(), o.args,
-        bp::process_stdio{bind_stream<process_input_binding>(o.stdin_mode, child_in, nullptr),
-                          bind_stream<process_output_binding>(o.stdout_mode, child_out, log),
-                          bind_stream<process_error_binding>(o.stderr_mode, child_err, log)},
-        bp::process_environment(child_environment(o.env)));
+    // Wine 8.0's CreateProcess now and then fails with ERROR_INTERNAL_ERROR for a launch that
+    // succeeds when made again (seen once in CI, in the launch of one case's agent): up to two more
+    // attempts, said on stderr. Any other failure, or a third one, is the harness error.
+    for (int attempt = 1;; ++attempt) {
+      try {
+        impl_->process.emplace(
+            io, o.executable.string(), o.args,
+            bp::process_stdio{bind_stream<process_input_binding>(o.stdin_mode, child_in, nullptr),
+                              bind_stream<process_output_binding>(o.stdout_mode, child_out, log),
+                              bind_stream<process_error_binding>(o.stderr_mode, child_err, log)},
+            bp::process_environment(child_environment(o.env)));
+        break;
+      } catch (const boost::system::system_error& e) {
+        if (e.code().value() != ERROR_INTERNAL_ERROR || attempt == 3) throw;
+        std::fprintf(stderr, "etwh: %s: launch attempt %d failed (%s); trying again\n",
+                     what.c_str(), attempt, e.what());
+        Sleep(100);
+      }
+    }
   } catch (const std::exception& e) {
     if (log) std::fclose(log);
     throw ChildProcessError(what + ": cannot start: " + e.what());
