@@ -112,11 +112,10 @@ def main(path):
         print(f"  its floor: four timestamped rings / one: "
               f"{median[NAMES['ring4_ts']] / median[NAMES['ring_ts']]:.2f} (wall)")
     ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)")
-    if NAMES["ring112_ts"] in median and NAMES["ring_ts"] in median:
+    if all(NAMES[k] in median for k in ("one", "ring112_ts", "ring_ts")):
         print(f"  its floor: the timestamped ring of 112-byte items (EventWrite's record) / of 32-byte: "
               f"{median[NAMES['ring112_ts']] / median[NAMES['ring_ts']]:.2f} (wall); "
-              f"EventWrite 1 session / it: {median[NAMES['one']] / median[NAMES['ring112_ts']]:.2f}"
-              if NAMES["one"] in median else "")
+              f"EventWrite 1 session / it: {median[NAMES['one']] / median[NAMES['ring112_ts']]:.2f}")
     if NAMES["one"] in cv:
         c = cv[NAMES["one"]] * 100
         print(f"EventWrite 1 session cv: {c:.1f}% (goal < 5: {judge('EventWrite 1 session cv', c < 5)})")

@@ -43,11 +43,8 @@ class ReaderPacing {
     if (armed_) {
       armed_ = false;
       idle_since_ns_ = 0;
-      const std::uint64_t slept_from = now();
-      // Woken before the timeout: by a writer's commit (or a stop, which ends the loop).
-      if (waiter.wait(token_, kIdleWaitNs) && now() - slept_from < kIdleWaitNs) {
-        woken_ns_ = now();
-      }
+      // True: woken before the timeout, by a writer's commit (or a stop, which ends the loop).
+      if (waiter.wait(token_, kIdleWaitNs)) woken_ns_ = now();
       return;
     }
     const std::uint64_t t = now();
