@@ -852,6 +852,7 @@ TEST(DataplaneReader, SecondLiveReaderIsRefused) {
 TEST(DataplaneIdleWait, CommitWakesTheSleepingReader) {
   Pool pool = Pool::create(PoolConfig{}, "etwrt-test");
   std::atomic<bool> woken{false};
+  std::atomic<bool> about_to_sleep{false};
   Collector got;
   std::thread consumer([&] {
     ReaderOptions options;
@@ -859,11 +860,14 @@ TEST(DataplaneIdleWait, CommitWakesTheSleepingReader) {
     Reader reader(pool, options);
     const uint32_t token = reader.prepare_wait();
     if (reader.poll(got.callback()) != 0) return;  // Nothing written yet: never taken.
+    about_to_sleep = true;
     woken = reader.wait(token, 60'000'000'000ull);
     while (got.count == 0) reader.poll(got.callback(), true);
   });
-  // Writes once the reader announced its sleep, so the commit must be the wake-up.
-  while (pool.shared()->reader_sleeping.load() == 0) std::this_thread::yield();
+  // Writes once the reader announced its sleep and found the pool empty after announcing it,
+  // so the commit must be the wake-up (written earlier, that poll could deliver it).
+  while (!about_to_sleep.load()) std::this_thread::yield();
+  EXPECT_NE(pool.shared()->reader_sleeping.load(), 0u);
   Writer writer(pool);
   ASSERT_EQ(write_seq(writer, 1, 42), WriteResult::written);
   consumer.join();
