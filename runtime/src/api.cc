@@ -136,21 +136,18 @@ struct SharedStamp {
 inline etwrt::dataplane::WriteResult write_to(etwrt::SessionPool* pool,
                                               const etwrt::dataplane::EventInput& in, bool several,
                                               SharedStamp& shared) {
-  std::uint64_t timestamp = 0;
-  if (several) {
-    if (shared.clock == nullptr) {
-      shared.clock = &pool->clock;
-      shared.stamp = pool->pool.now_ns();
-      timestamp = shared.stamp;
-    } else if (pool->clock == *shared.clock) {
-      timestamp = shared.stamp;
-    }
-  }
   etwrt::dataplane::Writer& writer = writer_for(pool);
-  if (timestamp != 0 && !shared.encoded.empty()) return writer.write_copy(shared.encoded);
-  const etwrt::dataplane::WriteResult result = writer.write(in, timestamp);
-  if (timestamp != 0 && result == etwrt::dataplane::WriteResult::written)
-    shared.encoded = writer.last_record();
+  if (!several) return writer.write(in, 0);
+  if (shared.clock == nullptr) {
+    shared.clock = pool->clock;
+    shared.stamp = pool->pool.now_ns();
+  } else if (pool->clock != shared.clock) {
+    return writer.write(in, 0);
+  } else if (!shared.encoded.empty()) {
+    return writer.write_copy(shared.encoded);
+  }
+  const etwrt::dataplane::WriteResult result = writer.write(in, shared.stamp);
+  if (result == etwrt::dataplane::WriteResult::written) shared.encoded = writer.last_record();
   return result;
 }
 

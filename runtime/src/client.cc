@@ -23,8 +23,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 namespace etwrt {
+
+const dataplane::Pool::ClockKey* intern_clock(const dataplane::Pool::ClockKey& key) {
+  static std::mutex mu;
+  static std::deque<dataplane::Pool::ClockKey> keys;  // stable addresses
+  std::lock_guard lock(mu);
+  for (const dataplane::Pool::ClockKey& k : keys)
+    if (k == key) return &k;
+  return &keys.emplace_back(key);
+}
 namespace {
 
 using json = nlohmann::json;

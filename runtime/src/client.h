@@ -34,17 +34,22 @@ namespace etwrt {
 // lock-free writers may still hold a pointer to it, so it is never unmapped).
 inline std::atomic<std::uint32_t> g_next_pool_cache_slot{0};
 
+// The one copy of each distinct clock key this process has seen (never freed: pools are never
+// unmapped either), so that EventWrite compares two sessions' clocks by address.
+const dataplane::Pool::ClockKey* intern_clock(const dataplane::Pool::ClockKey& key);
+
 struct SessionPool {
   SessionPool(std::uint64_t pool_id, dataplane::Pool&& mapped)
       : id(pool_id),
         pool(std::move(mapped)),
-        clock(pool.clock_key()),
+        clock(intern_clock(pool.clock_key())),
         cache_slot(g_next_pool_cache_slot.fetch_add(1, std::memory_order_relaxed)) {}
   std::uint64_t id;
   dataplane::Pool pool;
   // EventWrite's per-session work, kept beside the pool: the clock key it compares to stamp an
-  // event once for all sessions, and the slot of the thread's writer cache this pool uses.
-  const dataplane::Pool::ClockKey clock;
+  // event once for all sessions (interned: equal keys, same address), and the slot of the
+  // thread's writer cache this pool uses.
+  const dataplane::Pool::ClockKey* const clock;
   const std::uint32_t cache_slot;
   // The session's TRACEHANDLE (0: not said), reported by the observation (observe.h).
   std::atomic<std::uint64_t> session{0};
