@@ -57,6 +57,35 @@ struct WriterCacheEntry {
 constexpr std::size_t kWriterCache = 16;
 ETWRT_FAST_TLS WriterCacheEntry t_writer_cache[kWriterCache];
 
+// The sessions that take an event, resolved once per (registration's table version, level,
+// keyword) and thread: EnableTable::collect's snapshot with each session's writer for this
+// thread, kept until the table is published again. An event then reads the table's version
+// instead of every slot under the seqlock (collect cost a seventh of a one-session write, and
+// a seventh of each further session's).
+struct Route {
+  std::uint64_t version;  // 0: empty
+  std::uint64_t keyword;
+  std::uint32_t generation;
+  std::uint8_t level;
+  std::uint8_t count;
+  std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
+  // This thread's writer for each target, found at its first event (nullptr: not yet).
+  std::array<etwrt::dataplane::Writer*, etwrt::kMaxSessionsPerProvider> writers;
+};
+// Direct-mapped by (registration, level, keyword).
+constexpr unsigned kRouteCacheBits = 4;
+constexpr std::size_t kRouteCache = std::size_t{1} << kRouteCacheBits;
+struct RouteCache {
+  RouteCache() {
+    for (Route& r : routes) r.generation = kNoRoute;
+  }
+  static constexpr std::uint32_t kNoRoute = UINT32_MAX;  // a generation no event has
+  std::array<Route, kRouteCache> routes{};
+};
+// Heap-allocated on a thread's first event to a session (a few KB: too much for the static TLS
+// that initial-exec variables share); freed with the thread's writers.
+ETWRT_FAST_TLS RouteCache* t_routes = nullptr;
+
 // One Writer per thread and session pool, made on the thread's first event for that session
 // and released (its buffer handed to delivery) when the thread exits. Writers inherited
 // through fork belong to the parent's buffers: the child drops them unused.
@@ -64,6 +93,8 @@ class ThreadWriters {
  public:
   ~ThreadWriters() {
     for (WriterCacheEntry& e : t_writer_cache) e = {};
+    delete t_routes;
+    t_routes = nullptr;
     if (generation_ != etwrt::fork_generation()) {
       for (auto& [pool, writer] : writers_) (void)writer.release();  // Leaked on purpose.
     }
@@ -107,6 +138,54 @@ inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
   return writer_not_cached(pool, e, generation);
 }
 
+[[gnu::noinline, gnu::cold]] RouteCache* make_route_cache() {
+  (void)&t_writers;  // constructed here, so that its destructor frees the cache
+  t_routes = new RouteCache;
+  return t_routes;
+}
+
+// A snapshot taken between two equal readings of the version is that version's (or a newer
+// one's, then replaced at the next event: enable_table.h).
+[[gnu::noinline]] Route& fill_route(Route& r, const etwrt::EnableTable& table, std::uint8_t level,
+                                    std::uint64_t keyword, std::uint32_t generation) {
+  const std::uint64_t version = table.version();
+  r.count = static_cast<std::uint8_t>(table.collect(level, keyword, r.targets));
+  r.writers.fill(nullptr);
+  r.level = level;
+  r.keyword = keyword;
+  // A publish came in between: serve this event, match none later.
+  const bool stable = table.version() == version;
+  r.generation = stable ? generation : RouteCache::kNoRoute;
+  r.version = version;
+  return r;
+}
+
+inline Route& route_for(const Registration* registration, std::uint8_t level,
+                        std::uint64_t keyword) {
+  RouteCache* cache = t_routes;
+  if (cache == nullptr) [[unlikely]]
+    cache = make_route_cache();
+  // Each kind of event its own entry (a provider mixing levels and keywords would otherwise
+  // refill one entry at every event); the version alone names the registration, since every
+  // publish of any table has its own.
+  const std::uint64_t mixed = (reinterpret_cast<std::uintptr_t>(registration) >> 6) ^ keyword ^
+                              (std::uint64_t{level} << 56);
+  Route& r = cache->routes[(mixed * 0x9E3779B97F4A7C15u) >> (64 - kRouteCacheBits)];
+  const std::uint32_t generation = etwrt::fork_generation();
+  const std::uint64_t version = registration->table.version();
+  if (r.version == version && r.level == level && r.keyword == keyword &&
+      r.generation == generation) [[likely]]
+    return r;
+  return fill_route(r, registration->table, level, keyword, generation);
+}
+
+inline etwrt::dataplane::Writer& route_writer(Route& r, std::size_t i, etwrt::SessionPool* pool) {
+  etwrt::dataplane::Writer* w = r.writers[i];
+  if (w == nullptr) [[unlikely]]
+    w = r.writers[i] = &writer_for(pool);
+  return *w;
+}
+
 // EventWriteEx page: an EVENT_WRITE_FLAG_INPRIVATE event is dropped by every session that
 // enabled the provider with EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE.
 constexpr bool excluded_as_in_private(ULONG write_flags, std::uint32_t enable_property) {
@@ -133,10 +212,10 @@ struct SharedStamp {
   std::span<const std::byte> encoded;  // in the first stamped session's buffer, once written
 };
 
-inline etwrt::dataplane::WriteResult write_to(etwrt::SessionPool* pool,
+inline etwrt::dataplane::WriteResult write_to(etwrt::dataplane::Writer& writer,
+                                              etwrt::SessionPool* pool,
                                               const etwrt::dataplane::EventInput& in, bool several,
                                               SharedStamp& shared) {
-  etwrt::dataplane::Writer& writer = writer_for(pool);
   if (!several) return writer.write(in, 0);
   if (shared.clock == nullptr) {
     shared.clock = pool->clock;
@@ -177,9 +256,10 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     return write_typed<kObserved>(handle, descriptor, activity, related, exclude, count, data,
                                   extra_flags, write_flags, to);
   }
-  std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
-  const std::size_t n = registration->table.collect(descriptor.Level, descriptor.Keyword, targets);
+  Route& route = route_for(registration, descriptor.Level, descriptor.Keyword);
+  const std::size_t n = route.count;
   if (n == 0) return ERROR_SUCCESS;
+  const auto& targets = route.targets;
   if (too_large_for_an_event(data, count)) return ERROR_ARITHMETIC_OVERFLOW;
   etwrt::dataplane::EventInput in;
   in.provider_id = &registration->guid;
@@ -207,7 +287,8 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
       continue;
     }
-    const etwrt::dataplane::WriteResult result = write_to(pool, in, n > 1, shared);
+    const etwrt::dataplane::WriteResult result =
+        write_to(route_writer(route, i, pool), pool, in, n > 1, shared);
     if constexpr (kObserved) {
       if (result != etwrt::dataplane::WriteResult::too_large)
         to->add(pool->session.load(std::memory_order_relaxed));

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -1004,6 +1005,67 @@ TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
   for (const Seen& s : seen2) EXPECT_EQ(s.context, &context2);
 }
 
+// EventWrite keeps each thread's resolved sessions per (table version, level, keyword): every
+// change of the enabling sessions must reach the same thread's very next event of that kind.
+// Between two changes the thread writes one kind only, so that its next event of that kind
+// finds the entry it left, whatever entries the kinds share.
+TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s1 = start("route-1");
+  const TRACEHANDLE s2 = start("route-2");
+  int context1 = 0;
+  int context2 = 0;
+  RealtimeConsumer c1("route-1", &context1);
+  RealtimeConsumer c2("route-2", &context2);
+  ASSERT_TRUE(c1.opened());
+  ASSERT_TRUE(c2.opened());
+  c1.start();
+  c2.start();
+  std::vector<std::uint32_t> want1, want2;
+  std::uint32_t i = 0;
+  auto write = [&](UCHAR level, bool to1, bool to2) {
+    for (int twice = 0; twice < 2; ++twice, ++i) {
+      ASSERT_EQ(write_indexed(h, level, 0x1, i), ERROR_SUCCESS);
+      if (to1) want1.push_back(i);
+      if (to2) want2.push_back(i);
+    }
+  };
+  auto enable = [&](TRACEHANDLE s, UCHAR level, ULONGLONG any) {
+    ASSERT_EQ(EnableTraceEx2(s, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, level, any, 0,
+                             10000, nullptr),
+              ERROR_SUCCESS);
+  };
+  enable(s1, 5, 0x1);
+  write(4, true, false);
+  enable(s1, 3, 0x1);  // level lowered
+  write(4, false, false);
+  enable(s2, 4, 0x1);  // a second session
+  write(4, false, true);
+  enable(s1, 5, 0x1);  // level raised again
+  write(4, true, true);
+  enable(s1, 5, 0x2);  // keyword no longer matches
+  write(4, false, true);
+  ASSERT_EQ(
+      EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
+  write(4, false, false);
+  enable(s1, 4, 0x1);
+  write(4, true, false);
+  write(2, true, false);  // another kind, then the first one's entry again
+  enable(s2, 2, 0x1);
+  write(2, true, true);
+  write(4, true, false);
+  c1.wait_for(want1.size() + 1);
+  c2.wait_for(want2.size() + 1);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
+  EXPECT_EQ(c1.join(), ERROR_SUCCESS);
+  EXPECT_EQ(c2.join(), ERROR_SUCCESS);
+  EXPECT_EQ(indices(c1.seen()), want1);
+  EXPECT_EQ(indices(c2.seen()), want2);
+}
+
 TEST_F(EtwrtApi, ActivityIdsTransferAndTraitsTravelWithEvents) {
   GUID a{};
   GUID b{};
@@ -1506,6 +1568,42 @@ TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
   TRACEHANDLE unknown = 12345;
   EXPECT_EQ(ProcessTrace(&unknown, 1, nullptr, nullptr), ULONG{ERROR_INVALID_HANDLE});
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
+}
+
+// A child forked after its parent wrote keeps the parent's registration, but the parent's
+// writers own the parent's buffers: the child's events go through writers of its own, and
+// every event of both arrives once (neither overwrites the other's records).
+TEST_F(EtwrtApi, AForkedChildWritesThroughWritersOfItsOwn) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  const TRACEHANDLE s = start("forked");
+  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  RealtimeConsumer c("forked");
+  ASSERT_TRUE(c.opened());
+  c.start();
+  std::uint32_t i = 0;
+  for (; i < 5; ++i) ASSERT_EQ(write_indexed(h, 4, 0x1, i), ERROR_SUCCESS);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int failed = 0;
+    for (std::uint32_t j = 100; j < 120; ++j) failed |= write_indexed(h, 4, 0x1, j) != 0;
+    ::exit(failed);  // thread-local writers hand their buffers to delivery
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  for (; i < 25; ++i) ASSERT_EQ(write_indexed(h, 4, 0x1, i), ERROR_SUCCESS);
+  c.wait_for(1 + 25 + 20);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  std::vector<std::uint32_t> got = indices(c.seen());
+  std::sort(got.begin(), got.end());
+  std::vector<std::uint32_t> want;
+  for (std::uint32_t j = 0; j < 25; ++j) want.push_back(j);
+  for (std::uint32_t j = 100; j < 120; ++j) want.push_back(j);
+  EXPECT_EQ(got, want);
 }
 
 TEST_F(EtwrtApi, ProviderThatDiesKeepsWhatItCommitted) {

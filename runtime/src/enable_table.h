@@ -62,6 +62,10 @@ constexpr bool session_accepts(const SessionFilter& s, std::uint8_t level, std::
   return (keyword & s.match_any) != 0 && (keyword & s.match_all) == s.match_all;
 }
 
+// Every publish of every table takes the next number: a table's version() names its contents
+// for the process's lifetime, whatever table is later made at the same address.
+inline std::atomic<std::uint64_t> g_enable_table_versions{0};
+
 class EnableTable {
  public:
   // Replaces the table; `count` <= kMaxSessionsPerProvider. Callers serialize calls.
@@ -82,7 +86,14 @@ class EnableTable {
                      count < kMaxSessionsPerProvider ? count : kMaxSessionsPerProvider),
                  std::memory_order_relaxed);
     seq_.store(s + 2, std::memory_order_release);
+    version_.store(g_enable_table_versions.fetch_add(1, std::memory_order_relaxed) + 1,
+                   std::memory_order_release);
   }
+
+  // Names the published contents (0: never published). A snapshot taken by collect() between
+  // two equal readings of version() is that version's (or, during a publish, a newer one,
+  // whose version follows): EventWrite caches its snapshots under it.
+  std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
   // True iff some enabling session accepts (level, keyword). With no session this is one
   // relaxed load: the cost every disabled event pays.
@@ -148,6 +159,7 @@ class EnableTable {
   };
   alignas(64) std::atomic<std::uint32_t> count_{0};
   std::atomic<std::uint32_t> seq_{0};
+  std::atomic<std::uint64_t> version_{0};
   std::array<Slot, kMaxSessionsPerProvider> slots_{};
 };
 
