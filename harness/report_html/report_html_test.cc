@@ -147,22 +147,28 @@ TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
   point.update({{"latency_max_us", 9.5},
                 {"latency_max_quiet_us", 7.25},
                 {"latency_max_behind_us", 2.25},
+                {"latency_max_silence_us", 7.5},
+                {"latency_max_silence_partial", true},
                 {"batch_max", 40},
                 {"batch_mean", 12.5},
                 {"silence_max_us", 8}});
   const Input in = input_of(doc, "new.json");
   const json shown = stress_view({&in})["runs"][0]["sessions"][0]["series"][0];
-  for (const char* key : {"latency_max_us", "latency_max_quiet_us", "latency_max_behind_us",
-                          "batch_max", "batch_mean", "silence_max_us"}) {
+  for (const char* key :
+       {"latency_max_us", "latency_max_quiet_us", "latency_max_behind_us", "latency_max_silence_us",
+        "latency_max_silence_partial", "batch_max", "batch_mean", "silence_max_us"}) {
     EXPECT_EQ(shown[key], point[key]) << key;
   }
-  point["batch_mean"] = "many";
-  const Input bad = input_of(doc, "bad.json");
-  try {
-    stress_view({&bad});
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.pointer(), "/results/0/sessions/0/series/0/batch_mean");
+  for (const char* key : {"batch_mean", "latency_max_silence_partial"}) {
+    json wrong = doc;
+    wrong["results"][0]["sessions"][0]["series"][0][key] = "many";
+    const Input bad = input_of(wrong, "bad.json");
+    try {
+      stress_view({&bad});
+      FAIL() << "no error for " << key;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.pointer(), std::string("/results/0/sessions/0/series/0/") + key);
+    }
   }
 }
 

@@ -41,9 +41,10 @@ json latency_cdf(const Fields& f, const json& histogram, const std::string& at) 
 json series_of(const Fields& f, const json& session, const std::string& at) {
   static const char* const kFields[] = {"t_ms", "written",    "delivered",
                                         "lost", "lag_events", "buffers_in_use"};
-  // Optional: older stress JSON has none of them (the split and batches came after the max).
+  // Optional: older stress JSON has none of them (the split and batches came after the max,
+  // the silence in the wait after them).
   static const char* const kOptional[] = {
-      "latency_max_us", "latency_max_quiet_us", "latency_max_behind_us",
+      "latency_max_us", "latency_max_quiet_us", "latency_max_behind_us", "latency_max_silence_us",
       "batch_max",      "batch_mean",           "silence_max_us"};
   const json& series = f.array(session, at, "series");
   json out = json::array();
@@ -53,6 +54,13 @@ json series_of(const Fields& f, const json& session, const std::string& at) {
     for (const char* key : kFields) point[key] = f.number(series[i], point_at, key);
     for (const char* key : kOptional) {
       if (series[i].contains(key)) point[key] = f.number(series[i], point_at, key);
+    }
+    // Optional too: the silence above is a lower bound (the consumer's ring fell short).
+    const char* const partial = "latency_max_silence_partial";
+    if (series[i].contains(partial)) {
+      const json& v = f.member(series[i], point_at, partial);
+      if (!v.is_boolean()) f.fail(point_at + "/" + partial, "expected true or false");
+      point[partial] = v;
     }
     out.push_back(std::move(point));
   }

@@ -37,6 +37,13 @@ struct SeriesPoint {
   // Where that delivery waited (stats.h, split_latency): quiet (the consumer delivered nothing)
   // and behind (it delivered other records); their sum is latency_max_ns (check_series).
   std::uint64_t latency_max_quiet_ns = 0, latency_max_behind_ns = 0;
+  // The longest stretch within that delivery's wait in which the consumer delivered nothing
+  // (stats.h, longest_silence): quiet <= it <= latency_max_ns (check_series). A record that
+  // waited through a silence and came a few records into the catch-up has a small quiet part
+  // and a long silence. Partial: the wait held more callbacks than the consumer keeps, so the
+  // value is a lower bound.
+  std::uint64_t latency_max_silence_ns = 0;
+  bool latency_max_silence_partial = false;
   // Records per BufferCallback since the previous point: the largest batch and the mean (0: no
   // callback), and the consumer's longest silence (the largest gap between two consecutive
   // record callbacks, counted in the step of the second).
@@ -134,7 +141,8 @@ void judge_run(RunResult& run);
 // A session's series against its run, once the run is over: the steps' largest latency must be
 // the run's (every delivery lands in exactly one step), and each step's slowest delivery must
 // split exactly into its quiet and behind parts (one record's, never a max paired with another
-// record's split). Throws StressHarnessError naming the session and the step otherwise: the
+// record's split), with the longest silence in its wait between the quiet part and the
+// latency. Throws StressHarnessError naming the session and the step otherwise: the
 // harness's own bookkeeping broke, not the platform.
 void check_series(const SessionResult& session);
 

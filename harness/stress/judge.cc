@@ -125,6 +125,15 @@ void check_series(const SessionResult& session) {
           "{} ns, are not its latency {} ns",
           session.name, p.t_ms, p.latency_max_quiet_ns, p.latency_max_behind_ns, p.latency_max_ns));
     }
+    // The quiet stretch is one of the silences within the wait, which lies within the latency.
+    if (p.latency_max_silence_ns < p.latency_max_quiet_ns ||
+        p.latency_max_silence_ns > p.latency_max_ns) {
+      throw StressHarnessError(fmt::format(
+          "session \"{}\", step at {:.1f} ms: the longest silence in the slowest delivery's wait, "
+          "{} ns, is not between its quiet part {} ns and its latency {} ns",
+          session.name, p.t_ms, p.latency_max_silence_ns, p.latency_max_quiet_ns,
+          p.latency_max_ns));
+    }
   }
   // Every delivery's latency lands in exactly one step, so the steps' largest is the run's.
   if (steps_max != session.latency.max()) {

@@ -167,7 +167,8 @@ TEST(StressJudge, SeriesTakesWrittenFromTheWritersSamplesAndCpuPerEvent) {
 }
 
 // A session of three steps whose slowest deliveries were 300, 900 and 0 ns (the last step
-// delivered nothing), each split into quiet and behind, and whose run maximum is 900 ns.
+// delivered nothing), each split into quiet and behind with the longest silence in its wait, and
+// whose run maximum is 900 ns.
 SessionResult session_with_series() {
   SessionResult s;
   s.name = "s0";
@@ -176,10 +177,12 @@ SessionResult session_with_series() {
   a.t_ms = 100;
   a.latency_max_ns = 300;
   a.latency_max_quiet_ns = 300;
+  a.latency_max_silence_ns = 300;
   b.t_ms = 200;
   b.latency_max_ns = 900;
   b.latency_max_quiet_ns = 200;
   b.latency_max_behind_ns = 700;
+  b.latency_max_silence_ns = 600;
   c.t_ms = 250;
   s.series = {a, b, c};
   return s;
@@ -204,6 +207,32 @@ TEST(StressSeriesCheck, ASplitThatDoesNotAddUpIsAHarnessError) {
   s = session_with_series();
   s.series[2].latency_max_quiet_ns = 1;  // a split where no delivery was
   EXPECT_THROW(check_series(s), StressHarnessError);
+}
+
+TEST(StressSeriesCheck, ASilenceOutsideQuietAndTheLatencyIsAHarnessError) {
+  SessionResult s = session_with_series();
+  s.series[1].latency_max_silence_ns = 199;  // shorter than the quiet stretch it includes
+  try {
+    check_series(s);
+    FAIL() << "no error";
+  } catch (const StressHarnessError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("step at 200.0 ms"), std::string::npos) << what;
+    EXPECT_NE(what.find("silence in the slowest delivery's wait, 199 ns"), std::string::npos)
+        << what;
+  }
+  s = session_with_series();
+  s.series[1].latency_max_silence_ns = 901;  // longer than the wait
+  EXPECT_THROW(check_series(s), StressHarnessError);
+  s = session_with_series();
+  s.series[2].latency_max_silence_ns = 1;  // a silence where no delivery was
+  EXPECT_THROW(check_series(s), StressHarnessError);
+  // The bounds themselves hold.
+  s = session_with_series();
+  s.series[1].latency_max_silence_ns = 200;
+  EXPECT_NO_THROW(check_series(s));
+  s.series[1].latency_max_silence_ns = 900;
+  EXPECT_NO_THROW(check_series(s));
 }
 
 TEST(StressSeriesCheck, StepsMissingTheRunsMaximumIsAHarnessError) {

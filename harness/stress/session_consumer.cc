@@ -83,8 +83,11 @@ void SessionConsumer::take_step(SeriesPoint& point) {
     point.latency_max_ns = slowest_ns_;
     point.latency_max_quiet_ns = slowest_split_.quiet_ns;
     point.latency_max_behind_ns = slowest_split_.behind_ns;
+    point.latency_max_silence_ns = slowest_silence_.ns;
+    point.latency_max_silence_partial = slowest_silence_.partial;
     slowest_ns_ = 0;
     slowest_split_ = {};
+    slowest_silence_ = {};
     latency_max_live_.store(0, std::memory_order_relaxed);
   }
   point.silence_max_ns = silence_max_live_.exchange(0);
@@ -95,11 +98,14 @@ void SessionConsumer::take_step(SeriesPoint& point) {
       batches > 0 ? static_cast<double>(packed >> 32) / static_cast<double>(batches) : 0.0;
 }
 
-// Every record callback: one more record in the current batch, and the gap since the previous
-// callback (any record) for the step's longest silence. Returns the previous callback's time.
+// Every record callback: its time in the ring (one store, one increment), one more record in
+// the current batch, and the gap since the previous callback (any record) for the step's
+// longest silence. Returns the previous callback's time (0: none).
 std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {
-  const std::uint64_t prev = prev_callback_ns_;
-  prev_callback_ns_ = now;
+  const std::uint64_t prev =
+      callback_count_ > 0 ? callbacks_[(callback_count_ - 1) % kCallbackRing] : 0;
+  callbacks_[callback_count_ % kCallbackRing] = now;
+  ++callback_count_;
   ++records_since_buffer_;
   if (prev != 0 && now > prev && now - prev > silence_max_live_.load(std::memory_order_relaxed))
     silence_max_live_.store(now - prev, std::memory_order_relaxed);
@@ -157,17 +163,20 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now, std::uint64
   delivered_live_.store(result_.delivered, std::memory_order_relaxed);
 }
 
-// The fast path is one relaxed load and a compare; a new maximum of the step takes the mutex.
+// The fast path is one relaxed load and a compare; a new maximum of the step walks the
+// callback ring back to its write (the callbacks within its wait) and takes the mutex.
 void SessionConsumer::note_latency(std::uint64_t now, std::uint64_t prev,
                                    std::uint64_t write_time) {
   const std::uint64_t latency = now - write_time;
   result_.latency.record(latency);
   if (latency <= latency_max_live_.load(std::memory_order_relaxed)) return;
   const LatencySplit split = split_latency(now, prev, write_time);
+  const SilenceInWait silence = longest_silence(callbacks_, callback_count_, now, write_time);
   std::lock_guard lock(slowest_mu_);
   if (latency > slowest_ns_) {
     slowest_ns_ = latency;
     slowest_split_ = split;
+    slowest_silence_ = silence;
     latency_max_live_.store(latency, std::memory_order_relaxed);
   }
 }

@@ -9,6 +9,7 @@
 #include <evntcons.h>
 #include <evntrace.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -37,7 +38,8 @@ class SessionConsumer {
     return buffer_lost_live_.load(std::memory_order_relaxed);
   }
   // Fills `point` with what happened since the last call (the series' sampler is the only
-  // caller): the slowest delivery and its split (one record's, taken together), the batches
+  // caller): the slowest delivery with its split and the longest silence in its wait (one
+  // record's, taken together), the batches
   // and the longest silence. A record delivered while this runs may count in the next step
   // instead: a step's bound, not exact.
   void take_step(SeriesPoint& point);
@@ -72,17 +74,22 @@ class SessionConsumer {
   std::atomic<bool> header_seen_{false}, finished_{false};
   std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
 
-  // The consumer thread's own: its previous record callback (0: none yet) and the records
-  // since its last BufferCallback.
-  std::uint64_t prev_callback_ns_ = 0;
+  // The consumer thread's own: the times of its most recent record callbacks (the k-th at
+  // callbacks_[k % size], callback_count_ stored in all; longest_silence reads them for a new
+  // step maximum) and the records since its last BufferCallback. 4096 callbacks reach back
+  // over a catch-up batch of hundreds of records; 32 KiB per session.
+  static constexpr std::size_t kCallbackRing = 4096;
+  std::array<std::uint64_t, kCallbackRing> callbacks_{};
+  std::uint64_t callback_count_ = 0;
   std::uint64_t records_since_buffer_ = 0;
   // The step's slowest delivery and its split. The callback compares with latency_max_live_
   // alone; only a new maximum takes the mutex, which the sampler also takes to read and reset
   // all three, so it never pairs a maximum with another record's split.
   std::atomic<std::uint64_t> latency_max_live_{0};
   std::mutex slowest_mu_;
-  std::uint64_t slowest_ns_ = 0;  // guarded by slowest_mu_
-  LatencySplit slowest_split_;    // guarded by slowest_mu_
+  std::uint64_t slowest_ns_ = 0;   // guarded by slowest_mu_
+  LatencySplit slowest_split_;     // guarded by slowest_mu_
+  SilenceInWait slowest_silence_;  // guarded by slowest_mu_
   // Per step: the largest batch, the longest silence, and batches and their records packed
   // into one word (records << 32 | batches: a step holds fewer than 2^32 of either), so that
   // the sampler takes both with one exchange.

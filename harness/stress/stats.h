@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace etwh::stress {
@@ -69,6 +70,22 @@ struct LatencySplit {
   std::uint64_t quiet_ns = 0, behind_ns = 0;
 };
 LatencySplit split_latency(std::uint64_t now_ns, std::uint64_t prev_ns, std::uint64_t write_ns);
+
+// The longest stretch within one delivery's wait [write_ns, now_ns] in which the consumer
+// thread delivered nothing, from the times of its most recent record callbacks: `ring` holds
+// them in order, the k-th callback of the thread (k from 0) at ring[k % ring.size()], and
+// `count` callbacks were stored in all (ring.size() a power of two). Gaps lie between
+// consecutive callbacks, clipped at write_ns (the first runs from write_ns to the first
+// callback after it) and at now_ns. When the ring no longer reaches back to write_ns (more
+// callbacks in the wait than it holds), `ns` is a lower bound and `partial` says so. With the
+// previous callback in the ring, split_latency's quiet <= ns <= now_ns - write_ns; both 0 when
+// now_ns < write_ns.
+struct SilenceInWait {
+  std::uint64_t ns = 0;
+  bool partial = false;
+};
+SilenceInWait longest_silence(std::span<const std::uint64_t> ring, std::uint64_t count,
+                              std::uint64_t now_ns, std::uint64_t write_ns);
 
 // One writer's sequence numbers as they arrive at one session. Per writer, etwrt delivers in
 // write order, so a number below the next expected one is a duplicate (or a reordering, which

@@ -1,5 +1,8 @@
 #include "stats.h"
 
+#include <array>
+#include <initializer_list>
+
 #include <gtest/gtest.h>
 
 namespace etwh::stress {
@@ -152,6 +155,91 @@ TEST(LatencySplit, PartsAlwaysAddUpToTheLatency) {
   const LatencySplit s = split_latency(100, 50, 200);
   EXPECT_EQ(s.quiet_ns, 0u);
   EXPECT_EQ(s.behind_ns, 0u);
+}
+
+// A ring of 8 callback times, `times` stored in order (the newest last), as the consumer keeps
+// them: the k-th at ring[k % 8].
+struct CallbackRing {
+  std::array<std::uint64_t, 8> ring{};
+  std::uint64_t count = 0;
+  explicit CallbackRing(std::initializer_list<std::uint64_t> times) {
+    for (std::uint64_t t : times) ring[count++ % ring.size()] = t;
+  }
+  SilenceInWait walk(std::uint64_t now, std::uint64_t write) const {
+    return longest_silence(ring, count, now, write);
+  }
+};
+
+TEST(LongestSilence, TheLongestGapInTheWaitNotTheLast) {
+  // Written at 100; callbacks at 50 (before the write), 120, 900, 905, 910 (now): the record
+  // waited through the silence from 120 to 900, then came three records into the catch-up.
+  const CallbackRing r{50, 120, 900, 905, 910};
+  const SilenceInWait s = r.walk(910, 100);
+  EXPECT_EQ(s.ns, 780u);
+  EXPECT_FALSE(s.partial);
+  EXPECT_EQ(split_latency(910, 905, 100).quiet_ns, 5u);  // what the split alone sees
+}
+
+TEST(LongestSilence, ClippedAtTheWrite) {
+  // A callback long before the write (0) and the next after it (700): the gap counts from the
+  // write at 500, not from 0.
+  const CallbackRing r{0, 700, 710};
+  EXPECT_EQ(r.walk(710, 500).ns, 200u);
+  // A callback exactly at the write time ends the walk there.
+  const CallbackRing at{100, 500, 560, 600};
+  EXPECT_EQ(at.walk(600, 500).ns, 60u);
+}
+
+TEST(LongestSilence, NoCallbackAfterTheWriteIsAllSilence) {
+  // Only `now` itself after the write: silent from the write to now, like the quiet part.
+  const CallbackRing r{10, 20, 1000};
+  const SilenceInWait s = r.walk(1000, 300);
+  EXPECT_EQ(s.ns, 700u);
+  EXPECT_EQ(s.ns, split_latency(1000, 20, 300).quiet_ns);
+  EXPECT_FALSE(s.partial);
+}
+
+TEST(LongestSilence, TheNewestGapBeingTheLongest) {
+  const CallbackRing r{100, 110, 120, 130, 900};
+  EXPECT_EQ(r.walk(900, 105).ns, 770u);
+}
+
+TEST(LongestSilence, EqualTimestampsAreNoSilence) {
+  const CallbackRing r{100, 300, 300, 300, 320};
+  EXPECT_EQ(r.walk(320, 200).ns, 100u);  // 200 (write) to 300
+  const CallbackRing same{100, 100, 100, 100};
+  EXPECT_EQ(same.walk(100, 100).ns, 0u);
+}
+
+TEST(LongestSilence, TheThreadsFirstCallbacksHaveNothingBefore) {
+  // Every callback of the thread is in the ring and all came after the write: the thread was
+  // silent from the write to its first callback.
+  const CallbackRing r{400, 410, 420};
+  const SilenceInWait s = r.walk(420, 100);
+  EXPECT_EQ(s.ns, 300u);
+  EXPECT_FALSE(s.partial);
+}
+
+TEST(LongestSilence, ARingThatDoesNotReachTheWriteIsALowerBound) {
+  // 12 callbacks through a ring of 8: the oldest 4 (including the one at 300) were overwritten,
+  // and the 8 held all came after the write at 100.
+  const CallbackRing r{300, 310, 320, 330, 1000, 1010, 1020, 1030, 1040, 1050, 1060, 1300};
+  const SilenceInWait s = r.walk(1300, 100);
+  EXPECT_EQ(s.ns, 240u);  // 1060 to 1300: the longest gap among those held
+  EXPECT_TRUE(s.partial);
+  // The write within the ring's reach: complete again, the 1060-1300 gap the longest.
+  EXPECT_FALSE(r.walk(1300, 1000).partial);
+  EXPECT_EQ(r.walk(1300, 1000).ns, 240u);
+}
+
+TEST(LongestSilence, BetweenQuietAndTheLatency) {
+  const CallbackRing r{50, 120, 130, 500, 505, 800, 801, 900};
+  for (std::uint64_t write : {0ull, 50ull, 100ull, 125ull, 130ull, 600ull, 900ull}) {
+    const SilenceInWait s = r.walk(900, write);
+    EXPECT_GE(s.ns, split_latency(900, 801, write).quiet_ns) << write;
+    EXPECT_LE(s.ns, 900 - write) << write;
+  }
+  EXPECT_EQ(r.walk(100, 200).ns, 0u);  // a clock inversion: no wait
 }
 
 }  // namespace

@@ -176,6 +176,8 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
                                {"latency_max_us", us(p.latency_max_ns)},
                                {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
                                {"latency_max_behind_us", us(p.latency_max_behind_ns)},
+                               {"latency_max_silence_us", us(p.latency_max_silence_ns)},
+                               {"latency_max_silence_partial", p.latency_max_silence_partial},
                                {"batch_max", p.batch_max},
                                {"batch_mean", p.batch_mean},
                                {"silence_max_us", us(p.silence_max_ns)}});

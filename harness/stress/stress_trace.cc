@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace etwh::stress {
 namespace {
 
@@ -27,6 +29,10 @@ double per_second(std::uint64_t now, std::uint64_t before, double step_ms) {
 void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
                    const SessionResult& s) {
   const SeriesPoint* before = nullptr;
+  // The lower-bound flag gets a track only in sessions where it was ever set.
+  const bool partial = std::any_of(s.series.begin(), s.series.end(), [](const SeriesPoint& p) {
+    return p.latency_max_silence_partial;
+  });
   for (const SeriesPoint& p : s.series) {
     const auto at = static_cast<std::int64_t>(run.go_ns) + static_cast<std::int64_t>(p.t_ms * 1e6);
     t.counter(pid, "events", at,
@@ -39,8 +45,14 @@ void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
                {"behind", static_cast<double>(p.latency_max_behind_ns) / 1000.0}});
     t.counter(pid, "records per BufferCallback", at,
               {{"max", p.batch_max}, {"mean", p.batch_mean}});
+    // The step's longest silence anywhere, and the longest within its slowest delivery's wait.
     t.counter(pid, "consumer silence max (us)", at,
-              {{"silence", static_cast<double>(p.silence_max_ns) / 1000.0}});
+              {{"silence", static_cast<double>(p.silence_max_ns) / 1000.0},
+               {"in slowest wait", static_cast<double>(p.latency_max_silence_ns) / 1000.0}});
+    if (partial) {
+      t.counter(pid, "silence in slowest wait is a lower bound", at,
+                {{"partial", p.latency_max_silence_partial ? 1 : 0}});
+    }
     if (before != nullptr) {
       const double step_ms = p.t_ms - before->t_ms;
       t.counter(pid, "events/s", at,

@@ -116,7 +116,8 @@ function compareKeys(a, b) {
 // ---- Charts ------------------------------------------------------------------------------
 // spec: {title, xLabel, yLabel, xLog, yLog, series: [{name, line: [[x, y]...], points: [[x, y]...]}]}
 // Each series is one <path class="series">; its points (if any) are dots. A series may name its
-// colour (`color`: an index into PALETTE, to pair two series of one run) and be `dashed`.
+// colour (`color`: an index into PALETTE, to pair two series of one run) and be `dashed` or
+// `dotted`.
 
 var W = 460, H = 300, M = { left: 64, right: 16, top: 28, bottom: 44 };
 
@@ -203,7 +204,7 @@ function lineChart(spec) {
     var line = s.line || s.points;
     var d = line.map(function (p, j) { return (j ? "L" : "M") + x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1); }).join("");
     svg.appendChild(svgEl("path", { "class": "series", d: d, stroke: color, "data-series": s.name,
-      "stroke-dasharray": s.dashed ? "5 3" : null }));
+      "stroke-dasharray": dashArray(s) }));
     (s.points || []).forEach(function (p) {
       if (!s.line) return;
       svg.appendChild(svgEl("circle", { "class": "point", cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: color }));
@@ -238,13 +239,15 @@ function addHover(svg, all, spec) {
   area.addEventListener("mouseleave", function () { mark.setAttribute("visibility", "hidden"); hideTip(); });
 }
 
+function dashArray(s) { return s.dashed ? "5 3" : s.dotted ? "1.5 2.5" : null; }
+
 function seriesColor(s, i) { return PALETTE[(s.color !== undefined ? s.color : i) % PALETTE.length]; }
 
 function legend(series) {
   return el("div", { style: "padding: 0 8px 6px; font-size: 12px; max-width: " + W + "px" }, series.map(function (s, i) {
     return el("span", { style: "margin-right: 12px; white-space: nowrap" }, [
       el("span", { style: "display:inline-block;width:18px;height:0;margin-right:4px;vertical-align:middle;border-top:3px " +
-        (s.dashed ? "dashed " : "solid ") + seriesColor(s, i) }),
+        (s.dashed ? "dashed " : s.dotted ? "dotted " : "solid ") + seriesColor(s, i) }),
       s.name]);
   }));
 }

@@ -147,32 +147,53 @@ function seriesHave(runs, field) {
     return s.series.length > 0 && s.series[0][field] !== undefined; }); });
 }
 
-// Per session, over the steps `keep` accepts, a solid line and (where its series has that
-// field) a dashed one of the same colour; `solid` and `dashed` are [name suffix, field].
-function pairedSeries(runs, keep, solid, dashed) {
+// Per session, over the steps `keep` accepts, a solid line and (where its series has those
+// fields) a dashed and a dotted one of the same colour; `solid`, `dashed` and the optional
+// `dotted` are [name suffix, field].
+function pairedSeries(runs, keep, solid, dashed, dotted) {
   var out = [];
   namedSessions(runs).forEach(function (x, i) {
     var steps = x.session.series.filter(keep);
     function line(field) { return steps.map(function (p) { return [p.t_ms, p[field]]; }); }
-    out.push({ name: x.name + solid[0], color: i, line: line(solid[1]) });
-    if (steps.length > 0 && steps[0][dashed[1]] !== undefined) {
-      out.push({ name: x.name + dashed[0], color: i, dashed: true, line: line(dashed[1]) });
+    function add(pair, style) {
+      if (!pair || steps.length === 0 || steps[0][pair[1]] === undefined) return;
+      var s = { name: x.name + pair[0], color: i, line: line(pair[1]) };
+      s[style] = true;
+      out.push(s);
     }
+    out.push({ name: x.name + solid[0], color: i, line: line(solid[1]) });
+    add(dashed, "dashed");
+    add(dotted, "dotted");
   });
   return out;
 }
 
-// Where the latency tail happened and why (stress JSON since latency_max_us; the split and the
-// batches came later): the slowest delivery per step with its quiet part below it (the
-// consumer delivered nothing) and the rest above (it was delivering other records), and the
+// The steps whose silence in the slowest wait is only a lower bound (the consumer's ring of
+// callback times did not reach back to the write), over all sessions.
+function partialSilences(runs) {
+  var n = 0;
+  namedSessions(runs).forEach(function (x) {
+    x.session.series.forEach(function (p) { if (p.latency_max_silence_partial) n++; });
+  });
+  return n;
+}
+
+// Where the latency tail happened and why (stress JSON since latency_max_us; the split, the
+// batches and then the silence in the wait came later): the slowest delivery per step with its
+// quiet part below it (the consumer delivered nothing since the write or its previous
+// callback), the longest silence within its wait (quiet <= silence <= latency), and the
 // records per BufferCallback.
 function tailCharts(runs) {
   var out = [];
   if (seriesHave(runs, "latency_max_us")) {
-    var split = seriesHave(runs, "latency_max_quiet_us") ? " (dashed: its quiet part)" : "";
-    out.push(lineChart({ title: "Slowest delivery per step" + split, xLabel: "ms",
+    // The legend names the dashed and dotted lines; the title must fit the chart's width.
+    var partial = partialSilences(runs);
+    var note = partial > 0 ? " (" + partial + " silences: lower bounds)" :
+      seriesHave(runs, "latency_max_quiet_us") ? " (dashed: its quiet part)" : "";
+    out.push(lineChart({ title: "Slowest delivery per step" + note, xLabel: "ms",
       yLabel: "latency µs", series: pairedSeries(runs, function (p) { return p.latency_max_us > 0; },
-        ["", "latency_max_us"], [" quiet", "latency_max_quiet_us"]) }));
+        ["", "latency_max_us"], [" quiet", "latency_max_quiet_us"],
+        [" longest silence in its wait", "latency_max_silence_us"]) }));
   }
   if (seriesHave(runs, "batch_mean")) {
     // Log axis: the mean is a few records, the largest batch hundreds. A step with no
