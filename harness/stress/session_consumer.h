@@ -39,9 +39,8 @@ class SessionConsumer {
   }
   // Fills `point` with what happened since the last call (the series' sampler is the only
   // caller): the slowest delivery with its split and the longest silence in its wait (one
-  // record's, taken together), the batches
-  // and the longest silence. A record delivered while this runs may count in the next step
-  // instead: a step's bound, not exact.
+  // record's, taken together), the batches and the longest silence. A record delivered while
+  // this runs may count in the next step instead: a step's bound, not exact.
   void take_step(SeriesPoint& point);
 
   // Returns once ProcessTrace has returned (the session stopped and everything was drained).
@@ -75,7 +74,7 @@ class SessionConsumer {
   std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
 
   // The consumer thread's own: the times of its most recent record callbacks (the k-th at
-  // callbacks_[k % size], callback_count_ stored in all; longest_silence reads them for a new
+  // callbacks_[k % size], callback_count_ of them so far; longest_silence reads them for a new
   // step maximum) and the records since its last BufferCallback. 4096 callbacks reach back
   // over a catch-up batch of hundreds of records; 32 KiB per session.
   static constexpr std::size_t kCallbackRing = 4096;

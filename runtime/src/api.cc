@@ -63,7 +63,7 @@ ETWRT_FAST_TLS WriterCacheEntry t_writer_cache[kWriterCache];
 // instead of every slot under the seqlock (collect cost a seventh of a one-session write, and
 // a seventh of each further session's).
 struct Route {
-  std::uint64_t version;  // 0: empty
+  std::uint64_t version;  // the table's version when collected (generation kNoRoute: no route)
   std::uint64_t keyword;
   std::uint32_t generation;
   std::uint8_t level;
@@ -147,8 +147,8 @@ inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
 // A snapshot taken between two equal readings of the version is that version's (or a newer
 // one's, then replaced at the next event: enable_table.h).
 [[gnu::noinline]] Route& fill_route(Route& r, const etwrt::EnableTable& table, std::uint8_t level,
-                                    std::uint64_t keyword, std::uint32_t generation) {
-  const std::uint64_t version = table.version();
+                                    std::uint64_t keyword, std::uint32_t generation,
+                                    std::uint64_t version) {
   r.count = static_cast<std::uint8_t>(table.collect(level, keyword, r.targets));
   r.writers.fill(nullptr);
   r.level = level;
@@ -176,7 +176,7 @@ inline Route& route_for(const Registration* registration, std::uint8_t level,
   if (r.version == version && r.level == level && r.keyword == keyword &&
       r.generation == generation) [[likely]]
     return r;
-  return fill_route(r, registration->table, level, keyword, generation);
+  return fill_route(r, registration->table, level, keyword, generation, version);
 }
 
 inline etwrt::dataplane::Writer& route_writer(Route& r, std::size_t i, etwrt::SessionPool* pool) {
