@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 namespace etwh_bench {
 
@@ -113,6 +115,18 @@ void run_ring_consumer(Ring& ring) {
   ring.checksum.store(sum);
 }
 
+// `n` rings, each drained by its own consumer process (added to `consumers`, which stop and join
+// them when destroyed).
+template <typename Ring>
+Ring* rings_with_consumers(int n, std::vector<std::unique_ptr<Consumer>>& consumers) {
+  Ring* rings = shared_objects<Ring>(n);
+  for (int r = 0; r < n; ++r) {
+    consumers.push_back(
+        std::make_unique<Consumer>(&rings[r].stop, [rings, r] { run_ring_consumer(rings[r]); }));
+  }
+  return rings;
+}
+
 // Marks rings in use for a benchmark's duration (RingOf::active).
 template <typename Ring>
 class ActiveRings {
@@ -149,22 +163,22 @@ void raw_ring_timestamped(benchmark::State& state, Ring& ring) {
 // One item with one TSC reading into each of `n` rings (each drained by its own consumer
 // process): the ceiling for one event written to n sessions, where every session is a
 // hand-off to another core that no sharing inside the writer can remove.
-inline void raw_rings_timestamped(benchmark::State& state, RawRing* rings, int n) {
-  const ActiveRings<RawRing> in_use(rings, n);
+template <typename Ring>
+void raw_rings_timestamped(benchmark::State& state, Ring* rings, int n) {
+  const ActiveRings<Ring> in_use(rings, n);
   uint64_t head = rings[0].head.load(std::memory_order_relaxed);
   uint64_t tail_seen[8] = {};
   for (int r = 0; r < n; ++r) tail_seen[r] = rings[r].tail.load(std::memory_order_acquire);
   for (auto _ : state) {
     const uint64_t stamp = __rdtsc();
     for (int r = 0; r < n; ++r) {
-      RawRing& ring = rings[r];
-      while (head - tail_seen[r] == RawRing::kSlots)
+      Ring& ring = rings[r];
+      while (head - tail_seen[r] == Ring::kSlots)
         tail_seen[r] = ring.tail.load(std::memory_order_acquire);
-      Payload& slot = ring.slots[head % RawRing::kSlots];
+      auto& slot = ring.slots[head % Ring::kSlots];
       slot.words[0] = head;
       slot.words[1] = stamp;
-      slot.words[2] = head * 5;
-      slot.words[3] = head * 7;
+      for (size_t w = 2; w < std::size(slot.words); ++w) slot.words[w] = head * (2 * w + 1);
       ring.head.store(head + 1, std::memory_order_release);
     }
     ++head;

@@ -5,7 +5,8 @@
 //    consumer), then by a file session drained by lttng-consumerd, of a private session daemon
 //    (lttng_session.sh) that this program starts and stops;
 //  - the raw single-producer single-consumer shared-memory ring between two processes, bare
-//    and with a TSC timestamp in each item;
+//    and with a TSC timestamp in each item; with items of 112 bytes (EventWrite's record); one
+//    item into four rings (the floors of four sessions);
 //  - end to end through the Win32 API: this process writes, a realtime consumer in another
 //    process (this program re-executed) counts what ProcessTrace delivers; each batch is timed
 //    until all of it was delivered, so the figure holds only with zero loss (`lost` counter);
@@ -487,29 +488,21 @@ void BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B(benchmark::State& state) 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], kConsumerFlag) == 0) return consumer_main(argv[2]);
 
-  // The ring's consumer is forked before any thread or etwrt connection exists.
-  etwh_bench::RawRing* ring = nullptr;
-  std::unique_ptr<etwh_bench::Consumer> ring_consumer;
-  // A ring of record-sized items (what EventWrite of 32 bytes stores), with its consumer.
-  etwh_bench::RecordRing* records = nullptr;
-  std::unique_ptr<etwh_bench::Consumer> records_consumer;
-  // Four more rings, each with its consumer process: the floor of one event to four sessions.
+  // The rings' consumers are forked before any thread or etwrt connection exists: the raw
+  // ring, a ring of record-sized items (what EventWrite of 32 bytes stores), and four more of
+  // each size (the floors of one event to four sessions).
   constexpr int kRings = 4;
+  std::vector<std::unique_ptr<etwh_bench::Consumer>> consumers;
+  etwh_bench::RawRing* ring = nullptr;
+  etwh_bench::RecordRing* records = nullptr;
   etwh_bench::RawRing* four = nullptr;
-  std::vector<std::unique_ptr<etwh_bench::Consumer>> four_consumers;
+  etwh_bench::RecordRing* four_records = nullptr;
   std::string owned_dir;
   try {
-    ring = etwh_bench::shared_object<etwh_bench::RawRing>();
-    ring_consumer = std::make_unique<etwh_bench::Consumer>(
-        &ring->stop, [ring] { etwh_bench::run_ring_consumer(*ring); });
-    records = etwh_bench::shared_object<etwh_bench::RecordRing>();
-    records_consumer = std::make_unique<etwh_bench::Consumer>(
-        &records->stop, [records] { etwh_bench::run_ring_consumer(*records); });
-    four = etwh_bench::shared_objects<etwh_bench::RawRing>(kRings);
-    for (int r = 0; r < kRings; ++r) {
-      four_consumers.push_back(std::make_unique<etwh_bench::Consumer>(
-          &four[r].stop, [four, r] { etwh_bench::run_ring_consumer(four[r]); }));
-    }
+    ring = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(1, consumers);
+    records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(1, consumers);
+    four = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(kRings, consumers);
+    four_records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(kRings, consumers);
     owned_dir = etwh_bench::runtime_begin();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "etwh_bench_event_path: %s\n", e.what());
@@ -539,6 +532,12 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("RawRing_32B_timestamped/4rings_5proc", [four](benchmark::State& s) {
     etwh_bench::raw_rings_timestamped(s, four, kRings);
   })->UseRealTime();
+  // The same with record-sized items: what BM_EventWrite_FourSessions_32B moves (four records of
+  // 112 bytes), against RawRing_112B_timestamped/2proc.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/4rings_5proc", [four_records](
+                                                                            benchmark::State& s) {
+    etwh_bench::raw_rings_timestamped(s, four_records, kRings);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()
@@ -549,8 +548,7 @@ int main(int argc, char** argv) {
 
   e2e().stop();
   lttng().stop();
-  ring_consumer.reset();
-  four_consumers.clear();
+  consumers.clear();
   etwh_bench::runtime_end(owned_dir);
   lttng().remove_shm();
   return 0;
