@@ -12,6 +12,8 @@
 #include <cstring>
 #include <new>
 
+#include <x86intrin.h>
+
 #include "etwrt/dataplane.h"
 #include "evntcons.h"
 
@@ -201,7 +203,18 @@ inline bool frame_at(const std::byte* p, size_t avail, uint32_t& size, uint64_t&
   return true;
 }
 
-uint64_t pool_now_ns(const Pool::Shared& shared);
+uint64_t monotonic_ns();
+
+// The pool's clock. Inline: the writer reads it once per record (a call cost 14 instructions
+// of a one-session write's ~360).
+inline uint64_t pool_now_ns(const Pool::Shared& shared) {
+  if (shared.clock_kind == kClockTsc) [[likely]] {
+    const int64_t ticks = static_cast<int64_t>(__rdtsc() - shared.tsc_base);
+    return shared.mono_base_ns +
+           static_cast<uint64_t>((static_cast<__int128>(ticks) * shared.ns_per_tick_q32) >> 32);
+  }
+  return monotonic_ns();
+}
 
 // A writer saw reader_sleeping set after a commit: wake the reader (once per sleep).
 void wake_sleeping_reader(Pool::Shared& shared);

@@ -23,13 +23,13 @@
 
 namespace etwrt::dataplane {
 
-namespace {
-
 uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
+
+namespace {
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
@@ -93,15 +93,6 @@ bool default_is_alive(uint32_t pid) {
 }
 
 }  // namespace
-
-uint64_t pool_now_ns(const Pool::Shared& shared) {
-  if (shared.clock_kind == kClockTsc) {
-    const int64_t ticks = static_cast<int64_t>(__rdtsc() - shared.tsc_base);
-    return shared.mono_base_ns +
-           static_cast<uint64_t>((static_cast<__int128>(ticks) * shared.ns_per_tick_q32) >> 32);
-  }
-  return monotonic_ns();
-}
 
 void wake_sleeping_reader(Pool::Shared& shared) {
   // Only the writer that clears the flag pays the system call; the others see it clear.
