@@ -68,6 +68,9 @@ struct Route {
   std::uint32_t generation;
   std::uint8_t level;
   std::uint8_t count;
+  // Every target has a pool and no event ID filter, and all share the first one's clock: an
+  // event that no caller's flag excludes goes to each of them as it is (write_plain).
+  bool plain;
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   // This thread's writer for each target, found at its first event (nullptr: not yet).
   std::array<etwrt::dataplane::Writer*, etwrt::kMaxSessionsPerProvider> writers;
@@ -151,6 +154,13 @@ inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
                                     std::uint64_t version) {
   r.count = static_cast<std::uint8_t>(table.collect(level, keyword, r.targets));
   r.writers.fill(nullptr);
+  const auto* first = static_cast<const etwrt::SessionPool*>(r.targets[0].sink);
+  r.plain = true;
+  for (std::size_t i = 0; i < r.count; ++i) {
+    const auto* pool = static_cast<const etwrt::SessionPool*>(r.targets[i].sink);
+    if (pool == nullptr || r.targets[i].id_filter != nullptr || pool->clock != first->clock)
+      r.plain = false;
+  }
   r.level = level;
   r.keyword = keyword;
   // A publish came in between: serve this event, match none later.
@@ -230,6 +240,42 @@ inline etwrt::dataplane::WriteResult write_to(etwrt::dataplane::Writer& writer,
   return result;
 }
 
+// A session's result folded into the call's status: the first failure is the one returned.
+inline ULONG with_result(ULONG status, etwrt::dataplane::WriteResult result) {
+  if (status != ERROR_SUCCESS) return status;
+  switch (result) {
+    case etwrt::dataplane::WriteResult::written: return ERROR_SUCCESS;
+    case etwrt::dataplane::WriteResult::lost: return ERROR_NOT_ENOUGH_MEMORY;
+    case etwrt::dataplane::WriteResult::too_large: return ERROR_MORE_DATA;
+  }
+  return status;
+}
+
+// A plain route (no filter to consult, one clock) with no session excluded by the caller: the
+// loop of write_event without its per-session checks (a fifth of each further session's cost).
+// The same records as write_to's: one reading for several sessions, one encoding, copies.
+inline ULONG write_plain(Route& route, const etwrt::dataplane::EventInput& in) {
+  const std::size_t n = route.count;
+  const std::uint64_t stamp =
+      n > 1 ? static_cast<etwrt::SessionPool*>(route.targets[0].sink)->pool.now_ns() : 0;
+  std::span<const std::byte> encoded;
+  ULONG status = ERROR_SUCCESS;
+  for (std::size_t i = 0; i < n; ++i) {
+    etwrt::dataplane::Writer& writer =
+        route_writer(route, i, static_cast<etwrt::SessionPool*>(route.targets[i].sink));
+    etwrt::dataplane::WriteResult result;
+    if (encoded.empty()) {
+      result = writer.write(in, stamp);
+      if (result == etwrt::dataplane::WriteResult::written) encoded = writer.last_record();
+    } else {
+      result = writer.write_copy(encoded);
+    }
+    if (result != etwrt::dataplane::WriteResult::written) [[unlikely]]
+      status = with_result(status, result);
+  }
+  return status;
+}
+
 // EventWrite's common path: the sessions that accept the event, each its own filter (the
 // enable table), minus those the caller excludes by InstanceId; a copy into each one's
 // buffer. No system call, no shared lock.
@@ -276,6 +322,10 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     if (!typed->traits.empty()) in.provider_traits = typed->traits;
     if (typed->has_timestamp) in.timestamp_override = &typed->timestamp;
   }
+  if constexpr (!kObserved) {
+    if (route.plain && exclude == 0 && (write_flags & EVENT_WRITE_FLAG_INPRIVATE) == 0) [[likely]]
+      return write_plain(route, in);
+  }
   ULONG status = ERROR_SUCCESS;
   SharedStamp shared;
   for (std::size_t i = 0; i < n; ++i) {
@@ -293,15 +343,7 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
       if (result != etwrt::dataplane::WriteResult::too_large)
         to->add(pool->session.load(std::memory_order_relaxed));
     }
-    switch (result) {
-      case etwrt::dataplane::WriteResult::written: break;
-      case etwrt::dataplane::WriteResult::lost:
-        if (status == ERROR_SUCCESS) status = ERROR_NOT_ENOUGH_MEMORY;
-        break;
-      case etwrt::dataplane::WriteResult::too_large:
-        if (status == ERROR_SUCCESS) status = ERROR_MORE_DATA;
-        break;
-    }
+    status = with_result(status, result);
   }
   return status;
 }

@@ -1066,6 +1066,58 @@ TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
   EXPECT_EQ(indices(c2.seen()), want2);
 }
 
+// One event to two sessions is encoded once and copied (runtime/README.md, "Event path"). A
+// session whose buffers cannot hold it refuses it alone: the call answers ERROR_MORE_DATA, the
+// other session still gets the event's own bytes, and each session counts what it refused.
+// The small session is enabled first, so that it is the first the event goes to.
+TEST_F(EtwrtApi, AnEventTooLargeForOneSessionStillReachesTheOther) {
+  Recorder& r = new_recorder();
+  const REGHANDLE h = register_provider(r);
+  Properties small;
+  small.get()->BufferSize = 1;  // KB
+  small.get()->MinimumBuffers = 4;
+  small.get()->MaximumBuffers = 4;
+  TRACEHANDLE s1 = 0;
+  ASSERT_EQ(StartTraceA(&s1, "copy-small", small.get()), ERROR_SUCCESS);
+  const TRACEHANDLE s2 = start("copy-roomy");
+  ASSERT_EQ(EnableTraceEx2(s1, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(s2, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  RealtimeConsumer c1("copy-small");
+  RealtimeConsumer c2("copy-roomy");
+  ASSERT_TRUE(c1.opened());
+  ASSERT_TRUE(c2.opened());
+  c1.start();
+  c2.start();
+  std::vector<std::uint32_t> want1, want2;
+  for (std::uint32_t i = 0; i < 20; ++i) {
+    const bool large = i % 2 == 0;  // 2000 bytes: over the small session's 1 KB buffers
+    EXPECT_EQ(write_indexed(h, 4, 0, i, large ? 2000 : 32),
+              large ? ULONG{ERROR_MORE_DATA} : ULONG{ERROR_SUCCESS})
+        << i;
+    if (!large) want1.push_back(i);
+    want2.push_back(i);
+  }
+  c1.wait_for(want1.size() + 1);
+  c2.wait_for(want2.size() + 1);
+  Properties q1, q2;
+  ASSERT_EQ(ControlTraceA(s1, nullptr, q1.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  ASSERT_EQ(ControlTraceA(s2, nullptr, q2.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(q1.get()->EventsLost, 10u);
+  EXPECT_EQ(q2.get()->EventsLost, 0u);
+  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
+  EXPECT_EQ(c1.join(), ERROR_SUCCESS);
+  EXPECT_EQ(c2.join(), ERROR_SUCCESS);
+  EXPECT_EQ(indices(c1.seen()), want1);
+  EXPECT_EQ(indices(c2.seen()), want2);
+  for (const Seen& e : c2.seen()) {
+    if (!(e.provider == kProvider)) continue;
+    std::uint32_t i = 0;
+    std::memcpy(&i, e.data.data(), sizeof i);
+    EXPECT_EQ(e.data.size(), i % 2 == 0 ? 2000u : 32u) << i;
+  }
+}
+
 TEST_F(EtwrtApi, ActivityIdsTransferAndTraitsTravelWithEvents) {
   GUID a{};
   GUID b{};
