@@ -1005,6 +1005,13 @@ TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
   for (const Seen& s : seen2) EXPECT_EQ(s.context, &context2);
 }
 
+// Stops `s`; its consumer `c` must then return and have got exactly the indices `want`.
+void stop_expecting(TRACEHANDLE s, RealtimeConsumer& c, const std::vector<std::uint32_t>& want) {
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
+  EXPECT_EQ(c.join(), ERROR_SUCCESS);  // Returned because the session stopped.
+  EXPECT_EQ(indices(c.seen()), want);
+}
+
 // EventWrite keeps each thread's resolved sessions per (table version, level, keyword): every
 // change of the enabling sessions must reach the same thread's very next event of that kind.
 // Between two changes the thread writes one kind only, so that its next event of that kind
@@ -1058,12 +1065,8 @@ TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
   write(4, true, false);
   c1.wait_for(want1.size() + 1);
   c2.wait_for(want2.size() + 1);
-  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
-  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
-  EXPECT_EQ(c1.join(), ERROR_SUCCESS);
-  EXPECT_EQ(c2.join(), ERROR_SUCCESS);
-  EXPECT_EQ(indices(c1.seen()), want1);
-  EXPECT_EQ(indices(c2.seen()), want2);
+  stop_expecting(s1, c1, want1);
+  stop_expecting(s2, c2, want2);
 }
 
 // One event to two sessions is encoded once and copied (runtime/README.md, "Event path"). A
@@ -1104,12 +1107,8 @@ TEST_F(EtwrtApi, AnEventTooLargeForOneSessionStillReachesTheOther) {
   ASSERT_EQ(ControlTraceA(s2, nullptr, q2.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
   EXPECT_EQ(q1.get()->EventsLost, 10u);
   EXPECT_EQ(q2.get()->EventsLost, 0u);
-  EXPECT_EQ(stop(s1), ERROR_SUCCESS);
-  EXPECT_EQ(stop(s2), ERROR_SUCCESS);
-  EXPECT_EQ(c1.join(), ERROR_SUCCESS);
-  EXPECT_EQ(c2.join(), ERROR_SUCCESS);
-  EXPECT_EQ(indices(c1.seen()), want1);
-  EXPECT_EQ(indices(c2.seen()), want2);
+  stop_expecting(s1, c1, want1);
+  stop_expecting(s2, c2, want2);
   for (const Seen& e : c2.seen()) {
     if (!(e.provider == kProvider)) continue;
     std::uint32_t i = 0;
