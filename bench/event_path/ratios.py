@@ -14,8 +14,9 @@ and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's
 cross-process wake-up through a futex in shared memory, p50 and p99. Issue 15's write goals:
 EventWrite to 4 sessions against 1 session (<= 1.5 by the writing thread's cpu time, <= 2 by
 wall time; beside it the same ratios of the floors: four timestamped rings, one reading per item,
-against one, with 32-byte items and with 112-byte ones, EventWrite's records), EventWrite to 1 session <= 2x the timestamped ring with a cv under 5% (beside it
-the ring of record-sized items, 112 bytes, which moves the bytes EventWrite does), and
+against one, with 32-byte items and with 112-byte ones, EventWrite's records), EventWrite to 1
+session <= 2x the timestamped ring with a cv under 5% (beside it the ring of record-sized items,
+112 bytes, which moves the bytes EventWrite does), and
 EventWrite with no session <= 1.2x the shared-library call.
 
 Exit status: 0 when every goal this run measured is met, 1 when one is missed (the last line names

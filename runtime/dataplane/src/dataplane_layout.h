@@ -205,8 +205,8 @@ inline bool frame_at(const std::byte* p, size_t avail, uint32_t& size, uint64_t&
 
 uint64_t monotonic_ns();
 
-// The pool's clock. Inline: the writer reads it once per record (a call cost 14 instructions
-// of a one-session write's ~360).
+// The pool's clock. Inline: the writer reads it once per record, and a call to it saved and
+// restored registers around the reading.
 inline uint64_t pool_now_ns(const Pool::Shared& shared) {
   if (shared.clock_kind == kClockTsc) [[likely]] {
     const int64_t ticks = static_cast<int64_t>(__rdtsc() - shared.tsc_base);
