@@ -27,7 +27,11 @@ struct FakeWaiter {
   bool wake_early = true;    // wait() returns woken after 10 us, else times out
   std::uint64_t napped = 0;  // the last nap's length
   std::uint32_t prepare_wait() { return static_cast<std::uint32_t>(++prepared); }
-  void cancel_wait() { ++cancelled; }
+  bool woken_before_cancel = false;  // cancel_wait() finds a writer's wake-up made
+  bool cancel_wait(std::uint32_t) {
+    ++cancelled;
+    return woken_before_cancel;
+  }
   bool wait(std::uint32_t, std::uint64_t timeout_ns) {
     ++waits;
     ns += wake_early ? 10'000 : timeout_ns;
@@ -92,6 +96,22 @@ TEST(ReaderPacing, RecordsAfterTheAnnouncementCancelIt) {
   EXPECT_EQ(w.cancelled, 1);
   pacing.after_poll(w, 0, w.clock());
   EXPECT_EQ(w.waits, 0);  // A fresh spin, not the cancelled sleep.
+}
+
+// A writer that saw the announcement before the poll that cancelled it made its wake-up all
+// the same: the reader naps for the interval from there, as if it had slept and been woken,
+// so that announcements racing with records cost writers no more than one wake-up per interval.
+TEST(ReaderPacing, AWakeUpMadeBeforeTheCancelStartsTheInterval) {
+  P pacing;
+  FakeWaiter w;
+  w.woken_before_cancel = true;
+  polls_until_announced(pacing, w);
+  pacing.after_poll(w, P::kThinPoll, w.clock());
+  ASSERT_EQ(w.cancelled, 1);
+  const int prepared = w.prepared;
+  pacing.after_poll(w, 0, w.clock());
+  EXPECT_EQ(w.naps, 1);
+  EXPECT_EQ(w.prepared, prepared);  // no announcement within the interval
 }
 
 // Woken by a writer: for kWakeIntervalNs, empty polls nap (unannounced, no spin); then the

@@ -386,7 +386,11 @@ uint32_t Reader::prepare_wait() {
   return token;
 }
 
-void Reader::cancel_wait() { pool_.shared()->reader_sleeping.store(0, std::memory_order_relaxed); }
+bool Reader::cancel_wait(uint32_t token) {
+  Pool::Shared& s = *pool_.shared();
+  s.reader_sleeping.store(0, std::memory_order_relaxed);
+  return s.wake_seq.load(std::memory_order_acquire) != token;
+}
 
 bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   Pool::Shared& s = *pool_.shared();

@@ -321,8 +321,10 @@ uint32_t RelayConsumer::prepare_wait() {
   return token;
 }
 
-void RelayConsumer::cancel_wait() {
-  pool_.shared()->relay(slot_)->consumer_sleeping.store(0, std::memory_order_relaxed);
+bool RelayConsumer::cancel_wait(uint32_t token) {
+  RelaySlot& slot = *pool_.shared()->relay(slot_);
+  slot.consumer_sleeping.store(0, std::memory_order_relaxed);
+  return slot.wake_seq.load(std::memory_order_acquire) != token;
 }
 
 bool RelayConsumer::wait(uint32_t token, uint64_t timeout_ns) {

@@ -314,7 +314,9 @@ class Reader {
   // timeout: keep it short enough to bound that rare latency. Returns true when woken.
   uint32_t prepare_wait();
   bool wait(uint32_t token, uint64_t timeout_ns);
-  void cancel_wait();  // The poll after prepare_wait() found records: do not sleep.
+  // The poll after prepare_wait() found records: do not sleep. True when a writer already
+  // paid a wake-up for this announcement (the wake sequence moved since `token`).
+  bool cancel_wait(uint32_t token);
   // Sleeps up to timeout_ns without telling writers (no writer pays a wake-up for it);
   // Pool::wake_reader() still ends it at once.
   void nap(uint64_t timeout_ns);
@@ -421,8 +423,8 @@ class RelayConsumer {
   bool ended(const Reader::LossCallback& on_loss);
   uint32_t prepare_wait();
   bool wait(uint32_t token, uint64_t timeout_ns);
-  void cancel_wait();
-  void nap(uint64_t timeout_ns);  // like Reader::nap: the feeder does not wake it, end() does
+  bool cancel_wait(uint32_t token);  // like Reader::cancel_wait
+  void nap(uint64_t timeout_ns);     // like Reader::nap: the feeder does not wake it, end() does
   uint64_t delivered() const { return delivered_; }
 
  private:

@@ -11,6 +11,8 @@
  * - within kWakeIntervalNs of being woken by a writer, an empty poll naps kNapNs instead,
  *   unannounced (Waiter::nap): a stream dense enough to wake the reader that often would
  *   make its writers pay a system call every few events. A record waits one nap at most.
+ *   A wake-up a writer made for an announcement the next poll cancelled starts the interval
+ *   too (Waiter::cancel_wait returns whether one was made).
  * Waiter: dataplane::Reader or RelayConsumer (prepare_wait, cancel_wait, wait, nap).
  * Clock: a callable returning nanoseconds of a monotonic clock.
  */
@@ -35,7 +37,10 @@ class ReaderPacing {
   void after_poll(Waiter& waiter, std::size_t delivered, const Clock& now) {
     if (delivered != 0) {
       idle_since_ns_ = 0;
-      if (armed_) waiter.cancel_wait();
+      // A writer that saw the announcement before the cancel paid a wake-up all the same: the
+      // interval starts there too, else racing announcements cost writers more than one per
+      // interval (seen under ThreadSanitizer, where the race window is wide).
+      if (armed_ && waiter.cancel_wait(token_)) woken_ns_ = now();
       armed_ = false;
       if (delivered < kThinPoll) back_off(now);
       return;
