@@ -3,7 +3,9 @@
 // this machine. Shared by etwrt_dataplane_bench and etwh_bench_event_path (Linux only).
 #pragma once
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,9 +62,12 @@ T* shared_objects(size_t n) {
 class Consumer {
  public:
   Consumer(std::atomic<uint32_t>* stop, const std::function<void()>& body) : stop_(stop) {
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
+      // Ends with the benchmark process, even when that is killed (no stop flag is then set).
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
       body();
       _exit(0);
     }
