@@ -98,14 +98,11 @@ void SessionConsumer::take_step(SeriesPoint& point) {
       batches > 0 ? static_cast<double>(packed >> 32) / static_cast<double>(batches) : 0.0;
 }
 
-// Every record callback: its time in the ring (one store, one increment), one more record in
+// Every record callback: its time in the ring (a store, a max, an increment), one more record in
 // the current batch, and the gap since the previous callback (any record) for the step's
 // longest silence. Returns the previous callback's time (0: none).
 std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {
-  const std::uint64_t prev =
-      callback_count_ > 0 ? callbacks_[(callback_count_ - 1) % kCallbackRing] : 0;
-  callbacks_[callback_count_ % kCallbackRing] = now;
-  ++callback_count_;
+  const std::uint64_t prev = callbacks_.add(now);
   ++records_since_buffer_;
   if (prev != 0 && now > prev && now - prev > silence_max_live_.load(std::memory_order_relaxed))
     silence_max_live_.store(now - prev, std::memory_order_relaxed);
@@ -171,7 +168,7 @@ void SessionConsumer::note_latency(std::uint64_t now, std::uint64_t prev,
   result_.latency.record(latency);
   if (latency <= latency_max_live_.load(std::memory_order_relaxed)) return;
   const LatencySplit split = split_latency(now, prev, write_time);
-  const SilenceInWait silence = longest_silence(callbacks_, callback_count_, now, write_time);
+  const SilenceInWait silence = callbacks_.longest_silence(now, write_time);
   std::lock_guard lock(slowest_mu_);
   if (latency > slowest_ns_) {
     slowest_ns_ = latency;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine.h"
+#include "stats.h"
 
 #include <evntcons.h>
 #include <evntrace.h>
@@ -73,13 +74,10 @@ class SessionConsumer {
   std::atomic<bool> header_seen_{false}, finished_{false};
   std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
 
-  // The consumer thread's own: the times of its most recent record callbacks (the k-th at
-  // callbacks_[k % size], callback_count_ of them so far; longest_silence reads them for a new
-  // step maximum) and the records since its last BufferCallback. 4096 callbacks reach back
-  // over a catch-up batch of hundreds of records; 32 KiB per session.
-  static constexpr std::size_t kCallbackRing = 4096;
-  std::array<std::uint64_t, kCallbackRing> callbacks_{};
-  std::uint64_t callback_count_ = 0;
+  // The consumer thread's own: the times of its most recent record callbacks (read for the
+  // longest silence of a new step maximum) and the records since its last BufferCallback. 4096
+  // callbacks reach back over a catch-up batch of hundreds of records; 32 KiB per session.
+  CallbackTimes<4096, 64> callbacks_;
   std::uint64_t records_since_buffer_ = 0;
   // The step's slowest delivery and its split. The callback compares with latency_max_live_
   // alone; only a new maximum takes the mutex, which the sampler also takes to read and reset

@@ -106,26 +106,6 @@ LatencySplit split_latency(std::uint64_t now_ns, std::uint64_t prev_ns, std::uin
   return {now_ns - quiet_from, quiet_from - write_ns};
 }
 
-SilenceInWait longest_silence(std::span<const std::uint64_t> ring, std::uint64_t count,
-                              std::uint64_t now_ns, std::uint64_t write_ns) {
-  if (now_ns < write_ns) return {};
-  const std::uint64_t mask = ring.size() - 1;
-  const std::uint64_t held = std::min<std::uint64_t>(count, ring.size());
-  std::uint64_t longest = 0, end = now_ns;  // `end`: the later callback of the gap walked
-  for (std::uint64_t back = 1; back <= held; ++back) {
-    // A time after `end` cannot be (one thread, one clock): it then ends no gap.
-    const std::uint64_t t = std::min(ring[(count - back) & mask], end);
-    if (t <= write_ns) return {std::max(longest, end - write_ns), false};
-    longest = std::max(longest, end - t);
-    end = t;
-  }
-  // No callback at or before the write in the ring: if it held every callback of the thread,
-  // there was none before and the thread was silent from the write on; else older ones were
-  // overwritten and the gaps among them are unknown.
-  if (count <= ring.size()) return {std::max(longest, end - write_ns), false};
-  return {longest, true};
-}
-
 void SequenceTracker::observe(std::uint64_t sequence) {
   if (sequence < next_) {
     ++duplicates_;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -157,23 +158,49 @@ TEST(LatencySplit, PartsAlwaysAddUpToTheLatency) {
   EXPECT_EQ(s.behind_ns, 0u);
 }
 
-// A ring of 8 callback times, `times` stored in order (the newest last), as the consumer keeps
-// them: the k-th at ring[k % 8].
-struct CallbackRing {
-  std::array<std::uint64_t, 8> ring{};
-  std::uint64_t count = 0;
-  explicit CallbackRing(std::initializer_list<std::uint64_t> times) {
-    for (std::uint64_t t : times) ring[count++ % ring.size()] = t;
+// The plain walk, one callback at a time, as the consumer did it before CallbackTimes kept the
+// blocks' longest gaps: the oracle the block walk must agree with.
+SilenceInWait walk_one_by_one(std::span<const std::uint64_t> ring, std::uint64_t count,
+                              std::uint64_t now_ns, std::uint64_t write_ns) {
+  if (now_ns < write_ns) return {};
+  const std::uint64_t mask = ring.size() - 1;
+  const std::uint64_t held = std::min<std::uint64_t>(count, ring.size());
+  std::uint64_t longest = 0, end = now_ns;  // `end`: the later callback of the gap walked
+  for (std::uint64_t back = 1; back <= held; ++back) {
+    // A time after `end` cannot be (one thread, one clock): it then ends no gap.
+    const std::uint64_t t = std::min(ring[(count - back) & mask], end);
+    if (t <= write_ns) return {std::max(longest, end - write_ns), false};
+    longest = std::max(longest, end - t);
+    end = t;
   }
-  SilenceInWait walk(std::uint64_t now, std::uint64_t write) const {
-    return longest_silence(ring, count, now, write);
+  // No callback at or before the write in the ring: if it held every callback of the thread,
+  // there was none before and the thread was silent from the write on; else older ones were
+  // overwritten and the gaps among them are unknown.
+  if (count <= ring.size()) return {std::max(longest, end - write_ns), false};
+  return {longest, true};
+}
+
+// A ring of 8 callback times in blocks of 2, `times` added in order (the newest last). Every
+// walk is checked against the plain one on the same times.
+struct CallbackRing {
+  CallbackTimes<8, 2> times;
+  std::array<std::uint64_t, 8> ring{};
+  explicit CallbackRing(std::initializer_list<std::uint64_t> list) {
+    for (std::uint64_t t : list) ring[times.count() % ring.size()] = t, times.add(t);
+  }
+  SilenceInWait walk(std::uint64_t now, std::uint64_t write) {
+    const SilenceInWait s = times.longest_silence(now, write);
+    const SilenceInWait plain = walk_one_by_one(ring, times.count(), now, write);
+    EXPECT_EQ(s.ns, plain.ns) << "now " << now << ", write " << write;
+    EXPECT_EQ(s.partial, plain.partial) << "now " << now << ", write " << write;
+    return s;
   }
 };
 
 TEST(LongestSilence, TheLongestGapInTheWaitNotTheLast) {
   // Written at 100; callbacks at 50 (before the write), 120, 900, 905, 910 (now): the record
   // waited through the silence from 120 to 900, then came three records into the catch-up.
-  const CallbackRing r{50, 120, 900, 905, 910};
+  CallbackRing r{50, 120, 900, 905, 910};
   const SilenceInWait s = r.walk(910, 100);
   EXPECT_EQ(s.ns, 780u);
   EXPECT_FALSE(s.partial);
@@ -183,16 +210,16 @@ TEST(LongestSilence, TheLongestGapInTheWaitNotTheLast) {
 TEST(LongestSilence, ClippedAtTheWrite) {
   // A callback long before the write (0) and the next after it (700): the gap counts from the
   // write at 500, not from 0.
-  const CallbackRing r{0, 700, 710};
+  CallbackRing r{0, 700, 710};
   EXPECT_EQ(r.walk(710, 500).ns, 200u);
   // A callback exactly at the write time ends the walk there.
-  const CallbackRing at{100, 500, 560, 600};
+  CallbackRing at{100, 500, 560, 600};
   EXPECT_EQ(at.walk(600, 500).ns, 60u);
 }
 
 TEST(LongestSilence, NoCallbackAfterTheWriteIsAllSilence) {
   // Only `now` itself after the write: silent from the write to now, like the quiet part.
-  const CallbackRing r{10, 20, 1000};
+  CallbackRing r{10, 20, 1000};
   const SilenceInWait s = r.walk(1000, 300);
   EXPECT_EQ(s.ns, 700u);
   EXPECT_EQ(s.ns, split_latency(1000, 20, 300).quiet_ns);
@@ -200,21 +227,21 @@ TEST(LongestSilence, NoCallbackAfterTheWriteIsAllSilence) {
 }
 
 TEST(LongestSilence, TheNewestGapBeingTheLongest) {
-  const CallbackRing r{100, 110, 120, 130, 900};
+  CallbackRing r{100, 110, 120, 130, 900};
   EXPECT_EQ(r.walk(900, 105).ns, 770u);
 }
 
 TEST(LongestSilence, EqualTimestampsAreNoSilence) {
-  const CallbackRing r{100, 300, 300, 300, 320};
+  CallbackRing r{100, 300, 300, 300, 320};
   EXPECT_EQ(r.walk(320, 200).ns, 100u);  // 200 (write) to 300
-  const CallbackRing same{100, 100, 100, 100};
+  CallbackRing same{100, 100, 100, 100};
   EXPECT_EQ(same.walk(100, 100).ns, 0u);
 }
 
 TEST(LongestSilence, TheThreadsFirstCallbacksHaveNothingBefore) {
   // Every callback of the thread is in the ring and all came after the write: the thread was
   // silent from the write to its first callback.
-  const CallbackRing r{400, 410, 420};
+  CallbackRing r{400, 410, 420};
   const SilenceInWait s = r.walk(420, 100);
   EXPECT_EQ(s.ns, 300u);
   EXPECT_FALSE(s.partial);
@@ -223,7 +250,7 @@ TEST(LongestSilence, TheThreadsFirstCallbacksHaveNothingBefore) {
 TEST(LongestSilence, ARingThatDoesNotReachTheWriteIsALowerBound) {
   // 12 callbacks through a ring of 8: the oldest 4 (including the one at 300) were overwritten,
   // and the 8 held all came after the write at 100.
-  const CallbackRing r{300, 310, 320, 330, 1000, 1010, 1020, 1030, 1040, 1050, 1060, 1300};
+  CallbackRing r{300, 310, 320, 330, 1000, 1010, 1020, 1030, 1040, 1050, 1060, 1300};
   const SilenceInWait s = r.walk(1300, 100);
   EXPECT_EQ(s.ns, 240u);  // 1060 to 1300: the longest gap among those held
   EXPECT_TRUE(s.partial);
@@ -233,13 +260,39 @@ TEST(LongestSilence, ARingThatDoesNotReachTheWriteIsALowerBound) {
 }
 
 TEST(LongestSilence, BetweenQuietAndTheLatency) {
-  const CallbackRing r{50, 120, 130, 500, 505, 800, 801, 900};
+  CallbackRing r{50, 120, 130, 500, 505, 800, 801, 900};
   for (std::uint64_t write : {0ull, 50ull, 100ull, 125ull, 130ull, 600ull, 900ull}) {
     const SilenceInWait s = r.walk(900, write);
     EXPECT_GE(s.ns, split_latency(900, 801, write).quiet_ns) << write;
     EXPECT_LE(s.ns, 900 - write) << write;
   }
   EXPECT_EQ(r.walk(100, 200).ns, 0u);  // a clock inversion: no wait
+}
+
+// Random times, in order and with inversions, through a ring of 64 in blocks of 8: every walk,
+// from every callback as `now` and writes across the whole range, agrees with the plain one.
+TEST(LongestSilence, BlocksGiveWhatTheWalkOneByOneGives) {
+  std::mt19937_64 random(15);
+  for (int round = 0; round < 40; ++round) {
+    CallbackTimes<64, 8> times;
+    std::array<std::uint64_t, 64> ring{};
+    std::uint64_t t = 1000;
+    const bool inversions = round % 4 == 3;
+    for (int k = 0; k < 300; ++k) {
+      // Gaps from 0 to 99, now and then a long one; with inversions, now and then a step back.
+      t += random() % 8 == 0 ? 500 + random() % 5000 : random() % 100;
+      if (inversions && random() % 16 == 0) t -= std::min<std::uint64_t>(t - 1, random() % 300);
+      ring[times.count() % ring.size()] = t;
+      times.add(t);
+      for (int q = 0; q < 4; ++q) {
+        const std::uint64_t write = random() % (t + 100);
+        const SilenceInWait s = times.longest_silence(t, write);
+        const SilenceInWait plain = walk_one_by_one(ring, times.count(), t, write);
+        ASSERT_EQ(s.ns, plain.ns) << "round " << round << ", callback " << k << ", write " << write;
+        ASSERT_EQ(s.partial, plain.partial) << "round " << round << ", callback " << k;
+      }
+    }
+  }
 }
 
 }  // namespace
