@@ -98,7 +98,7 @@ void SessionConsumer::take_step(SeriesPoint& point) {
       batches > 0 ? static_cast<double>(packed >> 32) / static_cast<double>(batches) : 0.0;
 }
 
-// Every record callback: its time in the ring (a store, a max, an increment), one more record in
+// Every record callback: its time in the ring (one store, one increment), one more record in
 // the current batch, and the gap since the previous callback (any record) for the step's
 // longest silence. Returns the previous callback's time (0: none).
 std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {

@@ -51,9 +51,10 @@ const char* status_of(const Outcome& o) {
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 // Wake-ups sampled for the floor before a run and again after it, and their spacing (the
-// child is asleep each time). Two windows, not one: on a 2-vCPU VM 0.2-14% of wake-ups take
-// 40-100 us instead of 6-10, and that share changes from one 0.1 s window to the next, so the
-// p99 of a single window lands on either side (harness/stress/README.md, "The latency floor").
+// child is asleep each time). Two windows, not one: on a 2-vCPU VM 0.2-31% of wake-ups take
+// 40-100 us instead of 6-10, and that share changes from one 0.35 s window to the next, so the
+// p99 of a single window lands on either side (harness/stress/README.md, "The latency floor
+// has two values").
 constexpr std::size_t kFloorSamples = 2000;
 constexpr std::chrono::microseconds kFloorGap{50};
 
