@@ -165,6 +165,12 @@ std::string thousands(std::uint64_t v) {
 
 // Everything a run starts, torn down in the safe order whatever happens: writers killed,
 // sessions stopped (which ends ProcessTrace), consumers joined.
+// The stamps' clock of every run of this process (stress_payload.h), calibrated once (20 ms).
+const StampClock& stamp_clock() {
+  static const StampClock clock = StampClock::calibrate();
+  return clock;
+}
+
 struct RunResources {
   std::vector<std::unique_ptr<WriterProcess>> writers;
   std::vector<StartedSession> sessions;
@@ -389,8 +395,9 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
         st != ERROR_SUCCESS) {
       throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
     }
-    res.consumers.push_back(std::make_unique<SessionConsumer>(
-        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us));
+    res.consumers.push_back(
+        std::make_unique<SessionConsumer>(s.name, provider, profile.threads, writers_total,
+                                          profile.consumer_delay_us, stamp_clock()));
     res.consumers.back()->open();
   }
   // The consumers must be attached before anything is written, or early events would be
@@ -439,7 +446,8 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
                                      "--payload-bytes", std::to_string(profile.payload_bytes),
                                      "--rate",          std::to_string(profile.rate),
                                      "--duration-ms",   std::to_string(profile.duration_ms),
-                                     "--series-ms",     std::to_string(options.series_ms)};
+                                     "--series-ms",     std::to_string(options.series_ms),
+                                     "--clock",         stamp_clock().text()};
     if (profile.burst_events > 0) {
       args.insert(args.end(), {"--burst-events", std::to_string(profile.burst_events),
                                "--burst-period-ms", std::to_string(profile.burst_period_ms)});
@@ -459,7 +467,8 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   }
   for (auto& w : res.writers) w->send("go");
 
-  // steady_clock is CLOCK_MONOTONIC, the clock of the writers' stamps and samples.
+  // steady_clock is CLOCK_MONOTONIC: the clock of the writers' samples and, within a few us
+  // per run, of their stamps (StampClock).
   const auto go = std::chrono::steady_clock::now();
   run.go_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(go.time_since_epoch()).count());

@@ -54,7 +54,7 @@ struct SeriesPoint {
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
 struct LossNotice {
-  std::uint64_t at_ns = 0;    // CLOCK_MONOTONIC, when the consumer callback got it
+  std::uint64_t at_ns = 0;    // StampClock, when the consumer callback got it
   std::uint8_t opcode = 0;    // 32 RTLostEvent, 33 RTLostBuffer
   std::uint64_t buffers = 0;  // RTLostBuffer: buffers lost
   std::uint64_t events = 0;   // events those buffers held, or refused at write (RTLostEvent)

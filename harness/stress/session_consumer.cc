@@ -13,11 +13,12 @@ bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof
 
 SessionConsumer::SessionConsumer(std::string name, const GUID& provider,
                                  std::uint32_t threads_per_process, std::uint32_t writers,
-                                 std::uint64_t delay_us)
+                                 std::uint64_t delay_us, const StampClock& clock)
     : name_(std::move(name)),
       provider_(provider),
       threads_per_process_(threads_per_process),
       delay_ns_(delay_us * 1000),
+      clock_(clock),
       trackers_(writers) {
   result_.name = name_;
 }
@@ -110,14 +111,14 @@ std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {
 }
 
 void SessionConsumer::record(const EVENT_RECORD& r) {
-  const std::uint64_t now = monotonic_ns();
+  const std::uint64_t now = clock_.now_ns();
   const std::uint64_t prev = note_callback(now);
   const GUID& from = r.EventHeader.ProviderId;
   if (same_guid(from, provider_)) {
     data(r, now, prev);
     if (delay_ns_ > 0) {
       // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
-      while (monotonic_ns() - now < delay_ns_) {
+      while (clock_.now_ns() - now < delay_ns_) {
       }
     }
     return;

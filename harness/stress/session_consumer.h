@@ -6,6 +6,7 @@
 
 #include "engine.h"
 #include "stats.h"
+#include "stress_payload.h"
 
 #include <evntcons.h>
 #include <evntrace.h>
@@ -22,8 +23,9 @@ namespace etwh::stress {
 
 class SessionConsumer {
  public:
+  // `clock`: the writers' stamp clock (stress_payload.h), read for every delivery.
   SessionConsumer(std::string name, const GUID& provider, std::uint32_t threads_per_process,
-                  std::uint32_t writers, std::uint64_t delay_us);
+                  std::uint32_t writers, std::uint64_t delay_us, const StampClock& clock);
   SessionConsumer(const SessionConsumer&) = delete;
   SessionConsumer& operator=(const SessionConsumer&) = delete;
   ~SessionConsumer() { join(); }
@@ -65,6 +67,7 @@ class SessionConsumer {
   GUID provider_;
   std::uint32_t threads_per_process_;
   std::uint64_t delay_ns_;
+  StampClock clock_;
   std::vector<SequenceTracker> trackers_;
   SessionResult result_;
   EVENT_TRACE_LOGFILEA logfile_{};

@@ -3,7 +3,8 @@
 // counts, its rates, its consumer lag and buffers in use as counters (the time series' steps:
 // batched, never one per event) and each RT_LostEvent notice as an instant on its consumer's
 // track; per writer process, a slice per time-series step in which it wrote, with how many.
-// Every stamp of a run is CLOCK_MONOTONIC (steady_clock), the Trace's clock.
+// Every stamp of a run is CLOCK_MONOTONIC (steady_clock), the Trace's clock; the consumers'
+// times come through StampClock (stress_payload.h), within a few us of it.
 //
 // Sessions and writers get synthetic process ids (kSyntheticPidBase and up, above any Linux
 // pid), the same for a given run and session or writer, named by process_name events.

@@ -34,6 +34,7 @@ namespace {
 
 using etwh::stress::EventStamp;
 using etwh::stress::monotonic_ns;
+using etwh::stress::StampClock;
 
 struct Pace {
   std::uint64_t rate = 0;          // events/s per thread; 0 = as fast as possible
@@ -63,8 +64,9 @@ void sleep_until(std::uint64_t deadline_ns) {
 class ThreadWriter {
  public:
   ThreadWriter(REGHANDLE handle, std::uint32_t process_index, std::uint32_t thread_index,
-               std::size_t payload_bytes, std::atomic<std::uint64_t>& published)
-      : handle_(handle), payload_(payload_bytes, 0), published_(&published) {
+               std::size_t payload_bytes, std::atomic<std::uint64_t>& published,
+               const StampClock& clock)
+      : handle_(handle), payload_(payload_bytes, 0), published_(&published), clock_(clock) {
     EventDescCreate(&descriptor_, etwh::stress::kStressEventId, 0, 0,
                     etwh::stress::kStressEventLevel, 0, 0, 0);
     stamp_.process_index = process_index;
@@ -75,7 +77,7 @@ class ThreadWriter {
   // Writes one event; returns the time it was stamped with.
   std::uint64_t write_one() {
     stamp_.sequence = counts_.attempts;
-    stamp_.write_time_ns = monotonic_ns();
+    stamp_.write_time_ns = clock_.now_ns();
     std::memcpy(payload_.data(), &stamp_, sizeof stamp_);
     const ULONG status = EventWrite(handle_, &descriptor_, 1, &data_);
     if (spin_ > 0) spin(spin_);
@@ -147,6 +149,7 @@ class ThreadWriter {
   EVENT_DATA_DESCRIPTOR data_{};
   ThreadCounts counts_;
   std::atomic<std::uint64_t>* published_;  // counts_.attempts, for the sampler
+  StampClock clock_;                       // a copy per thread: read on every event
   std::uint64_t spin_ = 0;
 };
 
@@ -252,6 +255,9 @@ int main(int argc, char** argv) {
   app.add_option("--burst-events", pace.burst_events, "Events per burst (0: steady)");
   app.add_option("--burst-period-ms", pace.burst_period_ms, "Time between burst starts");
   app.add_option("--duration-ms", pace.duration_ms, "How long to write")->required();
+  std::string clock_text;
+  app.add_option("--clock", clock_text,
+                 "The stamps' clock: TSC0:MONO0:MULT (default: CLOCK_MONOTONIC)");
   app.add_option("--series-ms", series_ms, "Sample the written counts every N ms")
       ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{60000}));
   CLI11_PARSE(app, argc, argv);
@@ -259,6 +265,16 @@ int main(int argc, char** argv) {
   if (!provider) {
     std::cerr << "etwh-stress-writer: --provider: not a GUID: " << provider_text << "\n";
     return 2;
+  }
+  StampClock clock;  // mult 0: CLOCK_MONOTONIC
+  if (!clock_text.empty()) {
+    const auto parsed = StampClock::parse(clock_text);
+    if (!parsed) {
+      std::cerr << "etwh-stress-writer: --clock: expected TSC0:MONO0:MULT, got " << clock_text
+                << "\n";
+      return 2;
+    }
+    clock = *parsed;
   }
   if (pace.burst_events > 0 && pace.burst_period_ms == 0) {
     std::cerr << "etwh-stress-writer: --burst-events needs --burst-period-ms > 0\n";
@@ -284,7 +300,7 @@ int main(int argc, char** argv) {
   std::vector<ThreadWriter> writers;
   writers.reserve(threads);
   for (std::uint32_t t = 0; t < threads; ++t) {
-    writers.emplace_back(handle, process_index, t, payload_bytes, published[t]);
+    writers.emplace_back(handle, process_index, t, payload_bytes, published[t], clock);
     writers.back().set_spin(planted_spin());
   }
   const std::uint64_t start_ns = monotonic_ns();
