@@ -163,14 +163,14 @@ std::string thousands(std::uint64_t v) {
   return s;
 }
 
-// Everything a run starts, torn down in the safe order whatever happens: writers killed,
-// sessions stopped (which ends ProcessTrace), consumers joined.
 // The stamps' clock of every run of this process (stress_payload.h), calibrated once (20 ms).
 const StampClock& stamp_clock() {
   static const StampClock clock = StampClock::calibrate();
   return clock;
 }
 
+// Everything a run starts, torn down in the safe order whatever happens: writers killed,
+// sessions stopped (which ends ProcessTrace), consumers joined.
 struct RunResources {
   std::vector<std::unique_ptr<WriterProcess>> writers;
   std::vector<StartedSession> sessions;
