@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -35,10 +36,12 @@ const GUID kProvider = {
     0x6a4b0d32, 0x2c3d, 0x4e4f, {0x90, 0x21, 0x32, 0x43, 0x54, 0x65, 0x76, 0x87}};
 
 // Answers each request with what `answer` returns for it (the id is added), or nothing when
-// it returns null. Also sends `unprompted` frames to each peer right after it connects.
+// it returns null, or hangs up on the peer when it returns kHangUp. Also sends `unprompted`
+// frames to each peer right after it connects.
 class FakeBroker {
  public:
   using Answer = std::function<json(const json& request)>;
+  static inline const json kHangUp = "hang up";
 
   FakeBroker(const std::string& home, Answer answer, std::vector<json> unprompted = {})
       : answer_(std::move(answer)), unprompted_(std::move(unprompted)) {
@@ -95,6 +98,11 @@ class FakeBroker {
     bool corrupt = false;
     while (auto request = reader.next(corrupt)) {
       json reply = answer_(*request);
+      if (reply == kHangUp) {
+        ::close(fd);
+        peers_.erase(fd);
+        return;
+      }
       if (reply.is_null()) continue;
       reply["id"] = request->value("id", json());
       etwrt::send_frame(fd, reply);
@@ -202,6 +210,70 @@ TEST(EtwrtApiFaults, ASessionsMalformedRegisterReplyUndoesTheRegistration) {
   ASSERT_GE(ops.size(), 2u);
   EXPECT_EQ(ops[0], "register");
   EXPECT_EQ(ops[1], "unregister");
+}
+
+// The library's reader thread closes a connection the broker dropped while a caller's request
+// was on it. The caller wrote that request from its own thread, so the close must be ordered
+// after the write: a write racing the close could land on a descriptor number reused by another
+// open (TSan's CI stage runs this test).
+TEST(EtwrtApiFaults, ABrokerThatHangsUpMidRequestFailsTheCallAndNothingElse) {
+  etwrt::testing::PrivateBrokerHome home("etwrt-faults-test");
+  std::atomic<int> starts{0};
+  FakeBroker fake(home.home(), [&](const json& request) -> json {
+    if (request.value("op", "") != "start") return {{"status", 0}};
+    ++starts;
+    return FakeBroker::kHangUp;
+  });
+  for (int round = 0; round < 3; ++round) {
+    Properties p;
+    TRACEHANDLE session = 0;
+    // No broker to answer: the entry point's answer when etwrt's broker cannot be reached.
+    EXPECT_EQ(StartTraceA(&session, "hangs-up", p.get()), ERROR_NOT_SUPPORTED);
+    EXPECT_EQ(session, 0u);
+  }
+  // Each call is tried once more on a fresh connection, as a caller after a broker's death would.
+  EXPECT_EQ(starts.load(), 6);
+}
+
+// Callers on several threads while the broker hangs up on every third request: a request
+// whose connection was closed under it fails; it is never written to whatever reused the
+// number. The pipes below reuse numbers and must stay empty, but that harm needs a reuse inside
+// a window of microseconds; the unordered write and close behind it are what TSan's CI stage
+// reports (3 runs of 3 before the fix).
+TEST(EtwrtApiFaults, RequestsRacingHangUpsNeverWriteToAReusedDescriptor) {
+  etwrt::testing::PrivateBrokerHome home("etwrt-faults-test");
+  std::atomic<int> requests{0};
+  FakeBroker fake(home.home(), [&](const json&) -> json {
+    return ++requests % 3 == 0 ? FakeBroker::kHangUp : json{{"status", 0}};
+  });
+  std::atomic<bool> stop{false};
+  std::atomic<int> stray_bytes{0};
+  std::thread reuser([&] {
+    while (!stop) {
+      int ends[2];
+      if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) continue;
+      std::this_thread::yield();
+      char byte;
+      while (::read(ends[0], &byte, 1) == 1) ++stray_bytes;
+      ::close(ends[0]);
+      ::close(ends[1]);
+    }
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([] {
+      for (int i = 0; i < 300; ++i) {
+        const ULONG status =
+            EnableTraceEx2(7, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0, 0, 0, nullptr);
+        if (status != ERROR_SUCCESS && status != ERROR_NOT_SUPPORTED) ADD_FAILURE() << status;
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  stop = true;
+  reuser.join();
+  EXPECT_EQ(stray_bytes.load(), 0);
+  EXPECT_GT(requests.load(), 1200);
 }
 
 }  // namespace

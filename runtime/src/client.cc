@@ -144,6 +144,10 @@ ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
   fd_ = fd;
   home_ = home;
   const std::uint64_t generation = ++generation_;
+  {
+    std::lock_guard send_lock(send_mu_);
+    open_generations_.insert(generation);
+  }
   std::thread([this, fd, generation] { reader_loop(fd, generation); }).detach();
   if (!callback_thread_started_) {
     callback_thread_started_ = true;
@@ -154,13 +158,20 @@ ULONG Client::ensure_connected_locked(std::unique_lock<std::mutex>& lock) {
 
 bool Client::send(const json& message) {
   int fd;
+  std::uint64_t generation;
   {
     std::lock_guard lock(mu_);
     fd = fd_;
+    generation = generation_;
   }
   if (fd < 0) return false;
+  return write_frame(fd, generation, message.dump());
+}
+
+bool Client::write_frame(int fd, std::uint64_t generation, const std::string& body) {
   std::lock_guard lock(send_mu_);
-  return send_frame(fd, message);
+  if (!open_generations_.contains(generation)) return false;
+  return send_frame_body(fd, body);
 }
 
 ClientReply Client::call(json request, std::chrono::milliseconds timeout,
@@ -196,17 +207,14 @@ ClientReply Client::call_once(json request, std::chrono::milliseconds timeout,
   pending->on_reply = on_reply;
   pending_[id] = pending;
   const int fd = fd_;
+  const std::uint64_t generation = generation_;
   lock.unlock();
-  bool sent;
-  {
-    std::lock_guard send_lock(send_mu_);
-    sent = send_frame_body(fd, body);
-  }
+  const bool sent = write_frame(fd, generation, body);
   lock.lock();
   if (!sent) {
     pending_.erase(id);
     // The reader sees the broken socket too; let it do the bookkeeping before a retry.
-    replies_cv_.wait_for(lock, 2s, [&] { return fd_ != fd; });
+    replies_cv_.wait_for(lock, 2s, [&] { return fd_ != fd || generation_ != generation; });
     return {kConnectionLost, {}};
   }
   if (!replies_cv_.wait_for(lock, timeout, [&] { return pending->done; })) {
@@ -342,7 +350,11 @@ void Client::dispatch(json message, std::deque<int>& fds) {
 }
 
 void Client::connection_lost(int fd, std::uint64_t generation) {
-  ::close(fd);
+  {
+    std::lock_guard send_lock(send_mu_);
+    open_generations_.erase(generation);
+    ::close(fd);
+  }
   std::unique_lock lock(mu_);
   if (generation != generation_) return;  // Superseded already (ETWRT_HOME changed).
   fd_ = -1;

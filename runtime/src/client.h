@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -149,6 +150,8 @@ class Client {
   void reattach();
   void callback_loop();
   bool send(const nlohmann::json& message);
+  // Writes a frame on connection `generation` unless that connection was closed meanwhile.
+  bool write_frame(int fd, std::uint64_t generation, const std::string& body);
 
   std::mutex mu_;
   std::condition_variable replies_cv_;
@@ -158,7 +161,10 @@ class Client {
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::shared_ptr<Pending>> pending_;
   std::map<std::uint64_t, Registration*> registrations_;
+  // Writes and the close of a connection hold send_mu_: a request copied the descriptor under
+  // mu_, and a number closed between that copy and its write can belong to another open by then.
   std::mutex send_mu_;
+  std::set<std::uint64_t> open_generations_;  // Connections not closed yet (guarded by send_mu_).
 
   // Callback thread state (guarded by mu_).
   std::deque<Notification> queue_;
