@@ -824,6 +824,43 @@ TEST(DataplaneReader, PartialBuffersOnlyOnFlushWhileTheWriterKeepsWriting) {
   EXPECT_EQ(c.buffers_written, 1u);
 }
 
+// A reader right behind a streaming writer takes back each line the writer goes on to write
+// (README "Reading behind a streaming writer"): after a poll of at least streaming_records, and
+// for the window after it, records younger than the margin wait. Margin and window are long
+// here so that the polls' own timing cannot matter; etwrt's realtime reader uses 10 us.
+TEST(DataplaneReader, AStreamingWriterIsReadFromBehindAModerateOneAtOnce) {
+  using std::chrono::milliseconds;
+  Pool pool = Pool::create(small_config(64, 2, 4), "streaming");
+  Writer w(pool);
+  ReaderOptions options;
+  options.eager_partial = true;
+  options.streaming_hold_back_ns = 200'000'000;
+  options.streaming_records = 16;
+  options.streaming_window_ns = 600'000'000;
+  Reader reader(pool, options);
+  Collector col;
+  uint64_t seq = 0;
+  const auto write = [&](int n) {
+    for (int i = 0; i < n; ++i) ASSERT_EQ(write_seq(w, 1, seq++), WriteResult::written);
+  };
+  write(3);
+  EXPECT_EQ(reader.poll(col.callback()), 3u) << "a moderate stream is read as committed";
+  write(20);
+  const auto stream_seen = std::chrono::steady_clock::now();
+  EXPECT_EQ(reader.poll(col.callback()), 20u) << "the poll that finds the stream takes it all";
+  write(1);
+  EXPECT_EQ(reader.poll(col.callback()), 0u) << "from now on, records this young wait";
+  std::this_thread::sleep_for(milliseconds(250));
+  EXPECT_EQ(reader.poll(col.callback()), 1u) << "older than the margin: delivered";
+  write(1);
+  EXPECT_EQ(reader.poll(col.callback(), true), 1u) << "a flush takes everything";
+  std::this_thread::sleep_until(stream_seen + milliseconds(650));
+  write(1);
+  EXPECT_EQ(reader.poll(col.callback()), 1u) << "the window ended: read as committed again";
+  ASSERT_EQ(col.count, 26u);
+  col.expect_per_writer_increasing();
+}
+
 TEST(DataplaneReader, FlushTimerDeliversPartialBuffersWithoutRequest) {
   PoolConfig config = small_config(64, 2, 4);
   config.flush_timer_s = 1;

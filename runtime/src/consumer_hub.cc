@@ -226,7 +226,8 @@ bool Hub::hand_out(const std::vector<BatchPtr>& out, bool ended) {
 bool Hub::attach() {
   try {
     dataplane::ReaderOptions options;
-    options.eager_partial = true;  // Realtime: deliver as soon as committed.
+    options.eager_partial = true;             // Realtime: deliver as soon as committed ...
+    options.streaming_hold_back_ns = 10'000;  // ... but 10 us behind a streaming writer.
     reader_ = std::make_unique<dataplane::Reader>(pool_->pool, options);
     feeder_ = std::make_unique<dataplane::RelayFeeder>(pool_->pool);
     set_mode(Mode::reader, 0);

@@ -252,9 +252,17 @@ size_t Reader::poll_into(Consumer& consumer, bool flush) {
   const uint64_t scan_start = pool_.now_ns();
   uint64_t watermark =
       std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
-  if (!flush) watermark -= std::min(watermark, options_.hold_back_ns);
+  if (!flush) {
+    const bool streaming = scan_start < streaming_until_ns_;
+    const uint64_t margin =
+        options_.hold_back_ns + (streaming ? options_.streaming_hold_back_ns : 0);
+    watermark -= std::min(watermark, margin);
+  }
 
   const size_t delivered = deliver(consumer, watermark);
+  if (delivered >= options_.streaming_records) {
+    streaming_until_ns_ = scan_start + options_.streaming_window_ns;
+  }
   pool_.shared()->events_delivered.fetch_add(delivered, std::memory_order_relaxed);
   free_finished();
   return delivered;

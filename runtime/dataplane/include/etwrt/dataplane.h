@@ -253,6 +253,16 @@ struct ReaderOptions {
   // began then still sorts before what is delivered. 0 = no margin (such a late record is
   // delivered later and counted in order_inversions()). Ignored by poll(flush = true).
   uint64_t hold_back_ns = 0;
+  // A reader that keeps up with a writer streaming into a buffer still being written reads
+  // right behind its commit, and every line the writer goes on to write is then taken back
+  // from the reader's core: the writer's EventWrite cost 2-4x (README "Reading behind a
+  // streaming writer"). So after a poll that delivered at least `streaming_records` records,
+  // and for `streaming_window_ns` after it, polls hold back this much more: the reader stays
+  // that far behind the writers, which at a streaming rate is far more than its cache's reach.
+  // A moderate stream (thin polls) is read as soon as committed. 0 = off. Ignored by flush.
+  uint64_t streaming_hold_back_ns = 0;
+  uint32_t streaming_records = 16;
+  uint64_t streaming_window_ns = 100'000;
   // Delivered buffers taken per poll, oldest first; the others stay reclaimable by writers
   // when the pool runs out (RealTimeBuffersLost). 0 = all. Ignored by poll(flush = true).
   uint32_t max_claim_per_poll = 4;
@@ -363,7 +373,8 @@ class Reader {
   uint64_t last_flush_ns_ = 0;
   uint64_t last_timestamp_ = 0;
   uint64_t inversions_ = 0;
-  LossReport reported_;  // pool counters as of the last report
+  uint64_t streaming_until_ns_ = 0;  // streaming_hold_back_ns applies to polls until then
+  LossReport reported_;              // pool counters as of the last report
   uint64_t corrupt_ = 0;
 };
 
