@@ -255,7 +255,7 @@ struct ReaderOptions {
   uint64_t hold_back_ns = 0;
   // A reader that keeps up with a writer streaming into a buffer still being written reads
   // right behind its commit, and every line the writer goes on to write is then taken back
-  // from the reader's core: the writer's EventWrite cost 2-4x (README "Reading behind a
+  // from the reader's core: the writer's EventWrite cost 2-5x (README "Reading behind a
   // streaming writer"). So after a poll that delivered at least `streaming_records` records,
   // and for `streaming_window_ns` after it, polls hold back this much more: the reader stays
   // that far behind the writers, which at a streaming rate is far more than its cache's reach.
