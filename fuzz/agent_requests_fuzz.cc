@@ -2,8 +2,8 @@
 // dispatch on "op" and every op's fields through RequestFields), over the recording fake of
 // the Win32 API (providers/testing/fake_etw), so that no session or broker is touched. The
 // input is a sequence of request lines, handled in order by one agent as the driver would send
-// them. Bad input must get a reply {"ok": false, "error": "<field>: reason"}; a reply saying
-// "agent: internal error" (an exception other than BadRequest) is a finding.
+// them. Bad input must get a reply {"ok": false, "error": "<field>: reason"}; a reply marked
+// "internal": true (an exception other than BadRequest) is a finding.
 #include "fuzz_target.h"
 
 #include "agent.h"
@@ -44,10 +44,8 @@ void check_replies(const std::string& output) {
   for (std::string line; std::getline(lines, line);) {
     const json reply = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (reply.is_discarded()) etwh::fuzz::finding("the agent wrote a line that is not JSON");
-    const json error = reply.is_object() ? reply.value("error", json()) : json();
-    if (error.is_string() && error.get<std::string>().starts_with("agent: internal error")) {
-      etwh::fuzz::finding("the agent hit an internal error: " + error.get<std::string>());
-    }
+    if (!reply.is_object() || reply.value("internal", json()) != true) continue;
+    etwh::fuzz::finding("the agent hit an internal error: " + reply.value("error", json()).dump());
   }
 }
 

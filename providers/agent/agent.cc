@@ -155,7 +155,10 @@ Agent::Next Agent::handle_line(const std::string& line, int& exit_code) {
     reply["error"] = e.what();
     next = Next::kContinue;
   } catch (const std::exception& e) {
+    // The agent's own fault, never the request's: said by a field, since a request's field
+    // name can be any text and is quoted in the error.
     reply["ok"] = false;
+    reply["internal"] = true;
     reply["error"] = std::string("agent: internal error: ") + e.what();
     next = Next::kContinue;
   }
