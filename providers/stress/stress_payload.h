@@ -3,11 +3,12 @@
 // EventWrite was called. The rest of the payload, up to the profile's size, is filler.
 #pragma once
 
+#include <etwh/invariant_tsc.h>
+
 #include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,12 +66,11 @@ struct StampClock {
 
   // Two (TSC, CLOCK_MONOTONIC) pairs `span` apart, each the tightest of 16 tries; the mapping
   // is exact for every process that uses it, and within a few ppm of CLOCK_MONOTONIC. Only
-  // with an invariant TSC, by the kernel's own flags (etwrt's pool makes the same check in
-  // runtime/dataplane/src/pool.cc, behind the Win32 API this harness stays on this side of).
+  // with an invariant TSC, by the kernel's own flags (the check etwrt's pools make).
   static StampClock calibrate(std::chrono::milliseconds span = std::chrono::milliseconds(20)) {
     StampClock c;
 #if defined(__x86_64__)
-    if (!invariant_tsc()) return c;
+    if (!etwh::cpu_has_invariant_tsc()) return c;
     const auto pair = [] {
       std::uint64_t best_width = ~std::uint64_t{0}, tsc = 0, mono = 0;
       for (int i = 0; i < 16; ++i) {
@@ -95,20 +95,6 @@ struct StampClock {
                                         (tsc_b - tsc_a));
 #endif
     return c;
-  }
-
-  // The TSC ticks at one rate in every power state and CPU: /proc/cpuinfo's flags say
-  // constant_tsc and nonstop_tsc.
-  static bool invariant_tsc() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line)) {
-      if (line.rfind("flags", 0) == 0) {
-        return line.find(" constant_tsc") != std::string::npos &&
-               line.find(" nonstop_tsc") != std::string::npos;
-      }
-    }
-    return false;
   }
 
   // "TSC0:MONO0:MULT", decimal: what --clock carries.

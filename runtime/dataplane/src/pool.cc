@@ -10,10 +10,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <new>
 #include <string>
 #include <utility>
+
+#include <etwh/invariant_tsc.h>
 
 #include "dataplane_layout.h"
 #include "etwrt_os.h"
@@ -33,18 +34,6 @@ namespace {
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-bool cpu_has_invariant_tsc() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) == 0) {
-      return line.find(" constant_tsc") != std::string::npos &&
-             line.find(" nonstop_tsc") != std::string::npos;
-    }
-  }
-  return false;
-}
-
 struct TscCalibration {
   bool usable = false;
   uint64_t tsc_base = 0;
@@ -57,7 +46,7 @@ struct TscCalibration {
 const TscCalibration& tsc_calibration() {
   static const TscCalibration calibration = [] {
     TscCalibration c;
-    if (!cpu_has_invariant_tsc()) return c;
+    if (!etwh::cpu_has_invariant_tsc()) return c;
     const uint64_t m0 = monotonic_ns();
     const uint64_t t0 = __rdtsc();
     uint64_t m1 = m0, t1 = t0;
