@@ -861,6 +861,37 @@ TEST(DataplaneReader, AStreamingWriterIsReadFromBehindAModerateOneAtOnce) {
   col.expect_per_writer_increasing();
 }
 
+// A reader behind its writer (more buffers Full than it takes per poll) with a margin: the
+// margin keeps it behind the present, not behind the buffers it left Full, so each poll reads
+// the buffers it took to their end and frees them. Taken from the Full buffers' first record
+// too, it left every record within the margin of them unread, and those buffers held.
+TEST(DataplaneReader, AReaderBehindFinishesWhatItTakesWhateverItsMargin) {
+  using std::chrono::milliseconds;
+  Pool pool = Pool::create(small_config(1, 8, 8), "behind");
+  Writer w(pool);
+  uint64_t seq = 0;
+  while (pool.query().buffers_written < 6) ASSERT_EQ(write_seq(w, 1, seq++), WriteResult::written);
+  std::this_thread::sleep_for(milliseconds(250));  // every record older than both margins
+  ReaderOptions options;
+  options.eager_partial = true;
+  options.hold_back_ns = 100'000'000;
+  options.streaming_hold_back_ns = 100'000'000;
+  options.max_claim_per_poll = 2;
+  Reader reader(pool, options);
+  Collector col;
+  const uint32_t free_before = pool.query().free_buffers;
+  const size_t per_buffer = 1024 / (80 + sizeof(Payload));
+  EXPECT_EQ(reader.poll(col.callback()), 2 * per_buffer) << "the two oldest buffers, all read";
+  EXPECT_EQ(pool.query().free_buffers, free_before + 2) << "and freed";
+  EXPECT_EQ(reader.poll(col.callback()), 2 * per_buffer);
+  EXPECT_EQ(pool.query().free_buffers, free_before + 4);
+  w.release();
+  drain(reader, col);
+  ASSERT_EQ(col.count, seq);
+  col.expect_per_writer_increasing();
+  expect_balanced(pool, seq);
+}
+
 TEST(DataplaneReader, FlushTimerDeliversPartialBuffersWithoutRequest) {
   PoolConfig config = small_config(64, 2, 4);
   config.flush_timer_s = 1;

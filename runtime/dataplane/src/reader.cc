@@ -250,14 +250,18 @@ size_t Reader::poll_into(Consumer& consumer, bool flush) {
   // buffer this reader holds (or was reclaimed and counted), so only those are delivered
   // now; later ones wait for the next poll. That keeps each writer's records in order.
   const uint64_t scan_start = pool_.now_ns();
-  uint64_t watermark =
-      std::min(scan_start, claim(options_.eager_partial || flush_due(flush), flush));
+  const uint64_t cap = claim(options_.eager_partial || flush_due(flush), flush);
+  // The margins keep this poll behind the writers' present, not behind the buffers left Full:
+  // taken from that cap too, they left the tail of the last buffer taken unread at every poll
+  // of a reader that is behind, and that buffer held (Reading) instead of freed.
+  uint64_t watermark = scan_start;
   if (!flush) {
     const bool streaming = scan_start < streaming_until_ns_;
     const uint64_t margin =
         options_.hold_back_ns + (streaming ? options_.streaming_hold_back_ns : 0);
     watermark -= std::min(watermark, margin);
   }
+  watermark = std::min(watermark, cap);
 
   const size_t delivered = deliver(consumer, watermark);
   if (delivered >= options_.streaming_records) {
