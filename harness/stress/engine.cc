@@ -360,6 +360,7 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
     r.realtime_buffers_lost = p.get()->RealTimeBuffersLost;
     r.buffers_written = p.get()->BuffersWritten;
     r.number_of_buffers = p.get()->NumberOfBuffers;
+    r.maximum_buffers = p.get()->MaximumBuffers;
     r.buffer_size_kb = p.get()->BufferSize;
     r.free_buffers = p.get()->FreeBuffers;
     run.sessions.push_back(r);

@@ -50,6 +50,12 @@ struct SeriesPoint {
   std::uint64_t batch_max = 0;
   double batch_mean = 0;
   std::uint64_t silence_max_ns = 0;
+  // The consumer thread (ProcessTrace's: on etwrt it also reads the buffers) since the previous
+  // point: its CPU time, and how often the scheduler took its CPU away (involuntary context
+  // switches). A consumer short of CPU while events wait is behind for want of a core, not of
+  // speed; beside lag and loss, they tell the two apart.
+  std::uint64_t consumer_cpu_ns = 0;
+  std::uint64_t consumer_preemptions = 0;
 };
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
@@ -72,6 +78,7 @@ struct SessionResult {
   std::uint64_t realtime_buffers_lost = 0;
   std::uint64_t buffers_written = 0;
   std::uint64_t number_of_buffers = 0;
+  std::uint64_t maximum_buffers = 0;  // what NumberOfBuffers may grow to
   std::uint64_t buffer_size_kb = 0;
   std::uint64_t free_buffers = 0;
   // What the RT_LostEvent pseudo-events announced.
@@ -89,6 +96,11 @@ struct SessionResult {
   std::uint64_t first_delivery_ns = 0, last_delivery_ns = 0;
   double events_per_s = 0, mb_per_s = 0;
   double lag_ms = 0;  // last delivery after the last write
+  // How long the buffers last at the writers' pace: the write time over the buffers written,
+  // times MaximumBuffers (those the pool may grow to); none when no buffer was written.
+  std::optional<double> buffers_span_ms;
+  // The consumer thread over the run: the sums of its series.
+  std::uint64_t consumer_cpu_ns = 0, consumer_preemptions = 0;
   bool balanced = false;
   std::vector<SeriesPoint> series;
 };

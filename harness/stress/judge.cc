@@ -66,6 +66,20 @@ void measure_session(const RunResult& run, SessionResult& s) {
   s.lag_ms = s.last_delivery_ns > run.last_write_ns
                  ? static_cast<double>(s.last_delivery_ns - run.last_write_ns) / 1e6
                  : 0.0;
+  // How long the session's buffers last at the writers' pace: the time they took to fill as
+  // many buffers as the session may have. A consumer that stops for longer must lose events.
+  s.buffers_span_ms.reset();
+  if (s.buffers_written > 0 && run.last_write_ns > run.first_write_ns) {
+    s.buffers_span_ms = static_cast<double>(run.last_write_ns - run.first_write_ns) / 1e6 *
+                        static_cast<double>(s.maximum_buffers) /
+                        static_cast<double>(s.buffers_written);
+  }
+  s.consumer_cpu_ns = 0;
+  s.consumer_preemptions = 0;
+  for (const SeriesPoint& point : s.series) {
+    s.consumer_cpu_ns += point.consumer_cpu_ns;
+    s.consumer_preemptions += point.consumer_preemptions;
+  }
   for (SeriesPoint& point : s.series) {
     const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
     double written = 0;

@@ -47,6 +47,30 @@ TEST(StressJudge, BalancedRunPassesWithDerivedFigures) {
   EXPECT_DOUBLE_EQ(s.lag_ms, 500.0);
 }
 
+// The buffers' span: the writers took 1 s for 50 buffers, so the session's 8 (at most) last
+// 160 ms. None without a buffer written. The consumer thread's figures are its series' sums.
+TEST(StressJudge, TheBuffersSpanIsTheWriteTimeOfAsManyBuffersAsTheSessionMayHave) {
+  RunResult run = balanced_slow_run();
+  SessionResult& s = run.sessions[0];
+  s.buffers_written = 50;
+  s.number_of_buffers = 4;
+  s.maximum_buffers = 8;
+  SeriesPoint a, b;
+  a.consumer_cpu_ns = 700;
+  a.consumer_preemptions = 2;
+  b.consumer_cpu_ns = 300;
+  b.consumer_preemptions = 1;
+  s.series = {a, b};
+  judge_run(run);
+  ASSERT_TRUE(s.buffers_span_ms.has_value());
+  EXPECT_DOUBLE_EQ(*s.buffers_span_ms, 160.0);
+  EXPECT_EQ(s.consumer_cpu_ns, 1000u);
+  EXPECT_EQ(s.consumer_preemptions, 3u);
+  s.buffers_written = 0;
+  judge_run(run);
+  EXPECT_FALSE(s.buffers_span_ms.has_value());
+}
+
 TEST(StressJudge, ImbalanceNamesSessionAndNumbers) {
   RunResult run = balanced_slow_run();
   run.sessions[0].delivered = 599;

@@ -2,7 +2,14 @@
 
 #include "stress_payload.h"
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace etwh::stress {
 namespace {
@@ -34,8 +41,12 @@ void SessionConsumer::open() {
     throw StressHarnessError("OpenTraceA(\"" + name_ + "\") failed");
   }
   thread_ = std::thread([this] {
+    if (pthread_getcpuclockid(pthread_self(), &cpu_clock_) == 0)
+      tid_.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
     TRACEHANDLE t = trace_;
     process_status_ = ProcessTrace(&t, 1, nullptr, nullptr);
+    final_use_ = own_use();
+    use_final_.store(true, std::memory_order_release);
     finished_.store(true);
   });
 }
@@ -78,7 +89,41 @@ void SessionConsumer::buffer_delivered() {
   batches_live_.fetch_add(records << 32 | 1, std::memory_order_relaxed);
 }
 
+SessionConsumer::ThreadUse SessionConsumer::own_use() {
+  ThreadUse use;
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+    use.cpu_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                 static_cast<std::uint64_t>(ts.tv_nsec);
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) == 0)
+    use.preemptions = static_cast<std::uint64_t>(ru.ru_nivcsw);
+  return use;
+}
+
+// Another thread's: its CPU clock and /proc/self/task/TID/status. A reading that fails (the
+// thread ended in between) repeats the previous step's, and the next step has its final use.
+SessionConsumer::ThreadUse SessionConsumer::thread_use() {
+  if (use_final_.load(std::memory_order_acquire)) return final_use_;
+  const pid_t tid = tid_.load(std::memory_order_acquire);
+  if (tid == 0) return step_use_;
+  ThreadUse use = step_use_;
+  if (timespec ts{}; clock_gettime(cpu_clock_, &ts) == 0)
+    use.cpu_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                 static_cast<std::uint64_t>(ts.tv_nsec);
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
+  const std::string status{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  use.preemptions =
+      proc_status_number(status, "nonvoluntary_ctxt_switches").value_or(use.preemptions);
+  return use;
+}
+
 void SessionConsumer::take_step(SeriesPoint& point) {
+  const ThreadUse use = thread_use();
+  point.consumer_cpu_ns = use.cpu_ns - std::min(use.cpu_ns, step_use_.cpu_ns);
+  point.consumer_preemptions = use.preemptions - std::min(use.preemptions, step_use_.preemptions);
+  step_use_ = {std::max(use.cpu_ns, step_use_.cpu_ns),
+               std::max(use.preemptions, step_use_.preemptions)};
   {
     std::lock_guard lock(slowest_mu_);
     point.latency_max_ns = slowest_ns_;

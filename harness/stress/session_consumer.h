@@ -10,6 +10,9 @@
 
 #include <evntcons.h>
 #include <evntrace.h>
+#include <sys/types.h>
+
+#include <ctime>
 
 #include <array>
 #include <atomic>
@@ -46,6 +49,12 @@ class SessionConsumer {
   // this runs may count in the next step instead: a step's bound, not exact.
   void take_step(SeriesPoint& point);
 
+  // The consumer thread's CPU time and involuntary context switches (the scheduler took its
+  // CPU away), so far.
+  struct ThreadUse {
+    std::uint64_t cpu_ns = 0, preemptions = 0;
+  };
+
   // Returns once ProcessTrace has returned (the session stopped and everything was drained).
   void join();
   ULONG process_status() const { return process_status_; }
@@ -62,6 +71,8 @@ class SessionConsumer {
   std::uint64_t note_callback(std::uint64_t now);
   void buffer_delivered();
   void lost_notice(const EVENT_RECORD& r, std::uint64_t now);
+  static ThreadUse own_use();  // of the calling thread
+  ThreadUse thread_use();      // of the consumer thread, read by the sampler
 
   std::string name_;
   GUID provider_;
@@ -76,6 +87,13 @@ class SessionConsumer {
   ULONG process_status_ = ERROR_SUCCESS;
   std::atomic<bool> header_seen_{false}, finished_{false};
   std::atomic<std::uint64_t> delivered_live_{0}, buffer_lost_live_{0};
+  // The consumer thread's id and CPU clock (set before tid_ is), and its use when it ended (set
+  // before use_final_ is); the sampler's reading at its previous step.
+  std::atomic<pid_t> tid_{0};
+  clockid_t cpu_clock_{};
+  ThreadUse final_use_;
+  std::atomic<bool> use_final_{false};
+  ThreadUse step_use_;
 
   // The consumer thread's own: the times of its most recent record callbacks (read for the
   // longest silence of a new step maximum) and the records since its last BufferCallback. 4096

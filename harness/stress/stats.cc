@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 
 namespace etwh::stress {
@@ -130,6 +131,23 @@ void SequenceTracker::finish(std::uint64_t written) {
     missing_ += written - next_;
     next_ = written;
   }
+}
+
+std::optional<std::uint64_t> proc_status_number(std::string_view status, std::string_view key) {
+  for (std::size_t at = 0; at < status.size();) {
+    const std::size_t end = std::min(status.find('\n', at), status.size());
+    std::string_view line = status.substr(at, end - at);
+    at = end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':')
+      continue;
+    line.remove_prefix(key.size() + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    std::uint64_t value = 0;
+    const auto [rest, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (error != std::errc() || rest == line.data()) return std::nullopt;
+    return value;
+  }
+  return std::nullopt;
 }
 
 }  // namespace etwh::stress

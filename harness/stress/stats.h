@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace etwh::stress {
@@ -192,5 +194,9 @@ class SequenceTracker {
   std::uint64_t distinct_ = 0, duplicates_ = 0, gaps_ = 0, missing_ = 0, beyond_ = 0;
   std::uint64_t max_seen_plus_one_ = 0;
 };
+
+// The number on a "Key:<whitespace>123" line of a /proc status file (proc(5)), e.g.
+// nonvoluntary_ctxt_switches; nullopt when there is no such line or it holds no number.
+std::optional<std::uint64_t> proc_status_number(std::string_view status, std::string_view key);
 
 }  // namespace etwh::stress

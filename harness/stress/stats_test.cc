@@ -295,5 +295,18 @@ TEST(LongestSilence, BlocksGiveWhatTheWalkOneByOneGives) {
   }
 }
 
+TEST(ProcStatus, ReadsTheNumberOfItsKeyAlone) {
+  const std::string_view status =
+      "Name:\tetwh\nvoluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t 4\nVmHWM:\t   9200 "
+      "kB\n";
+  EXPECT_EQ(proc_status_number(status, "nonvoluntary_ctxt_switches"), 4u);
+  EXPECT_EQ(proc_status_number(status, "voluntary_ctxt_switches"), 17u) << "not the longer key";
+  EXPECT_EQ(proc_status_number(status, "VmHWM"), 9200u);
+  EXPECT_EQ(proc_status_number(status, "ctxt_switches"), std::nullopt) << "a key is a whole name";
+  EXPECT_EQ(proc_status_number(status, "Name"), std::nullopt) << "no number there";
+  EXPECT_EQ(proc_status_number("nonvoluntary_ctxt_switches:\t9", "nonvoluntary_ctxt_switches"), 9u)
+      << "the last line needs no newline";
+}
+
 }  // namespace
 }  // namespace etwh::stress

@@ -77,6 +77,12 @@ double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, 
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
 }
 
+// The consumer thread's CPU time over the run's time, from go to its last point.
+double consumer_cpu_share(const SessionResult& s) {
+  const double run_ms = s.series.empty() ? 0.0 : s.series.back().t_ms;
+  return run_ms > 0 ? static_cast<double>(s.consumer_cpu_ns) / 1e6 / run_ms : 0.0;
+}
+
 void print_console(const Outcome& o, std::ostream& out) {
   if (!o.run) {
     out << fmt::format("HARNESS_ERROR {}{}: {}\n", o.profile.name, repetition_text(o),
@@ -89,14 +95,18 @@ void print_console(const Outcome& o, std::ostream& out) {
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency "
         "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us (x floor {:.1f}, {:.1f}, {:.1f}); "
-        "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers)\n",
+        "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers, at most {}: {} "
+        "of writing); consumer thread {:.0f}% CPU, preempted {} times\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
         s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
         s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
         us(s.latency.percentile(0.999)), vs_floor(s.latency, o.wake_floor, 0.5),
         vs_floor(s.latency, o.wake_floor, 0.99), vs_floor(s.latency, o.wake_floor, 0.999), s.lag_ms,
-        s.gaps, s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers);
+        s.gaps, s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
+        s.maximum_buffers,
+        s.buffers_span_ms ? fmt::format("{:.3g} ms", *s.buffers_span_ms) : std::string("no time"),
+        100 * consumer_cpu_share(s), s.consumer_preemptions);
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
@@ -175,24 +185,36 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
                   {"number", s.number_of_buffers},
                   {"free_at_stop", s.free_buffers},
                   {"size_kb", s.buffer_size_kb},
+                  {"maximum", s.maximum_buffers},
                   {"shared_memory_kb", s.number_of_buffers * s.buffer_size_kb}};
+  j["buffers_span_ms"] = nullptr;
+  if (s.buffers_span_ms) j["buffers_span_ms"] = *s.buffers_span_ms;
+  j["consumer_thread"] = {{"cpu_s", static_cast<double>(s.consumer_cpu_ns) / 1e9},
+                          {"cpu_share", consumer_cpu_share(s)},
+                          {"preemptions", s.consumer_preemptions}};
   j["series"] = nlohmann::ordered_json::array();
+  double previous_ms = 0;
   for (const SeriesPoint& p : s.series) {
-    j["series"].push_back(
-        nlohmann::ordered_json{{"t_ms", p.t_ms},
-                               {"written", p.written},
-                               {"delivered", p.delivered},
-                               {"lost", p.lost},
-                               {"lag_events", p.lag_events},
-                               {"buffers_in_use", p.buffers_in_use},
-                               {"latency_max_us", us(p.latency_max_ns)},
-                               {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
-                               {"latency_max_behind_us", us(p.latency_max_behind_ns)},
-                               {"latency_max_silence_us", us(p.latency_max_silence_ns)},
-                               {"latency_max_silence_partial", p.latency_max_silence_partial},
-                               {"batch_max", p.batch_max},
-                               {"batch_mean", p.batch_mean},
-                               {"silence_max_us", us(p.silence_max_ns)}});
+    const double step_ms = p.t_ms - previous_ms;
+    previous_ms = p.t_ms;
+    j["series"].push_back(nlohmann::ordered_json{
+        {"t_ms", p.t_ms},
+        {"written", p.written},
+        {"delivered", p.delivered},
+        {"lost", p.lost},
+        {"lag_events", p.lag_events},
+        {"buffers_in_use", p.buffers_in_use},
+        {"latency_max_us", us(p.latency_max_ns)},
+        {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
+        {"latency_max_behind_us", us(p.latency_max_behind_ns)},
+        {"latency_max_silence_us", us(p.latency_max_silence_ns)},
+        {"latency_max_silence_partial", p.latency_max_silence_partial},
+        {"batch_max", p.batch_max},
+        {"batch_mean", p.batch_mean},
+        {"silence_max_us", us(p.silence_max_ns)},
+        {"consumer_cpu_share",
+         step_ms > 0 ? static_cast<double>(p.consumer_cpu_ns) / 1e6 / step_ms : 0.0},
+        {"consumer_preemptions", p.consumer_preemptions}});
   }
   return j;
 }
