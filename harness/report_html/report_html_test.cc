@@ -151,15 +151,18 @@ TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
                 {"latency_max_silence_partial", true},
                 {"batch_max", 40},
                 {"batch_mean", 12.5},
-                {"silence_max_us", 8}});
+                {"silence_max_us", 8},
+                {"consumer_cpu_share", 0.75},
+                {"consumer_preemptions", 3}});
   const Input in = input_of(doc, "new.json");
   const json shown = stress_view({&in})["runs"][0]["sessions"][0]["series"][0];
   for (const char* key :
        {"latency_max_us", "latency_max_quiet_us", "latency_max_behind_us", "latency_max_silence_us",
-        "latency_max_silence_partial", "batch_max", "batch_mean", "silence_max_us"}) {
+        "latency_max_silence_partial", "batch_max", "batch_mean", "silence_max_us",
+        "consumer_cpu_share", "consumer_preemptions"}) {
     EXPECT_EQ(shown[key], point[key]) << key;
   }
-  for (const char* key : {"batch_mean", "latency_max_silence_partial"}) {
+  for (const char* key : {"batch_mean", "latency_max_silence_partial", "consumer_cpu_share"}) {
     json wrong = doc;
     wrong["results"][0]["sessions"][0]["series"][0][key] = "many";
     const Input bad = input_of(wrong, "bad.json");
@@ -169,6 +172,33 @@ TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
     } catch (const InputError& e) {
       EXPECT_EQ(e.pointer(), std::string("/results/0/sessions/0/series/0/") + key);
     }
+  }
+}
+
+TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
+  json doc = stress_file({stress_result(100, 1, 5)});
+  const Input old_file = input_of(doc, "old.json");  // before 2026-11-27
+  const json old_session = stress_view({&old_file})["runs"][0]["sessions"][0];
+  EXPECT_FALSE(old_session.contains("buffers_span_ms"));
+  EXPECT_FALSE(old_session.contains("consumer_cpu_share"));
+  json& session = doc["results"][0]["sessions"][0];
+  session["buffers_span_ms"] = 0.46;
+  session["consumer_thread"] = {{"cpu_s", 0.98}, {"cpu_share", 0.97}, {"preemptions", 17}};
+  const Input in = input_of(doc, "new.json");
+  const json shown = stress_view({&in})["runs"][0]["sessions"][0];
+  EXPECT_EQ(shown["buffers_span_ms"], 0.46);
+  EXPECT_EQ(shown["consumer_cpu_share"], 0.97);
+  EXPECT_EQ(shown["consumer_preemptions"], 17);
+  session["buffers_span_ms"] = nullptr;  // no buffer was written
+  const Input none = input_of(doc, "none.json");
+  EXPECT_TRUE(stress_view({&none})["runs"][0]["sessions"][0]["buffers_span_ms"].is_null());
+  session["consumer_thread"]["preemptions"] = "often";
+  const Input bad = input_of(doc, "bad.json");
+  try {
+    stress_view({&bad});
+    FAIL() << "no error for a preemption count that is no number";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), std::string("/results/0/sessions/0/consumer_thread/preemptions"));
   }
 }
 

@@ -43,9 +43,15 @@ json series_of(const Fields& f, const json& session, const std::string& at) {
                                         "lost", "lag_events", "buffers_in_use"};
   // Optional: older stress JSON has none of them (the split and batches came after the max,
   // the silence in the wait after them).
-  static const char* const kOptional[] = {
-      "latency_max_us", "latency_max_quiet_us", "latency_max_behind_us", "latency_max_silence_us",
-      "batch_max",      "batch_mean",           "silence_max_us"};
+  static const char* const kOptional[] = {"latency_max_us",
+                                          "latency_max_quiet_us",
+                                          "latency_max_behind_us",
+                                          "latency_max_silence_us",
+                                          "batch_max",
+                                          "batch_mean",
+                                          "silence_max_us",
+                                          "consumer_cpu_share",
+                                          "consumer_preemptions"};
   const json& series = f.array(session, at, "series");
   json out = json::array();
   for (std::size_t i = 0; i < series.size(); ++i) {
@@ -86,9 +92,19 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
       {"consumer_lag_ms", f.number(s, at, "consumer_lag_ms")},
       {"cdf", latency_cdf(f, f.object(s, at, "latency_histogram"), at + "/latency_histogram")},
       {"series", series_of(f, s, at)}};
-  // Optional: older stress JSON has no shared_memory_kb.
+  // Optional: older stress JSON has no shared_memory_kb, nor the buffers' span and the
+  // consumer thread's figures (2026-11-27).
   if (s.contains("buffers") && f.object(s, at, "buffers").contains("shared_memory_kb")) {
     entry["shared_memory_kb"] = f.number(s["buffers"], at + "/buffers", "shared_memory_kb");
+  }
+  if (s.contains("buffers_span_ms")) {
+    entry["buffers_span_ms"] =
+        s["buffers_span_ms"].is_null() ? json() : json(f.number(s, at, "buffers_span_ms"));
+  }
+  if (s.contains("consumer_thread")) {
+    const json& thread = f.object(s, at, "consumer_thread");
+    entry["consumer_cpu_share"] = f.number(thread, at + "/consumer_thread", "cpu_share");
+    entry["consumer_preemptions"] = f.number(thread, at + "/consumer_thread", "preemptions");
   }
   return entry;
 }

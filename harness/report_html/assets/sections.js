@@ -202,6 +202,12 @@ function tailCharts(runs) {
       yLabel: "records per BufferCallback", series: pairedSeries(runs, function (p) { return p.batch_mean > 0; },
         [" mean", "batch_mean"], [" max", "batch_max"]) }));
   }
+  if (seriesHave(runs, "consumer_cpu_share")) {
+    // Beside lag and loss: a consumer short of CPU while events wait is behind for want of a core.
+    out.push(lineChart({ title: "Consumer thread's CPU per step", xLabel: "ms",
+      yLabel: "share of one CPU", series: pairedSeries(runs, function () { return true; },
+        ["", "consumer_cpu_share"]) }));
+  }
   return out;
 }
 
@@ -241,7 +247,10 @@ function runsTable(runs) {
     { title: "p99 µs", num: true, value: num(function (s) { return s.latency_us.p99; }) },
     { title: "p99.9 µs", num: true, value: num(function (s) { return s.latency_us.p999; }) },
     { title: "max µs", num: true, value: num(function (s) { return s.latency_us.max; }) },
-    { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) }
+    { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) },
+    { title: "buffers last ms", num: true, value: num(function (s) { return s.buffers_span_ms === undefined ? null : s.buffers_span_ms; }) },
+    { title: "consumer CPU %", num: true, value: num(function (s) { return s.consumer_cpu_share === undefined ? null : 100 * s.consumer_cpu_share; }) },
+    { title: "preempted", num: true, value: num(function (s) { return s.consumer_preemptions === undefined ? null : s.consumer_preemptions; }) }
   ], rows);
 }
 
