@@ -396,9 +396,9 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
         st != ERROR_SUCCESS) {
       throw StressHarnessError(fmt::format("EnableTraceEx2 on \"{}\" failed with {}", s.name, st));
     }
-    res.consumers.push_back(
-        std::make_unique<SessionConsumer>(s.name, provider, profile.threads, writers_total,
-                                          profile.consumer_delay_us, stamp_clock()));
+    res.consumers.push_back(std::make_unique<SessionConsumer>(
+        s.name, provider, profile.threads, writers_total, profile.consumer_delay_us,
+        profile.latency_every, stamp_clock()));
     res.consumers.back()->open();
   }
   // The consumers must be attached before anything is written, or early events would be

@@ -20,6 +20,7 @@ const char* const kDimensions[] = {"processes",
                                    "burst.period_ms",
                                    "duration_ms",
                                    "consumer.delay_us",
+                                   "consumer.latency_every",
                                    "buffers.buffer_size_kb",
                                    "buffers.minimum",
                                    "buffers.maximum",
@@ -112,8 +113,9 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
     }
   }
   if (auto it = doc.find("consumer"); it != doc.end()) {
-    c.only(*it, "/consumer", {"delay_us"});
+    c.only(*it, "/consumer", {"delay_us", "latency_every"});
     p.consumer_delay_us = c.count(*it, "/consumer", "delay_us", 0, 1000000, 0);
+    p.latency_every = c.count(*it, "/consumer", "latency_every", 1, 1000000, 1);
   }
   if (auto it = doc.find("buffers"); it != doc.end()) {
     c.only(*it, "/buffers", {"buffer_size_kb", "minimum", "maximum", "flush_timer_s"});

@@ -39,6 +39,10 @@ struct Profile {
   std::uint64_t burst_period_ms = 0;
   std::uint64_t duration_ms = 1000;
   std::uint64_t consumer_delay_us = 0;  // busy time per event in the consumer callback
+  // The consumer times the records whose sequence number is a multiple of this (1: every one):
+  // at a writer's maximum rate, a clock read and the latency bookkeeping per record make the
+  // measuring consumer as slow as the writer.
+  std::uint64_t latency_every = 1;
   BufferSettings buffers;
   LossExpectation expect_loss = LossExpectation::kUnspecified;
   nlohmann::json source;  // the profile as loaded (after any sweep value), for reports

@@ -34,7 +34,8 @@ TEST(StressProfile, ShippedProfilesLoad) {
 TEST(StressProfile, FieldsAndDefaults) {
   const auto p = load_profile_text(
       R"({"rate": "max", "duration_ms": 500, "threads": 3, "burst": {"events": 10, "period_ms": 5},
-          "consumer": {"delay_us": 7}, "buffers": {"buffer_size_kb": 8, "maximum": 40},
+          "consumer": {"delay_us": 7, "latency_every": 16},
+          "buffers": {"buffer_size_kb": 8, "maximum": 40},
           "expect_loss": "some"})",
       "dir/x.json")[0];
   EXPECT_EQ(p.name, "x");
@@ -44,6 +45,9 @@ TEST(StressProfile, FieldsAndDefaults) {
   EXPECT_EQ(p.burst_events, 10u);
   EXPECT_EQ(p.burst_period_ms, 5u);
   EXPECT_EQ(p.consumer_delay_us, 7u);
+  EXPECT_EQ(p.latency_every, 16u);
+  EXPECT_EQ(load_profile_text(R"({"rate": 5, "duration_ms": 1})", "y.json")[0].latency_every, 1u)
+      << "every record timed by default";
   EXPECT_EQ(p.buffers.buffer_size_kb, 8u);
   EXPECT_EQ(p.buffers.minimum_buffers, 4u);
   EXPECT_EQ(p.buffers.maximum_buffers, 40u);
@@ -72,6 +76,8 @@ TEST(StressProfile, ErrorsNameFilePointerAndReason) {
   EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "payload_bytes": 4000,
                         "buffers": {"buffer_size_kb": 4}})"),
             "p.json: /payload_bytes: 4000 bytes do not fit in a 4 KB buffer");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "consumer": {"latency_every": 0}})"),
+            "p.json: /consumer/latency_every: 0 < 1");
   EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "expect_loss": "maybe"})"),
             "p.json: /expect_loss: expected \"none\" or \"some\", got \"maybe\"");
 }

@@ -20,11 +20,13 @@ bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof
 
 SessionConsumer::SessionConsumer(std::string name, const GUID& provider,
                                  std::uint32_t threads_per_process, std::uint32_t writers,
-                                 std::uint64_t delay_us, const StampClock& clock)
+                                 std::uint64_t delay_us, std::uint64_t latency_every,
+                                 const StampClock& clock)
     : name_(std::move(name)),
       provider_(provider),
       threads_per_process_(threads_per_process),
       delay_ns_(delay_us * 1000),
+      latency_every_(std::max<std::uint64_t>(latency_every, 1)),
       clock_(clock),
       trackers_(writers) {
   result_.name = name_;
@@ -82,6 +84,15 @@ ULONG WINAPI SessionConsumer::on_buffer(PEVENT_TRACE_LOGFILEA logfile) {
 }
 
 void SessionConsumer::buffer_delivered() {
+  // Records delivered untimed (latency_every) end their batch here: the batch's end is their
+  // delivery, for the lag and the throughput, and a callback time for the silences.
+  if (untimed_ > 0) {
+    const std::uint64_t now = clock_.now_ns();
+    note_callback(now);
+    if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
+    result_.last_delivery_ns = now;
+    untimed_ = 0;
+  }
   const std::uint64_t records = records_since_buffer_;
   records_since_buffer_ = 0;
   if (records > batch_max_live_.load(std::memory_order_relaxed))
@@ -144,28 +155,41 @@ void SessionConsumer::take_step(SeriesPoint& point) {
       batches > 0 ? static_cast<double>(packed >> 32) / static_cast<double>(batches) : 0.0;
 }
 
-// Every record callback: its time in the ring (one store, one increment), one more record in
-// the current batch, and the gap since the previous callback (any record) for the step's
-// longest silence. Returns the previous callback's time (0: none).
+// A record callback that read the clock (every one but the untimed records of latency_every):
+// its time in the ring (one store, one increment) and the gap since the previous such callback
+// for the step's longest silence. Returns the previous callback's time (0: none).
 std::uint64_t SessionConsumer::note_callback(std::uint64_t now) {
   const std::uint64_t prev = callbacks_.add(now);
-  ++records_since_buffer_;
   if (prev != 0 && now > prev && now - prev > silence_max_live_.load(std::memory_order_relaxed))
     silence_max_live_.store(now - prev, std::memory_order_relaxed);
   return prev;
 }
 
 void SessionConsumer::record(const EVENT_RECORD& r) {
+  ++records_since_buffer_;
+  const GUID& from = r.EventHeader.ProviderId;
+  EventStamp stamp{};
+  const bool ours =
+      same_guid(from, provider_) && r.UserDataLength >= sizeof stamp && r.UserData != nullptr;
+  if (ours) std::memcpy(&stamp, r.UserData, sizeof stamp);
+  if (ours && delay_ns_ == 0 && !timed_sequence(stamp.sequence)) {
+    count(stamp, r.UserDataLength);
+    ++untimed_;
+    return;
+  }
   const std::uint64_t now = clock_.now_ns();
   const std::uint64_t prev = note_callback(now);
-  const GUID& from = r.EventHeader.ProviderId;
-  if (same_guid(from, provider_)) {
-    data(r, now, prev);
+  if (ours) {
+    if (count(stamp, r.UserDataLength)) timed(stamp, now, prev);
     if (delay_ns_ > 0) {
       // A busy wait: sleeping would round tens of microseconds up to the timer's slack.
       while (clock_.now_ns() - now < delay_ns_) {
       }
     }
+    return;
+  }
+  if (same_guid(from, provider_)) {
+    ++result_.foreign_records;  // too short to carry a stamp
     return;
   }
   if (same_guid(from, EventTraceGuid)) {
@@ -179,22 +203,23 @@ void SessionConsumer::record(const EVENT_RECORD& r) {
   ++result_.foreign_records;
 }
 
-void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now, std::uint64_t prev) {
-  EventStamp stamp{};
-  if (r.UserDataLength < sizeof stamp || r.UserData == nullptr) {
-    ++result_.foreign_records;
-    return;
-  }
-  std::memcpy(&stamp, r.UserData, sizeof stamp);
+// Every record of ours: its sequence number, and the delivered counts. False: no known writer.
+bool SessionConsumer::count(const EventStamp& stamp, std::uint32_t bytes) {
   const std::uint64_t writer =
       std::uint64_t{stamp.process_index} * threads_per_process_ + stamp.thread_index;
   if (stamp.thread_index >= threads_per_process_ || writer >= trackers_.size()) {
     ++result_.foreign_records;
-    return;
+    return false;
   }
   trackers_[writer].observe(stamp.sequence);
   ++result_.delivered;
-  result_.delivered_bytes += r.UserDataLength;
+  result_.delivered_bytes += bytes;
+  delivered_live_.store(result_.delivered, std::memory_order_relaxed);
+  return true;
+}
+
+// A timed record: its latency, and the first and last delivery times.
+void SessionConsumer::timed(const EventStamp& stamp, std::uint64_t now, std::uint64_t prev) {
   if (now >= stamp.write_time_ns) {
     note_latency(now, prev, stamp.write_time_ns);
   } else {
@@ -203,7 +228,7 @@ void SessionConsumer::data(const EVENT_RECORD& r, std::uint64_t now, std::uint64
   }
   if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
   result_.last_delivery_ns = now;
-  delivered_live_.store(result_.delivered, std::memory_order_relaxed);
+  untimed_ = 0;
 }
 
 // The fast path is one relaxed load and a compare; a new maximum of the step walks the

@@ -26,9 +26,12 @@ namespace etwh::stress {
 
 class SessionConsumer {
  public:
-  // `clock`: the writers' stamp clock (stress_payload.h), read for every delivery.
+  // `clock`: the writers' stamp clock (stress_payload.h), read for every record timed: those
+  // whose sequence number is a multiple of `latency_every`, every other record of this run's
+  // writers (header, losses), and every record with a `delay_us`.
   SessionConsumer(std::string name, const GUID& provider, std::uint32_t threads_per_process,
-                  std::uint32_t writers, std::uint64_t delay_us, const StampClock& clock);
+                  std::uint32_t writers, std::uint64_t delay_us, std::uint64_t latency_every,
+                  const StampClock& clock);
   SessionConsumer(const SessionConsumer&) = delete;
   SessionConsumer& operator=(const SessionConsumer&) = delete;
   ~SessionConsumer() { join(); }
@@ -66,7 +69,13 @@ class SessionConsumer {
   static void WINAPI on_record(PEVENT_RECORD record);
   static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA logfile);
   void record(const EVENT_RECORD& r);
-  void data(const EVENT_RECORD& r, std::uint64_t now, std::uint64_t prev);
+  // A mask for a power of two: no division per record.
+  bool timed_sequence(std::uint64_t sequence) const {
+    return (latency_every_ & (latency_every_ - 1)) == 0 ? (sequence & (latency_every_ - 1)) == 0
+                                                        : sequence % latency_every_ == 0;
+  }
+  bool count(const EventStamp& stamp, std::uint32_t bytes);
+  void timed(const EventStamp& stamp, std::uint64_t now, std::uint64_t prev);
   void note_latency(std::uint64_t now, std::uint64_t prev, std::uint64_t write_time);
   std::uint64_t note_callback(std::uint64_t now);
   void buffer_delivered();
@@ -78,6 +87,7 @@ class SessionConsumer {
   GUID provider_;
   std::uint32_t threads_per_process_;
   std::uint64_t delay_ns_;
+  std::uint64_t latency_every_;
   StampClock clock_;
   std::vector<SequenceTracker> trackers_;
   SessionResult result_;
@@ -100,6 +110,7 @@ class SessionConsumer {
   // callbacks reach back over a catch-up batch of hundreds of records; 32 KiB per session.
   CallbackTimes<4096, 64> callbacks_;
   std::uint64_t records_since_buffer_ = 0;
+  std::uint64_t untimed_ = 0;  // records of ours delivered since the last clock reading
   // The step's slowest delivery and its split. The callback compares with latency_max_live_
   // alone; only a new maximum takes the mutex, which the sampler also takes to read and reset
   // all three, so it never pairs a maximum with another record's split.

@@ -93,13 +93,15 @@ void print_console(const Outcome& o, std::ostream& out) {
   for (const SessionResult& s : r.sessions) {
     out << fmt::format(
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
-        "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency "
+        "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency{} "
         "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us (x floor {:.1f}, {:.1f}, {:.1f}); "
         "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers, at most {}: {} "
         "of writing); consumer thread {:.0f}% CPU, preempted {} times\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
         s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
         s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
+        r.profile.latency_every > 1 ? fmt::format(" (1 record in {})", r.profile.latency_every)
+                                    : std::string(),
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
         us(s.latency.percentile(0.999)), vs_floor(s.latency, o.wake_floor, 0.5),
         vs_floor(s.latency, o.wake_floor, 0.99), vs_floor(s.latency, o.wake_floor, 0.999), s.lag_ms,
@@ -151,7 +153,8 @@ nlohmann::ordered_json cpu_json(const CpuTime& cpu, double ns_per_event) {
   return {{"user_s", cpu.user_s}, {"system_s", cpu.system_s}, {"ns_per_event", ns_per_event}};
 }
 
-nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogram& floor) {
+nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogram& floor,
+                                    std::uint64_t latency_every) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["balanced"] = s.balanced;
@@ -171,11 +174,10 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
   j["throughput"] = {{"events_per_s", s.events_per_s},
                      {"mb_per_s", s.mb_per_s},
                      {"delivered_bytes", s.delivered_bytes}};
-  j["latency_us"] = {{"p50", us(s.latency.percentile(0.5))},
-                     {"p99", us(s.latency.percentile(0.99))},
-                     {"p999", us(s.latency.percentile(0.999))},
-                     {"max", us(s.latency.max())},
-                     {"clock_inversions", s.clock_inversions}};
+  j["latency_us"] = {
+      {"p50", us(s.latency.percentile(0.5))},    {"p99", us(s.latency.percentile(0.99))},
+      {"p999", us(s.latency.percentile(0.999))}, {"max", us(s.latency.max())},
+      {"clock_inversions", s.clock_inversions},  {"timed_every", latency_every}};
   j["latency_vs_floor"] = {{"p50", vs_floor(s.latency, floor, 0.5)},
                            {"p99", vs_floor(s.latency, floor, 0.99)},
                            {"p999", vs_floor(s.latency, floor, 0.999)}};
@@ -258,7 +260,8 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
   j["wake_floor_us"]["before"] = floor_json(o.wake_floor_before);
   j["wake_floor_us"]["after"] = floor_json(o.wake_floor_after);
   j["sessions"] = nlohmann::ordered_json::array();
-  for (const auto& s : r.sessions) j["sessions"].push_back(session_json(s, o.wake_floor));
+  for (const auto& s : r.sessions)
+    j["sessions"].push_back(session_json(s, o.wake_floor, r.profile.latency_every));
   return j;
 }
 
