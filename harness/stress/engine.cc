@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "stats.h"
 #include "session_consumer.h"
 #include "session_properties.h"
 
@@ -171,7 +172,40 @@ const StampClock& stamp_clock() {
 
 // Everything a run starts, torn down in the safe order whatever happens: writers killed,
 // sessions stopped (which ends ProcessTrace), consumers joined.
+// CPU time the hypervisor gave to others while this machine's CPUs wanted it (/proc/stat
+// "steal", all CPUs; 10 ms ticks): a thread of the run that waits for it was neither preempted
+// by this machine nor idle. nullopt where /proc/stat has no steal field.
+class StolenTime {
+ public:
+  void start() { base_ = last_ = read(); }
+  // Since the previous step (the first: since start()).
+  std::optional<double> step() {
+    const auto now = read();
+    std::optional<double> ms;
+    if (now && last_) ms = ticks_ms(*now - std::min(*now, *last_));
+    last_ = now;
+    return ms;
+  }
+  std::optional<double> total() const {
+    if (!base_ || !last_) return std::nullopt;
+    return ticks_ms(*last_ - std::min(*last_, *base_));
+  }
+
+ private:
+  static std::optional<std::uint64_t> read() {
+    std::ifstream in("/proc/stat");
+    std::string line;
+    if (!std::getline(in, line)) return std::nullopt;
+    return proc_stat_steal_ticks(line);
+  }
+  static double ticks_ms(std::uint64_t ticks) {
+    return static_cast<double>(ticks) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  std::optional<std::uint64_t> base_, last_;
+};
+
 struct RunResources {
+  StolenTime stolen;
   std::vector<std::unique_ptr<WriterProcess>> writers;
   std::vector<StartedSession> sessions;
   std::vector<std::unique_ptr<SessionConsumer>> consumers;
@@ -222,9 +256,11 @@ void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go
                      std::vector<std::vector<SeriesPoint>>& series) {
   const double t_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go).count();
+  const std::optional<double> stolen_ms = res.stolen.step();
   for (std::size_t i = 0; i < res.sessions.size(); ++i) {
     SeriesPoint point;
     point.t_ms = t_ms;
+    point.stolen_ms = stolen_ms;
     point.delivered = res.consumers[i]->delivered_so_far();
     point.lost = res.consumers[i]->buffer_lost_so_far();
     res.consumers[i]->take_step(point);
@@ -471,6 +507,7 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   // steady_clock is CLOCK_MONOTONIC: the clock of the writers' samples and, within a few us
   // per run, of their stamps (StampClock).
   const auto go = std::chrono::steady_clock::now();
+  res.stolen.start();
   run.go_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(go.time_since_epoch()).count());
   std::vector<std::vector<SeriesPoint>> series(res.sessions.size());
@@ -487,11 +524,14 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
   }
   const double end_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go).count();
+  const std::optional<double> stolen_ms = res.stolen.step();
+  run.stolen_ms = res.stolen.total();
   for (std::size_t i = 0; i < run.sessions.size(); ++i) {
     SessionResult& r = run.sessions[i];
     r.series = std::move(series[i]);
     SeriesPoint last;
     last.t_ms = end_ms;
+    last.stolen_ms = stolen_ms;
     last.delivered = r.delivered;
     last.lost = r.events_lost + r.lost_buffer_events_announced;
     last.buffers_in_use = r.number_of_buffers - std::min(r.number_of_buffers, r.free_buffers);

@@ -56,6 +56,10 @@ struct SeriesPoint {
   // speed; beside lag and loss, they tell the two apart.
   std::uint64_t consumer_cpu_ns = 0;
   std::uint64_t consumer_preemptions = 0;
+  // CPU time the hypervisor took from this machine (all its CPUs) since the previous point:
+  // /proc/stat's steal, in 10 ms ticks. None where the kernel does not report it. A consumer
+  // short of CPU with no preemption in a step that had steal waited for the host.
+  std::optional<double> stolen_ms = std::nullopt;
 };
 
 // One RT_LostEvent notice as the consumer received it (for `--trace`: an instant each).
@@ -134,6 +138,7 @@ struct RunResult {
   std::uint64_t go_ns = 0;  // CLOCK_MONOTONIC when the writers were told to go: series' t = 0
   std::vector<WriterSamples> writer_samples;  // one per writer process
   double duration_s = 0;
+  std::optional<double> stolen_ms;    // the series' steal, from go to the sessions' stop
   std::vector<std::string> failures;  // one line each; empty: the run passed
 };
 

@@ -150,4 +150,18 @@ std::optional<std::uint64_t> proc_status_number(std::string_view status, std::st
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> proc_stat_steal_ticks(std::string_view stat) {
+  if (stat.substr(0, 4) != "cpu ") return std::nullopt;
+  std::string_view line = stat.substr(
+      4, stat.find('\n') == std::string_view::npos ? std::string_view::npos : stat.find('\n') - 4);
+  std::uint64_t value = 0;
+  for (int field = 1; field <= 8; ++field) {
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    const auto [rest, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (error != std::errc() || rest == line.data()) return std::nullopt;
+    line.remove_prefix(static_cast<std::size_t>(rest - line.data()));
+  }
+  return value;
+}
+
 }  // namespace etwh::stress

@@ -199,4 +199,8 @@ class SequenceTracker {
 // nonvoluntary_ctxt_switches; nullopt when there is no such line or it holds no number.
 std::optional<std::uint64_t> proc_status_number(std::string_view status, std::string_view key);
 
+// The steal time of all CPUs (ticks of USER_HZ) on the "cpu " line of /proc/stat (proc(5): its
+// eighth number); nullopt when there is no such line or it has fewer numbers (older kernels).
+std::optional<std::uint64_t> proc_stat_steal_ticks(std::string_view stat);
+
 }  // namespace etwh::stress

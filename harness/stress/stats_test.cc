@@ -308,5 +308,15 @@ TEST(ProcStatus, ReadsTheNumberOfItsKeyAlone) {
       << "the last line needs no newline";
 }
 
+TEST(ProcStat, StealIsTheEighthNumberOfTheCpuLine) {
+  EXPECT_EQ(proc_stat_steal_ticks("cpu  252979 386 37436 286814 944 0 267 152 0 0\n"
+                                  "cpu0 136484 171 18307 133792 232 0 73 78 0 0\n"),
+            152u);
+  EXPECT_EQ(proc_stat_steal_ticks("cpu  1 2 3 4 5 6 7 8"), 8u) << "no newline after it";
+  EXPECT_EQ(proc_stat_steal_ticks("cpu  1 2 3 4 5 6 7\n"), std::nullopt) << "no steal field";
+  EXPECT_EQ(proc_stat_steal_ticks("cpu0 1 2 3 4 5 6 7 8\n"), std::nullopt) << "not all CPUs";
+  EXPECT_EQ(proc_stat_steal_ticks(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace etwh::stress

@@ -113,7 +113,7 @@ void print_console(const Outcome& o, std::ostream& out) {
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
       "writer {:.1f} ns/event, consumer {:.1f} ns/event{}; wake-up floor p50 {:.1f} us, p99 "
-      "{:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us; {:.2f} s\n",
+      "{:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us{}; {:.2f} s\n",
       status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
       r.consumer_peak_rss_kb,
@@ -123,7 +123,9 @@ void print_console(const Outcome& o, std::ostream& out) {
                    : std::string(),
       us(o.wake_floor.percentile(0.5)), us(o.wake_floor.percentile(0.99)),
       us(o.wake_floor_before.percentile(0.99)), us(o.wake_floor_after.percentile(0.99)),
-      us(o.wake_floor.percentile(0.999)), r.duration_s);
+      us(o.wake_floor.percentile(0.999)),
+      r.stolen_ms ? fmt::format("; CPU stolen by the host {:.0f} ms", *r.stolen_ms) : std::string(),
+      r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
 }
 
@@ -216,7 +218,9 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
         {"silence_max_us", us(p.silence_max_ns)},
         {"consumer_cpu_share",
          step_ms > 0 ? static_cast<double>(p.consumer_cpu_ns) / 1e6 / step_ms : 0.0},
-        {"consumer_preemptions", p.consumer_preemptions}});
+        {"consumer_preemptions", p.consumer_preemptions},
+        {"stolen_ms",
+         p.stolen_ms ? nlohmann::ordered_json(*p.stolen_ms) : nlohmann::ordered_json()}});
   }
   return j;
 }
@@ -256,6 +260,8 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
                    {"cpu", cpu_json(*r.broker_cpu, r.broker_cpu_ns_per_event)}};
   }
   j["series_step_ms"] = r.series_ms;
+  j["stolen_ms"] = nullptr;  // the kernel does not report steal time
+  if (r.stolen_ms) j["stolen_ms"] = *r.stolen_ms;
   j["wake_floor_us"] = floor_json(o.wake_floor);
   j["wake_floor_us"]["before"] = floor_json(o.wake_floor_before);
   j["wake_floor_us"]["after"] = floor_json(o.wake_floor_after);

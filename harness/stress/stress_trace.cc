@@ -59,6 +59,7 @@ void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
         pid, "consumer thread CPU share", at,
         {{"share", since_ms > 0 ? static_cast<double>(p.consumer_cpu_ns) / 1e6 / since_ms : 0.0}});
     t.counter(pid, "consumer thread preemptions", at, {{"preemptions", p.consumer_preemptions}});
+    if (p.stolen_ms) t.counter(pid, "CPU stolen by the host (ms)", at, {{"stolen", *p.stolen_ms}});
     if (before != nullptr) {
       const double step_ms = p.t_ms - before->t_ms;
       t.counter(pid, "events/s", at,
