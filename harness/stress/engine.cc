@@ -170,8 +170,6 @@ const StampClock& stamp_clock() {
   return clock;
 }
 
-// Everything a run starts, torn down in the safe order whatever happens: writers killed,
-// sessions stopped (which ends ProcessTrace), consumers joined.
 // CPU time the hypervisor gave to others while this machine's CPUs wanted it (/proc/stat
 // "steal", all CPUs; 10 ms ticks): a thread of the run that waits for it was neither preempted
 // by this machine nor idle. nullopt where /proc/stat has no steal field.
@@ -204,6 +202,8 @@ class StolenTime {
   std::optional<std::uint64_t> base_, last_;
 };
 
+// Everything a run starts, torn down in the safe order whatever happens: writers killed,
+// sessions stopped (which ends ProcessTrace), consumers joined.
 struct RunResources {
   StolenTime stolen;
   std::vector<std::unique_ptr<WriterProcess>> writers;

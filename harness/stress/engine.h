@@ -56,6 +56,7 @@ struct SeriesPoint {
   // speed; beside lag and loss, they tell the two apart.
   std::uint64_t consumer_cpu_ns = 0;
   std::uint64_t consumer_preemptions = 0;
+  double consumer_cpu_share = 0;  // consumer_cpu_ns over the step's time (judge_run)
   // CPU time the hypervisor took from this machine (all its CPUs) since the previous point:
   // /proc/stat's steal, in 10 ms ticks. None where the kernel does not report it. A consumer
   // short of CPU with no preemption in a step that had steal waited for the host.
@@ -103,8 +104,10 @@ struct SessionResult {
   // How long the buffers last at the writers' pace: the write time over the buffers written,
   // times MaximumBuffers (those the pool may grow to); none when no buffer was written.
   std::optional<double> buffers_span_ms;
-  // The consumer thread over the run: the sums of its series.
+  // The consumer thread over the run: the sums of its series, and the CPU time over the time
+  // from go to the series' last point.
   std::uint64_t consumer_cpu_ns = 0, consumer_preemptions = 0;
+  double consumer_cpu_share = 0;
   bool balanced = false;
   std::vector<SeriesPoint> series;
 };

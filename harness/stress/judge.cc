@@ -53,6 +53,11 @@ void check_session(const std::string& who, const SessionResult& s,
   }
 }
 
+// CPU time in ns over a span of wall time in ms (0 for no span).
+double share_of(std::uint64_t cpu_ns, double span_ms) {
+  return span_ms > 0 ? static_cast<double>(cpu_ns) / 1e6 / span_ms : 0.0;
+}
+
 // Session `s`'s throughput and lag, and what the writers had written at each point of its
 // series.
 void measure_session(const RunResult& run, SessionResult& s) {
@@ -74,12 +79,18 @@ void measure_session(const RunResult& run, SessionResult& s) {
                         static_cast<double>(s.maximum_buffers) /
                         static_cast<double>(s.buffers_written);
   }
+  // The consumer thread's CPU time over each step's time (the first step's: since go), and
+  // over the run's.
   s.consumer_cpu_ns = 0;
   s.consumer_preemptions = 0;
-  for (const SeriesPoint& point : s.series) {
+  double previous_ms = 0;
+  for (SeriesPoint& point : s.series) {
     s.consumer_cpu_ns += point.consumer_cpu_ns;
     s.consumer_preemptions += point.consumer_preemptions;
+    point.consumer_cpu_share = share_of(point.consumer_cpu_ns, point.t_ms - previous_ms);
+    previous_ms = point.t_ms;
   }
+  s.consumer_cpu_share = share_of(s.consumer_cpu_ns, previous_ms);
   for (SeriesPoint& point : s.series) {
     const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
     double written = 0;

@@ -48,7 +48,8 @@ TEST(StressJudge, BalancedRunPassesWithDerivedFigures) {
 }
 
 // The buffers' span: the writers took 1 s for 50 buffers, so the session's 8 (at most) last
-// 160 ms. None without a buffer written. The consumer thread's figures are its series' sums.
+// 160 ms. None without a buffer written. The consumer thread's figures are its series' sums,
+// its CPU shares each step's and the run's time.
 TEST(StressJudge, TheBuffersSpanIsTheWriteTimeOfAsManyBuffersAsTheSessionMayHave) {
   RunResult run = balanced_slow_run();
   SessionResult& s = run.sessions[0];
@@ -56,6 +57,8 @@ TEST(StressJudge, TheBuffersSpanIsTheWriteTimeOfAsManyBuffersAsTheSessionMayHave
   s.number_of_buffers = 4;
   s.maximum_buffers = 8;
   SeriesPoint a, b;
+  a.t_ms = 0.001;  // 1000 ns after go
+  b.t_ms = 0.002;
   a.consumer_cpu_ns = 700;
   a.consumer_preemptions = 2;
   b.consumer_cpu_ns = 300;
@@ -66,6 +69,9 @@ TEST(StressJudge, TheBuffersSpanIsTheWriteTimeOfAsManyBuffersAsTheSessionMayHave
   EXPECT_DOUBLE_EQ(*s.buffers_span_ms, 160.0);
   EXPECT_EQ(s.consumer_cpu_ns, 1000u);
   EXPECT_EQ(s.consumer_preemptions, 3u);
+  EXPECT_NEAR(s.series[0].consumer_cpu_share, 0.7, 1e-9) << "700 ns of CPU in a 1000 ns step";
+  EXPECT_NEAR(s.series[1].consumer_cpu_share, 0.3, 1e-9);
+  EXPECT_NEAR(s.consumer_cpu_share, 0.5, 1e-9) << "1000 ns of CPU in 2000 ns from go";
   s.buffers_written = 0;
   judge_run(run);
   EXPECT_FALSE(s.buffers_span_ms.has_value());

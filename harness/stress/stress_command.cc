@@ -77,12 +77,6 @@ double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, 
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
 }
 
-// The consumer thread's CPU time over the run's time, from go to its last point.
-double consumer_cpu_share(const SessionResult& s) {
-  const double run_ms = s.series.empty() ? 0.0 : s.series.back().t_ms;
-  return run_ms > 0 ? static_cast<double>(s.consumer_cpu_ns) / 1e6 / run_ms : 0.0;
-}
-
 void print_console(const Outcome& o, std::ostream& out) {
   if (!o.run) {
     out << fmt::format("HARNESS_ERROR {}{}: {}\n", o.profile.name, repetition_text(o),
@@ -108,7 +102,7 @@ void print_console(const Outcome& o, std::ostream& out) {
         s.gaps, s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
         s.maximum_buffers,
         s.buffers_span_ms ? fmt::format("{:.3g} ms", *s.buffers_span_ms) : std::string("no time"),
-        100 * consumer_cpu_share(s), s.consumer_preemptions);
+        100 * s.consumer_cpu_share, s.consumer_preemptions);
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
@@ -194,33 +188,29 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
   j["buffers_span_ms"] = nullptr;
   if (s.buffers_span_ms) j["buffers_span_ms"] = *s.buffers_span_ms;
   j["consumer_thread"] = {{"cpu_s", static_cast<double>(s.consumer_cpu_ns) / 1e9},
-                          {"cpu_share", consumer_cpu_share(s)},
+                          {"cpu_share", s.consumer_cpu_share},
                           {"preemptions", s.consumer_preemptions}};
   j["series"] = nlohmann::ordered_json::array();
-  double previous_ms = 0;
   for (const SeriesPoint& p : s.series) {
-    const double step_ms = p.t_ms - previous_ms;
-    previous_ms = p.t_ms;
-    j["series"].push_back(nlohmann::ordered_json{
-        {"t_ms", p.t_ms},
-        {"written", p.written},
-        {"delivered", p.delivered},
-        {"lost", p.lost},
-        {"lag_events", p.lag_events},
-        {"buffers_in_use", p.buffers_in_use},
-        {"latency_max_us", us(p.latency_max_ns)},
-        {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
-        {"latency_max_behind_us", us(p.latency_max_behind_ns)},
-        {"latency_max_silence_us", us(p.latency_max_silence_ns)},
-        {"latency_max_silence_partial", p.latency_max_silence_partial},
-        {"batch_max", p.batch_max},
-        {"batch_mean", p.batch_mean},
-        {"silence_max_us", us(p.silence_max_ns)},
-        {"consumer_cpu_share",
-         step_ms > 0 ? static_cast<double>(p.consumer_cpu_ns) / 1e6 / step_ms : 0.0},
-        {"consumer_preemptions", p.consumer_preemptions},
-        {"stolen_ms",
-         p.stolen_ms ? nlohmann::ordered_json(*p.stolen_ms) : nlohmann::ordered_json()}});
+    j["series"].push_back(
+        nlohmann::ordered_json{{"t_ms", p.t_ms},
+                               {"written", p.written},
+                               {"delivered", p.delivered},
+                               {"lost", p.lost},
+                               {"lag_events", p.lag_events},
+                               {"buffers_in_use", p.buffers_in_use},
+                               {"latency_max_us", us(p.latency_max_ns)},
+                               {"latency_max_quiet_us", us(p.latency_max_quiet_ns)},
+                               {"latency_max_behind_us", us(p.latency_max_behind_ns)},
+                               {"latency_max_silence_us", us(p.latency_max_silence_ns)},
+                               {"latency_max_silence_partial", p.latency_max_silence_partial},
+                               {"batch_max", p.batch_max},
+                               {"batch_mean", p.batch_mean},
+                               {"silence_max_us", us(p.silence_max_ns)},
+                               {"consumer_cpu_share", p.consumer_cpu_share},
+                               {"consumer_preemptions", p.consumer_preemptions},
+                               {"stolen_ms", p.stolen_ms ? nlohmann::ordered_json(*p.stolen_ms)
+                                                         : nlohmann::ordered_json()}});
   }
   return j;
 }

@@ -53,11 +53,7 @@ void trace_session(trace::Trace& t, const RunResult& run, std::int64_t pid,
       t.counter(pid, "silence in slowest wait is a lower bound", at,
                 {{"partial", p.latency_max_silence_partial ? 1 : 0}});
     }
-    // The consumer thread in the step: CPU time over the step's time, and preemptions.
-    const double since_ms = p.t_ms - (before != nullptr ? before->t_ms : 0.0);
-    t.counter(
-        pid, "consumer thread CPU share", at,
-        {{"share", since_ms > 0 ? static_cast<double>(p.consumer_cpu_ns) / 1e6 / since_ms : 0.0}});
+    t.counter(pid, "consumer thread CPU share", at, {{"share", p.consumer_cpu_share}});
     t.counter(pid, "consumer thread preemptions", at, {{"preemptions", p.consumer_preemptions}});
     if (p.stolen_ms) t.counter(pid, "CPU stolen by the host (ms)", at, {{"stolen", *p.stolen_ms}});
     if (before != nullptr) {
