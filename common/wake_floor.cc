@@ -1,6 +1,7 @@
 #include "etwh/wake_floor.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -11,8 +12,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,6 +34,7 @@ struct Shared {
   Line quit;  // 1: the child exits
   alignas(64) std::atomic<std::uint64_t> stamp_ns{0};
   alignas(64) std::atomic<std::uint64_t> latency_ns{0};
+  std::atomic<int> sleeper_cpu{-1};
 };
 static_assert(sizeof(Shared) <= 4096);
 
@@ -63,6 +67,7 @@ void futex_wake(std::atomic<std::uint32_t>& word) {
       futex_wait(s.go.word, seen, 100'000'000);
     }
     const std::uint64_t woke = now_ns();
+    s.sleeper_cpu.store(::sched_getcpu(), std::memory_order_relaxed);
     if (s.quit.word.load(std::memory_order_acquire) != 0) ::_exit(0);
     seen = s.go.word.load(std::memory_order_acquire);
     s.latency_ns.store(woke - s.stamp_ns.load(std::memory_order_acquire),
@@ -72,50 +77,117 @@ void futex_wake(std::atomic<std::uint32_t>& word) {
   }
 }
 
+// Pins the calling thread to `cpu`; false when the kernel refuses.
+bool pin_to(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return ::sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+// Gives the calling thread its CPU mask back, however the measurement ends.
+class AffinityRestorer {
+ public:
+  explicit AffinityRestorer(const cpu_set_t& mask) : mask_(mask) {}
+  AffinityRestorer(const AffinityRestorer&) = delete;
+  AffinityRestorer& operator=(const AffinityRestorer&) = delete;
+  ~AffinityRestorer() { ::sched_setaffinity(0, sizeof mask_, &mask_); }
+
+ private:
+  cpu_set_t mask_;
+};
+
+[[noreturn]] void fail(const char* what) {
+  throw std::runtime_error(std::string("wake floor: ") + what + ": " + std::strerror(errno));
+}
+
+// The wake-ups themselves, with the child already started; stops the child.
+WakeSamples sample_wakeups(Shared& s, pid_t child, std::size_t samples,
+                           std::chrono::microseconds gap) {
+  WakeSamples out;
+  out.ns.reserve(samples);
+  out.sleeper_cpus.reserve(samples);
+  std::string error;
+  for (std::uint32_t i = 1; i <= samples && error.empty(); ++i) {
+    std::this_thread::sleep_for(gap);  // the child is asleep again by now
+    s.stamp_ns.store(now_ns(), std::memory_order_release);
+    s.go.word.store(i, std::memory_order_release);
+    futex_wake(s.go.word);
+    const std::uint64_t deadline = now_ns() + 1'000'000'000;
+    std::uint32_t done = 0;
+    while ((done = s.done.word.load(std::memory_order_acquire)) != i && now_ns() < deadline) {
+      futex_wait(s.done.word, done, 10'000'000);
+    }
+    if (done != i) {
+      error = "wake floor: the child process stopped answering";
+    } else {
+      out.ns.push_back(s.latency_ns.load(std::memory_order_relaxed));
+      out.sleeper_cpus.push_back(s.sleeper_cpu.load(std::memory_order_relaxed));
+    }
+  }
+  s.quit.word.store(1, std::memory_order_release);
+  futex_wake(s.go.word);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+  return out;
+}
+
 }  // namespace
 
-std::vector<std::uint64_t> measure_futex_wake_floor(std::size_t samples,
-                                                    std::chrono::microseconds gap) {
-  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) {
-    throw std::runtime_error(std::string("wake floor: mmap: ") + std::strerror(errno));
+WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseconds gap,
+                                     WakePlacement placement) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) fail("sched_getaffinity");
+  std::optional<AffinityRestorer> restore;
+  int waker = -1, sleeper = -1;
+  if (placement != WakePlacement::kAnyCpu) {
+    waker = ::sched_getcpu();
+    if (waker < 0 || waker >= CPU_SETSIZE || !CPU_ISSET(waker, &allowed)) fail("sched_getcpu");
+    sleeper = waker;
+    if (placement == WakePlacement::kOtherCpu) {
+      sleeper = -1;
+      for (int cpu = 0; cpu < CPU_SETSIZE && sleeper < 0; ++cpu) {
+        if (cpu != waker && CPU_ISSET(cpu, &allowed)) sleeper = cpu;
+      }
+      if (sleeper < 0) return {};  // a single CPU: no other to wake on
+    }
+    restore.emplace(allowed);
+    // The child inherits the mask it is forked with: the sleeper's CPU, then the waker's.
+    if (!pin_to(sleeper)) fail("sched_setaffinity");
   }
+  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) fail("mmap");
   auto* s = new (page) Shared{};
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     const int e = errno;
     ::munmap(page, 4096);
-    throw std::runtime_error(std::string("wake floor: fork: ") + std::strerror(e));
+    errno = e;
+    fail("fork");
   }
   if (child == 0) child_loop(*s, parent);
-  std::vector<std::uint64_t> out;
-  out.reserve(samples);
-  std::string error;
-  for (std::uint32_t i = 1; i <= samples && error.empty(); ++i) {
-    std::this_thread::sleep_for(gap);  // the child is asleep again by now
-    s->stamp_ns.store(now_ns(), std::memory_order_release);
-    s->go.word.store(i, std::memory_order_release);
-    futex_wake(s->go.word);
-    const std::uint64_t deadline = now_ns() + 1'000'000'000;
-    std::uint32_t done = 0;
-    while ((done = s->done.word.load(std::memory_order_acquire)) != i && now_ns() < deadline) {
-      futex_wait(s->done.word, done, 10'000'000);
+  if (waker >= 0 && !pin_to(waker)) {
+    const int e = errno;
+    ::kill(child, SIGKILL);
+    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
     }
-    if (done != i) {
-      error = "wake floor: the child process stopped answering";
-    } else {
-      out.push_back(s->latency_ns.load(std::memory_order_relaxed));
-    }
+    ::munmap(page, 4096);
+    errno = e;
+    fail("sched_setaffinity");
   }
-  s->quit.word.store(1, std::memory_order_release);
-  futex_wake(s->go.word);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  try {
+    WakeSamples out = sample_wakeups(*s, child, samples, gap);
+    out.waker_cpu = waker;
+    ::munmap(page, 4096);
+    return out;
+  } catch (...) {
+    ::munmap(page, 4096);
+    throw;
   }
-  ::munmap(page, 4096);
-  if (!error.empty()) throw std::runtime_error(error);
-  return out;
 }
 
 std::uint64_t sample_quantile(std::vector<std::uint64_t>& samples, double quantile) {

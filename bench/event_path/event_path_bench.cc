@@ -261,18 +261,24 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
 // A cross-process wake-up through a futex in shared memory (etwh/wake_floor.h): what any
 // delivery to a consumer asleep costs at least, measured in the same run as the rest. One
 // iteration of 2000 wake-ups 50 us apart; p50 and p99 as counters (ratios.py prints them).
-void BM_FutexWake_CrossProcess(benchmark::State& state) {
-  std::vector<std::uint64_t> samples;
+// Three placements: the scheduler's choice (two values mixed, wake_floor.h), then the sleeper
+// on the waker's CPU and on another one, each a stable figure.
+void BM_FutexWake(benchmark::State& state, etwh::WakePlacement placement) {
+  etwh::WakeSamples samples;
   for (auto _ : state) {
     try {
-      samples = etwh::measure_futex_wake_floor(2000, std::chrono::microseconds(50));
+      samples = etwh::measure_futex_wake_floor(2000, std::chrono::microseconds(50), placement);
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
       return;
     }
   }
-  state.counters["p50_ns"] = static_cast<double>(etwh::sample_quantile(samples, 0.5));
-  state.counters["p99_ns"] = static_cast<double>(etwh::sample_quantile(samples, 0.99));
+  if (samples.ns.empty()) {
+    state.SkipWithError("this process may use a single CPU: no other CPU to wake on");
+    return;
+  }
+  state.counters["p50_ns"] = static_cast<double>(etwh::sample_quantile(samples.ns, 0.5));
+  state.counters["p99_ns"] = static_cast<double>(etwh::sample_quantile(samples.ns, 0.99));
 }
 
 // ---------------------------------------------------------------- end to end (Win32 API)
@@ -542,7 +548,12 @@ int main(int argc, char** argv) {
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("FutexWake_CrossProcess", BM_FutexWake_CrossProcess)->Iterations(1);
+  benchmark::RegisterBenchmark("FutexWake_CrossProcess", BM_FutexWake, etwh::WakePlacement::kAnyCpu)
+      ->Iterations(1);
+  benchmark::RegisterBenchmark("FutexWake_SameCpu", BM_FutexWake, etwh::WakePlacement::kSameCpu)
+      ->Iterations(1);
+  benchmark::RegisterBenchmark("FutexWake_OtherCpu", BM_FutexWake, etwh::WakePlacement::kOtherCpu)
+      ->Iterations(1);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 

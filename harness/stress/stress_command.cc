@@ -28,13 +28,18 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
 
+// The cross-process futex wake-up (etwh/wake_floor.h) in one placement, measured just before
+// and just after the run; latencies are reported against the two windows together (`both`).
+struct FloorWindows {
+  LatencyHistogram before, after, both;
+};
+
 struct Outcome {
   Profile profile;
   std::optional<RunResult> run;
-  // The cross-process futex wake-up (etwh/wake_floor.h) measured just before and just after
-  // the run; its latencies are reported against the two together (`wake_floor`).
-  LatencyHistogram wake_floor_before, wake_floor_after, wake_floor;
-  std::string harness_error;  // set when the run could not be carried out
+  FloorWindows floor_same_cpu;
+  std::optional<FloorWindows> floor_other_cpu;  // none when etwh may use a single CPU
+  std::string harness_error;                    // set when the run could not be carried out
   double duration_s = 0;
   unsigned repetition = 1, repetitions = 1;
 };
@@ -50,31 +55,79 @@ const char* status_of(const Outcome& o) {
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-// Wake-ups sampled for the floor before a run and again after it, and their spacing (the
-// child is asleep each time). Two windows, not one: on a 2-vCPU VM 0.2-31% of wake-ups take
-// 40-100 us instead of 6-10, and that share changes from one 0.35 s window to the next, so the
-// p99 of a single window lands on either side (harness/stress/README.md, "The latency floor
-// has two values").
-constexpr std::size_t kFloorSamples = 2000;
+// Wake-ups sampled for the floor in each placement, before a run and again after it, and
+// their spacing (the child is asleep each time). Each placement apart: left to the scheduler,
+// a wake-up lands on the waker's CPU (3-4 us here) or on another (16-40 us, through the host),
+// in a share that changes from one window to the next, so an unpinned p99 lands on either
+// (harness/stress/README.md, "The latency floor has two values").
+constexpr std::size_t kFloorSamples = 1000;
 constexpr std::chrono::microseconds kFloorGap{50};
 
-// One window of the floor; a floor that cannot be measured is the harness's fault.
-LatencyHistogram measure_floor() {
-  LatencyHistogram floor;
+// One window of the floor in `placement`; none when the placement cannot be had (one CPU). A
+// floor that cannot be measured otherwise is the harness's fault.
+std::optional<LatencyHistogram> measure_floor(WakePlacement placement) {
+  WakeSamples samples;
   try {
-    for (const std::uint64_t ns : measure_futex_wake_floor(kFloorSamples, kFloorGap)) {
-      floor.record(ns);
-    }
+    samples = measure_futex_wake_floor(kFloorSamples, kFloorGap, placement);
   } catch (const std::runtime_error& e) {
     throw StressHarnessError(e.what());
   }
+  if (samples.ns.empty()) return std::nullopt;
+  LatencyHistogram floor;
+  for (const std::uint64_t ns : samples.ns) floor.record(ns);
   return floor;
+}
+
+// A window of both placements: before the run, or after it (`after` set).
+void measure_floor_window(Outcome& o, bool after) {
+  const std::optional<LatencyHistogram> same = measure_floor(WakePlacement::kSameCpu);
+  if (!same) throw StressHarnessError("wake floor: no sample on the waker's CPU");
+  (after ? o.floor_same_cpu.after : o.floor_same_cpu.before) = *same;
+  std::optional<LatencyHistogram> other = measure_floor(WakePlacement::kOtherCpu);
+  if (!after) {
+    if (other) o.floor_other_cpu = FloorWindows{*other, {}, {}};
+  } else if (o.floor_other_cpu && other) {
+    o.floor_other_cpu->after = *other;
+  } else if (o.floor_other_cpu || other) {
+    throw StressHarnessError(
+        "wake floor: another CPU could be had before the run or after, not both");
+  }
+}
+
+void merge_floor_windows(FloorWindows& f) {
+  f.both = f.before;
+  f.both.merge(f.after);
 }
 
 // A latency percentile as a multiple of the floor's same percentile (0 when no floor).
 double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, double q) {
   const std::uint64_t f = floor.percentile(q);
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
+}
+
+// "x floor" of the console: a session's p50, p99, p99.9 over each placement's.
+std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
+  auto three = [&](const LatencyHistogram& f) {
+    return fmt::format("{:.1f}, {:.1f}, {:.1f}", vs_floor(latency, f, 0.5),
+                       vs_floor(latency, f, 0.99), vs_floor(latency, f, 0.999));
+  };
+  std::string text = "x floor on the same CPU " + three(o.floor_same_cpu.both);
+  if (o.floor_other_cpu) text += "; on another " + three(o.floor_other_cpu->both);
+  return text;
+}
+
+// The console's floor: each placement's p50, p99 (of each window) and p99.9.
+std::string floors_text(const Outcome& o) {
+  auto one = [](const char* where, const FloorWindows& f) {
+    return fmt::format(
+        "{} p50 {:.1f} us, p99 {:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us", where,
+        us(f.both.percentile(0.5)), us(f.both.percentile(0.99)), us(f.before.percentile(0.99)),
+        us(f.after.percentile(0.99)), us(f.both.percentile(0.999)));
+  };
+  std::string text = "wake-up floor " + one("on the same CPU", o.floor_same_cpu);
+  text += o.floor_other_cpu ? "; " + one("on another", *o.floor_other_cpu)
+                            : std::string("; no other CPU to wake on");
+  return text;
 }
 
 void print_console(const Outcome& o, std::ostream& out) {
@@ -88,7 +141,7 @@ void print_console(const Outcome& o, std::ostream& out) {
     out << fmt::format(
         "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency{} "
-        "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us (x floor {:.1f}, {:.1f}, {:.1f}); "
+        "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us ({}); "
         "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers, at most {}: {} "
         "of writing); consumer thread {:.0f}% CPU, preempted {} times\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
@@ -97,17 +150,15 @@ void print_console(const Outcome& o, std::ostream& out) {
         r.profile.latency_every > 1 ? fmt::format(" (1 record in {})", r.profile.latency_every)
                                     : std::string(),
         us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
-        us(s.latency.percentile(0.999)), vs_floor(s.latency, o.wake_floor, 0.5),
-        vs_floor(s.latency, o.wake_floor, 0.99), vs_floor(s.latency, o.wake_floor, 0.999), s.lag_ms,
-        s.gaps, s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
+        us(s.latency.percentile(0.999)), vs_floors_text(s.latency, o), s.lag_ms, s.gaps,
+        s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
         s.maximum_buffers,
         s.buffers_span_ms ? fmt::format("{:.3g} ms", *s.buffers_span_ms) : std::string("no time"),
         100 * s.consumer_cpu_share, s.consumer_preemptions);
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
-      "writer {:.1f} ns/event, consumer {:.1f} ns/event{}; wake-up floor p50 {:.1f} us, p99 "
-      "{:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us{}; {:.2f} s\n",
+      "writer {:.1f} ns/event, consumer {:.1f} ns/event{}; {}{}; {:.2f} s\n",
       status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
       r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
       r.consumer_peak_rss_kb,
@@ -115,9 +166,7 @@ void print_console(const Outcome& o, std::ostream& out) {
       r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
       r.broker_cpu ? fmt::format(", broker {:.1f} ns/event", r.broker_cpu_ns_per_event)
                    : std::string(),
-      us(o.wake_floor.percentile(0.5)), us(o.wake_floor.percentile(0.99)),
-      us(o.wake_floor_before.percentile(0.99)), us(o.wake_floor_after.percentile(0.99)),
-      us(o.wake_floor.percentile(0.999)),
+      floors_text(o),
       r.stolen_ms ? fmt::format("; CPU stolen by the host {:.0f} ms", *r.stolen_ms) : std::string(),
       r.duration_s);
   for (const auto& f : r.failures) out << "FAIL " << f << "\n";
@@ -149,7 +198,26 @@ nlohmann::ordered_json cpu_json(const CpuTime& cpu, double ns_per_event) {
   return {{"user_s", cpu.user_s}, {"system_s", cpu.system_s}, {"ns_per_event", ns_per_event}};
 }
 
-nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogram& floor,
+// A placement's floor: both windows together, then each.
+nlohmann::ordered_json floor_windows_json(const FloorWindows& f) {
+  nlohmann::ordered_json j = floor_json(f.both);
+  j["before"] = floor_json(f.before);
+  j["after"] = floor_json(f.after);
+  return j;
+}
+
+// A session's p50, p99, p99.9 over each placement's floor (null: no other CPU).
+nlohmann::ordered_json vs_floors_json(const LatencyHistogram& latency, const Outcome& o) {
+  auto three = [&](const LatencyHistogram& f) -> nlohmann::ordered_json {
+    return {{"p50", vs_floor(latency, f, 0.5)},
+            {"p99", vs_floor(latency, f, 0.99)},
+            {"p999", vs_floor(latency, f, 0.999)}};
+  };
+  return {{"same_cpu", three(o.floor_same_cpu.both)},
+          {"other_cpu", o.floor_other_cpu ? three(o.floor_other_cpu->both) : nullptr}};
+}
+
+nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
                                     std::uint64_t latency_every) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
@@ -174,9 +242,7 @@ nlohmann::ordered_json session_json(const SessionResult& s, const LatencyHistogr
       {"p50", us(s.latency.percentile(0.5))},    {"p99", us(s.latency.percentile(0.99))},
       {"p999", us(s.latency.percentile(0.999))}, {"max", us(s.latency.max())},
       {"clock_inversions", s.clock_inversions},  {"timed_every", latency_every}};
-  j["latency_vs_floor"] = {{"p50", vs_floor(s.latency, floor, 0.5)},
-                           {"p99", vs_floor(s.latency, floor, 0.99)},
-                           {"p999", vs_floor(s.latency, floor, 0.999)}};
+  j["latency_vs_floor"] = vs_floors_json(s.latency, o);
   j["latency_histogram"] = histogram_json(s.latency);
   j["consumer_lag_ms"] = s.lag_ms;
   j["buffers"] = {{"written", s.buffers_written},
@@ -252,12 +318,12 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
   j["series_step_ms"] = r.series_ms;
   j["stolen_ms"] = nullptr;  // the kernel does not report steal time
   if (r.stolen_ms) j["stolen_ms"] = *r.stolen_ms;
-  j["wake_floor_us"] = floor_json(o.wake_floor);
-  j["wake_floor_us"]["before"] = floor_json(o.wake_floor_before);
-  j["wake_floor_us"]["after"] = floor_json(o.wake_floor_after);
+  j["wake_floor_us"] = {
+      {"same_cpu", floor_windows_json(o.floor_same_cpu)},
+      {"other_cpu", o.floor_other_cpu ? floor_windows_json(*o.floor_other_cpu) : nullptr}};
   j["sessions"] = nlohmann::ordered_json::array();
   for (const auto& s : r.sessions)
-    j["sessions"].push_back(session_json(s, o.wake_floor, r.profile.latency_every));
+    j["sessions"].push_back(session_json(s, o, r.profile.latency_every));
   return j;
 }
 
@@ -335,15 +401,15 @@ bool load_baseline(const StressArgs& args, std::optional<compare::Document>& bas
 // Runs profile `p` once (repetition `rep`); a harness fault lands in the outcome.
 Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
                  const EngineOptions& options) {
-  Outcome o{p, std::nullopt, {}, {}, {}, "", 0, rep, repetitions};
+  Outcome o{p, std::nullopt, {}, std::nullopt, "", 0, rep, repetitions};
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    o.wake_floor_before = measure_floor();
+    measure_floor_window(o, false);
     RunResult run = run_profile(p, options);
     // A run with no floor after it is not reported; a stopped run is not reported at all.
-    if (!stop_requested()) o.wake_floor_after = measure_floor();
-    o.wake_floor = o.wake_floor_before;
-    o.wake_floor.merge(o.wake_floor_after);
+    if (!stop_requested()) measure_floor_window(o, true);
+    merge_floor_windows(o.floor_same_cpu);
+    if (o.floor_other_cpu) merge_floor_windows(*o.floor_other_cpu);
     o.run = std::move(run);
   } catch (const StressHarnessError& e) {
     o.harness_error = e.what();
