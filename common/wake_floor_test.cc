@@ -20,7 +20,8 @@ cpu_set_t current_mask() {
 // sample woken on the wrong CPU would mix them again.
 TEST(WakeFloor, SameCpuWakesTheSleeperOnTheWakersCpuAndGivesTheMaskBack) {
   const cpu_set_t before = current_mask();
-  const etwh::WakeSamples s = etwh::measure_futex_wake_floor(50, 20us, etwh::WakePlacement::kSameCpu);
+  const etwh::WakeSamples s =
+      etwh::measure_futex_wake_floor(50, 20us, etwh::WakePlacement::kSameCpu);
   ASSERT_EQ(s.ns.size(), 50u);
   ASSERT_EQ(s.sleeper_cpus.size(), 50u);
   ASSERT_GE(s.waker_cpu, 0);

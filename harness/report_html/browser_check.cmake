@@ -1,9 +1,11 @@
 # Opens the page of make_outputs.cmake in headless Chromium: a screenshot, then the DOM after the
 # page's script ran, which must show the script finished (data-rendered="done"), recorded no
 # error (data-errors="": the page records uncaught errors and console.error there) and drew at
-# least MIN_SERIES plotted series. Then the check must refuse three broken copies of the page (a
-# planted script error, a planted console error, the charts' script never started): it can fail.
-#   cmake -DCHROMIUM=<exe or empty> -DOUT=<dir of make_outputs> -DMIN_SERIES=N -P browser_check.cmake
+# least MIN_SERIES plotted series, one of them named starting with REQUIRED_SERIES. Then the check
+# must refuse four broken copies of the page (a planted script error, a planted console error,
+# the charts' script never started, the wake-up floors left out of the latency CDFs): it can fail.
+#   cmake -DCHROMIUM=<exe or empty> -DOUT=<dir of make_outputs> -DMIN_SERIES=N
+#     -DREQUIRED_SERIES=<name> -P browser_check.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT CHROMIUM)
   message("SKIPPED: Chromium not found (Debian: apt install chromium): the page was not opened")
@@ -34,6 +36,8 @@ function(check_page file)
     list(LENGTH series n)
     if(n LESS MIN_SERIES)
       set(problem "${n} plotted series in the DOM, expected at least ${MIN_SERIES}")
+    elseif(NOT dom MATCHES "<path [^>]*class=\"series[^>]*data-series=\"${REQUIRED_SERIES}")
+      set(problem "no plotted series named \"${REQUIRED_SERIES}...\"")
     else()
       message(STATUS "${file}: ${n} plotted series, no script error")
     endif()
@@ -58,7 +62,8 @@ file(READ "${page}" html)
 string(REPLACE "</body>" "<script>throw new Error('planted')</script></body>" planted_error "${html}")
 string(REPLACE "</body>" "<script>console.error('planted')</script></body>" planted_console "${html}")
 string(REPLACE "etwhStart();" "/* not started */" not_started "${html}")
-foreach(kind planted_error planted_console not_started)
+string(REPLACE ".concat(floorSeries(runs))" "" no_floor "${html}")
+foreach(kind planted_error planted_console not_started no_floor)
   if("${${kind}}" STREQUAL "${html}")
     message(FATAL_ERROR "could not make the ${kind} copy of the page")
   endif()

@@ -202,6 +202,45 @@ TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
   }
 }
 
+// The floors per placement (2026-11-27): the one unpinned floor of older files is no
+// placement's, so it is not shown as one.
+TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
+  json doc = stress_file({stress_result(100, 1, 5)});
+  json& result = doc["results"][0];
+  json& session = result["sessions"][0];
+  result["wake_floor_us"] = {{"p50", 3}, {"p99", 20}, {"p999", 30}, {"samples", 4000}};
+  session["latency_vs_floor"] = {{"p50", 2}, {"p99", 6}, {"p999", 7}};
+  const Input old_file = input_of(doc, "old.json");
+  const json old_run = stress_view({&old_file})["runs"][0];
+  EXPECT_EQ(old_run["floors"], json::array());
+  EXPECT_FALSE(old_run["sessions"][0].contains("p99_vs_floor"));
+
+  const json same = {{"p50", 3},
+                     {"p99", 4},
+                     {"histogram", {{"buckets", {{1, 2000, 2999, 3}, {2, 4000, 4999, 1}}}}}};
+  result["wake_floor_us"] = {{"same_cpu", same}, {"other_cpu", nullptr}};
+  session["latency_vs_floor"] = {{"same_cpu", {{"p50", 2}, {"p99", 31}, {"p999", 7}}},
+                                 {"other_cpu", nullptr}};
+  const Input one_cpu = input_of(doc, "one_cpu.json");
+  const json run = stress_view({&one_cpu})["runs"][0];
+  ASSERT_EQ(run["floors"].size(), 1u);
+  EXPECT_EQ(run["floors"][0]["placement"], "same_cpu");
+  EXPECT_EQ(run["floors"][0]["p99"], 4);
+  EXPECT_EQ(run["floors"][0]["buckets"], json::parse("[[2.999, 3], [4.999, 1]]"));
+  EXPECT_EQ(run["sessions"][0]["p99_vs_floor"]["same_cpu"], 31);
+  EXPECT_TRUE(run["sessions"][0]["p99_vs_floor"]["other_cpu"].is_null());
+
+  result["wake_floor_us"]["other_cpu"] = same;
+  result["wake_floor_us"]["other_cpu"]["histogram"]["buckets"][1] = {2, 4000};
+  const Input bad = input_of(doc, "bad.json");
+  try {
+    stress_view({&bad});
+    FAIL() << "no error for a floor bucket of two numbers";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), std::string("/results/0/wake_floor_us/other_cpu/histogram/buckets/1"));
+  }
+}
+
 TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
   const Input a =
       input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");

@@ -13,11 +13,11 @@ std::string at_index(const std::string& base, std::size_t i) {
   return base + "/" + std::to_string(i);
 }
 
-// The cumulative fraction of events at the top of each non-empty histogram bucket, in µs.
-json latency_cdf(const Fields& f, const json& histogram, const std::string& at) {
+// A histogram's non-empty buckets as (highest ns, count), in order.
+std::vector<std::pair<double, double>> bucket_tops(const Fields& f, const json& histogram,
+                                                   const std::string& at) {
   const json& buckets = f.array(histogram, at, "buckets");
-  std::vector<std::pair<double, double>> tops;  // (highest ns, count)
-  double total = 0;
+  std::vector<std::pair<double, double>> tops;
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     const json& b = buckets[i];
     const std::string bp = at_index(at + "/buckets", i);
@@ -26,9 +26,16 @@ json latency_cdf(const Fields& f, const json& histogram, const std::string& at) 
       f.fail(bp, "expected [index, lowest ns, highest ns, count]");
     }
     tops.emplace_back(b[2].get<double>(), b[3].get<double>());
-    total += b[3].get<double>();
   }
   std::sort(tops.begin(), tops.end());
+  return tops;
+}
+
+// The cumulative fraction of events at the top of each non-empty histogram bucket, in µs.
+json latency_cdf(const Fields& f, const json& histogram, const std::string& at) {
+  const std::vector<std::pair<double, double>> tops = bucket_tops(f, histogram, at);
+  double total = 0;
+  for (const auto& top : tops) total += top.second;
   json points = json::array();
   double seen = 0;
   for (const auto& [top_ns, count] : tops) {
@@ -106,7 +113,44 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
     entry["consumer_cpu_share"] = f.number(thread, at + "/consumer_thread", "cpu_share");
     entry["consumer_preemptions"] = f.number(thread, at + "/consumer_thread", "preemptions");
   }
+  // Optional: p99 over each placement's floor (stress JSON since 2026-11-27; the one unpinned
+  // floor of older files is left out, its value being either placement's).
+  if (s.contains("latency_vs_floor") && f.object(s, at, "latency_vs_floor").contains("same_cpu")) {
+    const json& v = s["latency_vs_floor"];
+    const std::string vat = at + "/latency_vs_floor";
+    json p99 = json::object();
+    for (const char* key : {"same_cpu", "other_cpu"}) {
+      const json& one = f.member(v, vat, key);
+      p99[key] =
+          one.is_null() ? json() : json(f.number(f.object(v, vat, key), vat + "/" + key, "p99"));
+    }
+    entry["p99_vs_floor"] = std::move(p99);
+  }
   return entry;
+}
+
+// A run's wake-up floors (stress JSON since 2026-11-27; none for older files), for the latency
+// CDF: per placement its p99 and its buckets as [highest µs, count], which the page merges
+// over the runs it draws together.
+json floors_of(const Fields& f, const json& r, const std::string& at) {
+  json out = json::array();
+  if (!r.contains("wake_floor_us")) return out;
+  const json& floor = f.object(r, at, "wake_floor_us");
+  const std::string fat = at + "/wake_floor_us";
+  if (!floor.contains("same_cpu")) return out;
+  for (const char* key : {"same_cpu", "other_cpu"}) {
+    if (f.member(floor, fat, key).is_null()) continue;
+    const json& one = f.object(floor, fat, key);
+    const std::string oat = fat + "/" + key;
+    json buckets = json::array();
+    for (const auto& [top_ns, count] :
+         bucket_tops(f, f.object(one, oat, "histogram"), oat + "/histogram")) {
+      buckets.push_back({top_ns / 1000, count});
+    }
+    out.push_back(
+        {{"placement", key}, {"p99", f.number(one, oat, "p99")}, {"buckets", std::move(buckets)}});
+  }
+  return out;
 }
 
 // "buffers.maximum" = 256, ...: the scalars of a profile as run, nested objects flattened.
@@ -182,6 +226,7 @@ json run_entry(const Fields& f, const Input& in, const json& r, const std::strin
     run["consumer_ns_per_event"] =
         f.number(f.object(consumer, at + "/consumer", "cpu"), at + "/consumer/cpu", "ns_per_event");
   }
+  run["floors"] = floors_of(f, r, at);
   const json& sessions = f.array(r, at, "sessions");
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     run["sessions"].push_back(session_entry(f, sessions[i], at_index(at + "/sessions", i), i));

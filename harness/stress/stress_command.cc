@@ -203,6 +203,7 @@ nlohmann::ordered_json floor_windows_json(const FloorWindows& f) {
   nlohmann::ordered_json j = floor_json(f.both);
   j["before"] = floor_json(f.before);
   j["after"] = floor_json(f.after);
+  j["histogram"] = histogram_json(f.both);
   return j;
 }
 

@@ -123,13 +123,39 @@ function sessionSeries(runs, make) {
 
 function baseName(path) { return String(path).split(/[\\/]/).pop(); }
 
+// The runs' wake-up floors, one CDF per placement over all the runs that measured it (their
+// buckets added up): what a delivery to a sleeping consumer pays at least.
+function floorSeries(runs) {
+  var placements = [{ key: "same_cpu", label: "on the same CPU", dashed: true },
+    { key: "other_cpu", label: "on another CPU", dotted: true }];
+  var out = [];
+  placements.forEach(function (pl) {
+    var counts = {}, measured = 0;
+    runs.forEach(function (r) {
+      (r.floors || []).forEach(function (f) {
+        if (f.placement !== pl.key) return;
+        measured++;
+        f.buckets.forEach(function (b) { counts[b[0]] = (counts[b[0]] || 0) + b[1]; });
+      });
+    });
+    if (measured === 0) return;
+    var tops = Object.keys(counts).map(Number).sort(function (a, b) { return a - b; });
+    var total = tops.reduce(function (t, k) { return t + counts[k]; }, 0), seen = 0;
+    out.push({ name: "wake-up floor " + pl.label + " (" + measured + (measured > 1 ? " runs)" : " run)"),
+      dashed: pl.dashed, dotted: pl.dotted, color: 8,
+      line: tops.map(function (k) { seen += counts[k]; return [k, seen / total]; }) });
+  });
+  return out;
+}
+
 function profileBlock(profile, runs) {
   var block = el("div", {}, [el("h3", { text: baseName(profile) }),
     el("p", { "class": "muted", text: (runs[0].parameters.description || "") + " (" + runs.length + " runs)" })]);
   block.appendChild(runsTable(runs));
   var charts = el("div", { "class": "charts" });
-  charts.appendChild(lineChart({ title: "Latency CDF", xLabel: "latency µs", yLabel: "fraction of events", xLog: true,
-    series: sessionSeries(runs, function (s) { return s.cdf; }) }));
+  charts.appendChild(lineChart({ title: "Latency CDF, beside the wake-up floor", xLabel: "latency µs",
+    yLabel: "fraction of events", xLog: true,
+    series: sessionSeries(runs, function (s) { return s.cdf; }).concat(floorSeries(runs)) }));
   charts.appendChild(lineChart({ title: "Throughput over time", xLabel: "ms", yLabel: "delivered events/s",
     series: sessionSeries(runs, deliveredRate) }));
   charts.appendChild(lineChart({ title: "Loss over time", xLabel: "ms", yLabel: "lost events (cumulative)",
@@ -246,6 +272,8 @@ function runsTable(runs) {
     { title: "p50 µs", num: true, value: num(function (s) { return s.latency_us.p50; }) },
     { title: "p99 µs", num: true, value: num(function (s) { return s.latency_us.p99; }) },
     { title: "p99.9 µs", num: true, value: num(function (s) { return s.latency_us.p999; }) },
+    { title: "p99 × floor, same CPU", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.same_cpu : null; }) },
+    { title: "p99 × floor, other CPU", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.other_cpu : null; }) },
     { title: "max µs", num: true, value: num(function (s) { return s.latency_us.max; }) },
     { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) },
     { title: "buffers last ms", num: true, value: num(function (s) { return s.buffers_span_ms === undefined ? null : s.buffers_span_ms; }) },
