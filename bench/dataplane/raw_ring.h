@@ -13,6 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -99,9 +100,28 @@ struct RingOf {
 using RawRing = RingOf<Payload>;
 using RecordRing = RingOf<Record112>;
 
+// One ring read by `Readers` consumer processes, each at its own pace from its own tail: one
+// copy of each item however many read it. The floor of buffers shared among sessions
+// (runtime/dataplane/README.md, "Buffers shared among sessions"), against one ring per reader.
+template <typename Item, int Readers>
+struct SharedRingOf {
+  static constexpr uint64_t kSlots = 1 << 16;
+  struct alignas(64) Tail {
+    std::atomic<uint64_t> value{0};
+  };
+  alignas(64) std::atomic<uint64_t> head{0};
+  Tail tails[Readers];
+  alignas(64) std::atomic<uint32_t> stop{0};
+  std::atomic<uint32_t> active{0};  // as RingOf::active
+  std::atomic<uint64_t> checksum{0};
+  alignas(64) Item slots[kSlots];
+};
+using SharedRecordRing4 = SharedRingOf<Record112, 4>;
+
+// Drains `ring` from the tail `tail_word` (RingOf::tail, or one of SharedRingOf::tails).
 template <typename Ring>
-void run_ring_consumer(Ring& ring) {
-  uint64_t tail = ring.tail.load(std::memory_order_relaxed);
+void run_ring_consumer(Ring& ring, std::atomic<uint64_t>& tail_word) {
+  uint64_t tail = tail_word.load(std::memory_order_relaxed);
   uint64_t sum = 0;
   while (ring.stop.load(std::memory_order_relaxed) == 0) {
     const uint64_t head = ring.head.load(std::memory_order_acquire);
@@ -115,9 +135,14 @@ void run_ring_consumer(Ring& ring) {
       continue;
     }
     for (; tail != head; ++tail) sum += ring.slots[tail % Ring::kSlots].words[0];
-    ring.tail.store(tail, std::memory_order_release);
+    tail_word.store(tail, std::memory_order_release);
   }
   ring.checksum.store(sum);
+}
+
+template <typename Ring>
+void run_ring_consumer(Ring& ring) {
+  run_ring_consumer(ring, ring.tail);
 }
 
 // `n` rings, each drained by its own consumer process (added to `consumers`, which stop and join
@@ -130,6 +155,17 @@ Ring* rings_with_consumers(int n, std::vector<std::unique_ptr<Consumer>>& consum
         std::make_unique<Consumer>(&rings[r].stop, [rings, r] { run_ring_consumer(rings[r]); }));
   }
   return rings;
+}
+
+// A shared ring with a consumer process per reader (added to `consumers`).
+template <typename Ring>
+Ring* shared_ring_with_consumers(int readers, std::vector<std::unique_ptr<Consumer>>& consumers) {
+  Ring* ring = shared_object<Ring>();
+  for (int r = 0; r < readers; ++r) {
+    consumers.push_back(std::make_unique<Consumer>(
+        &ring->stop, [ring, r] { run_ring_consumer(*ring, ring->tails[r].value); }));
+  }
+  return ring;
 }
 
 // Marks rings in use for a benchmark's duration (RingOf::active).
@@ -187,6 +223,30 @@ void raw_rings_timestamped(benchmark::State& state, Ring* rings, int n) {
       ring.head.store(head + 1, std::memory_order_release);
     }
     ++head;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One item with one TSC reading into a ring that `Readers` consumers read: the writer waits
+// only for the slowest reader.
+template <typename Item, int Readers>
+void shared_ring_timestamped(benchmark::State& state, SharedRingOf<Item, Readers>& ring) {
+  using Ring = SharedRingOf<Item, Readers>;
+  const ActiveRings<Ring> in_use(&ring, 1);
+  auto slowest = [&ring] {
+    uint64_t least = UINT64_MAX;
+    for (auto& t : ring.tails) least = std::min(least, t.value.load(std::memory_order_acquire));
+    return least;
+  };
+  uint64_t head = ring.head.load(std::memory_order_relaxed);
+  uint64_t tail_seen = slowest();
+  for (auto _ : state) {
+    while (head - tail_seen == Ring::kSlots) tail_seen = slowest();
+    auto& slot = ring.slots[head % Ring::kSlots];
+    slot.words[0] = head;
+    slot.words[1] = __rdtsc();
+    for (size_t w = 2; w < std::size(slot.words); ++w) slot.words[w] = head * (2 * w + 1);
+    ring.head.store(++head, std::memory_order_release);
   }
   state.SetItemsProcessed(state.iterations());
 }

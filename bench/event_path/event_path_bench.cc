@@ -495,20 +495,24 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], kConsumerFlag) == 0) return consumer_main(argv[2]);
 
   // The rings' consumers are forked before any thread or etwrt connection exists: the raw
-  // ring, a ring of record-sized items (what EventWrite of 32 bytes stores), and four more of
-  // each size (the floors of one event to four sessions).
+  // ring, a ring of record-sized items (what EventWrite of 32 bytes stores), four more of
+  // each size (the floors of one event to four sessions), and one ring of record-sized items
+  // that four consumers read (the floor of buffers shared among the four sessions).
   constexpr int kRings = 4;
   std::vector<std::unique_ptr<etwh_bench::Consumer>> consumers;
   etwh_bench::RawRing* ring = nullptr;
   etwh_bench::RecordRing* records = nullptr;
   etwh_bench::RawRing* four = nullptr;
   etwh_bench::RecordRing* four_records = nullptr;
+  etwh_bench::SharedRecordRing4* shared_records = nullptr;
   std::string owned_dir;
   try {
     ring = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(1, consumers);
     records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(1, consumers);
     four = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(kRings, consumers);
     four_records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(kRings, consumers);
+    shared_records =
+        etwh_bench::shared_ring_with_consumers<etwh_bench::SharedRecordRing4>(kRings, consumers);
     owned_dir = etwh_bench::runtime_begin();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "etwh_bench_event_path: %s\n", e.what());
@@ -544,6 +548,13 @@ int main(int argc, char** argv) {
                                                                             benchmark::State& s) {
     etwh_bench::raw_rings_timestamped(s, four_records, kRings);
   })->UseRealTime();
+  // One record-sized item per event in one ring that four consumers read: what the four
+  // sessions would cost if they shared their buffers, against RawRing_112B_timestamped/2proc.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/1ring_4readers_5proc",
+                               [shared_records](benchmark::State& s) {
+                                 etwh_bench::shared_ring_timestamped(s, *shared_records);
+                               })
+      ->UseRealTime();
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()

@@ -14,7 +14,8 @@ and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's
 cross-process wake-up through a futex in shared memory, p50 and p99. Issue 15's write goals:
 EventWrite to 4 sessions against 1 session (<= 1.5 by the writing thread's cpu time, <= 2 by
 wall time; beside it the same ratios of the floors: four timestamped rings, one reading per item,
-against one, with 32-byte items and with 112-byte ones, EventWrite's records), EventWrite to 1
+against one, with 32-byte items and with 112-byte ones, EventWrite's records, and one ring of
+112-byte items read by four consumers, what buffers shared among the sessions would cost), EventWrite to 1
 session <= 2x the timestamped ring with a cv under 5% (beside it the ring of record-sized items,
 112 bytes, which moves the bytes EventWrite does), and
 EventWrite with no session <= 1.2x the shared-library call.
@@ -38,6 +39,7 @@ NAMES = {
     "ring112_ts": "RawRing_112B_timestamped/2proc/real_time",
     "ring4_ts": "RawRing_32B_timestamped/4rings_5proc/real_time",
     "ring4_112_ts": "RawRing_112B_timestamped/4rings_5proc/real_time",
+    "ring1x4_112_ts": "RawRing_112B_timestamped/1ring_4readers_5proc/real_time",
     "e2e": "EndToEnd_Win32_32B/1provider_1consumer/2proc/real_time",
     "wake": "FutexWake_CrossProcess/iterations:1",
     "wake_same": "FutexWake_SameCpu/iterations:1",
@@ -121,6 +123,9 @@ def main(path):
     floor("ring4_ts", "ring_ts", "four timestamped rings of 32-byte items / one")
     floor("ring4_112_ts", "ring112_ts",
           "four timestamped rings of 112-byte items (EventWrite's records) / one")
+    floor("ring1x4_112_ts", "ring112_ts",
+          "one timestamped ring of 112-byte items read by four consumers (buffers shared "
+          "among the sessions) / one read by one")
     ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)")
     if all(NAMES[k] in median for k in ("one", "ring112_ts", "ring_ts")):
         print(f"  its floor: the timestamped ring of 112-byte items (EventWrite's record) / of 32-byte: "
