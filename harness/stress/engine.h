@@ -73,6 +73,15 @@ struct LossNotice {
 // A run keeps at most this many notices per session (their counts are summed regardless).
 inline constexpr std::size_t kMaxLossNotices = 10000;
 
+// A step of a session's series in which loss was reported, and how far behind the consumer
+// was: the longest of its silence and its slowest delivery in that step and the one before (a
+// reclaim is reported at the consumer's first poll after it, which may fall in the next step).
+struct LossStep {
+  double t_ms = 0;
+  std::uint64_t lost = 0;
+  double behind_ms = 0;
+};
+
 struct SessionResult {
   std::string name;
   std::uint64_t written = 0;    // EventWrite calls for this session's events, counted by writers
@@ -108,6 +117,10 @@ struct SessionResult {
   // from go to the series' last point.
   std::uint64_t consumer_cpu_ns = 0, consumer_preemptions = 0;
   double consumer_cpu_share = 0;
+  // Where the loss was (judge_run): behind for longer than its buffers last, a consumer must
+  // lose; loss at a smaller lag is loss at full pace.
+  std::vector<LossStep> loss_steps;
+  std::uint64_t lost_behind_longer_than_buffers = 0;  // in loss_steps with behind_ms >= span
   bool balanced = false;
   std::vector<SeriesPoint> series;
 };

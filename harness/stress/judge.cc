@@ -58,6 +58,26 @@ double share_of(std::uint64_t cpu_ns, double span_ms) {
   return span_ms > 0 ? static_cast<double>(cpu_ns) / 1e6 / span_ms : 0.0;
 }
 
+// The steps of `s`'s series where loss was reported, with how far behind the consumer was.
+void find_loss_steps(SessionResult& s) {
+  s.loss_steps.clear();
+  s.lost_behind_longer_than_buffers = 0;
+  std::uint64_t lost_before = 0, behind_before_ns = 0;
+  for (const SeriesPoint& p : s.series) {
+    const std::uint64_t behind_ns = std::max(p.silence_max_ns, p.latency_max_ns);
+    if (p.lost > lost_before) {
+      const LossStep step{p.t_ms, p.lost - lost_before,
+                          static_cast<double>(std::max(behind_ns, behind_before_ns)) / 1e6};
+      if (s.buffers_span_ms && step.behind_ms >= *s.buffers_span_ms) {
+        s.lost_behind_longer_than_buffers += step.lost;
+      }
+      s.loss_steps.push_back(step);
+      lost_before = p.lost;
+    }
+    behind_before_ns = behind_ns;
+  }
+}
+
 // Session `s`'s throughput and lag, and what the writers had written at each point of its
 // series.
 void measure_session(const RunResult& run, SessionResult& s) {
@@ -91,6 +111,7 @@ void measure_session(const RunResult& run, SessionResult& s) {
     previous_ms = point.t_ms;
   }
   s.consumer_cpu_share = share_of(s.consumer_cpu_ns, previous_ms);
+  find_loss_steps(s);
   for (SeriesPoint& point : s.series) {
     const auto t_ns = run.go_ns + static_cast<std::uint64_t>(point.t_ms * 1e6);
     double written = 0;

@@ -77,6 +77,34 @@ TEST(StressJudge, TheBuffersSpanIsTheWriteTimeOfAsManyBuffersAsTheSessionMayHave
   EXPECT_FALSE(s.buffers_span_ms.has_value());
 }
 
+// Where the loss was: a reclaim during a stall is reported at the consumer's first poll after
+// it, so a step's loss is set against the stall of that step or the one before. Here the
+// buffers last 160 ms: 300 events lost after a 200 ms silence (in the step before), 100 more
+// with the consumer at most 50 ms behind.
+TEST(StressJudge, LossStepsSayHowFarBehindTheConsumerWas) {
+  RunResult run = balanced_slow_run();
+  SessionResult& s = run.sessions[0];
+  s.buffers_written = 50;
+  s.maximum_buffers = 8;
+  std::vector<SeriesPoint> series(4);
+  for (std::size_t i = 0; i < series.size(); ++i) series[i].t_ms = 100.0 * double(i + 1);
+  series[0].silence_max_ns = 200'000'000;  // the stall, no loss reported yet
+  series[1].lost = 300;                    // reported once the consumer is back
+  series[1].latency_max_ns = 10'000'000;
+  series[2].lost = 300;  // nothing more
+  series[3].lost = 400;
+  series[3].latency_max_ns = 50'000'000;
+  s.series = series;
+  judge_run(run);
+  ASSERT_EQ(s.loss_steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.loss_steps[0].t_ms, 200.0);
+  EXPECT_EQ(s.loss_steps[0].lost, 300u);
+  EXPECT_DOUBLE_EQ(s.loss_steps[0].behind_ms, 200.0) << "the silence of the step before";
+  EXPECT_EQ(s.loss_steps[1].lost, 100u);
+  EXPECT_DOUBLE_EQ(s.loss_steps[1].behind_ms, 50.0);
+  EXPECT_EQ(s.lost_behind_longer_than_buffers, 300u);
+}
+
 TEST(StressJudge, ImbalanceNamesSessionAndNumbers) {
   RunResult run = balanced_slow_run();
   run.sessions[0].delivered = 599;

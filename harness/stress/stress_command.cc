@@ -105,6 +105,22 @@ double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, 
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
 }
 
+// Where a session lost events (console): in how many steps, how far behind its consumer was
+// there, and how much of it while behind for longer than the buffers last.
+std::string loss_steps_text(const SessionResult& s) {
+  if (s.loss_steps.empty()) return "";
+  double least = s.loss_steps.front().behind_ms, most = least;
+  for (const LossStep& step : s.loss_steps) {
+    least = std::min(least, step.behind_ms);
+    most = std::max(most, step.behind_ms);
+  }
+  return fmt::format(
+      "; lost in {} step{}, the consumer {:.3g}-{:.3g} ms behind there ({} events while behind "
+      "longer than the buffers last)",
+      s.loss_steps.size(), s.loss_steps.size() == 1 ? "" : "s", least, most,
+      s.lost_behind_longer_than_buffers);
+}
+
 // "x floor" of the console: a session's p50, p99, p99.9 over each placement's.
 std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
   auto three = [&](const LatencyHistogram& f) {
@@ -143,7 +159,7 @@ void print_console(const Outcome& o, std::ostream& out) {
         "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency{} "
         "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us ({}); "
         "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers, at most {}: {} "
-        "of writing); consumer thread {:.0f}% CPU, preempted {} times\n",
+        "of writing); consumer thread {:.0f}% CPU, preempted {} times{}\n",
         s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
         s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
         s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
@@ -154,7 +170,7 @@ void print_console(const Outcome& o, std::ostream& out) {
         s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
         s.maximum_buffers,
         s.buffers_span_ms ? fmt::format("{:.3g} ms", *s.buffers_span_ms) : std::string("no time"),
-        100 * s.consumer_cpu_share, s.consumer_preemptions);
+        100 * s.consumer_cpu_share, s.consumer_preemptions, loss_steps_text(s));
   }
   out << fmt::format(
       "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
@@ -257,6 +273,12 @@ nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
   j["consumer_thread"] = {{"cpu_s", static_cast<double>(s.consumer_cpu_ns) / 1e9},
                           {"cpu_share", s.consumer_cpu_share},
                           {"preemptions", s.consumer_preemptions}};
+  j["loss_steps"] = nlohmann::ordered_json::array();
+  for (const LossStep& step : s.loss_steps) {
+    j["loss_steps"].push_back(
+        {{"t_ms", step.t_ms}, {"lost", step.lost}, {"behind_ms", step.behind_ms}});
+  }
+  j["lost_behind_longer_than_buffers"] = s.lost_behind_longer_than_buffers;
   j["series"] = nlohmann::ordered_json::array();
   for (const SeriesPoint& p : s.series) {
     j["series"].push_back(
