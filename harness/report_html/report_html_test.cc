@@ -182,10 +182,13 @@ TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
   EXPECT_FALSE(old_session.contains("buffers_span_ms"));
   EXPECT_FALSE(old_session.contains("consumer_cpu_share"));
   json& session = doc["results"][0]["sessions"][0];
+  EXPECT_FALSE(old_session.contains("lost_behind_longer_than_buffers"));
   session["buffers_span_ms"] = 0.46;
   session["consumer_thread"] = {{"cpu_s", 0.98}, {"cpu_share", 0.97}, {"preemptions", 17}};
+  session["lost_behind_longer_than_buffers"] = 1170;
   const Input in = input_of(doc, "new.json");
   const json shown = stress_view({&in})["runs"][0]["sessions"][0];
+  EXPECT_EQ(shown["lost_behind_longer_than_buffers"], 1170);
   EXPECT_EQ(shown["buffers_span_ms"], 0.46);
   EXPECT_EQ(shown["consumer_cpu_share"], 0.97);
   EXPECT_EQ(shown["consumer_preemptions"], 17);

@@ -113,6 +113,11 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
     entry["consumer_cpu_share"] = f.number(thread, at + "/consumer_thread", "cpu_share");
     entry["consumer_preemptions"] = f.number(thread, at + "/consumer_thread", "preemptions");
   }
+  // Optional: the events lost while the consumer was behind longer than the buffers last
+  // (2026-11-27).
+  if (s.contains("lost_behind_longer_than_buffers")) {
+    entry["lost_behind_longer_than_buffers"] = f.number(s, at, "lost_behind_longer_than_buffers");
+  }
   // Optional: p99 over each placement's floor (stress JSON since 2026-11-27; the one unpinned
   // floor of older files is left out, its value being either placement's).
   if (s.contains("latency_vs_floor") && f.object(s, at, "latency_vs_floor").contains("same_cpu")) {
