@@ -267,7 +267,7 @@ function runsTable(runs) {
     { title: "written", num: true, value: num(function (s) { return s.written; }) },
     { title: "delivered", num: true, value: num(function (s) { return s.delivered; }) },
     { title: "lost", num: true, value: num(function (s) { return s.reported_lost; }) },
-    { title: "of it while behind longer than the buffers last", num: true, value: num(function (s) { return s.lost_behind_longer_than_buffers === undefined ? null : s.lost_behind_longer_than_buffers; }) },
+    { title: "lost while behind > buffers last", num: true, value: num(function (s) { return s.lost_behind_longer_than_buffers === undefined ? null : s.lost_behind_longer_than_buffers; }) },
     { title: "events/s", num: true, value: num(function (s) { return s.events_per_s; }) },
     { title: "MB/s", num: true, value: num(function (s) { return s.mb_per_s; }) },
     { title: "p50 µs", num: true, value: num(function (s) { return s.latency_us.p50; }) },
