@@ -491,6 +491,59 @@ void BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B(benchmark::State& state) 
 
 }  // namespace
 
+namespace {
+
+// The rings, each with its consumer processes (main forks them first).
+constexpr int kRings = 4;
+struct Rings {
+  etwh_bench::RawRing* ring = nullptr;
+  etwh_bench::RecordRing* records = nullptr;
+  etwh_bench::RawRing* four = nullptr;
+  etwh_bench::RecordRing* four_records = nullptr;
+  etwh_bench::SharedRecordRing4* shared_records = nullptr;
+};
+
+// The floors: the raw rings against which EventWrite is judged (ratios.py).
+void register_ring_benchmarks(const Rings& r) {
+  benchmark::RegisterBenchmark("RawRing_32B/2proc", [ring = r.ring](benchmark::State& s) {
+    etwh_bench::raw_ring(s, *ring);
+  })->UseRealTime();
+  // The same ring with a TSC read into each item: the ceiling for records that carry a
+  // timestamp, as every ETW event does.
+  benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring =
+                                                                     r.ring](benchmark::State& s) {
+    etwh_bench::raw_ring_timestamped(s, *ring);
+  })->UseRealTime();
+  // The same with items of 112 bytes, the size of EventWrite's record of a 32-byte payload: the
+  // floor of BM_EventWrite_OneSession_32B, which moves that many bytes to the consumer's core.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/2proc", [records = r.records](
+                                                                     benchmark::State& s) {
+    etwh_bench::raw_ring_timestamped(s, *records);
+  })->UseRealTime();
+  // One TSC reading per item into four rings: the floor of BM_EventWrite_FourSessions_32B (four
+  // hand-offs to consumers on another core) against the single timestamped ring above.
+  benchmark::RegisterBenchmark("RawRing_32B_timestamped/4rings_5proc", [four = r.four](
+                                                                           benchmark::State& s) {
+    etwh_bench::raw_rings_timestamped(s, four, kRings);
+  })->UseRealTime();
+  // The same with record-sized items: what BM_EventWrite_FourSessions_32B moves (four records of
+  // 112 bytes), against RawRing_112B_timestamped/2proc.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/4rings_5proc", [four_records =
+                                                                             r.four_records](
+                                                                            benchmark::State& s) {
+    etwh_bench::raw_rings_timestamped(s, four_records, kRings);
+  })->UseRealTime();
+  // One record-sized item per event in one ring that four consumers read: what the four
+  // sessions would cost if they shared their buffers, against RawRing_112B_timestamped/2proc.
+  benchmark::RegisterBenchmark("RawRing_112B_timestamped/1ring_4readers_5proc",
+                               [shared_records = r.shared_records](benchmark::State& s) {
+                                 etwh_bench::shared_ring_timestamped(s, *shared_records);
+                               })
+      ->UseRealTime();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], kConsumerFlag) == 0) return consumer_main(argv[2]);
 
@@ -498,20 +551,16 @@ int main(int argc, char** argv) {
   // ring, a ring of record-sized items (what EventWrite of 32 bytes stores), four more of
   // each size (the floors of one event to four sessions), and one ring of record-sized items
   // that four consumers read (the floor of buffers shared among the four sessions).
-  constexpr int kRings = 4;
   std::vector<std::unique_ptr<etwh_bench::Consumer>> consumers;
-  etwh_bench::RawRing* ring = nullptr;
-  etwh_bench::RecordRing* records = nullptr;
-  etwh_bench::RawRing* four = nullptr;
-  etwh_bench::RecordRing* four_records = nullptr;
-  etwh_bench::SharedRecordRing4* shared_records = nullptr;
+  Rings rings;
   std::string owned_dir;
   try {
-    ring = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(1, consumers);
-    records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(1, consumers);
-    four = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(kRings, consumers);
-    four_records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(kRings, consumers);
-    shared_records =
+    rings.ring = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(1, consumers);
+    rings.records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(1, consumers);
+    rings.four = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(kRings, consumers);
+    rings.four_records =
+        etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(kRings, consumers);
+    rings.shared_records =
         etwh_bench::shared_ring_with_consumers<etwh_bench::SharedRecordRing4>(kRings, consumers);
     owned_dir = etwh_bench::runtime_begin();
   } catch (const std::exception& e) {
@@ -524,37 +573,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B", BM_LTTngUST_Tracepoint_32B);
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B/file_session",
                                BM_LTTngUST_Tracepoint_32B_FileSession);
-  benchmark::RegisterBenchmark("RawRing_32B/2proc", [ring](benchmark::State& s) {
-    etwh_bench::raw_ring(s, *ring);
-  })->UseRealTime();
-  // The same ring with a TSC read into each item: the ceiling for records that carry a
-  // timestamp, as every ETW event does.
-  benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring](benchmark::State& s) {
-    etwh_bench::raw_ring_timestamped(s, *ring);
-  })->UseRealTime();
-  // The same with items of 112 bytes, the size of EventWrite's record of a 32-byte payload: the
-  // floor of BM_EventWrite_OneSession_32B, which moves that many bytes to the consumer's core.
-  benchmark::RegisterBenchmark("RawRing_112B_timestamped/2proc", [records](benchmark::State& s) {
-    etwh_bench::raw_ring_timestamped(s, *records);
-  })->UseRealTime();
-  // One TSC reading per item into four rings: the floor of BM_EventWrite_FourSessions_32B (four
-  // hand-offs to consumers on another core) against the single timestamped ring above.
-  benchmark::RegisterBenchmark("RawRing_32B_timestamped/4rings_5proc", [four](benchmark::State& s) {
-    etwh_bench::raw_rings_timestamped(s, four, kRings);
-  })->UseRealTime();
-  // The same with record-sized items: what BM_EventWrite_FourSessions_32B moves (four records of
-  // 112 bytes), against RawRing_112B_timestamped/2proc.
-  benchmark::RegisterBenchmark("RawRing_112B_timestamped/4rings_5proc", [four_records](
-                                                                            benchmark::State& s) {
-    etwh_bench::raw_rings_timestamped(s, four_records, kRings);
-  })->UseRealTime();
-  // One record-sized item per event in one ring that four consumers read: what the four
-  // sessions would cost if they shared their buffers, against RawRing_112B_timestamped/2proc.
-  benchmark::RegisterBenchmark("RawRing_112B_timestamped/1ring_4readers_5proc",
-                               [shared_records](benchmark::State& s) {
-                                 etwh_bench::shared_ring_timestamped(s, *shared_records);
-                               })
-      ->UseRealTime();
+  register_ring_benchmarks(rings);
   benchmark::RegisterBenchmark("EndToEnd_Win32_32B/1provider_1consumer/2proc",
                                BM_EndToEnd_Win32_1Provider_1RealtimeConsumer_32B)
       ->UseRealTime()
