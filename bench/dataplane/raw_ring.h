@@ -184,14 +184,15 @@ class ActiveRings {
   int n_;
 };
 
-// The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
-template <typename Ring>
-void raw_ring_timestamped(benchmark::State& state, Ring& ring) {
+// Items with a TSC timestamp each into `ring`, waiting for room as `tail()` (the slowest
+// reader's position) says.
+template <typename Ring, typename Tail>
+void timestamped_writes(benchmark::State& state, Ring& ring, Tail tail) {
   const ActiveRings<Ring> in_use(&ring, 1);
   uint64_t head = ring.head.load(std::memory_order_relaxed);
-  uint64_t tail_seen = ring.tail.load(std::memory_order_acquire);
+  uint64_t tail_seen = tail();
   for (auto _ : state) {
-    while (head - tail_seen == Ring::kSlots) tail_seen = ring.tail.load(std::memory_order_acquire);
+    while (head - tail_seen == Ring::kSlots) tail_seen = tail();
     auto& slot = ring.slots[head % Ring::kSlots];
     slot.words[0] = head;
     slot.words[1] = __rdtsc();
@@ -199,6 +200,12 @@ void raw_ring_timestamped(benchmark::State& state, Ring& ring) {
     ring.head.store(++head, std::memory_order_release);
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+// The ring with a TSC timestamp in each item: the ceiling for records that must carry one.
+template <typename Ring>
+void raw_ring_timestamped(benchmark::State& state, Ring& ring) {
+  timestamped_writes(state, ring, [&ring] { return ring.tail.load(std::memory_order_acquire); });
 }
 
 // One item with one TSC reading into each of `n` rings (each drained by its own consumer
@@ -231,24 +238,11 @@ void raw_rings_timestamped(benchmark::State& state, Ring* rings, int n) {
 // only for the slowest reader.
 template <typename Item, int Readers>
 void shared_ring_timestamped(benchmark::State& state, SharedRingOf<Item, Readers>& ring) {
-  using Ring = SharedRingOf<Item, Readers>;
-  const ActiveRings<Ring> in_use(&ring, 1);
-  auto slowest = [&ring] {
+  timestamped_writes(state, ring, [&ring] {
     uint64_t least = UINT64_MAX;
     for (auto& t : ring.tails) least = std::min(least, t.value.load(std::memory_order_acquire));
     return least;
-  };
-  uint64_t head = ring.head.load(std::memory_order_relaxed);
-  uint64_t tail_seen = slowest();
-  for (auto _ : state) {
-    while (head - tail_seen == Ring::kSlots) tail_seen = slowest();
-    auto& slot = ring.slots[head % Ring::kSlots];
-    slot.words[0] = head;
-    slot.words[1] = __rdtsc();
-    for (size_t w = 2; w < std::size(slot.words); ++w) slot.words[w] = head * (2 * w + 1);
-    ring.head.store(++head, std::memory_order_release);
-  }
-  state.SetItemsProcessed(state.iterations());
+  });
 }
 
 inline void raw_ring(benchmark::State& state, RawRing& ring) {
