@@ -118,7 +118,8 @@ struct SessionResult {
   std::uint64_t consumer_cpu_ns = 0, consumer_preemptions = 0;
   double consumer_cpu_share = 0;
   // Where the loss was (judge_run): behind for longer than its buffers last, a consumer must
-  // lose; loss at a smaller lag is loss at full pace.
+  // lose (for want of a core or of speed: its CPU share tells); loss with the consumer less
+  // far behind is loss the buffers' capacity does not explain.
   std::vector<LossStep> loss_steps;
   std::uint64_t lost_behind_longer_than_buffers = 0;  // in loss_steps with behind_ms >= span
   bool balanced = false;
