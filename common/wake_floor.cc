@@ -97,6 +97,18 @@ class AffinityRestorer {
   cpu_set_t mask_;
 };
 
+WakeSamples unavailable(std::string why) {
+  WakeSamples none;
+  none.unavailable = std::move(why);
+  return none;
+}
+
+// A kernel (or a sandbox's seccomp policy) may refuse to pin: that placement cannot be had.
+std::string refused_pin() {
+  return std::string("the kernel refused to pin a thread to one CPU (sched_setaffinity: ") +
+         std::strerror(errno) + ")";
+}
+
 [[noreturn]] void fail(const char* what) {
   throw std::runtime_error(std::string("wake floor: ") + what + ": " + std::strerror(errno));
 }
@@ -152,11 +164,11 @@ WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseco
       for (int cpu = 0; cpu < CPU_SETSIZE && sleeper < 0; ++cpu) {
         if (cpu != waker && CPU_ISSET(cpu, &allowed)) sleeper = cpu;
       }
-      if (sleeper < 0) return {};  // a single CPU: no other to wake on
+      if (sleeper < 0) return unavailable("this thread may use a single CPU");
     }
     restore.emplace(allowed);
     // The child inherits the mask it is forked with: the sleeper's CPU, then the waker's.
-    if (!pin_to(sleeper)) fail("sched_setaffinity");
+    if (!pin_to(sleeper)) return unavailable(refused_pin());
   }
   void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) fail("mmap");
@@ -171,13 +183,12 @@ WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseco
   }
   if (child == 0) child_loop(*s, parent);
   if (waker >= 0 && !pin_to(waker)) {
-    const int e = errno;
+    const std::string why = refused_pin();
     ::kill(child, SIGKILL);
     while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
     }
     ::munmap(page, 4096);
-    errno = e;
-    fail("sched_setaffinity");
+    return unavailable(why);
   }
   try {
     WakeSamples out = sample_wakeups(*s, child, samples, gap);

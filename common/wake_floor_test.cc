@@ -1,8 +1,17 @@
 #include "etwh/wake_floor.h"
 
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstddef>
+#include <iterator>
 #include <set>
 
 namespace {
@@ -56,8 +65,46 @@ TEST(WakeFloor, OtherCpuOnASingleCpuIsNoSamplesNotAnError) {
   const cpu_set_t after = current_mask();
   ASSERT_EQ(::sched_setaffinity(0, sizeof before, &before), 0);
   EXPECT_TRUE(s.ns.empty());
+  EXPECT_EQ(s.unavailable, "this thread may use a single CPU");
   EXPECT_EQ(s.waker_cpu, -1);
   EXPECT_TRUE(CPU_EQUAL(&one, &after));
+}
+
+// Makes sched_setaffinity fail with EPERM in this process, as a sandbox's policy may.
+bool refuse_pinning() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+// Where threads cannot be pinned, a pinned placement is a floor that cannot be had, said why,
+// not an error (etwh stress would make every run a harness error of it).
+TEST(WakeFloor, APlacementTheKernelRefusesIsNoSamplesSaidWhy) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (!refuse_pinning()) ::_exit(2);
+    try {
+      const etwh::WakeSamples s =
+          etwh::measure_futex_wake_floor(10, 20us, etwh::WakePlacement::kSameCpu);
+      const bool said = s.unavailable.find("refused to pin") != std::string::npos;
+      ::_exit(s.ns.empty() && said ? 0 : 1);
+    } catch (...) {
+      ::_exit(3);  // an error, not a placement that cannot be had
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_NE(WEXITSTATUS(status), 2) << "could not install the seccomp filter";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "with pinning refused: 1, samples or no reason given; 3, an exception";
 }
 
 TEST(WakeFloor, AnyCpuPinsNothing) {
@@ -65,6 +112,7 @@ TEST(WakeFloor, AnyCpuPinsNothing) {
   EXPECT_EQ(s.ns.size(), 20u);
   EXPECT_EQ(s.waker_cpu, -1);
   for (const auto ns : s.ns) EXPECT_GT(ns, 0u);
+  EXPECT_TRUE(s.unavailable.empty());
 }
 
 }  // namespace

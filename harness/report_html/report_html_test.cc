@@ -221,7 +221,8 @@ TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
   const json same = {{"p50", 3},
                      {"p99", 4},
                      {"histogram", {{"buckets", {{1, 2000, 2999, 3}, {2, 4000, 4999, 1}}}}}};
-  result["wake_floor_us"] = {{"same_cpu", same}, {"other_cpu", nullptr}};
+  result["wake_floor_us"] = {{"same_cpu", same},
+                             {"other_cpu", {{"unavailable", "this thread may use a single CPU"}}}};
   session["latency_vs_floor"] = {{"same_cpu", {{"p50", 2}, {"p99", 31}, {"p999", 7}}},
                                  {"other_cpu", nullptr}};
   const Input one_cpu = input_of(doc, "one_cpu.json");

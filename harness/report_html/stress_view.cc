@@ -144,8 +144,8 @@ json floors_of(const Fields& f, const json& r, const std::string& at) {
   const std::string fat = at + "/wake_floor_us";
   if (!floor.contains("same_cpu")) return out;
   for (const char* key : {"same_cpu", "other_cpu"}) {
-    if (f.member(floor, fat, key).is_null()) continue;
     const json& one = f.object(floor, fat, key);
+    if (one.contains("unavailable")) continue;  // the placement could not be had
     const std::string oat = fat + "/" + key;
     json buckets = json::array();
     for (const auto& [top_ns, count] :

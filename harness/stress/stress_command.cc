@@ -30,16 +30,18 @@ constexpr int kExitBadInput = 2;
 
 // The cross-process futex wake-up (etwh/wake_floor.h) in one placement, measured just before
 // and just after the run; latencies are reported against the two windows together (`both`).
+// Not measured where the placement cannot be had (`unavailable` says why).
 struct FloorWindows {
   LatencyHistogram before, after, both;
+  std::string unavailable;
+  bool measured() const { return unavailable.empty(); }
 };
 
 struct Outcome {
   Profile profile;
   std::optional<RunResult> run;
-  FloorWindows floor_same_cpu;
-  std::optional<FloorWindows> floor_other_cpu;  // none when etwh may use a single CPU
-  std::string harness_error;                    // set when the run could not be carried out
+  FloorWindows floor_same_cpu, floor_other_cpu;
+  std::string harness_error;  // set when the run could not be carried out
   double duration_s = 0;
   unsigned repetition = 1, repetitions = 1;
 };
@@ -63,35 +65,32 @@ double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 constexpr std::size_t kFloorSamples = 1000;
 constexpr std::chrono::microseconds kFloorGap{50};
 
-// One window of the floor in `placement`; none when the placement cannot be had (one CPU). A
-// floor that cannot be measured otherwise is the harness's fault.
-std::optional<LatencyHistogram> measure_floor(WakePlacement placement) {
+// One window of the floor in `placement`, before the run or after it (`after`). A placement
+// had before must be had after, and the other way round; a floor that cannot be measured
+// otherwise is the harness's fault.
+void measure_floor_window(FloorWindows& f, WakePlacement placement, bool after) {
   WakeSamples samples;
   try {
     samples = measure_futex_wake_floor(kFloorSamples, kFloorGap, placement);
   } catch (const std::runtime_error& e) {
     throw StressHarnessError(e.what());
   }
-  if (samples.ns.empty()) return std::nullopt;
-  LatencyHistogram floor;
-  for (const std::uint64_t ns : samples.ns) floor.record(ns);
-  return floor;
+  if (!after && samples.ns.empty()) {
+    f.unavailable = samples.unavailable;
+    return;
+  }
+  if (after && f.measured() != !samples.ns.empty()) {
+    throw StressHarnessError("wake floor: a placement could be had " +
+                             std::string(f.measured()
+                                             ? "before the run, not after: " + samples.unavailable
+                                             : "after the run, not before"));
+  }
+  for (const std::uint64_t ns : samples.ns) (after ? f.after : f.before).record(ns);
 }
 
-// A window of both placements: before the run, or after it (`after` set).
-void measure_floor_window(Outcome& o, bool after) {
-  const std::optional<LatencyHistogram> same = measure_floor(WakePlacement::kSameCpu);
-  if (!same) throw StressHarnessError("wake floor: no sample on the waker's CPU");
-  (after ? o.floor_same_cpu.after : o.floor_same_cpu.before) = *same;
-  std::optional<LatencyHistogram> other = measure_floor(WakePlacement::kOtherCpu);
-  if (!after) {
-    if (other) o.floor_other_cpu = FloorWindows{*other, {}, {}};
-  } else if (o.floor_other_cpu && other) {
-    o.floor_other_cpu->after = *other;
-  } else if (o.floor_other_cpu || other) {
-    throw StressHarnessError(
-        "wake floor: another CPU could be had before the run or after, not both");
-  }
+void measure_floor_windows(Outcome& o, bool after) {
+  measure_floor_window(o.floor_same_cpu, WakePlacement::kSameCpu, after);
+  measure_floor_window(o.floor_other_cpu, WakePlacement::kOtherCpu, after);
 }
 
 void merge_floor_windows(FloorWindows& f) {
@@ -127,23 +126,24 @@ std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
     return fmt::format("{:.1f}, {:.1f}, {:.1f}", vs_floor(latency, f, 0.5),
                        vs_floor(latency, f, 0.99), vs_floor(latency, f, 0.999));
   };
-  std::string text = "x floor on the same CPU " + three(o.floor_same_cpu.both);
-  if (o.floor_other_cpu) text += "; on another " + three(o.floor_other_cpu->both);
+  std::string text = "x floor on the same CPU ";
+  text += o.floor_same_cpu.measured() ? three(o.floor_same_cpu.both) : "-";
+  text += "; on another ";
+  text += o.floor_other_cpu.measured() ? three(o.floor_other_cpu.both) : "-";
   return text;
 }
 
 // The console's floor: each placement's p50, p99 (of each window) and p99.9.
 std::string floors_text(const Outcome& o) {
   auto one = [](const char* where, const FloorWindows& f) {
+    if (!f.measured()) return fmt::format("{}: none, {}", where, f.unavailable);
     return fmt::format(
         "{} p50 {:.1f} us, p99 {:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us", where,
         us(f.both.percentile(0.5)), us(f.both.percentile(0.99)), us(f.before.percentile(0.99)),
         us(f.after.percentile(0.99)), us(f.both.percentile(0.999)));
   };
-  std::string text = "wake-up floor " + one("on the same CPU", o.floor_same_cpu);
-  text += o.floor_other_cpu ? "; " + one("on another", *o.floor_other_cpu)
-                            : std::string("; no other CPU to wake on");
-  return text;
+  return "wake-up floor " + one("on the same CPU", o.floor_same_cpu) + "; " +
+         one("on another", o.floor_other_cpu);
 }
 
 void print_console(const Outcome& o, std::ostream& out) {
@@ -216,6 +216,7 @@ nlohmann::ordered_json cpu_json(const CpuTime& cpu, double ns_per_event) {
 
 // A placement's floor: both windows together, then each.
 nlohmann::ordered_json floor_windows_json(const FloorWindows& f) {
+  if (!f.measured()) return {{"unavailable", f.unavailable}};
   nlohmann::ordered_json j = floor_json(f.both);
   j["before"] = floor_json(f.before);
   j["after"] = floor_json(f.after);
@@ -230,8 +231,10 @@ nlohmann::ordered_json vs_floors_json(const LatencyHistogram& latency, const Out
             {"p99", vs_floor(latency, f, 0.99)},
             {"p999", vs_floor(latency, f, 0.999)}};
   };
-  return {{"same_cpu", three(o.floor_same_cpu.both)},
-          {"other_cpu", o.floor_other_cpu ? three(o.floor_other_cpu->both) : nullptr}};
+  auto of = [&](const FloorWindows& f) {
+    return f.measured() ? three(f.both) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"same_cpu", of(o.floor_same_cpu)}, {"other_cpu", of(o.floor_other_cpu)}};
 }
 
 nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
@@ -341,9 +344,8 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
   j["series_step_ms"] = r.series_ms;
   j["stolen_ms"] = nullptr;  // the kernel does not report steal time
   if (r.stolen_ms) j["stolen_ms"] = *r.stolen_ms;
-  j["wake_floor_us"] = {
-      {"same_cpu", floor_windows_json(o.floor_same_cpu)},
-      {"other_cpu", o.floor_other_cpu ? floor_windows_json(*o.floor_other_cpu) : nullptr}};
+  j["wake_floor_us"] = {{"same_cpu", floor_windows_json(o.floor_same_cpu)},
+                        {"other_cpu", floor_windows_json(o.floor_other_cpu)}};
   j["sessions"] = nlohmann::ordered_json::array();
   for (const auto& s : r.sessions)
     j["sessions"].push_back(session_json(s, o, r.profile.latency_every));
@@ -424,15 +426,15 @@ bool load_baseline(const StressArgs& args, std::optional<compare::Document>& bas
 // Runs profile `p` once (repetition `rep`); a harness fault lands in the outcome.
 Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
                  const EngineOptions& options) {
-  Outcome o{p, std::nullopt, {}, std::nullopt, "", 0, rep, repetitions};
+  Outcome o{p, std::nullopt, {}, {}, "", 0, rep, repetitions};
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    measure_floor_window(o, false);
+    measure_floor_windows(o, false);
     RunResult run = run_profile(p, options);
     // A run with no floor after it is not reported; a stopped run is not reported at all.
-    if (!stop_requested()) measure_floor_window(o, true);
+    if (!stop_requested()) measure_floor_windows(o, true);
     merge_floor_windows(o.floor_same_cpu);
-    if (o.floor_other_cpu) merge_floor_windows(*o.floor_other_cpu);
+    merge_floor_windows(o.floor_other_cpu);
     o.run = std::move(run);
   } catch (const StressHarnessError& e) {
     o.harness_error = e.what();

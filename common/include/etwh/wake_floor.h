@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace etwh {
@@ -27,17 +28,19 @@ struct WakeSamples {
   std::vector<std::uint64_t> ns;  // one latency per wake-up, in order
   std::vector<int> sleeper_cpus;  // the CPU the woken process ran on, per wake-up
   int waker_cpu = -1;             // the CPU the caller was pinned to (-1: kAnyCpu)
+  std::string unavailable;        // why there are no samples: the placement cannot be had
 };
 
 // Forks a child that sleeps in FUTEX_WAIT on a word of a MAP_SHARED page; this thread stamps
 // CLOCK_MONOTONIC, changes the word and calls FUTEX_WAKE; the child reads the clock as soon as
 // it runs and sends the difference back (and is woken the same way). One sample per wake-up,
 // `gap` apart so that the child is asleep each time. For a pinned placement the calling
-// thread's CPU mask is restored before returning. Empty samples when the placement cannot be
-// had (kOtherCpu for a thread allowed a single CPU).
-// Throws std::runtime_error when the child cannot be started or stops answering (1 s), or a
-// CPU mask cannot be read or set. The child only makes system calls (safe after fork in a
-// program with threads).
+// thread's CPU mask is restored before returning. No samples, and `unavailable` saying why,
+// when the placement cannot be had: kOtherCpu for a thread allowed a single CPU, or a kernel
+// or sandbox that refuses to pin threads.
+// Throws std::runtime_error when the child cannot be started or stops answering (1 s), or the
+// thread's CPU mask or CPU cannot be read. The child only makes system calls (safe after fork
+// in a program with threads).
 WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseconds gap,
                                      WakePlacement placement = WakePlacement::kAnyCpu);
 
