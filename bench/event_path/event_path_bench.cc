@@ -274,7 +274,7 @@ void BM_FutexWake(benchmark::State& state, etwh::WakePlacement placement) {
     }
   }
   if (samples.ns.empty()) {
-    state.SkipWithError("this process may use a single CPU: no other CPU to wake on");
+    state.SkipWithError(("no such placement: " + samples.unavailable).c_str());
     return;
   }
   state.counters["p50_ns"] = static_cast<double>(etwh::sample_quantile(samples.ns, 0.5));
