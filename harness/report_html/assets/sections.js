@@ -123,27 +123,34 @@ function sessionSeries(runs, make) {
 
 function baseName(path) { return String(path).split(/[\\/]/).pop(); }
 
-// The runs' wake-up floors, one CDF per placement over all the runs that measured it (their
-// buckets added up): what a delivery to a sleeping consumer pays at least.
+// The runs' wake-up floors, one CDF per placement and input file (their runs' buckets added
+// up; files may come from different machines): what a delivery to a sleeping consumer pays
+// at least.
 function floorSeries(runs) {
   var placements = [{ key: "same_cpu", label: "on the same CPU", dashed: true },
     { key: "other_cpu", label: "on another CPU", dotted: true }];
+  var files = [];
+  runs.forEach(function (r) { if (files.indexOf(r.file) < 0) files.push(r.file); });
   var out = [];
-  placements.forEach(function (pl) {
-    var counts = {}, measured = 0;
-    runs.forEach(function (r) {
-      (r.floors || []).forEach(function (f) {
-        if (f.placement !== pl.key) return;
-        measured++;
-        f.buckets.forEach(function (b) { counts[b[0]] = (counts[b[0]] || 0) + b[1]; });
+  files.forEach(function (file) {
+    placements.forEach(function (pl) {
+      var counts = {}, measured = 0;
+      runs.forEach(function (r) {
+        if (r.file !== file) return;
+        (r.floors || []).forEach(function (f) {
+          if (f.placement !== pl.key) return;
+          measured++;
+          f.buckets.forEach(function (b) { counts[b[0]] = (counts[b[0]] || 0) + b[1]; });
+        });
       });
+      if (measured === 0) return;
+      var tops = Object.keys(counts).map(Number).sort(function (a, b) { return a - b; });
+      var total = tops.reduce(function (t, k) { return t + counts[k]; }, 0), seen = 0;
+      out.push({ name: "wake-up floor " + pl.label + " (" + (files.length > 1 ? baseName(file) + ", " : "") +
+          measured + (measured > 1 ? " runs)" : " run)"),
+        dashed: pl.dashed, dotted: pl.dotted, color: 8,
+        line: tops.map(function (k) { seen += counts[k]; return [k, seen / total]; }) });
     });
-    if (measured === 0) return;
-    var tops = Object.keys(counts).map(Number).sort(function (a, b) { return a - b; });
-    var total = tops.reduce(function (t, k) { return t + counts[k]; }, 0), seen = 0;
-    out.push({ name: "wake-up floor " + pl.label + " (" + measured + (measured > 1 ? " runs)" : " run)"),
-      dashed: pl.dashed, dotted: pl.dotted, color: 8,
-      line: tops.map(function (k) { seen += counts[k]; return [k, seen / total]; }) });
   });
   return out;
 }
