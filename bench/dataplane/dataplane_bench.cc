@@ -21,12 +21,12 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
-#include "dataplane_layout.h"  // the attached-reader field, to start only once readers are up
 #include "etwrt/dataplane.h"
 #include "raw_ring.h"
 
@@ -52,12 +52,18 @@ using etwrt::dataplane::WriteResult;
 constexpr GUID kProvider{0x5f0e3c2a, 0x77aa, 0x4bcd, {1, 2, 3, 4, 5, 6, 7, 8}};
 constexpr EVENT_DESCRIPTOR kDescriptor{1, 0, 0, 4, 0, 0, 0x1};
 
+template <typename Fn>
+void for_each_bit(uint32_t mask, Fn fn) {
+  for (uint32_t i = 0; i < 32; ++i)
+    if ((mask & (1u << i)) != 0) fn(i);
+}
+
 struct ReaderControl {
   std::atomic<uint32_t> stop{0};
 };
 
-void run_pool_reader(Pool& pool, ReaderControl& control) {
-  Reader reader(pool, ReaderOptions{});
+void run_pool_reader(Pool& pool, ReaderControl& control, uint32_t session = 0) {
+  Reader reader(pool, ReaderOptions{}, session);
   uint64_t sum = 0;
   const Reader::Callback count = [&](const RecordView& r) { sum += r.user_data.size(); };
   while (control.stop.load(std::memory_order_relaxed) == 0) {
@@ -74,6 +80,12 @@ struct Environment {
   ReaderControl* e2e_control = shared_object<ReaderControl>();
   Pool write_pool = Pool::create(config(64, 64), "bench-write");
   Pool e2e_pool = Pool::create(config(64, 256), "bench-e2e");
+  // Four sessions: one pool they share (a reader process per session), and a pool each.
+  static constexpr uint32_t kSessions = 4;
+  Pool shared_pool = Pool::create(config(64, 64 * kSessions), "bench-shared");
+  ReaderControl* shared_control = shared_object<ReaderControl>();
+  std::vector<Pool> own_pools;
+  ReaderControl* own_control = shared_object<ReaderControl>();
   std::vector<std::unique_ptr<Consumer>> consumers;
 
   static PoolConfig config(uint32_t kb, uint32_t buffers) {
@@ -92,12 +104,24 @@ struct Environment {
         &write_control->stop, [this] { run_pool_reader(write_pool, *write_control); }));
     consumers.push_back(std::make_unique<Consumer>(
         &e2e_control->stop, [this] { run_pool_reader(e2e_pool, *e2e_control); }));
+    for (uint32_t i = 1; i < kSessions; ++i) shared_pool.add_session();
+    for (uint32_t i = 0; i < kSessions; ++i) {
+      own_pools.push_back(Pool::create(config(64, 64), "bench-own"));
+      consumers.push_back(std::make_unique<Consumer>(
+          &shared_control->stop, [this, i] { run_pool_reader(shared_pool, *shared_control, i); }));
+    }
+    for (uint32_t i = 0; i < kSessions; ++i) {
+      consumers.push_back(std::make_unique<Consumer>(
+          &own_control->stop, [this, i] { run_pool_reader(own_pools[i], *own_control); }));
+    }
     // The readers must be attached before the first write, or early events would be kept
     // (no consumer) instead of delivered.
-    while (!reader_attached(write_pool) || !reader_attached(e2e_pool)) idle_pause();
-  }
-  static bool reader_attached(const Pool& pool) {
-    return pool.shared()->reader_pid.load(std::memory_order_acquire) != 0;
+    const auto all_attached = [this] {
+      for (uint32_t i = 0; i < kSessions; ++i)
+        if (shared_pool.reader_pid(i) == 0 || own_pools[i].reader_pid() == 0) return false;
+      return write_pool.reader_pid() != 0 && e2e_pool.reader_pid() != 0;
+    };
+    while (!all_attached()) idle_pause();
   }
 };
 
@@ -135,6 +159,52 @@ void pool_write(benchmark::State& state, Pool& pool) {
     state.counters["rt_buffers_lost"] =
         double(after.realtime_buffers_lost - before.realtime_buffers_lost);
   }
+  state.counters["not_written"] = double(not_written);
+}
+
+// One event for four sessions, as EventWrite does it today: encoded once into the first
+// session's pool, then copied into each other's (write_copy), each pool read by its session's
+// consumer process.
+void write_four_pools(benchmark::State& state, std::vector<Pool>& pools) {
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (Pool& pool : pools) writers.push_back(std::make_unique<Writer>(pool));
+  Payload payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  const EventInput in = make_input(payload, data);
+  uint64_t not_written = 0, lost_before = 0;
+  for (const Pool& pool : pools) lost_before += pool.query().realtime_events_lost;
+  for (auto _ : state) {
+    ++payload.words[0];
+    not_written += writers[0]->write(in) != WriteResult::written;
+    const std::span<const std::byte> record = writers[0]->last_record();
+    for (size_t i = 1; i < writers.size(); ++i)
+      not_written += writers[i]->write_copy(record) != WriteResult::written;
+  }
+  writers.clear();
+  uint64_t lost_after = 0;
+  for (const Pool& pool : pools) lost_after += pool.query().realtime_events_lost;
+  state.SetItemsProcessed(state.iterations());
+  state.counters["rt_events_lost"] = double(lost_after - lost_before);
+  state.counters["not_written"] = double(not_written);
+}
+
+// The same four sessions sharing one pool: the record is written once, with the four
+// sessions' bits, and each session's consumer process reads it there.
+void write_shared_pool(benchmark::State& state, Pool& pool, uint32_t sessions) {
+  Writer writer(pool);
+  Payload payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  const EventInput in = make_input(payload, data);
+  uint64_t not_written = 0, lost_before = 0, lost_after = 0;
+  for_each_bit(sessions, [&](uint32_t i) { lost_before += pool.query(i).realtime_events_lost; });
+  for (auto _ : state) {
+    ++payload.words[0];
+    not_written += writer.write(in, 0, sessions) != WriteResult::written;
+  }
+  writer.release();
+  for_each_bit(sessions, [&](uint32_t i) { lost_after += pool.query(i).realtime_events_lost; });
+  state.SetItemsProcessed(state.iterations());
+  state.counters["rt_events_lost"] = double(lost_after - lost_before);
   state.counters["not_written"] = double(not_written);
 }
 
@@ -190,6 +260,62 @@ void end_to_end(benchmark::State& state, Pool& pool) {
   state.counters["lost"] = double(lost + after.realtime_events_lost - before.realtime_events_lost);
 }
 
+// End to end for four sessions, with zero loss: a batch that fits written, then waited for
+// until every session's consumer process delivered all of it. `write` writes one event to the
+// four sessions; `least_delivered` is what the slowest session delivered so far.
+template <typename Write, typename LeastDelivered>
+void end_to_end_four(benchmark::State& state, Write write, LeastDelivered least_delivered,
+                     const std::function<void()>& release) {
+  constexpr uint64_t kBatch = 30'000;  // fits in each session's 64 buffers of 64 KB
+  Payload payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  const EventInput in = make_input(payload, data);
+  uint64_t lost = 0;
+  for (auto _ : state) {
+    const uint64_t target = least_delivered() + kBatch;
+    for (uint64_t i = 0; i < kBatch; ++i) {
+      ++payload.words[0];
+      lost += !write(in);
+    }
+    release();
+    while (least_delivered() + lost < target) sched_yield();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["lost"] = double(lost);
+}
+
+void end_to_end_four_pools(benchmark::State& state, std::vector<Pool>& pools) {
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (Pool& pool : pools) writers.push_back(std::make_unique<Writer>(pool));
+  const auto write = [&](const EventInput& in) {
+    bool ok = writers[0]->write(in) == WriteResult::written;
+    for (size_t i = 1; i < writers.size(); ++i)
+      ok &= writers[i]->write_copy(writers[0]->last_record()) == WriteResult::written;
+    return ok;
+  };
+  const auto least = [&] {
+    uint64_t least = UINT64_MAX;
+    for (const Pool& pool : pools) least = std::min(least, pool.query().events_delivered);
+    return least;
+  };
+  end_to_end_four(state, write, least, [&] {
+    for (auto& w : writers) w->release();
+  });
+}
+
+void end_to_end_shared_pool(benchmark::State& state, Pool& pool, uint32_t sessions) {
+  Writer writer(pool);
+  const auto write = [&](const EventInput& in) {
+    return writer.write(in, 0, sessions) == WriteResult::written;
+  };
+  const auto least = [&] {
+    uint64_t least = UINT64_MAX;
+    for_each_bit(sessions, [&](uint32_t i) { least = std::min(least, pool.query(i).events_delivered); });
+    return least;
+  };
+  end_to_end_four(state, write, least, [&] { writer.release(); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -210,11 +336,23 @@ int main(int argc, char** argv) {
       ->Threads(1)
       ->Threads(2)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("write_32B/4sessions_4pools/5proc", [&](benchmark::State& s) {
+    write_four_pools(s, env.own_pools);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("write_32B/4sessions_1pool/5proc", [&](benchmark::State& s) {
+    write_shared_pool(s, env.shared_pool, 0b1111);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("write_32B_no_consumer", pool_write_uncontended)->UseRealTime();
   benchmark::RegisterBenchmark("end_to_end_32B/2proc",
                                [&](benchmark::State& s) { end_to_end(s, env.e2e_pool); })
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_4pools/5proc", [&](benchmark::State& s) {
+    end_to_end_four_pools(s, env.own_pools);
+  })->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_1pool/5proc", [&](benchmark::State& s) {
+    end_to_end_shared_pool(s, env.shared_pool, 0b1111);
+  })->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -21,29 +21,13 @@
 #include "dataplane_layout.h"
 #include "etwrt/dataplane.h"
 #include "evntcons.h"
+#include "test_records.h"
 
 namespace etwrt::dataplane {
 namespace {
 
-constexpr GUID kProvider{0x1b2c3d4e, 0x1111, 0x2222, {1, 2, 3, 4, 5, 6, 7, 8}};
 constexpr GUID kActivity{0xaaaaaaaa, 0xbbbb, 0xcccc, {9, 8, 7, 6, 5, 4, 3, 2}};
 constexpr GUID kRelated{0x12345678, 0x9abc, 0xdef0, {0x10, 0x20, 0x30, 0x40, 0, 0, 0, 1}};
-
-// A 32-byte payload that identifies the event: who wrote it and its sequence number.
-struct Payload {
-  uint32_t writer;
-  uint32_t pad;
-  uint64_t seq;
-  uint64_t filler[2];
-};
-static_assert(sizeof(Payload) == 32);
-
-EVENT_DATA_DESCRIPTOR describe(const void* p, uint32_t size) {
-  EVENT_DATA_DESCRIPTOR d{};
-  d.Ptr = reinterpret_cast<ULONGLONG>(p);
-  d.Size = size;
-  return d;
-}
 
 // kProvider's event `desc` with both activity IDs (kActivity, kRelated) and the provider's
 // traits: every extended item an event can carry but its schema.
@@ -55,65 +39,6 @@ EventInput with_every_id(const EVENT_DESCRIPTOR& desc, std::span<const std::byte
   in.related_activity_id = &kRelated;
   in.provider_traits = traits;
   return in;
-}
-
-WriteResult write_seq(Writer& w, uint32_t writer, uint64_t seq) {
-  static constexpr EVENT_DESCRIPTOR desc{7, 1, 0, 4, 0, 0, 0x10};
-  Payload payload{writer, 0, seq, {seq * 3, seq * 5}};
-  const EVENT_DATA_DESCRIPTOR data = describe(&payload, sizeof payload);
-  EventInput in;
-  in.provider_id = &kProvider;
-  in.descriptor = &desc;
-  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
-  return w.write(in);
-}
-
-Payload payload_of(const RecordView& r) {
-  Payload p{};
-  EXPECT_EQ(r.user_data.size(), sizeof p);
-  if (r.user_data.size() == sizeof p) std::memcpy(&p, r.user_data.data(), sizeof p);
-  return p;
-}
-
-// Collects what a reader delivers, and checks per-writer order and uniqueness as it goes.
-struct Collector {
-  std::map<uint32_t, std::vector<uint64_t>> seqs;  // per writer, in delivery order
-  std::vector<uint64_t> timestamps;
-  size_t count = 0;
-  Reader::Callback callback() {
-    return [this](const RecordView& r) {
-      const Payload p = payload_of(r);
-      seqs[p.writer].push_back(p.seq);
-      timestamps.push_back(r.timestamp_ns);
-      ++count;
-    };
-  }
-  // Within one writer, sequence numbers strictly increase: no duplicate, no reordering.
-  void expect_per_writer_increasing() const {
-    for (const auto& [writer, v] : seqs)
-      for (size_t i = 1; i < v.size(); ++i)
-        ASSERT_LT(v[i - 1], v[i]) << "writer " << writer << " at " << i;
-  }
-};
-
-PoolConfig small_config(uint32_t kb, uint32_t min, uint32_t max, bool realtime = true) {
-  PoolConfig c;
-  c.buffer_size_kb = kb;
-  c.minimum_buffers = min;
-  c.maximum_buffers = max;
-  c.flush_timer_s = 0;
-  c.realtime = realtime;
-  c.prefer_tsc = getenv("DP_TSC") != nullptr;
-  return c;
-}
-
-// The identity the whole design exists for, checked once writers and reader are quiescent.
-void expect_balanced(const Pool& pool, uint64_t attempts) {
-  const Counters c = pool.query();
-  EXPECT_EQ(attempts, c.events_delivered + c.events_lost + c.realtime_events_lost)
-      << "delivered " << c.events_delivered << " lost " << c.events_lost << " rt-lost "
-      << c.realtime_events_lost;
-  EXPECT_EQ(c.events_committed, c.events_delivered + c.realtime_events_lost);
 }
 
 // kProvider's event `desc` with nothing optional (no activity IDs, traits or data), encoded
@@ -133,11 +58,6 @@ uint32_t writing_buffer(Pool::Shared& s) {
   for (uint32_t i = 0; i < s.allocated.load(); ++i)
     if (phase_of(s.descs()[i].state.load()) == kWriting) owned = i;
   return owned;
-}
-
-void drain(Reader& reader, Collector& col) {
-  while (reader.poll(col.callback(), true) != 0) {
-  }
 }
 
 TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
@@ -935,14 +855,14 @@ TEST(DataplaneIdleWait, CommitWakesTheSleepingReader) {
   // Writes once the reader announced its sleep and found the pool empty after announcing it,
   // so the commit must be the wake-up (written earlier, that poll could deliver it).
   while (!about_to_sleep.load()) std::this_thread::yield();
-  EXPECT_NE(pool.shared()->reader_sleeping.load(), 0u);
+  EXPECT_NE(pool.shared()->readers_sleeping.load(), 0u);
   Writer writer(pool);
   ASSERT_EQ(write_seq(writer, 1, 42), WriteResult::written);
   consumer.join();
   EXPECT_TRUE(woken.load());
   ASSERT_EQ(got.count, 1u);
   EXPECT_EQ(got.seqs[1].front(), 42u);
-  EXPECT_EQ(pool.shared()->reader_sleeping.load(), 0u);  // The writer cleared it.
+  EXPECT_EQ(pool.shared()->readers_sleeping.load(), 0u);  // The writer cleared it.
 }
 
 TEST(DataplaneIdleWait, WakeReaderEndsTheWaitWithoutData) {
@@ -965,13 +885,13 @@ TEST(DataplaneIdleWait, WakeReaderEndsTheWaitWithoutData) {
 TEST(DataplaneIdleWait, AwakeReaderCostsWritersNoWakeUp) {
   Pool pool = Pool::create(PoolConfig{}, "etwrt-test");
   Reader reader(pool);
-  const uint32_t before = pool.shared()->wake_seq.load();
+  const uint32_t before = pool.shared()->session[0].wake_seq.load();
   Writer writer(pool);
   for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(write_seq(writer, 1, i), WriteResult::written);
-  EXPECT_EQ(pool.shared()->wake_seq.load(), before);
+  EXPECT_EQ(pool.shared()->session[0].wake_seq.load(), before);
   const uint32_t token = reader.prepare_wait();
   ASSERT_EQ(write_seq(writer, 1, 100), WriteResult::written);
-  EXPECT_NE(pool.shared()->wake_seq.load(), token);
+  EXPECT_NE(pool.shared()->session[0].wake_seq.load(), token);
   EXPECT_TRUE(reader.wait(token, 60'000'000'000ull));
 }
 
@@ -1206,15 +1126,15 @@ TEST(DataplaneRecovery, WriterKilledMidReclaimIsCountedOnceAndNeverDelivered) {
     BufferDesc& d = s.descs()[0];
     const uint32_t held = events_of(d.commit.load());
     ASSERT_GT(held, 0u);
-    d.state.store(make_state(kStealing, kDead));
+    d.state.store(make_state(kStealing, kDead, 0, 1));
     if (reached >= 1) {
-      d.steal_target_buffers.store(1);
-      d.steal_target_events.store(held);
+      d.steal_target_buffers[0].store(1);
+      d.steal_target_events[0].store(held);
       d.steal_pending.store(1);
     }
     if (reached >= 2) {
-      d.lost_buffers.store(1);
-      d.lost_events.store(held);
+      d.lost_buffers[0].store(1);
+      d.lost_events[0].store(held);
     }
     if (reached >= 3) d.commit.store(0);
     if (reached >= 4) d.steal_pending.store(0);

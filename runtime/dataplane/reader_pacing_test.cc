@@ -167,7 +167,7 @@ TEST(ReaderPacing, DenseStreamCostsWritersAtMostOneWakeUpPerInterval) {
   static constexpr GUID kProvider{0x5ace, 1, 2, {3, 4, 5, 6, 7, 8, 9, 10}};
   static constexpr EVENT_DESCRIPTOR kDescriptor{1, 0, 0, 4, 0, 0, 0};
   std::uint64_t written = 0;
-  const std::uint32_t wakes_before = pool.shared()->wake_seq.load();
+  const std::uint32_t wakes_before = pool.shared()->session[0].wake_seq.load();
   const auto start = std::chrono::steady_clock::now();
   // Gaps longer than the spin, so that an unpaced reader would sleep before each record;
   // busy-waited, as a sleep's timer slack would make them several times longer.
@@ -186,7 +186,7 @@ TEST(ReaderPacing, DenseStreamCostsWritersAtMostOneWakeUpPerInterval) {
     ASSERT_EQ(writer.write(in), WriteResult::written);
     ++written;
   }
-  const std::uint32_t wakes = pool.shared()->wake_seq.load() - wakes_before;
+  const std::uint32_t wakes = pool.shared()->session[0].wake_seq.load() - wakes_before;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();

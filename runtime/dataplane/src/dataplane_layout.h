@@ -23,28 +23,44 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr uint64_t kMagic = 0x4c50444e52575445ull;  // "ETWRNDPL" little endian
-inline constexpr uint32_t kLayoutVersion = 4;              // 4: schema and timestamp-override items
+inline constexpr uint32_t kLayoutVersion = 5;              // 5: sessions sharing a pool
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kNoBuffer = UINT32_MAX;
 
 // A buffer's life. Each transition is one CAS on BufferDesc::state, and the state word
-// carries the owning writer's pid, so a process killed at any instruction leaves a state
-// that recovery can read unambiguously.
+// carries the owning writer's pid and the sessions that hold or still need the buffer, so a
+// process killed at any instruction leaves a state that recovery can read unambiguously.
 enum Phase : uint8_t {
-  kFree = 0,      // unused; commit == 0 and consumed == 0
-  kWriting = 1,   // owned by one writer (pid in the word); may be pinned by the reader
-  kFull = 2,      // handed to delivery, waiting for the reader (or to be reclaimed unread)
-  kReading = 3,   // claimed by the reader; only the reader frees it
-  kStealing = 4,  // a writer is reclaiming it unread (realtime loss), transient
+  kFree = 0,      // unused; commit == 0 and every consumed == 0
+  kWriting = 1,   // owned by one writer (pid in the word); readers may hold it (partial reads)
+  kFull = 2,      // handed to delivery: its pending sessions read it, or it is reclaimed unread
+  kStealing = 4,  // a writer reclaims it unread (realtime loss), or its last reader frees it
 };
-inline constexpr uint64_t kPinned = 1ull << 8;  // reader reads its committed prefix
 
-inline constexpr uint64_t make_state(Phase phase, uint32_t pid, bool pinned = false) {
-  return uint64_t{phase} | (pinned ? kPinned : 0) | (uint64_t{pid} << 32);
+// The sessions of a pool (README "Buffers shared among sessions"): each has a bit in every
+// record it accepted (RecordHeader::sessions) and in the state word's two masks:
+// - held: its reader has the buffer open. A held buffer is never reclaimed;
+// - pending: it has not read the buffer to its end since the hand-off. The buffer is free
+//   once no session holds it or has it pending.
+inline constexpr uint32_t kMaxSessions = 8;
+inline constexpr uint32_t kAllSessions = (1u << kMaxSessions) - 1;
+
+inline constexpr uint64_t make_state(Phase phase, uint32_t pid, uint32_t held = 0,
+                                     uint32_t pending = 0) {
+  return uint64_t{phase} | (uint64_t{held & kAllSessions} << 8) |
+         (uint64_t{pending & kAllSessions} << 16) | (uint64_t{pid} << 32);
 }
 inline constexpr Phase phase_of(uint64_t state) { return static_cast<Phase>(state & 0xff); }
 inline constexpr uint32_t pid_of(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
-inline constexpr bool pinned(uint64_t state) { return (state & kPinned) != 0; }
+inline constexpr uint32_t held_of(uint64_t state) {
+  return static_cast<uint32_t>(state >> 8) & kAllSessions;
+}
+inline constexpr uint32_t pending_of(uint64_t state) {
+  return static_cast<uint32_t>(state >> 16) & kAllSessions;
+}
+inline constexpr uint64_t with_masks(uint64_t state, uint32_t held, uint32_t pending) {
+  return make_state(phase_of(state), pid_of(state), held, pending);
+}
 
 // commit and consumed pack (records << 32 | bytes) so one load gives a consistent pair.
 inline constexpr uint64_t pack_progress(uint32_t events, uint32_t bytes) {
@@ -55,23 +71,35 @@ inline constexpr uint32_t events_of(uint64_t progress) {
 }
 inline constexpr uint32_t bytes_of(uint64_t progress) { return static_cast<uint32_t>(progress); }
 
+template <typename Fn>
+void for_each_session(uint32_t mask, Fn fn) {
+  for (uint32_t s = 0; s < kMaxSessions; ++s)
+    if ((mask & (1u << s)) != 0) fn(s);
+}
+
 struct BufferDesc {
   // Read by everyone scanning, written at transitions only.
   alignas(kCacheLine) std::atomic<uint64_t> state;
   std::atomic<uint64_t> handoff_seq;  // delivery order among Full buffers
-  // Realtime loss by reclaim, counted per buffer (the pool's totals are sums), written only
-  // by the holder of the Stealing state. A reclaim first records its target totals and sets
-  // steal_pending, so a holder killed at any instruction leaves a reclaim that the recoverer
-  // can finish with the same stores: nothing counted twice, nothing uncounted.
-  std::atomic<uint64_t> lost_buffers;
-  std::atomic<uint64_t> lost_events;
-  std::atomic<uint64_t> steal_target_buffers;
-  std::atomic<uint64_t> steal_target_events;
-  std::atomic<uint64_t> steal_pending;
-  // Written by the owning writer after every record (release), read by the reader.
+  // The sessions of the records committed in it (their union), written by the owning writer
+  // when a record adds one; the hand-off makes it the pending mask. `mixed`: not every record
+  // is for all of them, so what a session did not read must be counted record by record.
+  std::atomic<uint16_t> sessions;
+  std::atomic<uint16_t> mixed;
+  // A reclaim first records its target totals and sets steal_pending, so a holder killed at
+  // any instruction leaves a reclaim that the recoverer finishes with the same stores.
+  std::atomic<uint32_t> steal_pending;
+  // Written by the owning writer after every record (release), read by the readers.
   alignas(kCacheLine) std::atomic<uint64_t> commit;
-  // Written by the reader; lets a later reader (or a reclaiming writer) know what was read.
-  alignas(kCacheLine) std::atomic<uint64_t> consumed;
+  // Per session, written by its reader: what it read; lets a later reader of that session (or
+  // a reclaiming writer) know where it stopped.
+  alignas(kCacheLine) std::atomic<uint64_t> consumed[kMaxSessions];
+  // Realtime loss by reclaim, per session, counted per buffer (the session's totals are sums)
+  // and written only by the holder of the Stealing state.
+  alignas(kCacheLine) std::atomic<uint64_t> lost_buffers[kMaxSessions];
+  std::atomic<uint64_t> lost_events[kMaxSessions];
+  std::atomic<uint64_t> steal_target_buffers[kMaxSessions];
+  std::atomic<uint64_t> steal_target_events[kMaxSessions];
 };
 
 enum ClockKind : uint32_t { kClockMonotonic = 0, kClockTsc = 1 };
@@ -86,6 +114,7 @@ enum RelayPhase : uint8_t {
 };
 struct RelaySlot {
   alignas(kCacheLine) std::atomic<uint64_t> state;
+  std::atomic<uint32_t> session;   // whose records it is fed (set by its claimer)
   std::atomic<uint64_t> since_ns;  // first timestamp the feeder guarantees to forward
   std::atomic<uint32_t> ended;     // the session stopped and everything was forwarded
   // Cumulative losses of this consumer (the pool's, from the activation on, plus records the
@@ -129,21 +158,34 @@ struct Pool::Shared {
   // lost event stays cheap however many buffers the pool has.
   std::atomic<uint64_t> supply_epoch;
 
-  alignas(kCacheLine) std::atomic<uint64_t> events_lost;
-  std::atomic<uint64_t> realtime_buffers_lost;
-  std::atomic<uint64_t> realtime_events_lost;
-  std::atomic<uint64_t> buffers_written;
   std::atomic<uint64_t> writer_recoveries;
+  // The sessions that exist in the pool (joined, not removed), and those ever joined: an
+  // index is never given twice, so a record written for a removed session (its writer had
+  // not yet heard) is never taken for a later one's.
+  std::atomic<uint32_t> sessions_active;
+  std::atomic<uint32_t> sessions_used;
 
-  alignas(kCacheLine) std::atomic<uint32_t> reader_pid;  // 0 = no consumer attached
-  std::atomic<uint64_t> events_delivered;
-  std::atomic<uint64_t> flush_requests;
+  // The idle readers (README "Idle wait"), one bit per session. Every commit reads this word
+  // (a line only readers write, so it stays in every writer's cache); only a writer that
+  // finds the bit of a session of its record clears it, bumps that session's wake_seq and
+  // makes the FUTEX_WAKE system call.
+  alignas(kCacheLine) std::atomic<uint32_t> readers_sleeping;
 
-  // The idle reader's futex (README "Idle wait"). Every commit reads reader_sleeping (a line
-  // only the reader writes, so it stays in every writer's cache); only a writer that finds it
-  // set clears it, bumps wake_seq and makes the FUTEX_WAKE system call.
-  alignas(kCacheLine) std::atomic<uint32_t> reader_sleeping;
-  std::atomic<uint32_t> wake_seq;
+  // One cache line per session.
+  struct Session {
+    alignas(kCacheLine) std::atomic<uint32_t> reader_pid;  // 0 = no consumer attached
+    std::atomic<uint32_t> wake_seq;                        // the reader's futex word
+    std::atomic<uint64_t> events_delivered;
+    std::atomic<uint64_t> flush_requests;
+    std::atomic<uint64_t> events_lost;      // EventsLost: no buffer, or too large
+    std::atomic<uint64_t> buffers_written;  // hand-offs of buffers holding its records
+    // What its reader counted lost itself (corrupt records); reclaims are in the buffers.
+    std::atomic<uint64_t> realtime_buffers_lost;
+    std::atomic<uint64_t> realtime_events_lost;
+  };
+  static_assert(sizeof(Session) == kCacheLine);
+  Session session[kMaxSessions];
+
   // Bumped when a relay slot is claimed or released: the feeder rescans the slots.
   std::atomic<uint64_t> relay_changes;
   uint64_t relay_offset;  // immutable: kRelaySlots descriptors, then their rings
@@ -168,7 +210,8 @@ struct Pool::Shared {
 struct RecordHeader {
   uint32_t size;  // whole record, 8-aligned
   uint16_t flags;
-  uint16_t ext_count;
+  uint8_t ext_count;
+  uint8_t sessions;  // the pool's sessions that accepted it, one bit each
   uint64_t timestamp_ns;
   uint32_t process_id;
   uint32_t thread_id;
@@ -216,25 +259,34 @@ inline uint64_t pool_now_ns(const Pool::Shared& shared) {
   return monotonic_ns();
 }
 
-// A writer saw reader_sleeping set after a commit: wake the reader (once per sleep).
-void wake_sleeping_reader(Pool::Shared& shared);
+// A writer saw the bit of a session of its record in readers_sleeping after a commit: wake
+// those readers (once per sleep).
+void wake_sleeping_readers(Pool::Shared& shared, uint32_t sessions);
 
-// Hands a buffer that `owner_pid` is writing to delivery: Full, or straight to Reading when
-// the reader had pinned it (it already tracks it). Returns false when the buffer was not in
-// Writing by that owner (nothing changed).
+// Hands a buffer that `owner_pid` is writing to delivery: Full, pending for the sessions of
+// its records that still exist (readers holding it keep it). A buffer nobody needs is freed.
+// Returns false when the buffer was not in Writing by that owner (nothing changed).
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid);
 
-// Finishes reclaiming a buffer the caller holds in Stealing: its unread records are counted
-// lost (once, even if an earlier holder died half-way) and commit/consumed are cleared.
-void count_reclaimed(BufferDesc& desc);
+// Finishes with a buffer the caller holds in Stealing: the records each of the word's pending
+// sessions had not read are counted lost to it (once, even if an earlier holder died
+// half-way), and commit, consumed and the sessions are cleared.
+void count_reclaimed(Pool::Shared& shared, uint32_t index, uint32_t pending);
 
-// RealTimeBuffersLost and the events those buffers held: the reader's own count (corrupt
-// records) plus every buffer's reclaims.
+// Frees a buffer held in Stealing by the caller, nothing left to count in it.
+void free_stolen(Pool::Shared& shared, uint32_t index);
+
+// The records of `session` in a buffer between its reader's consumed position and `commit`.
+// Past a record that does not frame, every record left counts (they cannot be told apart).
+uint32_t unread_records(Pool::Shared& shared, uint32_t index, uint32_t session, uint64_t commit);
+
+// RealTimeBuffersLost and the events those buffers held, for one session: its reader's own
+// count (corrupt records) plus every buffer's reclaims.
 struct RealtimeLoss {
   uint64_t buffers = 0;
   uint64_t events = 0;
 };
-RealtimeLoss realtime_loss(Pool::Shared& shared);
+RealtimeLoss realtime_loss(Pool::Shared& shared, uint32_t session);
 
 // A record's parts, measured once: the writer sizes its reservation and encodes with the
 // same figures (encoded_size and encode_record measure them each). Both are inline so that
@@ -262,16 +314,18 @@ inline RecordSizes measure_record(const EventInput& in) {
 std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size);
 
 inline void encode_measured(const EventInput& in, const RecordSizes& sizes, uint64_t timestamp_ns,
-                            uint32_t process_id, uint32_t thread_id, std::byte* out) {
+                            uint32_t process_id, uint32_t thread_id, uint8_t sessions,
+                            std::byte* out) {
   // Fields are stored straight into the buffer (8-aligned, trivially copyable header).
   RecordHeader* h = new (out) RecordHeader;
   h->size = static_cast<uint32_t>(sizes.total);
-  const uint16_t ext_count =
-      uint16_t{in.related_activity_id != nullptr} + uint16_t{!in.provider_traits.empty()} +
-      uint16_t{!in.event_schema.empty()} + uint16_t{in.timestamp_override != nullptr};
+  const uint8_t ext_count =
+      uint8_t{in.related_activity_id != nullptr} + uint8_t{!in.provider_traits.empty()} +
+      uint8_t{!in.event_schema.empty()} + uint8_t{in.timestamp_override != nullptr};
   h->flags = EVENT_HEADER_FLAG_64_BIT_HEADER | in.extra_flags |
              (ext_count != 0 ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
   h->ext_count = ext_count;
+  h->sessions = sessions;
   // Atomic (a plain store on x86): the reader may peek at the first timestamp of a buffer it
   // has not taken, while a writer reclaims and rewrites it.
   std::atomic_ref<uint64_t>(h->timestamp_ns).store(timestamp_ns, std::memory_order_relaxed);

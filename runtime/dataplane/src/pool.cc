@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -83,67 +85,141 @@ bool default_is_alive(uint32_t pid) {
 
 }  // namespace
 
-void wake_sleeping_reader(Pool::Shared& shared) {
-  // Only the writer that clears the flag pays the system call; the others see it clear.
-  if (shared.reader_sleeping.exchange(0, std::memory_order_acq_rel) == 0) return;
-  shared.wake_seq.fetch_add(1, std::memory_order_release);
-  os::futex_wake_all(shared.wake_seq);
+void wake_sleeping_readers(Pool::Shared& shared, uint32_t sessions) {
+  // Only the writer that clears a reader's bit pays its system call; the others see it clear.
+  const uint32_t was = shared.readers_sleeping.fetch_and(~sessions, std::memory_order_acq_rel);
+  for_each_session(was & sessions, [&](uint32_t i) {
+    shared.session[i].wake_seq.fetch_add(1, std::memory_order_release);
+    os::futex_wake_all(shared.session[i].wake_seq);
+  });
 }
 
-uint32_t Pool::reader_pid() const { return shared_->reader_pid.load(std::memory_order_acquire); }
+namespace {
 
-void Pool::wake_reader() {
-  shared_->reader_sleeping.store(0, std::memory_order_relaxed);
-  shared_->wake_seq.fetch_add(1, std::memory_order_release);
-  os::futex_wake_all(shared_->wake_seq);
+Pool::Shared::Session& session_block(Pool::Shared& s, uint32_t session) {
+  if (session >= kMaxSessions)
+    throw Error("session " + std::to_string(session) + " is outside a pool's 0.." +
+                std::to_string(kMaxSessions - 1));
+  return s.session[session];
+}
+
+}  // namespace
+
+uint32_t Pool::reader_pid(uint32_t session) const {
+  return session_block(*shared_, session).reader_pid.load(std::memory_order_acquire);
+}
+
+void Pool::wake_reader(uint32_t session) {
+  Shared::Session& b = session_block(*shared_, session);
+  shared_->readers_sleeping.fetch_and(~(1u << session), std::memory_order_relaxed);
+  b.wake_seq.fetch_add(1, std::memory_order_release);
+  os::futex_wake_all(b.wake_seq);
+}
+
+void free_stolen(Pool::Shared& shared, uint32_t index) {
+  BufferDesc& d = shared.descs()[index];
+  d.commit.store(0, std::memory_order_relaxed);
+  for (auto& consumed : d.consumed) consumed.store(0, std::memory_order_relaxed);
+  d.sessions.store(0, std::memory_order_relaxed);
+  d.mixed.store(0, std::memory_order_relaxed);
+  d.state.store(make_state(kFree, 0), std::memory_order_release);
+  shared.supply_epoch.fetch_add(1, std::memory_order_release);
 }
 
 bool hand_off(Pool::Shared& shared, uint32_t index, uint32_t owner_pid) {
   BufferDesc& d = shared.descs()[index];
   d.handoff_seq.store(shared.next_seq.fetch_add(1, std::memory_order_relaxed),
                       std::memory_order_relaxed);
+  // Sessions removed since their records were written no longer read it.
+  const uint32_t pending = d.sessions.load(std::memory_order_relaxed) &
+                           shared.sessions_active.load(std::memory_order_acquire);
   uint64_t s = d.state.load(std::memory_order_relaxed);
+  uint64_t next = 0;
   for (;;) {
     if (phase_of(s) != kWriting || pid_of(s) != owner_pid) return false;
-    const uint64_t next = pinned(s) ? make_state(kReading, 0) : make_state(kFull, 0);
-    if (d.state.compare_exchange_weak(s, next, std::memory_order_release,
+    // Nobody needs it: freed at once (through Stealing, so that no reader takes it meanwhile).
+    next = pending == 0 && held_of(s) == 0 ? make_state(kStealing, static_cast<uint32_t>(getpid()))
+                                           : make_state(kFull, 0, held_of(s), pending);
+    if (d.state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
       break;
   }
-  shared.buffers_written.fetch_add(1, std::memory_order_relaxed);
+  if (phase_of(next) == kStealing) {
+    free_stolen(shared, index);
+    return true;
+  }
+  for_each_session(pending, [&](uint32_t i) {
+    shared.session[i].buffers_written.fetch_add(1, std::memory_order_relaxed);
+  });
   shared.supply_epoch.fetch_add(1, std::memory_order_release);
   return true;
 }
 
-void count_reclaimed(BufferDesc& d) {
+uint32_t unread_records(Pool::Shared& shared, uint32_t index, uint32_t session, uint64_t commit) {
+  BufferDesc& d = shared.descs()[index];
+  const uint64_t consumed = d.consumed[session].load(std::memory_order_relaxed);
+  if (d.mixed.load(std::memory_order_relaxed) == 0) {
+    // Every record is for the same sessions (the usual case): no need to look at them.
+    if ((d.sessions.load(std::memory_order_relaxed) & (1u << session)) == 0) return 0;
+    return events_of(commit) > events_of(consumed) ? events_of(commit) - events_of(consumed) : 0;
+  }
+  const std::byte* base = shared.data(index);
+  const uint32_t end = std::min(bytes_of(commit), shared.buffer_bytes);
+  uint32_t offset = bytes_of(consumed);
+  uint32_t passed = events_of(consumed);
+  uint32_t unread = 0;
+  while (offset < end) {
+    uint32_t size = 0;
+    uint64_t timestamp = 0;
+    if (!frame_at(base + offset, end - offset, size, timestamp)) {
+      return unread + (events_of(commit) > passed ? events_of(commit) - passed : 0);
+    }
+    const auto sessions =
+        std::to_integer<uint32_t>(base[offset + offsetof(RecordHeader, sessions)]);
+    if ((sessions & (1u << session)) != 0) ++unread;
+    offset += size;
+    ++passed;
+  }
+  return unread;
+}
+
+void count_reclaimed(Pool::Shared& shared, uint32_t index, uint32_t pending) {
+  BufferDesc& d = shared.descs()[index];
   if (d.steal_pending.load(std::memory_order_acquire) == 0) {
     const uint64_t commit = d.commit.load(std::memory_order_acquire);
     if (commit == 0) return;  // nothing in it, or an earlier holder finished
-    const uint32_t unread =
-        events_of(commit) - events_of(d.consumed.load(std::memory_order_relaxed));
-    d.steal_target_buffers.store(d.lost_buffers.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_relaxed);
-    d.steal_target_events.store(d.lost_events.load(std::memory_order_relaxed) + unread,
-                                std::memory_order_relaxed);
+    for_each_session(pending, [&](uint32_t i) {
+      const uint32_t unread = unread_records(shared, index, i, commit);
+      d.steal_target_buffers[i].store(
+          d.lost_buffers[i].load(std::memory_order_relaxed) + (unread != 0 ? 1 : 0),
+          std::memory_order_relaxed);
+      d.steal_target_events[i].store(d.lost_events[i].load(std::memory_order_relaxed) + unread,
+                                     std::memory_order_relaxed);
+    });
     d.steal_pending.store(1, std::memory_order_release);
   }
   // Idempotent from here: a recoverer repeating these stores changes nothing.
-  d.lost_buffers.store(d.steal_target_buffers.load(std::memory_order_relaxed),
-                       std::memory_order_relaxed);
-  d.lost_events.store(d.steal_target_events.load(std::memory_order_relaxed),
-                      std::memory_order_relaxed);
+  for_each_session(pending, [&](uint32_t i) {
+    d.lost_buffers[i].store(d.steal_target_buffers[i].load(std::memory_order_relaxed),
+                            std::memory_order_relaxed);
+    d.lost_events[i].store(d.steal_target_events[i].load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+  });
   d.commit.store(0, std::memory_order_relaxed);
-  d.consumed.store(0, std::memory_order_relaxed);
+  for (auto& consumed : d.consumed) consumed.store(0, std::memory_order_relaxed);
+  d.sessions.store(0, std::memory_order_relaxed);
+  d.mixed.store(0, std::memory_order_relaxed);
   d.steal_pending.store(0, std::memory_order_release);
 }
 
-RealtimeLoss realtime_loss(Pool::Shared& s) {
-  RealtimeLoss loss{s.realtime_buffers_lost.load(std::memory_order_relaxed),
-                    s.realtime_events_lost.load(std::memory_order_relaxed)};
+RealtimeLoss realtime_loss(Pool::Shared& s, uint32_t session) {
+  Pool::Shared::Session& b = s.session[session];
+  RealtimeLoss loss{b.realtime_buffers_lost.load(std::memory_order_relaxed),
+                    b.realtime_events_lost.load(std::memory_order_relaxed)};
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < allocated; ++i) {
-    loss.buffers += s.descs()[i].lost_buffers.load(std::memory_order_relaxed);
-    loss.events += s.descs()[i].lost_events.load(std::memory_order_relaxed);
+    loss.buffers += s.descs()[i].lost_buffers[session].load(std::memory_order_relaxed);
+    loss.events += s.descs()[i].lost_events[session].load(std::memory_order_relaxed);
   }
   return loss;
 }
@@ -224,6 +300,8 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
   s->relay_offset = s->data_offset + buffer_bytes * config.maximum_buffers;
   for (uint32_t i = 0; i < kRelaySlots; ++i) new (s->relay(i)) RelaySlot{};
   s->allocated.store(config.minimum_buffers, std::memory_order_relaxed);
+  s->sessions_active.store(1, std::memory_order_relaxed);  // the creator's session, 0
+  s->sessions_used.store(1, std::memory_order_relaxed);
   // Published last: a peer that checks the magic sees a complete header.
   std::atomic_ref<uint64_t>(s->magic).store(kMagic, std::memory_order_release);
   return Pool(fd, s, total);
@@ -282,13 +360,65 @@ Pool::ClockKey Pool::clock_key() const {
   return ClockKey{s.clock_kind, s.tsc_base, s.mono_base_ns, s.ns_per_tick_q32};
 }
 
-void Pool::request_flush() { shared_->flush_requests.fetch_add(1, std::memory_order_release); }
+void Pool::request_flush(uint32_t session) {
+  session_block(*shared_, session).flush_requests.fetch_add(1, std::memory_order_release);
+}
 
-Counters Pool::query() const {
+uint32_t Pool::add_session() {
   Shared& s = *shared_;
+  uint32_t used = s.sessions_used.load(std::memory_order_acquire);
+  for (;;) {
+    if (used == kAllSessions)
+      throw Error("session pool has no session index left (" + std::to_string(kMaxSessions) +
+                  " per pool, each given once)");
+    const uint32_t index = static_cast<uint32_t>(std::countr_one(used));
+    if (s.sessions_used.compare_exchange_weak(used, used | (1u << index),
+                                              std::memory_order_acq_rel)) {
+      s.sessions_active.fetch_or(1u << index, std::memory_order_acq_rel);
+      return index;
+    }
+  }
+}
+
+uint32_t Pool::sessions() const { return shared_->sessions_active.load(std::memory_order_acquire); }
+
+void Pool::remove_session(uint32_t session) {
+  Shared& s = *shared_;
+  session_block(s, session);
+  const uint32_t bit = 1u << session;
+  if ((s.sessions_active.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0)
+    throw Error("session " + std::to_string(session) + " is not in this pool");
+  // Off every buffer: those only it still needed are freed. Writers hand over the buffers they
+  // hold without it (hand_off masks the sessions with the active ones).
+  const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  for (uint32_t i = 0; i < allocated; ++i) {
+    BufferDesc& d = s.descs()[i];
+    uint64_t state = d.state.load(std::memory_order_acquire);
+    for (;;) {
+      const Phase phase = phase_of(state);
+      if ((phase != kWriting && phase != kFull) ||
+          ((held_of(state) | pending_of(state)) & bit) == 0)
+        break;
+      const uint32_t held = held_of(state) & ~bit;
+      const uint32_t pending = pending_of(state) & ~bit;
+      const bool unneeded = phase == kFull && held == 0 && pending == 0;
+      const uint64_t next = unneeded ? make_state(kStealing, me) : with_masks(state, held, pending);
+      if (d.state.compare_exchange_weak(state, next, std::memory_order_acq_rel)) {
+        if (unneeded) free_stolen(s, i);
+        break;
+      }
+    }
+  }
+  s.supply_epoch.fetch_add(1, std::memory_order_release);
+}
+
+Counters Pool::query(uint32_t session) const {
+  Shared& s = *shared_;
+  Shared::Session& b = session_block(s, session);
   Counters c;
-  c.events_lost = s.events_lost.load(std::memory_order_relaxed);
-  const RealtimeLoss loss = realtime_loss(s);
+  c.events_lost = b.events_lost.load(std::memory_order_relaxed);
+  const RealtimeLoss loss = realtime_loss(s, session);
   c.realtime_buffers_lost = loss.buffers;
   c.realtime_events_lost = loss.events;
 #if defined(ETWRT_MUTANTS)
@@ -296,13 +426,13 @@ Counters Pool::query() const {
   if (etwrt::mutant::active("lost-not-counted"))
     c.realtime_buffers_lost = c.realtime_events_lost = 0;
 #endif
-  c.buffers_written = s.buffers_written.load(std::memory_order_relaxed);
-  c.events_delivered = s.events_delivered.load(std::memory_order_relaxed);
+  c.buffers_written = b.buffers_written.load(std::memory_order_relaxed);
+  c.events_delivered = b.events_delivered.load(std::memory_order_relaxed);
   c.writer_recoveries = s.writer_recoveries.load(std::memory_order_relaxed);
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
   c.number_of_buffers = allocated;
-  // Committed records not yet delivered nor reclaimed are those still in buffers; adding the
-  // delivered and the reclaimed ones gives every record ever committed.
+  // The session's committed records not yet delivered nor reclaimed are those still in
+  // buffers; adding the delivered and the reclaimed ones gives every record ever committed.
   uint64_t unread = 0;
   for (uint32_t i = 0; i < allocated; ++i) {
     BufferDesc& d = s.descs()[i];
@@ -311,13 +441,44 @@ Counters Pool::query() const {
       ++c.free_buffers;
       continue;
     }
-    if (phase_of(state) == kStealing) continue;
-    unread += events_of(d.commit.load(std::memory_order_acquire)) -
-              events_of(d.consumed.load(std::memory_order_acquire));
+    const bool readable = phase_of(state) == kWriting ||
+                          (phase_of(state) == kFull && (pending_of(state) & (1u << session)) != 0);
+    if (readable) unread += unread_records(s, i, session, d.commit.load(std::memory_order_acquire));
   }
   c.events_committed = c.events_delivered + c.realtime_events_lost + unread;
   return c;
 }
+
+namespace {
+
+// Lets go of the buffers readers that died held (`dead`: their sessions): each session's
+// consumed tells its next reader where to resume; a buffer they had read to the end is no
+// longer pending for them, and freed when nobody else needs it. True when it changed.
+bool release_dead_holds(Pool::Shared& s, uint32_t index, uint32_t dead, uint64_t state) {
+  BufferDesc& d = s.descs()[index];
+  for (;;) {
+    const Phase phase = phase_of(state);
+    if ((phase != kWriting && phase != kFull) || (held_of(state) & dead) == 0) return false;
+    uint32_t pending = pending_of(state);
+    if (phase == kFull) {
+      const uint32_t committed = events_of(d.commit.load(std::memory_order_acquire));
+      for_each_session(held_of(state) & dead, [&](uint32_t i) {
+        if (events_of(d.consumed[i].load(std::memory_order_acquire)) == committed)
+          pending &= ~(1u << i);
+      });
+    }
+    const uint32_t held = held_of(state) & ~dead;
+    const bool unneeded = phase == kFull && held == 0 && pending == 0;
+    const uint64_t next = unneeded ? make_state(kStealing, static_cast<uint32_t>(getpid()))
+                                   : with_masks(state, held, pending);
+    if (d.state.compare_exchange_strong(state, next, std::memory_order_acq_rel)) {
+      if (unneeded) free_stolen(s, index);
+      return phase == kFull;
+    }
+  }
+}
+
+}  // namespace
 
 uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_alive_arg) {
   const auto is_alive =
@@ -326,8 +487,12 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
   uint32_t recovered = 0;
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
 
-  const uint32_t reader = s.reader_pid.load(std::memory_order_acquire);
-  const bool reader_dead = reader != 0 && !is_alive(reader);
+  uint32_t readers[kMaxSessions] = {};
+  uint32_t dead = 0;  // the sessions whose reader died
+  for (uint32_t i = 0; i < kMaxSessions; ++i) {
+    readers[i] = s.session[i].reader_pid.load(std::memory_order_acquire);
+    if (readers[i] != 0 && !is_alive(readers[i])) dead |= 1u << i;
+  }
 
   for (uint32_t i = 0; i < allocated; ++i) {
     BufferDesc& d = s.descs()[i];
@@ -344,48 +509,26 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
       state = d.state.load(std::memory_order_acquire);
     } else if (phase == kStealing && !is_alive(owner)) {
       // Killed while reclaiming: finish the reclaim (its records count as lost, as the dead
-      // writer intended) rather than deliver them now, older than what was delivered since.
-      // Taking the state first keeps two recoverers from finishing it twice.
+      // writer intended) rather than deliver them now, older than what was delivered since;
+      // or killed while freeing it (nothing pending). Taking the state first keeps two
+      // recoverers from finishing it twice.
       const uint32_t me = static_cast<uint32_t>(getpid());
-      if (d.state.compare_exchange_strong(state, make_state(kStealing, me),
+      const uint32_t pending = pending_of(state);
+      if (d.state.compare_exchange_strong(state, make_state(kStealing, me, 0, pending),
                                           std::memory_order_acquire)) {
-        count_reclaimed(d);
-        d.state.store(make_state(kFree, 0), std::memory_order_release);
+        count_reclaimed(s, i, pending);
+        free_stolen(s, i);
         ++recovered;
       }
       continue;
     }
-    if (!reader_dead) continue;
-    // Retried until the state is stable: a writer may hand a pinned buffer over to Reading
-    // while its pin is being cleared.
-    for (;;) {
-      if (phase_of(state) == kReading) {
-        // The claim is released; consumed tells the next reader where to resume.
-        const bool done = events_of(d.commit.load(std::memory_order_acquire)) ==
-                          events_of(d.consumed.load(std::memory_order_acquire));
-        if (done) {
-          d.commit.store(0, std::memory_order_relaxed);
-          d.consumed.store(0, std::memory_order_relaxed);
-        }
-        if (d.state.compare_exchange_strong(state,
-                                            done ? make_state(kFree, 0) : make_state(kFull, 0),
-                                            std::memory_order_release)) {
-          ++recovered;
-          break;
-        }
-      } else if (phase_of(state) == kWriting && pinned(state)) {
-        if (d.state.compare_exchange_strong(state, state & ~kPinned, std::memory_order_release))
-          break;
-      } else {
-        break;
-      }
-    }
+    if (dead != 0 && release_dead_holds(s, i, dead, state)) ++recovered;
   }
-  if (reader_dead) {
-    uint32_t expected = reader;
-    s.reader_pid.compare_exchange_strong(expected, 0, std::memory_order_release);
-  }
-  if (recovered != 0 || reader_dead) s.supply_epoch.fetch_add(1, std::memory_order_release);
+  for_each_session(dead, [&](uint32_t i) {
+    uint32_t expected = readers[i];
+    s.session[i].reader_pid.compare_exchange_strong(expected, 0, std::memory_order_release);
+  });
+  if (recovered != 0 || dead != 0) s.supply_epoch.fetch_add(1, std::memory_order_release);
   return recovered;
 }
 

@@ -46,56 +46,76 @@ void evict(const std::byte* bytes, uint32_t size) {
 
 }  // namespace
 
-Reader::Reader(Pool& pool, ReaderOptions options) : pool_(pool), options_(options) {
+Reader::Reader(Pool& pool, ReaderOptions options, uint32_t session)
+    : pool_(pool), options_(options), session_(session), bit_(1u << (session % kMaxSessions)) {
   Pool::Shared& s = *pool_.shared();
+  if (session >= kMaxSessions || (s.sessions_active.load(std::memory_order_acquire) & bit_) == 0)
+    throw Error("session " + std::to_string(session) + " is not in this pool");
+  Pool::Shared::Session& b = s.session[session];
   const uint32_t pid = static_cast<uint32_t>(getpid());
   for (int attempt = 0;; ++attempt) {
     uint32_t expected = 0;
-    if (s.reader_pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) break;
-    // A dead reader is detached by recovery, once; a live one keeps the pool.
+    if (b.reader_pid.compare_exchange_strong(expected, pid, std::memory_order_acq_rel)) break;
+    // A dead reader is detached by recovery, once; a live one keeps the session.
     if (attempt == 0) {
       pool_.recover_dead_peers();
       continue;
     }
-    throw Error("session pool already has a reader attached (pid " + std::to_string(expected) +
-                ")");
+    throw Error("session already has a reader attached (pid " + std::to_string(expected) + ")");
   }
   s.supply_epoch.fetch_add(1, std::memory_order_release);  // reclaiming is possible now
   // Losses before attaching are reported at the first poll: the buffered events a first
   // consumer gets may already have a gap.
-  last_flush_request_ = s.flush_requests.load(std::memory_order_acquire);
+  last_flush_request_ = b.flush_requests.load(std::memory_order_acquire);
   last_flush_ns_ = pool_.now_ns();
 }
 
 Reader::~Reader() {
   Pool::Shared& s = *pool_.shared();
+  // Unfinished buffers stay pending for the next reader of the session, from `consumed`.
   for (const Open& o : open_) {
     BufferDesc& d = s.descs()[o.index];
-    d.consumed.store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
-    uint64_t state = d.state.load(std::memory_order_acquire);
-    for (;;) {
-      if (phase_of(state) == kReading) {
-        const bool done = o.cursor == bytes_of(d.commit.load(std::memory_order_acquire));
-        if (done) {
-          d.commit.store(0, std::memory_order_relaxed);
-          d.consumed.store(0, std::memory_order_relaxed);
-        }
-        // Unfinished buffers go back to delivery for the next reader, from `consumed`.
-        d.state.store(done ? make_state(kFree, 0) : make_state(kFull, 0),
-                      std::memory_order_release);
-        break;
+    const bool finished = phase_of(d.state.load(std::memory_order_acquire)) == kFull &&
+                          o.cursor == bytes_of(d.commit.load(std::memory_order_acquire));
+    let_go(o, finished);
+  }
+  s.session[session_].reader_pid.store(0, std::memory_order_release);
+  s.supply_epoch.fetch_add(1, std::memory_order_release);
+}
+
+void Reader::let_go(const Open& o, bool finished) {
+  Pool::Shared& s = *pool_.shared();
+  BufferDesc& d = s.descs()[o.index];
+  d.consumed[session_].store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
+  uint64_t state = d.state.load(std::memory_order_acquire);
+  for (;;) {
+    const uint32_t held = held_of(state) & ~bit_;
+    const uint32_t pending = pending_of(state) & ~(finished ? bit_ : 0);
+    if (phase_of(state) == kFull && held == 0 && pending == 0) {
+      // The last session done with it frees it, through Stealing so that nobody takes it
+      // half reset.
+      if (d.state.compare_exchange_weak(state,
+                                        make_state(kStealing, static_cast<uint32_t>(getpid())),
+                                        std::memory_order_acq_rel)) {
+        evict(s.data(o.index), o.cursor);
+        free_stolen(s, o.index);
+        return;
       }
-      if (d.state.compare_exchange_weak(state, state & ~kPinned, std::memory_order_release)) break;
+      continue;
+    }
+    if (d.state.compare_exchange_weak(state, with_masks(state, held, pending),
+                                      std::memory_order_acq_rel)) {
+      // Held no more, it may be reclaimed: a writer that found nothing looks again.
+      s.supply_epoch.fetch_add(1, std::memory_order_release);
+      return;
     }
   }
-  s.reader_pid.store(0, std::memory_order_release);
-  s.supply_epoch.fetch_add(1, std::memory_order_release);
 }
 
 bool Reader::flush_due(bool forced) {
   Pool::Shared& s = *pool_.shared();
   bool due = forced;
-  const uint64_t requests = s.flush_requests.load(std::memory_order_acquire);
+  const uint64_t requests = s.session[session_].flush_requests.load(std::memory_order_acquire);
   if (requests != last_flush_request_) {
     last_flush_request_ = requests;
     due = true;
@@ -115,20 +135,24 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   };
   const auto open = [&](uint32_t index) {
     if (is_open(index)) return;
-    const uint64_t consumed = s.descs()[index].consumed.load(std::memory_order_relaxed);
+    const uint64_t consumed = s.descs()[index].consumed[session_].load(std::memory_order_relaxed);
     open_.push_back(Open{index, bytes_of(consumed), events_of(consumed)});
   };
   full_.clear();
   for (uint32_t i = 0; i < allocated; ++i) {
     BufferDesc& d = s.descs()[i];
     uint64_t state = d.state.load(std::memory_order_acquire);
-    while (phase_of(state) == kWriting && !pinned(state) && include_partial) {
-      if (d.state.compare_exchange_weak(state, state | kPinned, std::memory_order_acquire)) {
+    // A buffer being written is held for its committed prefix; which sessions its records
+    // are for is known only at its hand-off.
+    while (phase_of(state) == kWriting && (held_of(state) & bit_) == 0 && include_partial) {
+      if (d.state.compare_exchange_weak(state,
+                                        with_masks(state, held_of(state) | bit_, pending_of(state)),
+                                        std::memory_order_acquire)) {
         open(i);
         break;
       }
     }
-    if (phase_of(state) == kFull)
+    if (phase_of(state) == kFull && (pending_of(state) & bit_) != 0 && (held_of(state) & bit_) == 0)
       full_.push_back({d.handoff_seq.load(std::memory_order_relaxed), i});
   }
   // Delivered buffers are taken oldest first and only a few per poll: those left Full stay
@@ -140,19 +164,23 @@ uint64_t Reader::claim(bool include_partial, bool unlimited) {
   uint64_t cap = UINT64_MAX;
   for (const auto& [seq, index] : full_) {
     BufferDesc& d = s.descs()[index];
-    uint64_t state = make_state(kFull, 0);
     if (budget > 0) {
-      if (d.state.compare_exchange_strong(state, make_state(kReading, 0),
-                                          std::memory_order_acquire)) {
-        open(index);
-        --budget;
+      uint64_t state = d.state.load(std::memory_order_acquire);
+      while (phase_of(state) == kFull && (pending_of(state) & bit_) != 0) {
+        if (d.state.compare_exchange_weak(
+                state, with_masks(state, held_of(state) | bit_, pending_of(state)),
+                std::memory_order_acquire)) {
+          open(index);
+          --budget;
+          break;
+        }
       }
       continue;
     }
     // Not taken this poll: its first unread record may be older than records of the buffers
     // taken, so nothing newer than it is delivered now. The buffer may be reclaimed while
     // this is read; a stale value only delays or (counted) misorders delivery.
-    const uint32_t from = bytes_of(d.consumed.load(std::memory_order_relaxed));
+    const uint32_t from = bytes_of(d.consumed[session_].load(std::memory_order_relaxed));
     if (bytes_of(d.commit.load(std::memory_order_acquire)) <= from) continue;
     const std::byte* field = s.data(index) + from + offsetof(RecordHeader, timestamp_ns);
     cap = std::min(cap, std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t*>(field))
@@ -173,9 +201,9 @@ bool Reader::take_losses(LossReport& since_last) {
       sched_yield();
     }
   }
-  const RealtimeLoss realtime = realtime_loss(s);
+  const RealtimeLoss realtime = realtime_loss(s, session_);
   const LossReport now{realtime.buffers, realtime.events,
-                       s.events_lost.load(std::memory_order_relaxed)};
+                       s.session[session_].events_lost.load(std::memory_order_relaxed)};
   if (now.realtime_buffers_lost == reported_.realtime_buffers_lost &&
       now.realtime_events_lost == reported_.realtime_events_lost &&
       now.events_lost == reported_.events_lost) {
@@ -267,7 +295,8 @@ size_t Reader::poll_into(Consumer& consumer, bool flush) {
   if (delivered >= options_.streaming_records) {
     streaming_until_ns_ = scan_start + options_.streaming_window_ns;
   }
-  pool_.shared()->events_delivered.fetch_add(delivered, std::memory_order_relaxed);
+  pool_.shared()->session[session_].events_delivered.fetch_add(delivered,
+                                                               std::memory_order_relaxed);
   free_finished();
   return delivered;
 }
@@ -289,8 +318,10 @@ void Reader::skip_corrupt(Cursor& c) {
   Pool::Shared& s = *pool_.shared();
   Open& o = open_[c.open];
   ++corrupt_;
-  s.realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
-  s.realtime_events_lost.fetch_add(c.limit_events - o.events, std::memory_order_relaxed);
+  // Past a record that does not frame, the rest cannot be told apart by session: all counted.
+  s.session[session_].realtime_buffers_lost.fetch_add(1, std::memory_order_relaxed);
+  s.session[session_].realtime_events_lost.fetch_add(c.limit_events - o.events,
+                                                     std::memory_order_relaxed);
   o.cursor = c.limit;
   o.events = c.limit_events;
 }
@@ -329,21 +360,26 @@ size_t Reader::deliver(Consumer& consumer, uint64_t watermark) {
     Open& o = open_[c.open];
     const std::byte* const base = s.data(o.index);
     uint32_t cursor = o.cursor;
-    const uint32_t first_events = o.events;
-    uint32_t events = first_events;
+    uint32_t events = o.events;
     uint32_t size = c.size;
     uint64_t timestamp = c.timestamp_ns;
     uint64_t last = last_timestamp_;
     uint64_t inversions = inversions_;
+    size_t own = 0;     // records of this session (the others are passed over)
     bool more = false;  // the cursor holds a framed record
     bool corrupt = false;
     do {
-      if (!consumer.record(std::span<const std::byte>(base + cursor, size))) {
-        corrupt = true;
-        break;
+      const auto sessions =
+          std::to_integer<uint32_t>(base[cursor + offsetof(RecordHeader, sessions)]);
+      if ((sessions & bit_) != 0) {
+        if (!consumer.record(std::span<const std::byte>(base + cursor, size))) {
+          corrupt = true;
+          break;
+        }
+        ++own;
+        inversions += timestamp < last ? 1 : 0;
+        last = std::max(last, timestamp);
       }
-      inversions += timestamp < last ? 1 : 0;
-      last = std::max(last, timestamp);
       cursor += size;
       ++events;
       more = cursor < c.limit;
@@ -352,7 +388,7 @@ size_t Reader::deliver(Consumer& consumer, uint64_t watermark) {
         break;
       }
     } while (more && timestamp <= run_limit);
-    delivered += events - first_events;
+    delivered += own;
     o.cursor = cursor;
     o.events = events;
     last_timestamp_ = last;
@@ -373,47 +409,43 @@ size_t Reader::deliver(Consumer& consumer, uint64_t watermark) {
 
 void Reader::free_finished() {
   Pool::Shared& s = *pool_.shared();
-  // Publish progress and free what is finished: a buffer is finished when its writer handed
-  // it over (Reading) and everything it committed was read.
+  // Publish progress and let go of what is finished: a buffer is finished when its writer
+  // handed it over (Full) and everything it committed was read.
   std::erase_if(open_, [&](const Open& o) {
     BufferDesc& d = s.descs()[o.index];
-    d.consumed.store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
-    if (phase_of(d.state.load(std::memory_order_acquire)) != kReading) return false;
+    d.consumed[session_].store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
+    if (phase_of(d.state.load(std::memory_order_acquire)) != kFull) return false;
     if (o.cursor != bytes_of(d.commit.load(std::memory_order_acquire))) return false;
-    evict(s.data(o.index), o.cursor);
-    d.commit.store(0, std::memory_order_relaxed);
-    d.consumed.store(0, std::memory_order_relaxed);
-    d.state.store(make_state(kFree, 0), std::memory_order_release);
-    s.supply_epoch.fetch_add(1, std::memory_order_release);
+    let_go(o, true);
     return true;
   });
 }
 
 uint32_t Reader::prepare_wait() {
   Pool::Shared& s = *pool_.shared();
-  const uint32_t token = s.wake_seq.load(std::memory_order_acquire);
+  const uint32_t token = s.session[session_].wake_seq.load(std::memory_order_acquire);
   // seq_cst: the poll that follows must see every commit made before a writer could have
-  // read the flag clear.
-  s.reader_sleeping.store(1, std::memory_order_seq_cst);
+  // read the bit clear.
+  s.readers_sleeping.fetch_or(bit_, std::memory_order_seq_cst);
   return token;
 }
 
 bool Reader::cancel_wait(uint32_t token) {
   Pool::Shared& s = *pool_.shared();
-  s.reader_sleeping.store(0, std::memory_order_relaxed);
-  return s.wake_seq.load(std::memory_order_acquire) != token;
+  s.readers_sleeping.fetch_and(~bit_, std::memory_order_relaxed);
+  return s.session[session_].wake_seq.load(std::memory_order_acquire) != token;
 }
 
 bool Reader::wait(uint32_t token, uint64_t timeout_ns) {
   Pool::Shared& s = *pool_.shared();
-  const bool woken = os::futex_wait_change(s.wake_seq, token, timeout_ns);
-  s.reader_sleeping.store(0, std::memory_order_relaxed);
+  const bool woken = os::futex_wait_change(s.session[session_].wake_seq, token, timeout_ns);
+  s.readers_sleeping.fetch_and(~bit_, std::memory_order_relaxed);
   return woken;
 }
 
 void Reader::nap(uint64_t timeout_ns) {
-  Pool::Shared& s = *pool_.shared();
-  (void)os::futex_wait_change(s.wake_seq, s.wake_seq.load(std::memory_order_acquire), timeout_ns);
+  std::atomic<uint32_t>& seq = pool_.shared()->session[session_].wake_seq;
+  (void)os::futex_wait_change(seq, seq.load(std::memory_order_acquire), timeout_ns);
 }
 
 }  // namespace etwrt::dataplane

@@ -48,13 +48,13 @@ template <typename Out>
   const std::byte* const h = record.data();
   const auto ext_bytes = header_field<uint32_t>(h, offsetof(RecordHeader, ext_bytes));
   const auto user_data_size = header_field<uint32_t>(h, offsetof(RecordHeader, user_data_size));
-  const auto ext_count = header_field<uint16_t>(h, offsetof(RecordHeader, ext_count));
+  const auto ext_count = header_field<uint8_t>(h, offsetof(RecordHeader, ext_count));
   if (uint64_t{ext_bytes} + user_data_size > record.size() - sizeof(RecordHeader)) return false;
   out.header(h);
   const std::byte* p = h + sizeof(RecordHeader);
   const std::byte* ext_end = p + ext_bytes;
   int last_rank = kNoItem;
-  for (uint16_t i = 0; i < ext_count; ++i) {
+  for (uint32_t i = 0; i < ext_count; ++i) {
     ExtItemHeader item;
     if (ext_end - p < static_cast<ptrdiff_t>(sizeof item)) return false;
     std::memcpy(&item, p, sizeof item);

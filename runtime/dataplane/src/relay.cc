@@ -65,6 +65,10 @@ size_t RelayFeeder::refresh(uint64_t since_ns) {
     uint64_t state = slot.state.load(std::memory_order_acquire);
     const uint32_t bit = 1u << i;
     const uint8_t phase = relay_phase(state);
+    // Another session's slot is its feeder's (the session is set before the slot is requested).
+    if ((phase == kRelayRequested || phase == kRelayActive || phase == kRelayReleased) &&
+        slot.session.load(std::memory_order_relaxed) != session_)
+      continue;
     const bool dead = (phase == kRelayRequested || phase == kRelayActive) && check_liveness &&
                       !alive(relay_pid(state));
     if (phase == kRelayReleased || dead) {
@@ -209,19 +213,29 @@ void RelayFeeder::end() {
 
 // ---- consumer ----
 
-RelayConsumer::RelayConsumer(Pool& pool) : pool_(pool) {
+RelayConsumer::RelayConsumer(Pool& pool, uint32_t session) : pool_(pool), session_(session) {
   Pool::Shared& s = *pool_.shared();
   const uint32_t pid = static_cast<uint32_t>(getpid());
-  const uint32_t reader = s.reader_pid.load(std::memory_order_acquire);
+  if (session >= kMaxSessions ||
+      (s.sessions_active.load(std::memory_order_acquire) & (1u << session)) == 0)
+    throw Error("session " + std::to_string(session) + " is not in this pool");
+  const uint32_t reader = pool_.reader_pid(session);
   // A released slot is freed by the feeder; with no live reader there is none to do it.
   const bool no_feeder = reader == 0 || !alive(reader);
   for (uint32_t i = 0; i < kRelaySlots; ++i) {
     RelaySlot& slot = *s.relay(i);
     uint64_t state = slot.state.load(std::memory_order_acquire);
     const uint8_t phase = relay_phase(state);
-    const bool reusable = phase == kRelayFree || (phase == kRelayReleased && no_feeder) ||
+    // Another session's released or orphaned slot is reused only when that session's reader,
+    // which would free it, is gone too.
+    const uint32_t other = slot.session.load(std::memory_order_relaxed);
+    const uint32_t other_reader =
+        other == session ? reader : pool_.reader_pid(other % kMaxSessions);
+    const bool feederless =
+        other == session ? no_feeder : other_reader == 0 || !alive(other_reader);
+    const bool reusable = phase == kRelayFree || (phase == kRelayReleased && feederless) ||
                           ((phase == kRelayRequested || phase == kRelayActive) &&
-                           !alive(relay_pid(state)) && no_feeder);
+                           !alive(relay_pid(state)) && feederless);
     if (!reusable) continue;
     if (!slot.state.compare_exchange_strong(state, relay_state(kRelayClaiming, pid),
                                             std::memory_order_acq_rel))
@@ -233,10 +247,11 @@ RelayConsumer::RelayConsumer(Pool& pool) : pool_(pool) {
     slot.lost_events.store(0, std::memory_order_relaxed);
     slot.ended.store(0, std::memory_order_relaxed);
     slot.consumer_sleeping.store(0, std::memory_order_relaxed);
+    slot.session.store(session, std::memory_order_relaxed);
     slot.state.store(relay_state(kRelayRequested, pid), std::memory_order_release);
     s.relay_changes.fetch_add(1, std::memory_order_release);
     slot_ = i;
-    pool_.wake_reader();  // The feeder may be asleep on the pool.
+    pool_.wake_reader(session);  // The feeder may be asleep on the pool.
     return;
   }
   throw Error("session pool has no free relay slot (at most " + std::to_string(kRelaySlots) +
@@ -248,7 +263,7 @@ RelayConsumer::~RelayConsumer() {
   s.relay(slot_)->state.store(relay_state(kRelayReleased, static_cast<uint32_t>(getpid())),
                               std::memory_order_release);
   s.relay_changes.fetch_add(1, std::memory_order_release);
-  pool_.wake_reader();
+  pool_.wake_reader(session_);
 }
 
 bool RelayConsumer::active(uint64_t& since_ns) const {

@@ -151,7 +151,18 @@ class Pool {
   int fd() const { return fd_; }
   PoolConfig config() const;
   uint32_t buffer_bytes() const;
-  Counters query() const;
+
+  // Sessions sharing the pool (README "Buffers shared among sessions"): each writes its
+  // records once, with a bit per session that accepted it, and each session has its own
+  // reader, counters and losses. A pool starts with session 0; add_session() gives the next
+  // index never given in this pool (up to 8; Error after), remove_session() takes one out
+  // (after its reader detached): the buffers it alone still needed are freed.
+  uint32_t add_session();
+  void remove_session(uint32_t session);
+  uint32_t sessions() const;  // the mask of the sessions that exist now
+
+  // One session's ControlTrace(QUERY) counters. NumberOfBuffers and FreeBuffers are the pool's.
+  Counters query(uint32_t session = 0) const;
   uint64_t now_ns() const;  // the pool's clock, as writers stamp records
   // What stamps this pool's records (source and calibration), fixed at creation: pools with
   // equal keys have one clock, so one reading can stamp an event in each of them. A caller
@@ -167,11 +178,11 @@ class Pool {
 
   // ControlTrace(FLUSH): asks the attached reader to deliver partially filled buffers at its
   // next poll. Writers are not stopped.
-  void request_flush();
+  void request_flush(uint32_t session = 0);
   // Wakes a reader blocked in Reader::wait (e.g. the session stopped, or its consumers
   // changed). One system call; writers do this themselves when they commit.
-  void wake_reader();
-  uint32_t reader_pid() const;  // the process holding the pool's Reader, 0 = none
+  void wake_reader(uint32_t session = 0);
+  uint32_t reader_pid(uint32_t session = 0) const;  // the process holding its Reader, 0 = none
 
   // Recovery, for the broker when it learns that a peer died (or a periodic sweep): hands to
   // delivery every buffer still owned by a writer process that no longer exists (its
@@ -202,6 +213,8 @@ enum class WriteResult {
 // shared lock. Not thread-safe: use one per thread (the wiring keeps one per thread and
 // session), and never one inherited through fork (the child makes its own). Destruction (or
 // release()) hands the current buffer to delivery.
+struct BufferDesc;  // a buffer's descriptor in the pool (dataplane_layout.h)
+
 class Writer {
  public:
   explicit Writer(Pool& pool);
@@ -213,6 +226,9 @@ class Writer {
   // The same with a timestamp the caller read from this pool's clock, or from a pool with
   // the same clock (equal Pool::clock_key), e.g. once for all the sessions of one event.
   WriteResult write(const EventInput& event, uint64_t timestamp_ns);
+  // The same for the pool's sessions in the mask `sessions` (bit i: session i accepted it),
+  // once for all of them. timestamp_ns 0: read the pool's clock.
+  WriteResult write(const EventInput& event, uint64_t timestamp_ns, uint32_t sessions);
   // The record this writer committed last, as the pool holds it: valid until this writer's
   // next write or release (its buffer stays this writer's until then).
   std::span<const std::byte> last_record() const {
@@ -221,7 +237,8 @@ class Writer {
   // Commits a copy of a record another writer of this thread encoded (its last_record()), in
   // a pool whose clock is the same as that writer's (equal clock_key): one event written to
   // several sessions is encoded once, then copied.
-  WriteResult write_copy(std::span<const std::byte> record);
+  // `sessions` as in write(): this pool's.
+  WriteResult write_copy(std::span<const std::byte> record, uint32_t sessions = 1);
   // Hands the current buffer (if any) to delivery now, e.g. when the thread exits.
   void release();
 
@@ -230,7 +247,10 @@ class Writer {
   // Room for `size` bytes at the end of the owned buffer (taking a new one if needed), or
   // nullptr (counted in EventsLost).
   std::byte* reserve(size_t size);
-  void commit(uint32_t size);
+  void commit(uint32_t size, uint32_t sessions);
+  void note_sessions(BufferDesc& d, uint32_t sessions);
+  // EventsLost, for each of the sessions.
+  void count_lost(uint32_t sessions);
   Pool& pool_;
   uint32_t pid_;
   uint32_t tid_;
@@ -239,6 +259,8 @@ class Writer {
   uint32_t offset_ = 0;           // committed bytes (the writer's own copy)
   uint32_t events_ = 0;           // committed records
   uint32_t last_size_ = 0;        // bytes of the last committed record
+  uint32_t sessions_ = 0;         // the sessions of the records in the owned buffer
+  bool mixed_ = false;            // they are not the same for every record
   static constexpr uint64_t kNoEpoch = UINT64_MAX;
   uint64_t failed_epoch_ = kNoEpoch;  // pool supply epoch of the last fruitless search
 };
@@ -298,7 +320,8 @@ class Reader {
  public:
   using Callback = std::function<void(const RecordView&)>;
   using LossCallback = std::function<void(const LossReport&)>;
-  Reader(Pool& pool, ReaderOptions options = {});
+  // The reader of one session of the pool: it delivers that session's records only.
+  Reader(Pool& pool, ReaderOptions options = {}, uint32_t session = 0);
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
   ~Reader();  // detaches; unread records stay in the pool for the next reader
@@ -364,8 +387,13 @@ class Reader {
   void skip_corrupt(Cursor& c);
   // Publishes progress and frees the buffers read to the end of what their writer handed over.
   void free_finished();
+  // Lets go of an open buffer: `finished` (read to the end of what its writer handed over)
+  // also takes it off the pending sessions, and the last session frees it.
+  void let_go(const Open& o, bool finished);
   Pool& pool_;
   ReaderOptions options_;
+  uint32_t session_;
+  uint32_t bit_;  // 1 << session_
   std::vector<Open> open_;
   std::vector<std::pair<uint64_t, uint32_t>> full_;  // scratch: (handoff_seq, index)
   std::vector<Cursor> heap_;                         // scratch: the merge's cursors
@@ -387,7 +415,8 @@ class Reader {
 // The feeder's side, beside the Reader (same thread).
 class RelayFeeder {
  public:
-  explicit RelayFeeder(Pool& pool) : pool_(pool) {}
+  // Feeds the slots claimed for `session`, beside that session's Reader.
+  explicit RelayFeeder(Pool& pool, uint32_t session = 0) : pool_(pool), session_(session) {}
   RelayFeeder(const RelayFeeder&) = delete;
   RelayFeeder& operator=(const RelayFeeder&) = delete;
 
@@ -408,6 +437,7 @@ class RelayFeeder {
                    const std::function<void(std::byte*)>& fill);
   bool write_mark(uint32_t slot);
   Pool& pool_;
+  uint32_t session_;
   uint32_t active_mask_ = 0;
   uint32_t mark_pending_ = 0;  // slots whose next entry must be a loss mark
   uint32_t in_gap_ = 0;        // slots dropping records since their last mark
@@ -419,7 +449,8 @@ class RelayFeeder {
 // holder of the Reader to feed it, and drains it.
 class RelayConsumer {
  public:
-  explicit RelayConsumer(Pool& pool);
+  // A slot fed with `session`'s records.
+  explicit RelayConsumer(Pool& pool, uint32_t session = 0);
   RelayConsumer(const RelayConsumer&) = delete;
   RelayConsumer& operator=(const RelayConsumer&) = delete;
   ~RelayConsumer();  // releases the slot
@@ -440,6 +471,7 @@ class RelayConsumer {
 
  private:
   Pool& pool_;
+  uint32_t session_;
   uint32_t slot_ = 0;
   LossReport reported_;
   uint64_t delivered_ = 0;
