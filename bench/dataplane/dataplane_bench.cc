@@ -80,12 +80,6 @@ struct Environment {
   ReaderControl* e2e_control = shared_object<ReaderControl>();
   Pool write_pool = Pool::create(config(64, 64), "bench-write");
   Pool e2e_pool = Pool::create(config(64, 256), "bench-e2e");
-  // Four sessions: one pool they share (a reader process per session), and a pool each.
-  static constexpr uint32_t kSessions = 4;
-  Pool shared_pool = Pool::create(config(64, 64 * kSessions), "bench-shared");
-  ReaderControl* shared_control = shared_object<ReaderControl>();
-  std::vector<Pool> own_pools;
-  ReaderControl* own_control = shared_object<ReaderControl>();
   std::vector<std::unique_ptr<Consumer>> consumers;
 
   static PoolConfig config(uint32_t kb, uint32_t buffers) {
@@ -104,24 +98,45 @@ struct Environment {
         &write_control->stop, [this] { run_pool_reader(write_pool, *write_control); }));
     consumers.push_back(std::make_unique<Consumer>(
         &e2e_control->stop, [this] { run_pool_reader(e2e_pool, *e2e_control); }));
-    for (uint32_t i = 1; i < kSessions; ++i) shared_pool.add_session();
-    for (uint32_t i = 0; i < kSessions; ++i) {
-      own_pools.push_back(Pool::create(config(64, 64), "bench-own"));
-      consumers.push_back(std::make_unique<Consumer>(
-          &shared_control->stop, [this, i] { run_pool_reader(shared_pool, *shared_control, i); }));
-    }
-    for (uint32_t i = 0; i < kSessions; ++i) {
-      consumers.push_back(std::make_unique<Consumer>(
-          &own_control->stop, [this, i] { run_pool_reader(own_pools[i], *own_control); }));
-    }
     // The readers must be attached before the first write, or early events would be kept
     // (no consumer) instead of delivered.
-    const auto all_attached = [this] {
+    while (write_pool.reader_pid() == 0 || e2e_pool.reader_pid() == 0) idle_pause();
+  }
+};
+
+// Four sessions' consumer processes, one per session: of one pool they share, or of a pool
+// each. Made for one benchmark run and stopped after it: idle, they would still poll and take
+// CPU from whatever runs next.
+struct FourSessions {
+  static constexpr uint32_t kSessions = 4;
+  std::vector<Pool> pools;  // one shared by the four sessions, or one per session
+  ReaderControl* control = shared_object<ReaderControl>();
+  std::vector<std::unique_ptr<Consumer>> consumers;
+
+  explicit FourSessions(bool shared) {
+    if (shared) {
+      pools.push_back(Pool::create(Environment::config(64, 64 * kSessions), "bench-shared"));
+      for (uint32_t i = 1; i < kSessions; ++i) pools[0].add_session();
+    } else {
       for (uint32_t i = 0; i < kSessions; ++i)
-        if (shared_pool.reader_pid(i) == 0 || own_pools[i].reader_pid() == 0) return false;
-      return write_pool.reader_pid() != 0 && e2e_pool.reader_pid() != 0;
+        pools.push_back(Pool::create(Environment::config(64, 64), "bench-own"));
+    }
+    for (uint32_t i = 0; i < kSessions; ++i) {
+      Pool& pool = pools[shared ? 0 : i];
+      const uint32_t session = shared ? i : 0;
+      consumers.push_back(std::make_unique<Consumer>(
+          &control->stop, [this, &pool, session] { run_pool_reader(pool, *control, session); }));
+    }
+    const auto all_attached = [&] {
+      for (uint32_t i = 0; i < kSessions; ++i)
+        if (pools[shared ? 0 : i].reader_pid(shared ? i : 0) == 0) return false;
+      return true;
     };
     while (!all_attached()) idle_pause();
+  }
+  ~FourSessions() {
+    consumers.clear();  // each stops and is waited for
+    munmap(control, sizeof(ReaderControl));
   }
 };
 
@@ -310,7 +325,8 @@ void end_to_end_shared_pool(benchmark::State& state, Pool& pool, uint32_t sessio
   };
   const auto least = [&] {
     uint64_t least = UINT64_MAX;
-    for_each_bit(sessions, [&](uint32_t i) { least = std::min(least, pool.query(i).events_delivered); });
+    for_each_bit(sessions,
+                 [&](uint32_t i) { least = std::min(least, pool.query(i).events_delivered); });
     return least;
   };
   end_to_end_four(state, write, least, [&] { writer.release(); });
@@ -336,23 +352,33 @@ int main(int argc, char** argv) {
       ->Threads(1)
       ->Threads(2)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("write_32B/4sessions_4pools/5proc", [&](benchmark::State& s) {
-    write_four_pools(s, env.own_pools);
-  })->UseRealTime();
-  benchmark::RegisterBenchmark("write_32B/4sessions_1pool/5proc", [&](benchmark::State& s) {
-    write_shared_pool(s, env.shared_pool, 0b1111);
-  })->UseRealTime();
   benchmark::RegisterBenchmark("write_32B_no_consumer", pool_write_uncontended)->UseRealTime();
   benchmark::RegisterBenchmark("end_to_end_32B/2proc",
                                [&](benchmark::State& s) { end_to_end(s, env.e2e_pool); })
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_4pools/5proc", [&](benchmark::State& s) {
-    end_to_end_four_pools(s, env.own_pools);
-  })->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_1pool/5proc", [&](benchmark::State& s) {
-    end_to_end_shared_pool(s, env.shared_pool, 0b1111);
-  })->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("write_32B/4sessions_4pools/5proc", [](benchmark::State& s) {
+    FourSessions four(false);
+    write_four_pools(s, four.pools);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("write_32B/4sessions_1pool/5proc", [](benchmark::State& s) {
+    FourSessions four(true);
+    write_shared_pool(s, four.pools[0], 0b1111);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_4pools/5proc",
+                               [](benchmark::State& s) {
+                                 FourSessions four(false);
+                                 end_to_end_four_pools(s, four.pools);
+                               })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("end_to_end_32B/4sessions_1pool/5proc",
+                               [](benchmark::State& s) {
+                                 FourSessions four(true);
+                                 end_to_end_shared_pool(s, four.pools[0], 0b1111);
+                               })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -1128,13 +1128,13 @@ TEST(DataplaneRecovery, WriterKilledMidReclaimIsCountedOnceAndNeverDelivered) {
     ASSERT_GT(held, 0u);
     d.state.store(make_state(kStealing, kDead, 0, 1));
     if (reached >= 1) {
-      d.steal_target_buffers[0].store(1);
-      d.steal_target_events[0].store(held);
+      d.loss[0].steal_target_buffers.store(1);
+      d.loss[0].steal_target_events.store(held);
       d.steal_pending.store(1);
     }
     if (reached >= 2) {
-      d.lost_buffers[0].store(1);
-      d.lost_events[0].store(held);
+      d.loss[0].lost_buffers.store(1);
+      d.loss[0].lost_events.store(held);
     }
     if (reached >= 3) d.commit.store(0);
     if (reached >= 4) d.steal_pending.store(0);

@@ -111,7 +111,9 @@ TEST(DataplaneSharedSessions, ASlowSessionLosesOnlyItsOwnRecords) {
       if (i % 700 == 699) slow.poll(slow_got.callback(), false, slow_loss);
     }
   }
-  while (fast.poll(fast_got.callback(), true, fast_loss) + slow.poll(slow_got.callback(), true, slow_loss) != 0) {
+  while (fast.poll(fast_got.callback(), true, fast_loss) +
+             slow.poll(slow_got.callback(), true, slow_loss) !=
+         0) {
   }
   fast.poll(fast_got.callback(), true, fast_loss);
   slow.poll(slow_got.callback(), true, slow_loss);
@@ -258,8 +260,9 @@ TEST(DataplaneSharedSessions, AWriterKilledMidStreamLeavesEachSessionAccountedFo
     Reader reader1(pool, ReaderOptions{}, 1);
     // How many writes the child finished; the one under way when it is killed may or may not
     // have been committed or counted lost.
-    auto* finished = static_cast<std::atomic<uint64_t>*>(mmap(
-        nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    auto* finished = static_cast<std::atomic<uint64_t>*>(
+        mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     ASSERT_NE(finished, MAP_FAILED);
     new (finished) std::atomic<uint64_t>(0);
     const pid_t child = fork();

@@ -90,8 +90,8 @@ inline PoolConfig small_config(uint32_t kb, uint32_t min, uint32_t max, bool rea
 inline void expect_balanced(const Pool& pool, uint64_t attempts, uint32_t session = 0) {
   const Counters c = pool.query(session);
   EXPECT_EQ(attempts, c.events_delivered + c.events_lost + c.realtime_events_lost)
-      << "session " << session << ": delivered " << c.events_delivered << " lost "
-      << c.events_lost << " rt-lost " << c.realtime_events_lost;
+      << "session " << session << ": delivered " << c.events_delivered << " lost " << c.events_lost
+      << " rt-lost " << c.realtime_events_lost;
   EXPECT_EQ(c.events_committed, c.events_delivered + c.realtime_events_lost)
       << "session " << session;
 }

@@ -96,10 +96,14 @@ struct BufferDesc {
   alignas(kCacheLine) std::atomic<uint64_t> consumed[kMaxSessions];
   // Realtime loss by reclaim, per session, counted per buffer (the session's totals are sums)
   // and written only by the holder of the Stealing state.
-  alignas(kCacheLine) std::atomic<uint64_t> lost_buffers[kMaxSessions];
-  std::atomic<uint64_t> lost_events[kMaxSessions];
-  std::atomic<uint64_t> steal_target_buffers[kMaxSessions];
-  std::atomic<uint64_t> steal_target_events[kMaxSessions];
+  // A session's four side by side: a reclaim writes, and a reader sums, one line per session.
+  struct SessionLoss {
+    std::atomic<uint64_t> lost_buffers;
+    std::atomic<uint64_t> lost_events;
+    std::atomic<uint64_t> steal_target_buffers;
+    std::atomic<uint64_t> steal_target_events;
+  };
+  alignas(kCacheLine) SessionLoss loss[kMaxSessions];
 };
 
 enum ClockKind : uint32_t { kClockMonotonic = 0, kClockTsc = 1 };
@@ -159,6 +163,9 @@ struct Pool::Shared {
   std::atomic<uint64_t> supply_epoch;
 
   std::atomic<uint64_t> writer_recoveries;
+  // Bumped by every reclaim once its losses are stored: readers sum the buffers' loss
+  // counters only when it moved (they are lines a poll would otherwise read per buffer).
+  std::atomic<uint64_t> reclaims;
   // The sessions that exist in the pool (joined, not removed), and those ever joined: an
   // index is never given twice, so a record written for a removed session (its writer had
   // not yet heard) is never taken for a later one's.
@@ -287,6 +294,8 @@ struct RealtimeLoss {
   uint64_t events = 0;
 };
 RealtimeLoss realtime_loss(Pool::Shared& shared, uint32_t session);
+// The reclaims' part alone (a sum over the buffers).
+RealtimeLoss reclaimed_loss(Pool::Shared& shared, uint32_t session);
 
 // A record's parts, measured once: the writer sizes its reservation and encodes with the
 // same figures (encoded_size and encode_record measure them each). Both are inline so that

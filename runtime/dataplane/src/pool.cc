@@ -190,37 +190,45 @@ void count_reclaimed(Pool::Shared& shared, uint32_t index, uint32_t pending) {
     if (commit == 0) return;  // nothing in it, or an earlier holder finished
     for_each_session(pending, [&](uint32_t i) {
       const uint32_t unread = unread_records(shared, index, i, commit);
-      d.steal_target_buffers[i].store(
-          d.lost_buffers[i].load(std::memory_order_relaxed) + (unread != 0 ? 1 : 0),
+      d.loss[i].steal_target_buffers.store(
+          d.loss[i].lost_buffers.load(std::memory_order_relaxed) + (unread != 0 ? 1 : 0),
           std::memory_order_relaxed);
-      d.steal_target_events[i].store(d.lost_events[i].load(std::memory_order_relaxed) + unread,
-                                     std::memory_order_relaxed);
+      d.loss[i].steal_target_events.store(
+          d.loss[i].lost_events.load(std::memory_order_relaxed) + unread,
+          std::memory_order_relaxed);
     });
     d.steal_pending.store(1, std::memory_order_release);
   }
   // Idempotent from here: a recoverer repeating these stores changes nothing.
   for_each_session(pending, [&](uint32_t i) {
-    d.lost_buffers[i].store(d.steal_target_buffers[i].load(std::memory_order_relaxed),
-                            std::memory_order_relaxed);
-    d.lost_events[i].store(d.steal_target_events[i].load(std::memory_order_relaxed),
-                           std::memory_order_relaxed);
+    d.loss[i].lost_buffers.store(d.loss[i].steal_target_buffers.load(std::memory_order_relaxed),
+                                 std::memory_order_relaxed);
+    d.loss[i].lost_events.store(d.loss[i].steal_target_events.load(std::memory_order_relaxed),
+                                std::memory_order_relaxed);
   });
   d.commit.store(0, std::memory_order_relaxed);
   for (auto& consumed : d.consumed) consumed.store(0, std::memory_order_relaxed);
   d.sessions.store(0, std::memory_order_relaxed);
   d.mixed.store(0, std::memory_order_relaxed);
   d.steal_pending.store(0, std::memory_order_release);
+  shared.reclaims.fetch_add(1, std::memory_order_release);
+}
+
+RealtimeLoss reclaimed_loss(Pool::Shared& s, uint32_t session) {
+  RealtimeLoss loss;
+  const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < allocated; ++i) {
+    loss.buffers += s.descs()[i].loss[session].lost_buffers.load(std::memory_order_relaxed);
+    loss.events += s.descs()[i].loss[session].lost_events.load(std::memory_order_relaxed);
+  }
+  return loss;
 }
 
 RealtimeLoss realtime_loss(Pool::Shared& s, uint32_t session) {
-  Pool::Shared::Session& b = s.session[session];
-  RealtimeLoss loss{b.realtime_buffers_lost.load(std::memory_order_relaxed),
-                    b.realtime_events_lost.load(std::memory_order_relaxed)};
-  const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < allocated; ++i) {
-    loss.buffers += s.descs()[i].lost_buffers[session].load(std::memory_order_relaxed);
-    loss.events += s.descs()[i].lost_events[session].load(std::memory_order_relaxed);
-  }
+  const Pool::Shared::Session& b = s.session[session];
+  RealtimeLoss loss = reclaimed_loss(s, session);
+  loss.buffers += b.realtime_buffers_lost.load(std::memory_order_relaxed);
+  loss.events += b.realtime_events_lost.load(std::memory_order_relaxed);
   return loss;
 }
 

@@ -201,9 +201,17 @@ bool Reader::take_losses(LossReport& since_last) {
       sched_yield();
     }
   }
-  const RealtimeLoss realtime = realtime_loss(s, session_);
-  const LossReport now{realtime.buffers, realtime.events,
-                       s.session[session_].events_lost.load(std::memory_order_relaxed)};
+  const uint64_t reclaims = s.reclaims.load(std::memory_order_acquire);
+  if (reclaims != seen_reclaims_) {
+    const RealtimeLoss loss = reclaimed_loss(s, session_);
+    reclaimed_ = {loss.buffers, loss.events};
+    seen_reclaims_ = reclaims;
+  }
+  // The reader's own count (corrupt records) is added to what the reclaims lost.
+  const Pool::Shared::Session& b = s.session[session_];
+  const LossReport now{reclaimed_.buffers + b.realtime_buffers_lost.load(std::memory_order_relaxed),
+                       reclaimed_.events + b.realtime_events_lost.load(std::memory_order_relaxed),
+                       b.events_lost.load(std::memory_order_relaxed)};
   if (now.realtime_buffers_lost == reported_.realtime_buffers_lost &&
       now.realtime_events_lost == reported_.realtime_events_lost &&
       now.events_lost == reported_.events_lost) {

@@ -152,11 +152,14 @@ void Writer::note_sessions(BufferDesc& d, uint32_t sessions) {
   offset_ += size;
   last_size_ = size;
   ++events_;
+  // Packed before the call below: reloaded after it, the two counters just stored came back
+  // as one 8-byte load, which store forwarding cannot serve (+20% on four sessions' writes).
+  const uint64_t progress = pack_progress(events_, offset_);
   // The hand-off makes the buffer pending for these sessions; published with the commit.
   if (sessions != sessions_) [[unlikely]]
     note_sessions(d, sessions);
   // The commit point: the record's bytes become visible to the readers together with it.
-  d.commit.store(pack_progress(events_, offset_), std::memory_order_release);
+  d.commit.store(progress, std::memory_order_release);
   // A load of a line that stays in this core's cache while the readers are awake; no fence,
   // so a reader arming its sleep at this very instant may miss this wake (its wait is bounded).
   const uint32_t sleeping = s.readers_sleeping.load(std::memory_order_relaxed) & sessions;

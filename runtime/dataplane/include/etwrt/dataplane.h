@@ -403,6 +403,13 @@ class Reader {
   uint64_t inversions_ = 0;
   uint64_t streaming_until_ns_ = 0;  // streaming_hold_back_ns applies to polls until then
   LossReport reported_;              // pool counters as of the last report
+  // What reclaims lost for this session, summed over the buffers when the pool's count of
+  // reclaims moves (UINT64_MAX: never summed).
+  uint64_t seen_reclaims_ = UINT64_MAX;
+  struct {
+    uint64_t buffers = 0;
+    uint64_t events = 0;
+  } reclaimed_;
   uint64_t corrupt_ = 0;
 };
 
