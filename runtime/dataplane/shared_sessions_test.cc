@@ -132,6 +132,56 @@ TEST(DataplaneSharedSessions, ASlowSessionLosesOnlyItsOwnRecords) {
   EXPECT_EQ(fast_reported.realtime_events_lost, 0u);
 }
 
+// A writer that found every buffer held looks again as soon as a reader lets one go, even
+// when that reader's session was not the last to need it (the buffer is then reclaimable).
+TEST(DataplaneSharedSessions, ABufferLetGoIsReclaimableAtOnce) {
+  Pool pool = Pool::create(small_config(1, 2, 2), "shared-let-go");
+  ASSERT_EQ(pool.add_session(), 1u);
+  // Holds what it pins without reading it (every record is too recent for it).
+  Reader reader0(pool, ReaderOptions{.eager_partial = true, .hold_back_ns = 60'000'000'000ull}, 0);
+  Reader reader1(pool, ReaderOptions{}, 1);  // attached, never polls: a slow consumer
+  Writer w(pool);
+  const Reader::Callback ignore = [](const RecordView&) {};
+  uint64_t seq = 0;
+  WriteResult result = WriteResult::written;
+  for (int i = 0; i < 1000 && result == WriteResult::written; ++i) {
+    result = write_seq(w, 1, seq++, 0b11);
+    reader0.poll(ignore);  // holds each buffer from its first record
+  }
+  ASSERT_EQ(result, WriteResult::lost) << "both buffers held: nothing to take";
+  ASSERT_EQ(reader0.poll(ignore, true), seq - 1);  // done with both for session 0
+  EXPECT_EQ(write_seq(w, 1, seq++, 0b11), WriteResult::written)
+      << "session 1 alone needs them now: reclaimable";
+  EXPECT_GT(pool.query(1).realtime_buffers_lost, 0u);
+}
+
+// A buffer reclaimed after its session had read part of it (its reader went, another came):
+// only the records that session had not read are lost to it.
+TEST(DataplaneSharedSessions, AReclaimCountsOnlyWhatTheSessionHadNotRead) {
+  Pool pool = Pool::create(small_config(1, 2, 2), "shared-partial");
+  ASSERT_EQ(pool.add_session(), 1u);
+  Writer w(pool);
+  uint64_t seq = 0;
+  Collector got;
+  {
+    Reader first(pool, ReaderOptions{.eager_partial = true}, 1);
+    for (; seq < 3; ++seq) ASSERT_EQ(write_seq(w, 1, seq, 0b10), WriteResult::written);
+    ASSERT_EQ(first.poll(got.callback()), 3u);  // buffer 0, still being written
+  }
+  Reader second(pool, ReaderOptions{}, 1);  // attached: the slow session may lose buffers
+  while (phase_of(state_of(pool, 0)) == kWriting)
+    ASSERT_EQ(write_seq(w, 1, seq++, 0b10), WriteResult::written);
+  const uint64_t in_first = seq - 1;  // the last record started buffer 1
+  while (phase_of(state_of(pool, 1)) == kWriting)
+    ASSERT_EQ(write_seq(w, 1, seq++, 0b10), WriteResult::written);  // reclaims buffer 0
+  const Counters c = pool.query(1);
+  EXPECT_EQ(c.realtime_buffers_lost, 1u);
+  EXPECT_EQ(c.realtime_events_lost, in_first - 3) << "the 3 read before are not lost";
+  w.release();
+  drain(second, got);
+  expect_balanced(pool, seq, 1);
+}
+
 // A session with no consumer keeps what it buffered, as a pool of its own would (a first
 // consumer gets it); when the pool is full, new events are lost to every session they were
 // for, counted in each.
