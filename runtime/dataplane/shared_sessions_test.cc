@@ -238,6 +238,40 @@ TEST(DataplaneSharedSessions, SessionIndexesAreGivenOnceAndRemovalFreesWhatOnlyI
   EXPECT_EQ(c.free_buffers, c.number_of_buffers);
 }
 
+// A pool laid out for more buffers than its first session's grows only as far as the
+// sessions' MaximumBuffers add up: a session without a consumer fills its share, no more.
+TEST(DataplaneSharedSessions, ThePoolGrowsToTheSumOfItsSessionsMaximumBuffers) {
+  PoolConfig config = small_config(1, 1, 2);
+  config.reserve_buffers = 6;
+  Pool pool = Pool::create(config, "shared-growth");
+  EXPECT_EQ(pool.config().maximum_buffers, 2u);
+  EXPECT_EQ(pool.config().reserve_buffers, 6u);
+  Writer w(pool);
+  const auto buffers_taken = [&] {
+    uint64_t seq = 0;
+    while (write_seq(w, 1, seq, 0b1) == WriteResult::written) ++seq;
+    return pool.query().number_of_buffers;
+  };
+  EXPECT_EQ(buffers_taken(), 2u) << "session 0's MaximumBuffers";
+  ASSERT_EQ(pool.add_session(2, 3), 1u);
+  EXPECT_EQ(pool.query().number_of_buffers, 4u) << "its MinimumBuffers counted at once";
+  EXPECT_EQ(pool.config().maximum_buffers, 5u);
+  EXPECT_EQ(buffers_taken(), 5u);
+  EXPECT_THROW(pool.add_session(0, 2), Error) << "the reserve has room for 1 more";
+  EXPECT_EQ(pool.add_session(0, 1), 2u);
+  pool.remove_session(1);
+  EXPECT_EQ(pool.config().maximum_buffers, 3u);
+  EXPECT_EQ(pool.query().number_of_buffers, 5u) << "counted buffers are never taken back";
+  EXPECT_THROW(Pool::create(
+                   [] {
+                     PoolConfig c = small_config(1, 1, 4);
+                     c.reserve_buffers = 3;
+                     return c;
+                   }(),
+                   "bad-reserve"),
+               Error);
+}
+
 // A sleeping reader is woken by a record of its session, never by another session's.
 TEST(DataplaneSharedSessions, AWriterWakesOnlyTheReadersOfItsRecord) {
   Pool pool = Pool::create(small_config(4, 2, 4), "shared-wake");

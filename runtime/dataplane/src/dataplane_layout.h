@@ -146,7 +146,7 @@ struct Pool::Shared {
   uint64_t data_offset;
   uint32_t buffer_bytes;
   uint32_t minimum_buffers;
-  uint32_t maximum_buffers;
+  uint32_t maximum_buffers;  // the reserve: descriptors and data are laid out for this many
   uint32_t flush_timer_s;
   uint32_t realtime;
   uint32_t clock_kind;
@@ -155,7 +155,9 @@ struct Pool::Shared {
   uint64_t ns_per_tick_q32;  // ns per TSC tick, 32.32 fixed point
 
   alignas(kCacheLine) std::atomic<uint32_t> allocated;  // NumberOfBuffers
-  std::atomic<uint32_t> alloc_hint;                     // where the next free scan starts
+  // How far `allocated` may grow: the sum of the sessions' MaximumBuffers.
+  std::atomic<uint32_t> growth_cap;
+  std::atomic<uint32_t> alloc_hint;  // where the next free scan starts
   std::atomic<uint64_t> next_seq;
   // Bumped by every change that can give a writer a buffer (a buffer freed or delivered, a
   // reader attached or gone): a writer that found none skips its scan until this moves, so a
@@ -189,6 +191,7 @@ struct Pool::Shared {
     // What its reader counted lost itself (corrupt records); reclaims are in the buffers.
     std::atomic<uint64_t> realtime_buffers_lost;
     std::atomic<uint64_t> realtime_events_lost;
+    uint32_t maximum_buffers;  // what the session added to growth_cap
   };
   static_assert(sizeof(Session) == kCacheLine);
   Session session[kMaxSessions];

@@ -74,6 +74,10 @@ void validate(const PoolConfig& c) {
     throw Error("MinimumBuffers is 0; a session needs at least one buffer");
   if (c.maximum_buffers > 65536)
     throw Error("MaximumBuffers " + std::to_string(c.maximum_buffers) + " exceeds 65536");
+  if (c.reserve_buffers != 0 &&
+      (c.reserve_buffers < c.maximum_buffers || c.reserve_buffers > 65536))
+    throw Error("reserve of " + std::to_string(c.reserve_buffers) +
+                " buffers is outside MaximumBuffers.." + "65536");
   if (c.maximum_buffers < c.minimum_buffers)
     throw Error("MaximumBuffers " + std::to_string(c.maximum_buffers) +
                 " is less than MinimumBuffers " + std::to_string(c.minimum_buffers));
@@ -256,8 +260,11 @@ Pool::~Pool() {
   fd_ = -1;
 }
 
-Pool Pool::create(const PoolConfig& config, const std::string& name) {
-  validate(config);
+Pool Pool::create(const PoolConfig& wanted, const std::string& name) {
+  validate(wanted);
+  PoolConfig config = wanted;  // laid out for the reserve; grows to MaximumBuffers at first
+  const uint32_t session_maximum = config.maximum_buffers;
+  if (config.reserve_buffers != 0) config.maximum_buffers = config.reserve_buffers;
   const uint64_t buffer_bytes = uint64_t{config.buffer_size_kb} * 1024;
   const uint64_t header = (sizeof(Shared) + 4095) & ~uint64_t{4095};
   const uint64_t descs =
@@ -308,6 +315,8 @@ Pool Pool::create(const PoolConfig& config, const std::string& name) {
   s->relay_offset = s->data_offset + buffer_bytes * config.maximum_buffers;
   for (uint32_t i = 0; i < kRelaySlots; ++i) new (s->relay(i)) RelaySlot{};
   s->allocated.store(config.minimum_buffers, std::memory_order_relaxed);
+  s->growth_cap.store(session_maximum, std::memory_order_relaxed);
+  s->session[0].maximum_buffers = session_maximum;
   s->sessions_active.store(1, std::memory_order_relaxed);  // the creator's session, 0
   s->sessions_used.store(1, std::memory_order_relaxed);
   // Published last: a peer that checks the magic sees a complete header.
@@ -350,7 +359,9 @@ PoolConfig Pool::config() const {
   PoolConfig c;
   c.buffer_size_kb = shared_->buffer_bytes / 1024;
   c.minimum_buffers = shared_->minimum_buffers;
-  c.maximum_buffers = shared_->maximum_buffers;
+  c.maximum_buffers =
+      std::min(shared_->growth_cap.load(std::memory_order_relaxed), shared_->maximum_buffers);
+  c.reserve_buffers = shared_->maximum_buffers;
   c.flush_timer_s = shared_->flush_timer_s;
   c.realtime = shared_->realtime != 0;
   c.prefer_tsc = shared_->clock_kind == kClockTsc;
@@ -372,17 +383,40 @@ void Pool::request_flush(uint32_t session) {
   session_block(*shared_, session).flush_requests.fetch_add(1, std::memory_order_release);
 }
 
-uint32_t Pool::add_session() {
+uint32_t Pool::add_session(uint32_t minimum_buffers, uint32_t maximum_buffers) {
   Shared& s = *shared_;
+  if (minimum_buffers > maximum_buffers)
+    throw Error("MinimumBuffers " + std::to_string(minimum_buffers) + " exceeds MaximumBuffers " +
+                std::to_string(maximum_buffers));
+  // Room first: a session that cannot have its buffers gets no index.
+  uint32_t cap = s.growth_cap.load(std::memory_order_acquire);
+  do {
+    if (uint64_t{cap} + maximum_buffers > s.maximum_buffers)
+      throw Error("session pool has no room for " + std::to_string(maximum_buffers) +
+                  " more buffers (" + std::to_string(cap) + " of its " +
+                  std::to_string(s.maximum_buffers) + " given)");
+  } while (
+      !s.growth_cap.compare_exchange_weak(cap, cap + maximum_buffers, std::memory_order_acq_rel));
   uint32_t used = s.sessions_used.load(std::memory_order_acquire);
   for (;;) {
-    if (used == kAllSessions)
+    if (used == kAllSessions) {
+      s.growth_cap.fetch_sub(maximum_buffers, std::memory_order_acq_rel);
       throw Error("session pool has no session index left (" + std::to_string(kMaxSessions) +
                   " per pool, each given once)");
+    }
     const uint32_t index = static_cast<uint32_t>(std::countr_one(used));
     if (s.sessions_used.compare_exchange_weak(used, used | (1u << index),
                                               std::memory_order_acq_rel)) {
+      s.session[index].maximum_buffers = maximum_buffers;
       s.sessions_active.fetch_or(1u << index, std::memory_order_acq_rel);
+      // Its MinimumBuffers are counted now (allocated grows by CAS, as writers grow it).
+      const uint32_t limit = std::min(cap + maximum_buffers, s.maximum_buffers);
+      uint32_t allocated = s.allocated.load(std::memory_order_acquire);
+      while (allocated < limit && !s.allocated.compare_exchange_weak(
+                                      allocated, std::min(allocated + minimum_buffers, limit),
+                                      std::memory_order_acq_rel)) {
+      }
+      s.supply_epoch.fetch_add(1, std::memory_order_release);
       return index;
     }
   }
@@ -396,6 +430,9 @@ void Pool::remove_session(uint32_t session) {
   const uint32_t bit = 1u << session;
   if ((s.sessions_active.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0)
     throw Error("session " + std::to_string(session) + " is not in this pool");
+  // The pool grows no further for it; the buffers it already counted stay (as at a session's
+  // stop, NumberOfBuffers never shrinks).
+  s.growth_cap.fetch_sub(s.session[session].maximum_buffers, std::memory_order_acq_rel);
   // Off every buffer: those only it still needed are freed. Writers hand over the buffers they
   // hold without it (hand_off masks the sessions with the active ones).
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);

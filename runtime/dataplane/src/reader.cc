@@ -1,4 +1,4 @@
-// The reader: claims delivered buffers (and, on flush, pins buffers still being written to
+// The reader: claims delivered buffers (and, on flush, holds buffers still being written to
 // read their committed prefix), merges their records by timestamp, frees what it finished.
 #include <time.h>
 #if defined(__x86_64__)
@@ -289,7 +289,7 @@ size_t Reader::poll_into(Consumer& consumer, bool flush) {
   const uint64_t cap = claim(options_.eager_partial || flush_due(flush), flush);
   // The margins keep this poll behind the writers' present, not behind the buffers left Full:
   // taken from that cap too, they left the tail of the last buffer taken unread at every poll
-  // of a reader that is behind, and that buffer held (Reading) instead of freed.
+  // of a reader that is behind, and that buffer stayed held instead of freed.
   uint64_t watermark = scan_start;
   if (!flush) {
     const bool streaming = scan_start < streaming_until_ns_;

@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "dataplane_layout.h"
@@ -64,7 +65,7 @@ bool Writer::acquire_buffer() {
     if (try_take(descs[index], pid_)) return take(index);
   }
   // 2. Grow towards MaximumBuffers. The new index may be taken by a scanning writer before us.
-  while (allocated < s.maximum_buffers) {
+  while (allocated < std::min(s.growth_cap.load(std::memory_order_relaxed), s.maximum_buffers)) {
     if (s.allocated.compare_exchange_weak(allocated, allocated + 1, std::memory_order_acq_rel)) {
       if (try_take(descs[allocated], pid_)) return take(allocated);
       allocated = s.allocated.load(std::memory_order_acquire);

@@ -7,7 +7,8 @@
  * buffer layout, the commit protocol, flush and the loss accounting identity.
  *
  * Threading: a Pool may be shared by any number of threads and processes. A Writer belongs to
- * one thread at a time. A Reader belongs to one thread; a pool has at most one Reader attached.
+ * one thread at a time. A Reader belongs to one thread; each session of a pool has at most one
+ * Reader attached.
  */
 #ifndef ETWRT_DATAPLANE_H
 #define ETWRT_DATAPLANE_H
@@ -38,7 +39,11 @@ struct PoolConfig {
   uint32_t buffer_size_kb = 64;   // BufferSize, in KB: 1..16384
   uint32_t minimum_buffers = 4;   // MinimumBuffers: allocated (counted) from the start
   uint32_t maximum_buffers = 32;  // MaximumBuffers: >= minimum_buffers, <= 65536
-  uint32_t flush_timer_s = 1;     // FlushTimer, seconds; 0 = partial buffers only on explicit flush
+  // Room for sessions to come (README "Buffers shared among sessions"): the buffers the pool
+  // may ever hold, >= maximum_buffers, <= 65536 (0: maximum_buffers). Only its descriptors
+  // and the pages written are memory; add_session() raises how far the pool may grow.
+  uint32_t reserve_buffers = 0;
+  uint32_t flush_timer_s = 1;  // FlushTimer, seconds; 0 = partial buffers only on explicit flush
   // Realtime session: when no buffer is free and a consumer is attached, the oldest delivered
   // buffer the consumer has not taken yet is reclaimed and counted (RealTimeBuffersLost).
   // Otherwise (or with no consumer attached) the new event is lost and counted (EventsLost).
@@ -157,7 +162,9 @@ class Pool {
   // reader, counters and losses. A pool starts with session 0; add_session() gives the next
   // index never given in this pool (up to 8; Error after), remove_session() takes one out
   // (after its reader detached): the buffers it alone still needed are freed.
-  uint32_t add_session();
+  // The pool may then grow by `maximum_buffers` more (Error when its reserve has no room),
+  // and `minimum_buffers` are counted at once, as at creation.
+  uint32_t add_session(uint32_t minimum_buffers = 0, uint32_t maximum_buffers = 0);
   void remove_session(uint32_t session);
   uint32_t sessions() const;  // the mask of the sessions that exist now
 
