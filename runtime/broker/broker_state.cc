@@ -57,7 +57,7 @@ std::int64_t file_time_now() {
 
 std::string guid_key(const GUID& g) { return std::string(reinterpret_cast<const char*>(&g), 16); }
 
-void BrokerState::connect(PeerId peer, bool allowed) { peers_[peer] = Peer{allowed, {}, {}}; }
+void BrokerState::connect(PeerId peer, bool allowed) { peers_[peer] = Peer{allowed, {}, {}, {}}; }
 
 void BrokerState::disconnect(PeerId id) {
   auto it = peers_.find(id);
@@ -79,6 +79,26 @@ void BrokerState::recover_pools() {
   for (auto& [handle, s] : sessions_) {
     if (s.pool) s.pool->recover_dead_peers();
   }
+  std::erase_if(draining_,
+                [this](const Draining& entry) { return leave_pool_if_undrained(entry); });
+}
+
+// A stopped session's index leaves its pool once no connected process opened the session as a
+// consumer (the hub that drains it takes it out itself) and no live one holds its reader: the
+// buffers it alone still needed are freed. True when it is out.
+bool BrokerState::leave_pool_if_undrained(const Draining& entry) {
+  const auto& [pool, index, pool_id] = entry;
+  pool->recover_dead_peers();
+  if ((pool->sessions() & (1u << index)) == 0) return true;
+  if (pool->reader_pid(index) != 0) return false;
+  for (const auto& [id, peer] : peers_)
+    if (peer.opened.contains(pool_id)) return false;
+  try {
+    pool->remove_session(index);
+  } catch (const dataplane::Error&) {
+    // Taken out meanwhile by the hub.
+  }
+  return true;
 }
 
 void BrokerState::send(PeerId peer, json message, std::shared_ptr<const dataplane::Pool> pool) {
@@ -93,7 +113,13 @@ void BrokerState::send_pools(PeerId id, const std::string& key) {
     if (handle == 0) continue;
     const Session& s = sessions_.at(handle);
     if (!s.pool || peer->second.pools.contains(s.pool_id)) continue;
-    send(id, {{"op", "pool"}, {"pool", s.pool_id}, {"session", handle}}, s.pool);
+    send(id,
+         {{"op", "pool"},
+          {"pool", s.pool_id},
+          {"session", handle},
+          {"index", s.pool_index},
+          {"group", s.pool_group}},
+         s.pool);
     peer->second.pools.insert(s.pool_id);
   }
 }
@@ -144,9 +170,12 @@ void BrokerState::on_open(Peer& peer, PeerId id, const OpenRequest& request, con
   } else {
     reply["status"] = ERROR_SUCCESS;
     reply["pool"] = s->pool_id;
+    reply["index"] = s->pool_index;
+    reply["group"] = s->pool_group;
     reply["properties"] = properties_json(*s);
     reply["fd"] = true;
     peer.pools.insert(s->pool_id);
+    peer.opened.insert(s->pool_id);
     send(id, std::move(reply), s->pool);
     return;
   }
@@ -225,7 +254,7 @@ GUID BrokerState::random_guid() {
 
 json BrokerState::properties_json(const Session& s) {
   dataplane::Counters c;
-  if (s.pool) c = s.pool->query();
+  if (s.pool) c = s.pool->query(s.pool_index);
   return {{"handle", s.handle},
           {"name", s.name},
           {"guid", guid_to_wire(s.guid)},
@@ -247,6 +276,34 @@ json BrokerState::properties_json(const Session& s) {
           {"real_time_buffers_lost", c.realtime_buffers_lost},
           {"real_time_events_lost", c.realtime_events_lost},
           {"events_delivered", c.events_delivered}};
+}
+
+// Sessions that deliver in real time and are not private may share a pool (a private
+// session's events never leave its process).
+bool BrokerState::shares_pools(const SessionSettings& s) {
+  return (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0 &&
+         (s.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) == 0;
+}
+
+// Gives `s` an index in a running session's pool of the same geometry that has room for its
+// buffers. False when none has.
+bool BrokerState::join_shared_pool(Session& s) {
+  if (!shares_pools(s)) return false;
+  for (auto& [handle, other] : sessions_) {
+    if (!other.pool || !shares_pools(other) || other.log_file_mode != s.log_file_mode ||
+        other.buffer_size_kb != s.buffer_size_kb || other.flush_timer != s.flush_timer) {
+      continue;
+    }
+    try {
+      s.pool_index = other.pool->add_session(s.minimum_buffers, s.maximum_buffers);
+    } catch (const dataplane::Error&) {
+      continue;  // no index or no room left there
+    }
+    s.pool = other.pool;
+    s.pool_group = other.pool_group;
+    return true;
+  }
+  return false;
 }
 
 json BrokerState::on_start(const StartRequest& request) {
@@ -281,13 +338,26 @@ json BrokerState::on_start(const StartRequest& request) {
   config.maximum_buffers = s.maximum_buffers;
   config.flush_timer_s = s.flush_timer;
   config.realtime = (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0;
-  try {
-    s.pool = std::make_shared<dataplane::Pool>(dataplane::Pool::create(config, "etwrt-" + name));
-  } catch (const dataplane::Error& e) {
-    std::fprintf(stderr, "etwrt-broker: session %s: %s\n", name.c_str(), e.what());
-    return {{"status", ERROR_INVALID_PARAMETER}};
-  }
   s.pool_id = random_() | 1;  // 0 means "no pool" to clients.
+  if (!join_shared_pool(s)) {
+    // A pool of its own; one that later sessions may share is laid out for 8 sessions'
+    // buffers (only the pages written are memory).
+    if (shares_pools(s)) {
+      const std::uint64_t fit = pool_limit_bytes() / (std::uint64_t{config.buffer_size_kb} * 1024);
+      config.reserve_buffers = static_cast<std::uint32_t>(std::max<std::uint64_t>(
+          config.maximum_buffers,
+          std::min<std::uint64_t>(
+              {std::uint64_t{config.maximum_buffers} * dataplane::kMaxPoolSessions, fit, 65536})));
+    }
+    try {
+      s.pool = std::make_shared<dataplane::Pool>(dataplane::Pool::create(config, "etwrt-" + name));
+    } catch (const dataplane::Error& e) {
+      std::fprintf(stderr, "etwrt-broker: session %s: %s\n", name.c_str(), e.what());
+      return {{"status", ERROR_INVALID_PARAMETER}};
+    }
+    s.pool_index = 0;
+    s.pool_group = s.pool_id;
+  }
   const auto handle = s.handle;
   sessions_.emplace(handle, std::move(s));
   return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
@@ -333,6 +403,10 @@ void BrokerState::stop_session(std::uint64_t handle) {
   // Consumers drain what is left and return from ProcessTrace; peers keep their own mapping.
   for (auto& [id, peer] : peers_) {
     if (peer.pools.contains(s.pool_id)) send(id, {{"op", "stopped"}, {"pool", s.pool_id}});
+  }
+  if (s.pool && s.pool->sessions() != 1u) {
+    Draining entry{s.pool, s.pool_index, s.pool_id};
+    if (!leave_pool_if_undrained(entry)) draining_.push_back(std::move(entry));
   }
   sessions_.erase(handle);
 }
@@ -385,7 +459,7 @@ json BrokerState::on_control(const ControlRequest& request) {
     }
   }
   json reply = {{"status", ERROR_SUCCESS}, {"properties", properties_json(*s)}};
-  if (request.code == EVENT_TRACE_CONTROL_FLUSH && s->pool) s->pool->request_flush();
+  if (request.code == EVENT_TRACE_CONTROL_FLUSH && s->pool) s->pool->request_flush(s->pool_index);
   if (request.code == EVENT_TRACE_CONTROL_STOP) stop_session(s->handle);
   return reply;
 }

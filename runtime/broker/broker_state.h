@@ -59,6 +59,11 @@ struct Session : SessionSettings {
   // the id peers know them by (never reused, unlike handles, across broker restarts).
   std::shared_ptr<dataplane::Pool> pool;
   std::uint64_t pool_id = 0;
+  // Realtime sessions of equal BufferSize and FlushTimer share a pool (runtime/dataplane/
+  // README.md, "Buffers shared among sessions"): the session's index there, and the pool's
+  // identity (its first session's pool_id), by which clients write an event once per pool.
+  std::uint32_t pool_index = 0;
+  std::uint64_t pool_group = 0;
   // Provider groups this session enabled (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP), by group GUID
   // key, and the providers it keeps out of them (TraceSetDisallowList), by provider GUID key.
   std::map<std::string, Enable> group_enables;
@@ -92,6 +97,14 @@ class BrokerState {
   void disconnect(PeerId peer);
   // Hands the buffers of dead writers and the claims of dead readers on, in every pool.
   void recover_pools();
+  struct Draining {
+    std::shared_ptr<dataplane::Pool> pool;
+    std::uint32_t index = 0;
+    std::uint64_t pool_id = 0;
+  };
+  bool leave_pool_if_undrained(const Draining& entry);
+  static bool shares_pools(const SessionSettings& s);
+  bool join_shared_pool(Session& s);
   // Stops every session as ControlTrace(STOP) would (the broker is ending on a signal or
   // because its owner is gone): providers are notified, consumers drain and return.
   void stop_all_sessions();
@@ -104,7 +117,8 @@ class BrokerState {
   struct Peer {
     bool allowed = false;
     std::vector<std::uint64_t> pending_waits;  // Wait ids this peer still has to ack.
-    std::set<std::uint64_t> pools;  // Pool ids whose fd this peer got (it maps each once).
+    std::set<std::uint64_t> pools;   // Pool ids whose fd this peer got (it maps each once).
+    std::set<std::uint64_t> opened;  // Pool ids of the sessions it opened as a consumer.
   };
   struct Wait {
     PeerId controller = -1;  // -1 once the controller is gone.
@@ -175,6 +189,9 @@ class BrokerState {
   std::size_t max_sessions_;
   std::map<PeerId, Peer> peers_;
   std::map<std::uint64_t, Session> sessions_;
+  // Stopped sessions whose index is still in a shared pool: a consumer's hub drains them and
+  // then takes the index out; if its process dies first, recover_pools() does.
+  std::vector<Draining> draining_;
   std::map<std::string, std::array<std::uint64_t, kMaxSessionsPerProvider>> slots_;
   std::vector<Registration> registrations_;
   std::map<std::uint64_t, Wait> waits_;

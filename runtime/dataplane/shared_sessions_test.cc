@@ -247,21 +247,25 @@ TEST(DataplaneSharedSessions, ThePoolGrowsToTheSumOfItsSessionsMaximumBuffers) {
   EXPECT_EQ(pool.config().maximum_buffers, 2u);
   EXPECT_EQ(pool.config().reserve_buffers, 6u);
   Writer w(pool);
+  const auto allocated = [&] { return pool.shared()->allocated.load(); };
   const auto buffers_taken = [&] {
     uint64_t seq = 0;
     while (write_seq(w, 1, seq, 0b1) == WriteResult::written) ++seq;
-    return pool.query().number_of_buffers;
+    return allocated();
   };
   EXPECT_EQ(buffers_taken(), 2u) << "session 0's MaximumBuffers";
   ASSERT_EQ(pool.add_session(2, 3), 1u);
-  EXPECT_EQ(pool.query().number_of_buffers, 4u) << "its MinimumBuffers counted at once";
+  EXPECT_EQ(allocated(), 4u) << "its MinimumBuffers counted at once";
   EXPECT_EQ(pool.config().maximum_buffers, 5u);
   EXPECT_EQ(buffers_taken(), 5u);
+  // Each session reports its share of the pool's buffers (2 and 3 of 5).
+  EXPECT_EQ(pool.query(0).number_of_buffers, 2u);
+  EXPECT_EQ(pool.query(1).number_of_buffers, 3u);
   EXPECT_THROW(pool.add_session(0, 2), Error) << "the reserve has room for 1 more";
   EXPECT_EQ(pool.add_session(0, 1), 2u);
   pool.remove_session(1);
   EXPECT_EQ(pool.config().maximum_buffers, 3u);
-  EXPECT_EQ(pool.query().number_of_buffers, 5u) << "counted buffers are never taken back";
+  EXPECT_EQ(allocated(), 5u) << "counted buffers are never taken back";
   EXPECT_THROW(Pool::create(
                    [] {
                      PoolConfig c = small_config(1, 1, 4);

@@ -74,7 +74,35 @@ struct Route {
   std::array<etwrt::Target, etwrt::kMaxSessionsPerProvider> targets;
   // This thread's writer for each target, found at its first event (nullptr: not yet).
   std::array<etwrt::dataplane::Writer*, etwrt::kMaxSessionsPerProvider> writers;
+  // The targets by pool (sessions that share one, runtime/dataplane/README.md): an event is
+  // written once per pool, through its first target's writer, with its targets' session bits.
+  std::uint8_t pools;
+  std::array<std::uint8_t, etwrt::kMaxSessionsPerProvider> pool_of;    // by target
+  std::array<std::uint8_t, etwrt::kMaxSessionsPerProvider> first;      // by pool: a target
+  std::array<std::uint32_t, etwrt::kMaxSessionsPerProvider> sessions;  // by pool: all its bits
 };
+
+// Groups a route's targets by the pool they write to (their SessionPool's group).
+void group_by_pool(Route& r) {
+  r.pools = 0;
+  for (std::uint8_t i = 0; i < r.count; ++i) {
+    const auto* pool = static_cast<const etwrt::SessionPool*>(r.targets[i].sink);
+    std::uint8_t g = 0;
+    while (
+        g < r.pools &&
+        (pool == nullptr ||
+         static_cast<const etwrt::SessionPool*>(r.targets[r.first[g]].sink) == nullptr ||
+         static_cast<const etwrt::SessionPool*>(r.targets[r.first[g]].sink)->group != pool->group))
+      ++g;
+    if (g == r.pools) {
+      r.first[g] = i;
+      r.sessions[g] = 0;
+      ++r.pools;
+    }
+    r.pool_of[i] = g;
+    if (pool != nullptr) r.sessions[g] |= 1u << pool->index;
+  }
+}
 // Direct-mapped by (registration, level, keyword).
 constexpr unsigned kRouteCacheBits = 4;
 constexpr std::size_t kRouteCache = std::size_t{1} << kRouteCacheBits;
@@ -163,6 +191,7 @@ inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
       break;
     }
   }
+  group_by_pool(r);
   r.level = level;
   r.keyword = keyword;
   // A publish came in between: serve this event, match none later.
@@ -227,17 +256,17 @@ struct SharedStamp {
 inline etwrt::dataplane::WriteResult write_to(etwrt::dataplane::Writer& writer,
                                               etwrt::SessionPool* pool,
                                               const etwrt::dataplane::EventInput& in, bool several,
-                                              SharedStamp& shared) {
-  if (!several) return writer.write(in, 0);
+                                              SharedStamp& shared, std::uint32_t sessions) {
+  if (!several) return writer.write(in, 0, sessions);
   if (shared.clock == nullptr) {
     shared.clock = pool->clock;
     shared.stamp = pool->pool.now_ns();
   } else if (pool->clock != shared.clock) {
-    return writer.write(in, 0);
+    return writer.write(in, 0, sessions);
   } else if (!shared.encoded.empty()) {
-    return writer.write_copy(shared.encoded);
+    return writer.write_copy(shared.encoded, sessions);
   }
-  const etwrt::dataplane::WriteResult result = writer.write(in, shared.stamp);
+  const etwrt::dataplane::WriteResult result = writer.write(in, shared.stamp, sessions);
   if (result == etwrt::dataplane::WriteResult::written) shared.encoded = writer.last_record();
   return result;
 }
@@ -260,20 +289,21 @@ inline ULONG with_result(ULONG status, etwrt::dataplane::WriteResult result) {
 // Not through write_to: its clock checks, needless here, cost 50 of four sessions' ~640
 // instructions (callgrind).
 inline ULONG write_plain(Route& route, const etwrt::dataplane::EventInput& in) {
-  const std::size_t n = route.count;
+  const std::size_t n = route.pools;
   const std::uint64_t stamp =
       n > 1 ? static_cast<etwrt::SessionPool*>(route.targets[0].sink)->pool.now_ns() : 0;
   std::span<const std::byte> encoded;
   ULONG status = ERROR_SUCCESS;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t g = 0; g < n; ++g) {
+    const std::size_t i = route.first[g];
     etwrt::dataplane::Writer& writer =
         route_writer(route, i, static_cast<etwrt::SessionPool*>(route.targets[i].sink));
     etwrt::dataplane::WriteResult result;
     if (encoded.empty()) {
-      result = writer.write(in, stamp);
+      result = writer.write(in, stamp, route.sessions[g]);
       if (result == etwrt::dataplane::WriteResult::written) encoded = writer.last_record();
     } else {
-      result = writer.write_copy(encoded);
+      result = writer.write_copy(encoded, route.sessions[g]);
     }
     if (result != etwrt::dataplane::WriteResult::written) [[unlikely]]
       status = with_result(status, result);
@@ -331,8 +361,8 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
     if (route.plain && exclude == 0 && (write_flags & EVENT_WRITE_FLAG_INPRIVATE) == 0) [[likely]]
       return write_plain(route, in);
   }
-  ULONG status = ERROR_SUCCESS;
-  SharedStamp shared;
+  // The sessions of each pool that take this event, then one write per pool.
+  std::array<std::uint32_t, etwrt::kMaxSessionsPerProvider> sessions{};
   for (std::size_t i = 0; i < n; ++i) {
     auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
     if (pool == nullptr || (exclude & (ULONG64{1} << targets[i].slot)) != 0) continue;
@@ -342,13 +372,25 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
         !static_cast<const etwrt::SystemFilter*>(targets[i].id_filter)->accepts_id(descriptor.Id)) {
       continue;
     }
-    const etwrt::dataplane::WriteResult result =
-        write_to(route_writer(route, i, pool), pool, in, n > 1, shared);
-    if constexpr (kObserved) {
-      if (result != etwrt::dataplane::WriteResult::too_large)
+    sessions[route.pool_of[i]] |= 1u << pool->index;
+  }
+  ULONG status = ERROR_SUCCESS;
+  SharedStamp shared;
+  std::array<etwrt::dataplane::WriteResult, etwrt::kMaxSessionsPerProvider> results{};
+  for (std::size_t g = 0; g < route.pools; ++g) {
+    if (sessions[g] == 0) continue;
+    auto* pool = static_cast<etwrt::SessionPool*>(targets[route.first[g]].sink);
+    results[g] = write_to(route_writer(route, route.first[g], pool), pool, in, route.pools > 1,
+                          shared, sessions[g]);
+    status = with_result(status, results[g]);
+  }
+  if constexpr (kObserved) {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto* pool = static_cast<etwrt::SessionPool*>(targets[i].sink);
+      if (pool == nullptr || (sessions[route.pool_of[i]] & (1u << pool->index)) == 0) continue;
+      if (results[route.pool_of[i]] != etwrt::dataplane::WriteResult::too_large)
         to->add(pool->session.load(std::memory_order_relaxed));
     }
-    status = with_result(status, result);
   }
   return status;
 }
@@ -569,7 +611,7 @@ namespace etwrt {
 // TraceEvent's and TraceMessage's way into one session (classic.cc): the same per-thread
 // writers as EventWrite, so classic and manifest events of a thread share its buffer.
 ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
-  switch (writer_for(pool).write(in)) {
+  switch (writer_for(pool).write(in, 0, 1u << pool->index)) {
     case dataplane::WriteResult::written: return ERROR_SUCCESS;
     case dataplane::WriteResult::lost: return ERROR_NOT_ENOUGH_MEMORY;
     case dataplane::WriteResult::too_large: return ERROR_MORE_DATA;

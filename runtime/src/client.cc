@@ -257,7 +257,8 @@ SessionPool* Client::pool(std::uint64_t pool_id) {
   return it == pools_.end() ? nullptr : it->second;
 }
 
-SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session) {
+SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session,
+                                std::uint32_t index, std::uint64_t group) {
   std::lock_guard lock(pools_mu_);
   auto it = pools_.find(pool_id);
   if (it != pools_.end()) {
@@ -267,7 +268,7 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t ses
   }
   SessionPool* mapped = nullptr;
   try {
-    mapped = new SessionPool(pool_id, dataplane::Pool::attach(fd));
+    mapped = new SessionPool(pool_id, dataplane::Pool::attach(fd), index, group);
   } catch (const dataplane::Error& e) {
     std::fprintf(stderr, "etwrt: pool from the broker refused: %s\n", e.what());
   }
@@ -298,15 +299,16 @@ void Client::dispatch(json message, std::deque<int>& fds) {
   }
   if (op == "pool") {
     if (passed >= 0) {
-      adopt_pool(message.value("pool", std::uint64_t{0}), passed,
-                 message.value("session", std::uint64_t{0}));
+      const std::uint64_t pool_id = message.value("pool", std::uint64_t{0});
+      adopt_pool(pool_id, passed, message.value("session", std::uint64_t{0}),
+                 message.value("index", std::uint32_t{0}), message.value("group", pool_id));
     }
     return;
   }
   if (op == "stopped") {
     if (SessionPool* p = pool(message.value("pool", std::uint64_t{0}))) {
       p->stopped.store(true, std::memory_order_release);
-      p->pool.wake_reader();  // A consumer's hub may sleep on the pool's futex.
+      p->pool.wake_reader(p->index);  // A consumer's hub may sleep on the pool's futex.
     }
     return;
   }
@@ -374,7 +376,7 @@ void Client::connection_lost(int fd, std::uint64_t generation) {
       if (p->stopped.load(std::memory_order_acquire)) continue;
       p->broker_lost.store(true, std::memory_order_release);
       p->stopped.store(true, std::memory_order_release);
-      p->pool.wake_reader();
+      p->pool.wake_reader(p->index);
     }
   }
   if (registrations_.empty() || reattaching_) return;

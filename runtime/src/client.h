@@ -40,12 +40,20 @@ inline std::atomic<std::uint32_t> g_next_pool_cache_slot{0};
 const dataplane::Pool::ClockKey* intern_clock(const dataplane::Pool::ClockKey& key);
 
 struct SessionPool {
-  SessionPool(std::uint64_t pool_id, dataplane::Pool&& mapped)
+  SessionPool(std::uint64_t pool_id, dataplane::Pool&& mapped, std::uint32_t session_index,
+              std::uint64_t pool_group)
       : id(pool_id),
+        index(session_index),
+        group(pool_group),
         pool(std::move(mapped)),
         clock(intern_clock(pool.clock_key())),
         cache_slot(g_next_pool_cache_slot.fetch_add(1, std::memory_order_relaxed)) {}
   std::uint64_t id;
+  // The session's index in its pool, and the pool's identity: sessions of one group share the
+  // pool's memory (runtime/dataplane/README.md, "Buffers shared among sessions"), each mapped
+  // here on its own, and EventWrite writes an event once per group.
+  std::uint32_t index;
+  std::uint64_t group;
   dataplane::Pool pool;
   // EventWrite's per-session work, kept beside the pool: the clock key it compares to stamp an
   // event once for all sessions (interned: equal keys, same address), and the slot of the
@@ -117,7 +125,9 @@ class Client {
   // The pool of `pool_id` if this process mapped it (nullptr otherwise).
   SessionPool* pool(std::uint64_t pool_id);
   // Maps a pool from `fd` (closing it) unless known already; nullptr when it is not a pool.
-  SessionPool* adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session = 0);
+  // `index` and `group` as the broker said (a pool of its own: 0 and the pool's id).
+  SessionPool* adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t session, std::uint32_t index,
+                          std::uint64_t group);
 
   // Invokes a registration's callback as a notification would (used by EventRegister for the
   // synchronous callback of an already enabled provider).

@@ -108,7 +108,9 @@ TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile) {
     if (fd >= 0) ::close(fd);
     return INVALID_PROCESSTRACE_HANDLE;
   }
-  consumer->pool = client.adopt_pool(pool_field->get<std::uint64_t>(), fd);
+  const std::uint64_t pool_id = pool_field->get<std::uint64_t>();
+  consumer->pool = client.adopt_pool(pool_id, fd, 0, reply.body.value("index", std::uint32_t{0}),
+                                     reply.body.value("group", pool_id));
   if (consumer->pool == nullptr) return INVALID_PROCESSTRACE_HANDLE;
   Logfile->LogfileHeader = consumer->header;
   Logfile->BufferSize = consumer->header.BufferSize;

@@ -22,7 +22,7 @@ void Hub::join(Subscriber* s) {
   ++joining_;
   if (direct_ != nullptr) {
     want_back_.store(true, std::memory_order_release);
-    pool_->pool.wake_reader();  // It may sleep on the pool's futex.
+    pool_->pool.wake_reader(pool_->index);  // It may sleep on the pool's futex.
     cv_.wait_for(lock, kAttachLimit, [&] { return direct_ == nullptr; });
   }
   --joining_;
@@ -34,7 +34,7 @@ void Hub::join(Subscriber* s) {
   if (finished_) end_locked(s);
   subs_.push_back(s);
   cv_.notify_all();
-  pool_->pool.wake_reader();  // The hub may sleep on the pool's futex.
+  pool_->pool.wake_reader(pool_->index);  // The hub may sleep on the pool's futex.
   cv_.wait_for(lock, kAttachLimit,
                [&] { return mode_ != Mode::detached || s->ended || s->error != ERROR_SUCCESS; });
 }
@@ -69,7 +69,21 @@ void Hub::run() {
       if (relay_step(stopped)) return;
       continue;
     }
-    if (reader_step(stopped, held)) return;
+    if (reader_step(stopped, held)) {
+      leave_pool();
+      return;
+    }
+  }
+}
+
+// The session stopped and this hub handed out its last records: in a pool shared with other
+// sessions, its index leaves the pool, which frees the buffers only it still needed.
+void Hub::leave_pool() {
+  if (pool_->pool.sessions() == 1u) return;  // a pool of its own, or the last session left
+  try {
+    pool_->pool.remove_session(pool_->index);
+  } catch (const dataplane::Error&) {
+    // The broker took it out already (it saw no reader of the session at the stop).
   }
 }
 
@@ -228,15 +242,15 @@ bool Hub::attach() {
     dataplane::ReaderOptions options;
     options.eager_partial = true;             // Realtime: deliver as soon as committed ...
     options.streaming_hold_back_ns = 10'000;  // ... but 10 us behind a streaming writer.
-    reader_ = std::make_unique<dataplane::Reader>(pool_->pool, options);
-    feeder_ = std::make_unique<dataplane::RelayFeeder>(pool_->pool);
+    reader_ = std::make_unique<dataplane::Reader>(pool_->pool, options, pool_->index);
+    feeder_ = std::make_unique<dataplane::RelayFeeder>(pool_->pool, pool_->index);
     set_mode(Mode::reader, 0);
     return true;
-  } catch (const dataplane::Error&) {
+  } catch (const dataplane::Error& e) {
     // Another live process reads the session: be fed by it.
   }
   try {
-    relay_ = std::make_unique<dataplane::RelayConsumer>(pool_->pool);
+    relay_ = std::make_unique<dataplane::RelayConsumer>(pool_->pool, pool_->index);
     relay_requested_ns_ = pool_->pool.now_ns();
     return relay_wait_active();
   } catch (const dataplane::Error& e) {

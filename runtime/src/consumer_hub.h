@@ -72,6 +72,7 @@ class Hub {
   enum class Mode { detached, reader, relay };
 
   void run();
+  void leave_pool();
   bool wait_for_work(bool& stopped, std::shared_ptr<Batch>& held);
   bool reader_step(bool stopped, std::shared_ptr<Batch>& held);
   std::vector<BatchPtr> poll_reader(bool stopped, std::shared_ptr<Batch>& held,

@@ -71,7 +71,7 @@ bool Hub::relay_step(bool stopped) {
 }
 
 bool Hub::reader_alive() const {
-  const std::uint32_t pid = pool_->pool.reader_pid();
+  const std::uint32_t pid = pool_->pool.reader_pid(pool_->index);
   return pid != 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
 }
 

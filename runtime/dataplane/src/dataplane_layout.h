@@ -42,7 +42,7 @@ enum Phase : uint8_t {
 // - held: its reader has the buffer open. A held buffer is never reclaimed;
 // - pending: it has not read the buffer to its end since the hand-off. The buffer is free
 //   once no session holds it or has it pending.
-inline constexpr uint32_t kMaxSessions = 8;
+inline constexpr uint32_t kMaxSessions = kMaxPoolSessions;
 inline constexpr uint32_t kAllSessions = (1u << kMaxSessions) - 1;
 
 inline constexpr uint64_t make_state(Phase phase, uint32_t pid, uint32_t held = 0,

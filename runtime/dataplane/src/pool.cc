@@ -491,6 +491,14 @@ Counters Pool::query(uint32_t session) const {
     if (readable) unread += unread_records(s, i, session, d.commit.load(std::memory_order_acquire));
   }
   c.events_committed = c.events_delivered + c.realtime_events_lost + unread;
+  // Sessions sharing the pool each report their share of its buffers, in proportion to their
+  // MaximumBuffers, so that adding the sessions' figures gives the pool's.
+  const uint32_t cap = s.growth_cap.load(std::memory_order_relaxed);
+  if (std::popcount(s.sessions_active.load(std::memory_order_acquire)) > 1 && cap != 0) {
+    const uint64_t share = b.maximum_buffers;
+    c.number_of_buffers = static_cast<uint32_t>((c.number_of_buffers * share + cap / 2) / cap);
+    c.free_buffers = static_cast<uint32_t>((c.free_buffers * share + cap / 2) / cap);
+  }
   return c;
 }
 

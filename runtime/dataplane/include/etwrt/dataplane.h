@@ -29,6 +29,9 @@ namespace etwrt::dataplane {
 
 // Thrown for invalid configuration or a mapping that is not a valid pool; the message says
 // exactly which value was wrong. Nothing is mapped or created when it is thrown.
+// Sessions one pool can hold (README "Buffers shared among sessions").
+inline constexpr uint32_t kMaxPoolSessions = 8;
+
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -168,7 +171,8 @@ class Pool {
   void remove_session(uint32_t session);
   uint32_t sessions() const;  // the mask of the sessions that exist now
 
-  // One session's ControlTrace(QUERY) counters. NumberOfBuffers and FreeBuffers are the pool's.
+  // One session's ControlTrace(QUERY) counters. NumberOfBuffers and FreeBuffers: the pool's,
+  // or with several sessions the session's share of them, in proportion to its MaximumBuffers.
   Counters query(uint32_t session = 0) const;
   uint64_t now_ns() const;  // the pool's clock, as writers stamp records
   // What stamps this pool's records (source and calibration), fixed at creation: pools with
