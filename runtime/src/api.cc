@@ -223,7 +223,7 @@ inline Route& route_for(const Registration* registration, std::uint8_t level,
 inline etwrt::dataplane::Writer& route_writer(Route& r, std::size_t i, etwrt::SessionPool* pool) {
   etwrt::dataplane::Writer* w = r.writers[i];
   if (w == nullptr) [[unlikely]]
-    w = r.writers[i] = &writer_for(pool);
+    w = r.writers[i] = &writer_for(pool->canonical);
   return *w;
 }
 
@@ -611,7 +611,7 @@ namespace etwrt {
 // TraceEvent's and TraceMessage's way into one session (classic.cc): the same per-thread
 // writers as EventWrite, so classic and manifest events of a thread share its buffer.
 ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
-  switch (writer_for(pool).write(in, 0, 1u << pool->index)) {
+  switch (writer_for(pool->canonical).write(in, 0, 1u << pool->index)) {
     case dataplane::WriteResult::written: return ERROR_SUCCESS;
     case dataplane::WriteResult::lost: return ERROR_NOT_ENOUGH_MEMORY;
     case dataplane::WriteResult::too_large: return ERROR_MORE_DATA;

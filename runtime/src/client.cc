@@ -275,6 +275,12 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t ses
   ::close(fd);  // attach() dups it.
   if (mapped != nullptr) {
     mapped->session.store(session, std::memory_order_relaxed);
+    for (const auto& [other_id, other] : pools_) {
+      if (other->group == group) {
+        mapped->canonical = other->canonical;
+        break;
+      }
+    }
     pools_[pool_id] = mapped;
   }
   return mapped;

@@ -54,6 +54,10 @@ struct SessionPool {
   // here on its own, and EventWrite writes an event once per group.
   std::uint32_t index;
   std::uint64_t group;
+  // The first session of its group this process mapped (itself if none): a thread writes to a
+  // pool through that one's writer, whichever of the pool's sessions an event is for, so it
+  // holds one buffer per pool.
+  SessionPool* canonical = this;
   dataplane::Pool pool;
   // EventWrite's per-session work, kept beside the pool: the clock key it compares to stamp an
   // event once for all sessions (interned: equal keys, same address), and the slot of the
