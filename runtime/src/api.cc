@@ -84,17 +84,17 @@ struct Route {
 
 // Groups a route's targets by the pool they write to (their SessionPool's group).
 void group_by_pool(Route& r) {
+  // Each pool's group id; a target without a pool yet is a group of its own (id 0, never
+  // matched: a pool's group is its first session's nonzero pool id).
+  std::array<std::uint64_t, etwrt::kMaxSessionsPerProvider> ids{};
   r.pools = 0;
   for (std::uint8_t i = 0; i < r.count; ++i) {
     const auto* pool = static_cast<const etwrt::SessionPool*>(r.targets[i].sink);
+    const std::uint64_t id = pool != nullptr ? pool->group : 0;
     std::uint8_t g = 0;
-    while (
-        g < r.pools &&
-        (pool == nullptr ||
-         static_cast<const etwrt::SessionPool*>(r.targets[r.first[g]].sink) == nullptr ||
-         static_cast<const etwrt::SessionPool*>(r.targets[r.first[g]].sink)->group != pool->group))
-      ++g;
+    while (g < r.pools && (id == 0 || ids[g] != id)) ++g;
     if (g == r.pools) {
+      ids[g] = id;
       r.first[g] = i;
       r.sessions[g] = 0;
       ++r.pools;
@@ -103,6 +103,7 @@ void group_by_pool(Route& r) {
     if (pool != nullptr) r.sessions[g] |= 1u << pool->index;
   }
 }
+
 // Direct-mapped by (registration, level, keyword).
 constexpr unsigned kRouteCacheBits = 4;
 constexpr std::size_t kRouteCache = std::size_t{1} << kRouteCacheBits;

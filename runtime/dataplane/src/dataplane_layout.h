@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "etwrt/dataplane.h"
@@ -285,6 +286,34 @@ void count_reclaimed(Pool::Shared& shared, uint32_t index, uint32_t pending);
 
 // Frees a buffer held in Stealing by the caller, nothing left to count in it.
 void free_stolen(Pool::Shared& shared, uint32_t index);
+
+// Takes sessions off a Writing or Full buffer with one CAS of its state word: `change(state,
+// held, pending)` narrows the two masks, or returns false when there is nothing to do. A Full
+// buffer that no session holds or needs any more is freed, through Stealing so that nobody
+// takes it half reset; `before_free` runs just before.
+enum class MaskChange { none, changed, freed };
+template <typename Change, typename BeforeFree>
+MaskChange change_masks(Pool::Shared& shared, uint32_t index, Change change,
+                        BeforeFree before_free) {
+  BufferDesc& d = shared.descs()[index];
+  uint64_t state = d.state.load(std::memory_order_acquire);
+  for (;;) {
+    const Phase phase = phase_of(state);
+    uint32_t held = held_of(state);
+    uint32_t pending = pending_of(state);
+    if ((phase != kWriting && phase != kFull) || !change(state, held, pending))
+      return MaskChange::none;
+    const bool unneeded = phase == kFull && held == 0 && pending == 0;
+    const uint64_t next = unneeded ? make_state(kStealing, static_cast<uint32_t>(getpid()))
+                                   : with_masks(state, held, pending);
+    if (d.state.compare_exchange_weak(state, next, std::memory_order_acq_rel)) {
+      if (!unneeded) return MaskChange::changed;
+      before_free();
+      free_stolen(shared, index);
+      return MaskChange::freed;
+    }
+  }
+}
 
 // The records of `session` in a buffer between its reader's consumed position and `commit`.
 // Past a record that does not frame, every record left counts (they cannot be told apart).

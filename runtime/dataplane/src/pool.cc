@@ -436,24 +436,16 @@ void Pool::remove_session(uint32_t session) {
   // Off every buffer: those only it still needed are freed. Writers hand over the buffers they
   // hold without it (hand_off masks the sessions with the active ones).
   const uint32_t allocated = s.allocated.load(std::memory_order_acquire);
-  const uint32_t me = static_cast<uint32_t>(getpid());
   for (uint32_t i = 0; i < allocated; ++i) {
-    BufferDesc& d = s.descs()[i];
-    uint64_t state = d.state.load(std::memory_order_acquire);
-    for (;;) {
-      const Phase phase = phase_of(state);
-      if ((phase != kWriting && phase != kFull) ||
-          ((held_of(state) | pending_of(state)) & bit) == 0)
-        break;
-      const uint32_t held = held_of(state) & ~bit;
-      const uint32_t pending = pending_of(state) & ~bit;
-      const bool unneeded = phase == kFull && held == 0 && pending == 0;
-      const uint64_t next = unneeded ? make_state(kStealing, me) : with_masks(state, held, pending);
-      if (d.state.compare_exchange_weak(state, next, std::memory_order_acq_rel)) {
-        if (unneeded) free_stolen(s, i);
-        break;
-      }
-    }
+    change_masks(
+        s, i,
+        [bit](uint64_t, uint32_t& held, uint32_t& pending) {
+          if (((held | pending) & bit) == 0) return false;
+          held &= ~bit;
+          pending &= ~bit;
+          return true;
+        },
+        [] {});
   }
   s.supply_epoch.fetch_add(1, std::memory_order_release);
 }
@@ -507,28 +499,26 @@ namespace {
 // Lets go of the buffers readers that died held (`dead`: their sessions): each session's
 // consumed tells its next reader where to resume; a buffer they had read to the end is no
 // longer pending for them, and freed when nobody else needs it. True when it changed.
-bool release_dead_holds(Pool::Shared& s, uint32_t index, uint32_t dead, uint64_t state) {
+bool release_dead_holds(Pool::Shared& s, uint32_t index, uint32_t dead) {
   BufferDesc& d = s.descs()[index];
-  for (;;) {
-    const Phase phase = phase_of(state);
-    if ((phase != kWriting && phase != kFull) || (held_of(state) & dead) == 0) return false;
-    uint32_t pending = pending_of(state);
-    if (phase == kFull) {
-      const uint32_t committed = events_of(d.commit.load(std::memory_order_acquire));
-      for_each_session(held_of(state) & dead, [&](uint32_t i) {
-        if (events_of(d.consumed[i].load(std::memory_order_acquire)) == committed)
-          pending &= ~(1u << i);
-      });
-    }
-    const uint32_t held = held_of(state) & ~dead;
-    const bool unneeded = phase == kFull && held == 0 && pending == 0;
-    const uint64_t next = unneeded ? make_state(kStealing, static_cast<uint32_t>(getpid()))
-                                   : with_masks(state, held, pending);
-    if (d.state.compare_exchange_strong(state, next, std::memory_order_acq_rel)) {
-      if (unneeded) free_stolen(s, index);
-      return phase == kFull;
-    }
-  }
+  bool full = false;  // as the change that took effect saw it
+  const MaskChange result = change_masks(
+      s, index,
+      [&](uint64_t state, uint32_t& held, uint32_t& pending) {
+        if ((held & dead) == 0) return false;
+        full = phase_of(state) == kFull;
+        if (full) {
+          const uint32_t committed = events_of(d.commit.load(std::memory_order_acquire));
+          for_each_session(held & dead, [&](uint32_t i) {
+            if (events_of(d.consumed[i].load(std::memory_order_acquire)) == committed)
+              pending &= ~(1u << i);
+          });
+        }
+        held &= ~dead;
+        return true;
+      },
+      [] {});
+  return result != MaskChange::none && full;
 }
 
 }  // namespace
@@ -559,7 +549,6 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
         s.writer_recoveries.fetch_add(1, std::memory_order_relaxed);
         ++recovered;
       }
-      state = d.state.load(std::memory_order_acquire);
     } else if (phase == kStealing && !is_alive(owner)) {
       // Killed while reclaiming: finish the reclaim (its records count as lost, as the dead
       // writer intended) rather than deliver them now, older than what was delivered since;
@@ -575,7 +564,7 @@ uint32_t Pool::recover_dead_peers(const std::function<bool(uint32_t pid)>& is_al
       }
       continue;
     }
-    if (dead != 0 && release_dead_holds(s, i, dead, state)) ++recovered;
+    if (dead != 0 && release_dead_holds(s, i, dead)) ++recovered;
   }
   for_each_session(dead, [&](uint32_t i) {
     uint32_t expected = readers[i];

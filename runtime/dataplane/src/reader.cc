@@ -87,29 +87,17 @@ void Reader::let_go(const Open& o, bool finished) {
   Pool::Shared& s = *pool_.shared();
   BufferDesc& d = s.descs()[o.index];
   d.consumed[session_].store(pack_progress(o.events, o.cursor), std::memory_order_relaxed);
-  uint64_t state = d.state.load(std::memory_order_acquire);
-  for (;;) {
-    const uint32_t held = held_of(state) & ~bit_;
-    const uint32_t pending = pending_of(state) & ~(finished ? bit_ : 0);
-    if (phase_of(state) == kFull && held == 0 && pending == 0) {
-      // The last session done with it frees it, through Stealing so that nobody takes it
-      // half reset.
-      if (d.state.compare_exchange_weak(state,
-                                        make_state(kStealing, static_cast<uint32_t>(getpid())),
-                                        std::memory_order_acq_rel)) {
-        evict(s.data(o.index), o.cursor);
-        free_stolen(s, o.index);
-        return;
-      }
-      continue;
-    }
-    if (d.state.compare_exchange_weak(state, with_masks(state, held, pending),
-                                      std::memory_order_acq_rel)) {
-      // Held no more, it may be reclaimed: a writer that found nothing looks again.
-      s.supply_epoch.fetch_add(1, std::memory_order_release);
-      return;
-    }
-  }
+  // The last session done with it frees it.
+  const MaskChange result = change_masks(
+      s, o.index,
+      [&](uint64_t, uint32_t& held, uint32_t& pending) {
+        held &= ~bit_;
+        if (finished) pending &= ~bit_;
+        return true;
+      },
+      [&] { evict(s.data(o.index), o.cursor); });
+  // Held no more, it may be reclaimed: a writer that found nothing looks again.
+  if (result == MaskChange::changed) s.supply_epoch.fetch_add(1, std::memory_order_release);
 }
 
 bool Reader::flush_due(bool forced) {
