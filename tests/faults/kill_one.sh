@@ -7,6 +7,8 @@
 #   - wrote a report that holds: for `etwh stress`, written = delivered + reported lost in
 #     every session of every result; when the broker was the target, a HARNESS_ERROR names
 #     it and (`etwh run`) no case FAILs (a broker that went away is never a rule failing).
+# A run that ends before its signal lowers MAX_DELAY_MS to 3/4 of its length for the runs after
+# it (a run of 74 cases took 2.3 s here, and delays above that once missed all three runs).
 # MAX_DELAY_MS must stay below the run's length for TARGET broker: a broker killed after the
 # last case is noticed by no case (and with `etwh run` the broker is killed only while a case's
 # agent runs: before the first case, one was once killed at 66 ms and nothing noticed it, rightly).
@@ -29,6 +31,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-faults-XXXXXX")
 
 # members and cleanup: the run's processes, found by its home.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/run_processes.sh"
+
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
 
 threads_of() { sed -n 's/^Threads:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -112,6 +116,7 @@ for ((i = 1; i <= iterations; i++)); do
   tmp="$work/run-$i"
   mkdir "$tmp"
   report="$tmp/report.json"
+  started_ms=$(now_ms)
   env -u ETWRT_HOME TMPDIR="$tmp" "$@" --json "$report" >"$tmp.log" 2>&1 &
   driver=$!
   delay_ms=$((50 + RANDOM % (max_delay_ms - 49)))
@@ -140,6 +145,15 @@ for ((i = 1; i <= iterations; i++)); do
     fi
     sleep 0.1
   done
+  # A run that ended before the signal shows how long runs take on this machine now: later
+  # delays stay within three quarters of it, so that the next runs are hit.
+  if ((!killed)) && [[ -n $rc ]]; then
+    ran_ms=$(($(now_ms) - started_ms))
+    if ((ran_ms * 3 / 4 < max_delay_ms && ran_ms * 3 / 4 > 100)); then
+      max_delay_ms=$((ran_ms * 3 / 4))
+      what+=" (the run took ${ran_ms} ms: later delays up to ${max_delay_ms} ms)"
+    fi
+  fi
   if [[ -z $rc ]]; then
     echo "run $i: $what: FAIL: etwh still running after ${bound_s} s (a hang); its output:"
     sed 's/^/    /' "$tmp.log" | tail -20
