@@ -9,10 +9,7 @@ namespace etwrt {
 
 using namespace std::chrono_literals;
 
-Hub::Hub(SessionPool* pool) : pool_(pool) {
-  thread_ = std::thread([this] { run(); });
-  thread_.detach();  // Lives as long as the process maps the pool.
-}
+Hub::Hub(SessionPool* pool) : pool_(pool) {}
 
 void Hub::join(Subscriber* s) {
   std::unique_lock lock(mu_);
@@ -33,6 +30,12 @@ void Hub::join(Subscriber* s) {
   if (mode_ == Mode::relay) s->since_ns = std::max(s->since_ns, relay_since_);
   if (finished_) end_locked(s);
   subs_.push_back(s);
+  if (!started_) {
+    // Started with its first subscriber in: a hub that ran first would find nobody listening
+    // to a session that stopped before ProcessTrace and finish, losing what it buffered.
+    started_ = true;
+    std::thread([this] { run(); }).detach();  // Lives as long as the process maps the pool.
+  }
   cv_.notify_all();
   pool_->pool.wake_reader(pool_->index);  // The hub may sleep on the pool's futex.
   cv_.wait_for(lock, kAttachLimit,

@@ -128,10 +128,11 @@ class Hub {
   // Set (under mu_) by a subscriber that joins while another one polls directly; read by
   // that one at each step.
   std::atomic<bool> want_back_{false};
-  std::thread thread_;
+  bool started_ = false;  // Guarded by mu_: the hub thread runs (from the first join on).
 };
 
-// The hub of `pool`, started at first use; never freed, like the pools they read.
+// The hub of `pool`, made at first use (its thread starts with its first subscriber); never freed,
+// like the pools they read.
 Hub& hub_of(SessionPool* pool);
 
 }  // namespace etwrt
