@@ -13,7 +13,10 @@ and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's
 >= 0.3 of the ring with a timestamp per item), and the latency floor of the same run: a
 cross-process wake-up through a futex in shared memory, p50 and p99. Issue 15's write goals:
 EventWrite to 4 sessions against 1 session (<= 1.5 by the writing thread's cpu time, <= 2 by
-wall time; beside it the same ratios of the floors: four timestamped rings, one reading per item,
+wall time; beside it the wall's floor when the consumers share the writer's CPUs (the process's
+cpu time per event over its CPUs), the cache-line round trip between two CPUs measured beside each
+(where the host runs the vCPUs, which decides the slow mode), and the same ratios of the floors:
+four timestamped rings, one reading per item,
 against one, with 32-byte items and with 112-byte ones, EventWrite's records, and one ring of
 112-byte items read by four consumers, what buffers shared among the sessions would cost), EventWrite to 1
 session <= 2x the timestamped ring with a cv under 5% (beside it the ring of record-sized items,
@@ -120,6 +123,24 @@ def main(path):
             print(f"  its floor, {label}: {median[NAMES[a]] / median[NAMES[b]]:.2f} (wall), "
                   f"{cpu[NAMES[a]] / cpu[NAMES[b]]:.2f} (cpu)")
 
+    def cpu_floor(key):
+        """The wall time's floor when the consumers share the writer's CPUs: the process's CPU
+        time per event (writer and consumers) over its CPUs, or the writer's own if larger."""
+        c = counters.get(NAMES[key], {})
+        if "process_cpu_ns_per_write" in c and c.get("cpus"):
+            return max(cpu[NAMES[key]], c["process_cpu_ns_per_write"] / c["cpus"])
+        return None
+
+    f4, f1 = cpu_floor("four"), cpu_floor("one")
+    if f4 and f1:
+        print(f"  its floor, the process's cpu time per event over its CPUs (the consumers run "
+              f"beside the writer): 4 sessions {f4:.2f} ns, 1 session {f1:.2f} ns, ratio "
+              f"{f4 / f1:.2f}; wall / that floor: {median[NAMES['four']] / f4:.2f} and "
+              f"{median[NAMES['one']] / f1:.2f}")
+    trips = [counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in ("four", "one")]
+    if all(trips):
+        print(f"  a cache line's round trip between two CPUs beside them (bench/README.md: it "
+              f"decides the slow mode): {trips[0]:.0f} ns and {trips[1]:.0f} ns")
     floor("ring4_ts", "ring_ts", "four timestamped rings of 32-byte items / one")
     floor("ring4_112_ts", "ring112_ts",
           "four timestamped rings of 112-byte items (EventWrite's records) / one")

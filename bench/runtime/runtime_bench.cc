@@ -17,11 +17,15 @@
 #ifndef _WIN32
 #include "empty_write.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -113,6 +117,101 @@ REGHANDLE writer_setup(const GUID& guid, int sessions, const char* prefix) {
   return r;
 }
 
+// The CPU time of the whole process (the writer and the consumers' threads), in ns.
+double process_cpu_ns() {
+#ifdef _WIN32
+  FILETIME created, exited, kernel, user;
+  if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
+  auto ticks = [](const FILETIME& t) {
+    return static_cast<double>((static_cast<ULONGLONG>(t.dwHighDateTime) << 32) | t.dwLowDateTime);
+  };
+  return (ticks(kernel) + ticks(user)) * 100.0;
+#else
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+#endif
+}
+
+// How many CPUs this process may run on.
+double usable_cpus() {
+#ifndef _WIN32
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+  return std::thread::hardware_concurrency();
+}
+
+// The two CPUs the round trip below bounces a cache line between: the first two this process
+// may run on (none when it has one).
+bool two_cpus(int& a, int& b) {
+  a = b = -1;
+#ifdef _WIN32
+  DWORD_PTR process = 0, system = 0;
+  if (!GetProcessAffinityMask(GetCurrentProcess(), &process, &system)) return false;
+  for (int i = 0; i < static_cast<int>(8 * sizeof process) && b < 0; ++i) {
+    if ((process >> i) & 1) (a < 0 ? a : b) = i;
+  }
+#else
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return false;
+  for (int i = 0; i < CPU_SETSIZE && b < 0; ++i) {
+    if (CPU_ISSET(i, &set)) (a < 0 ? a : b) = i;
+  }
+#endif
+  return b >= 0;
+}
+
+bool pin_to(int cpu) {
+#ifdef _WIN32
+  return SetThreadAffinityMask(GetCurrentThread(), DWORD_PTR{1} << cpu) != 0;
+#else
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+#endif
+}
+
+// A floor measured beside each EventWrite repetition: one cache line bounced between two
+// threads pinned to two different CPUs, ns per round trip (0: not measured). On a virtual
+// machine it moves with where the host runs the two vCPUs (bench/README.md: the four-session
+// slow mode came with a round trip of 400 ns instead of 100).
+double cpu_round_trip_ns(int round_trips = 20000) {
+  int a = 0, b = 0;
+  if (!two_cpus(a, b)) return 0;
+  alignas(64) static std::atomic<std::int64_t> line{0};
+  line.store(0);
+  std::atomic<bool> pinned_ok{true};
+  std::thread pong([&] {
+    if (!pin_to(b)) pinned_ok = false;
+    for (std::int64_t i = 1; i < 2 * round_trips; i += 2) {
+      while (line.load(std::memory_order_acquire) != i) {
+        if (!pinned_ok.load(std::memory_order_relaxed)) return;
+      }
+      line.store(i + 1, std::memory_order_release);
+    }
+  });
+  double ns = 0;
+  std::thread ping([&] {
+    if (!pin_to(a)) pinned_ok = false;
+    if (!pinned_ok) return;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < 2 * round_trips; i += 2) {
+      line.store(i + 1, std::memory_order_release);
+      while (line.load(std::memory_order_acquire) != i + 2) {
+        if (!pinned_ok.load(std::memory_order_relaxed)) return;
+      }
+    }
+    ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+        round_trips;
+  });
+  ping.join();
+  pong.join();
+  return pinned_ok ? ns : 0;
+}
+
 void write_loop(benchmark::State& state, REGHANDLE h) {
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
@@ -121,9 +220,17 @@ void write_loop(benchmark::State& state, REGHANDLE h) {
   EventDataDescCreate(&data, payload, sizeof payload);
   std::uint64_t refused = 0;
   const std::uint64_t consumed = g_consumed.load();
+  const double round_trip_before = cpu_round_trip_ns();
+  const double cpu_before = process_cpu_ns();
   for (auto _ : state) {
     if (EventWrite(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
   }
+  // The wall time's floor when the consumers run on the writer's CPUs: the process's CPU time
+  // per event (writer and consumers) spread over the CPUs it may use (bench/README.md).
+  const double writes = std::max<double>(1, static_cast<double>(state.iterations()));
+  state.counters["process_cpu_ns_per_write"] = (process_cpu_ns() - cpu_before) / writes;
+  state.counters["cpus"] = usable_cpus();
+  state.counters["cpu_round_trip_ns"] = (round_trip_before + cpu_round_trip_ns()) / 2;
   state.counters["refused"] = static_cast<double>(refused);
   // Delivered to the consumers meanwhile (all sessions together; the rest is lost or late).
   state.counters["consumed"] = static_cast<double>(g_consumed.load() - consumed);
