@@ -33,8 +33,8 @@ void Hub::join(Subscriber* s) {
   if (!started_) {
     // Started with its first subscriber in: a hub that ran first would find nobody listening
     // to a session that stopped before ProcessTrace and finish, losing what it buffered.
-    started_ = true;
     std::thread([this] { run(); }).detach();  // Lives as long as the process maps the pool.
+    started_ = true;                          // Not before: the thread may fail to start.
   }
   cv_.notify_all();
   pool_->pool.wake_reader(pool_->index);  // The hub may sleep on the pool's futex.
