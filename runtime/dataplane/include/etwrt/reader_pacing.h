@@ -4,7 +4,8 @@
  * and the clock, what the thread does before the next one:
  * - a thin poll (fewer than kThinPoll records: the reader caught up with a writer that is
  *   still writing) waits kBackOffNs, touching no shared line: a reader that re-reads the
- *   commit word after every record or two takes the writer's cache lines on every write;
+ *   commit word after every record or two takes the writer's cache lines on every write.
+ *   kThinPoll is above what 2 us of a writer at full speed gives (100-250 records);
  * - an empty poll: polls again for kSpinNs (a stream with small gaps never sleeps), then
  *   announces the sleep (Waiter::prepare_wait), and after one more empty poll sleeps until a
  *   writer's commit wakes it (Waiter::wait, bounded by kIdleWaitNs);
@@ -26,7 +27,7 @@ namespace etwrt::dataplane {
 
 class ReaderPacing {
  public:
-  static constexpr std::size_t kThinPoll = 32;
+  static constexpr std::size_t kThinPoll = 256;
   static constexpr std::uint64_t kBackOffNs = 2'000;
   static constexpr std::uint64_t kSpinNs = 20'000;
   static constexpr std::uint64_t kIdleWaitNs = 2'000'000;
