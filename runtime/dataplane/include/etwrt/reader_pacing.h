@@ -5,7 +5,8 @@
  * - a thin poll (fewer than kThinPoll records: the reader caught up with a writer that is
  *   still writing) waits kBackOffNs, touching no shared line: a reader that re-reads the
  *   commit word after every record or two takes the writer's cache lines on every write.
- *   kThinPoll is above what 2 us of a writer at full speed gives (100-250 records);
+ *   kThinPoll is above what a writer at full speed commits while a poll runs (2-4 us at
+ *   50-60 M events/s: 100-250 records);
  * - an empty poll: polls again for kSpinNs (a stream with small gaps never sleeps), then
  *   announces the sleep (Waiter::prepare_wait), and after one more empty poll sleeps until a
  *   writer's commit wakes it (Waiter::wait, bounded by kIdleWaitNs);
