@@ -162,7 +162,10 @@ thread_local ThreadWriters t_writers;
   return w;
 }
 
-inline etwrt::dataplane::Writer& writer_for(etwrt::SessionPool* pool) {
+// The thread's writer for `session`'s pool: the one of the first of the pool's sessions this
+// process mapped (SessionPool::canonical), so that a thread holds one buffer per pool.
+inline etwrt::dataplane::Writer& writer_for(const etwrt::SessionPool* session) {
+  etwrt::SessionPool* pool = session->canonical;
   const std::uint32_t generation = etwrt::fork_generation();
   WriterCacheEntry& e = t_writer_cache[pool->cache_slot % kWriterCache];
   if (e.pool == pool && e.generation == generation) [[likely]]
@@ -224,7 +227,7 @@ inline Route& route_for(const Registration* registration, std::uint8_t level,
 inline etwrt::dataplane::Writer& route_writer(Route& r, std::size_t i, etwrt::SessionPool* pool) {
   etwrt::dataplane::Writer* w = r.writers[i];
   if (w == nullptr) [[unlikely]]
-    w = r.writers[i] = &writer_for(pool->canonical);
+    w = r.writers[i] = &writer_for(pool);
   return *w;
 }
 
@@ -612,7 +615,7 @@ namespace etwrt {
 // TraceEvent's and TraceMessage's way into one session (classic.cc): the same per-thread
 // writers as EventWrite, so classic and manifest events of a thread share its buffer.
 ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
-  switch (writer_for(pool->canonical).write(in, 0, 1u << pool->index)) {
+  switch (writer_for(pool).write(in, 0, 1u << pool->index)) {
     case dataplane::WriteResult::written: return ERROR_SUCCESS;
     case dataplane::WriteResult::lost: return ERROR_NOT_ENOUGH_MEMORY;
     case dataplane::WriteResult::too_large: return ERROR_MORE_DATA;
