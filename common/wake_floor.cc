@@ -201,6 +201,27 @@ WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseco
   }
 }
 
+std::vector<std::uint64_t> measure_futex_nap(std::size_t samples, std::chrono::nanoseconds nap) {
+  std::vector<std::uint64_t> out;
+  out.reserve(samples);
+  std::uint32_t word = 0;  // never changed: only the timeout ends a wait
+  const auto ns = static_cast<std::uint64_t>(nap.count());
+  while (out.size() < samples) {
+    timespec t{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
+    const std::uint64_t start = now_ns();
+    const long rc = ::syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0u, &t, nullptr, 0);
+    const std::uint64_t slept = now_ns() - start;
+    if (rc == 0 || errno == EAGAIN)
+      throw std::runtime_error("nap floor: a futex nobody wakes woke");
+    if (errno == EINTR) continue;
+    if (errno != ETIMEDOUT) {
+      throw std::runtime_error(std::string("nap floor: futex wait: ") + std::strerror(errno));
+    }
+    out.push_back(slept);
+  }
+  return out;
+}
+
 std::uint64_t sample_quantile(std::vector<std::uint64_t>& samples, double quantile) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());

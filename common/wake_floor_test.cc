@@ -115,4 +115,14 @@ TEST(WakeFloor, AnyCpuPinsNothing) {
   EXPECT_TRUE(s.unavailable.empty());
 }
 
+// The kernel never ends a timed wait early, so every nap lasts at least what was asked: a
+// sample under it would be a measurement of something else (a wake-up, a signal).
+TEST(WakeFloor, EveryNapLastsAtLeastWhatWasAsked) {
+  for (const auto nap : {25'000ns, 1'000'000ns}) {
+    const std::vector<std::uint64_t> ns = etwh::measure_futex_nap(20, nap);
+    ASSERT_EQ(ns.size(), 20u);
+    for (const auto slept : ns) EXPECT_GE(slept, static_cast<std::uint64_t>(nap.count()));
+  }
+}
+
 }  // namespace

@@ -245,6 +245,37 @@ TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
   }
 }
 
+// etwrt's reader nap as slept (2026-11-27): a floor beside the placements, and p99 over it.
+TEST(ReportStress, TheReaderNapIsAFloorBesideThePlacements) {
+  json doc = stress_file({stress_result(100, 1, 5)});
+  json& result = doc["results"][0];
+  json& session = result["sessions"][0];
+  result["wake_floor_us"] = {{"same_cpu", {{"unavailable", "refused"}}},
+                             {"other_cpu", {{"unavailable", "refused"}}}};
+  result["reader_nap_us"] = {
+      {"asked", 25},
+      {"slept",
+       {{"p50", 95}, {"p99", 99}, {"histogram", {{"buckets", {{9, 90000, 99999, 500}}}}}}}};
+  session["latency_vs_floor"] = {
+      {"same_cpu", nullptr}, {"other_cpu", nullptr}, {"reader_nap", {{"p99", 1.3}}}};
+  const Input with_nap = input_of(doc, "nap.json");
+  const json run = stress_view({&with_nap})["runs"][0];
+  ASSERT_EQ(run["floors"].size(), 1u);
+  EXPECT_EQ(run["floors"][0]["placement"], "reader_nap");
+  EXPECT_EQ(run["floors"][0]["p99"], 99);
+  EXPECT_EQ(run["floors"][0]["buckets"], json::parse("[[99.999, 500]]"));
+  EXPECT_EQ(run["sessions"][0]["p99_vs_floor"]["reader_nap"], 1.3);
+
+  result["reader_nap_us"].erase("slept");
+  const Input bad = input_of(doc, "bad.json");
+  try {
+    stress_view({&bad});
+    FAIL() << "no error for a nap with no `slept`";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), std::string("/results/0/reader_nap_us"));  // missing "slept"
+  }
+}
+
 TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {
   const Input a =
       input_of(stress_file({stress_result(100, 1, 5), stress_result(100, 2, 7)}), "a.json");

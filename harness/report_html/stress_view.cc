@@ -124,7 +124,8 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
     const json& v = s["latency_vs_floor"];
     const std::string vat = at + "/latency_vs_floor";
     json p99 = json::object();
-    for (const char* key : {"same_cpu", "other_cpu"}) {
+    for (const char* key : {"same_cpu", "other_cpu", "reader_nap"}) {
+      if (!v.contains(key)) continue;  // the nap: since 2026-11-27
       const json& one = f.member(v, vat, key);
       p99[key] =
           one.is_null() ? json() : json(f.number(f.object(v, vat, key), vat + "/" + key, "p99"));
@@ -154,6 +155,19 @@ json floors_of(const Fields& f, const json& r, const std::string& at) {
     }
     out.push_back(
         {{"placement", key}, {"p99", f.number(one, oat, "p99")}, {"buckets", std::move(buckets)}});
+  }
+  // etwrt's reader nap as slept, the floor of a paced consumer (since 2026-11-27).
+  if (r.contains("reader_nap_us")) {
+    const std::string nat = at + "/reader_nap_us/slept";
+    const json& slept = f.object(f.object(r, at, "reader_nap_us"), at + "/reader_nap_us", "slept");
+    json buckets = json::array();
+    for (const auto& [top_ns, count] :
+         bucket_tops(f, f.object(slept, nat, "histogram"), nat + "/histogram")) {
+      buckets.push_back({top_ns / 1000, count});
+    }
+    out.push_back({{"placement", "reader_nap"},
+                   {"p99", f.number(slept, nat, "p99")},
+                   {"buckets", std::move(buckets)}});
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include "etwh/stop_signals.h"
 #include "etwh/wake_floor.h"
+#include "etwrt/reader_pacing.h"
 
 #include "compare.h"
 #include "engine.h"
@@ -41,6 +42,7 @@ struct Outcome {
   Profile profile;
   std::optional<RunResult> run;
   FloorWindows floor_same_cpu, floor_other_cpu;
+  FloorWindows reader_nap;    // etwrt's reader nap as this process sleeps it
   std::string harness_error;  // set when the run could not be carried out
   double duration_s = 0;
   unsigned repetition = 1, repetitions = 1;
@@ -88,9 +90,26 @@ void measure_floor_window(FloorWindows& f, WakePlacement placement, bool after) 
   for (const std::uint64_t ns : samples.ns) (after ? f.after : f.before).record(ns);
 }
 
+// etwrt's reader naps between polls of a dense stream (etwrt/reader_pacing.h), so a record
+// written during a nap waits for its end: the floor of a paced consumer's latency is the nap as
+// slept here (timer slack and a halted CPU's wake-up on top of what is asked), measured on this
+// thread, whose timer slack the consumer threads inherit. 500 naps of about 100 us per window.
+constexpr std::size_t kNapSamples = 500;
+constexpr std::chrono::nanoseconds kReaderNap{etwrt::dataplane::ReaderPacing::kNapNs};
+
+void measure_nap_window(FloorWindows& f, bool after) {
+  try {
+    for (const std::uint64_t ns : measure_futex_nap(kNapSamples, kReaderNap))
+      (after ? f.after : f.before).record(ns);
+  } catch (const std::runtime_error& e) {
+    throw StressHarnessError(e.what());
+  }
+}
+
 void measure_floor_windows(Outcome& o, bool after) {
   measure_floor_window(o.floor_same_cpu, WakePlacement::kSameCpu, after);
   measure_floor_window(o.floor_other_cpu, WakePlacement::kOtherCpu, after);
+  measure_nap_window(o.reader_nap, after);
 }
 
 void merge_floor_windows(FloorWindows& f) {
@@ -120,7 +139,7 @@ std::string loss_steps_text(const SessionResult& s) {
       s.lost_behind_longer_than_buffers);
 }
 
-// "x floor" of the console: a session's p50, p99, p99.9 over each placement's.
+// "x floor" of the console: a session's p50, p99, p99.9 over each placement's and the nap's.
 std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
   auto three = [&](const LatencyHistogram& f) {
     return fmt::format("{:.1f}, {:.1f}, {:.1f}", vs_floor(latency, f, 0.5),
@@ -130,7 +149,7 @@ std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
   text += o.floor_same_cpu.measured() ? three(o.floor_same_cpu.both) : "-";
   text += "; on another ";
   text += o.floor_other_cpu.measured() ? three(o.floor_other_cpu.both) : "-";
-  return text;
+  return text + "; x the reader's nap " + three(o.reader_nap.both);
 }
 
 // The console's floor: each placement's p50, p99 (of each window) and p99.9.
@@ -143,7 +162,9 @@ std::string floors_text(const Outcome& o) {
         us(f.after.percentile(0.99)), us(f.both.percentile(0.999)));
   };
   return "wake-up floor " + one("on the same CPU", o.floor_same_cpu) + "; " +
-         one("on another", o.floor_other_cpu);
+         one("on another", o.floor_other_cpu) + "; " +
+         one(fmt::format("etwrt's reader nap of {} us, slept", kReaderNap.count() / 1000).c_str(),
+             o.reader_nap);
 }
 
 void print_console(const Outcome& o, std::ostream& out) {
@@ -234,7 +255,9 @@ nlohmann::ordered_json vs_floors_json(const LatencyHistogram& latency, const Out
   auto of = [&](const FloorWindows& f) {
     return f.measured() ? three(f.both) : nlohmann::ordered_json(nullptr);
   };
-  return {{"same_cpu", of(o.floor_same_cpu)}, {"other_cpu", of(o.floor_other_cpu)}};
+  return {{"same_cpu", of(o.floor_same_cpu)},
+          {"other_cpu", of(o.floor_other_cpu)},
+          {"reader_nap", three(o.reader_nap.both)}};
 }
 
 nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
@@ -346,6 +369,8 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
   if (r.stolen_ms) j["stolen_ms"] = *r.stolen_ms;
   j["wake_floor_us"] = {{"same_cpu", floor_windows_json(o.floor_same_cpu)},
                         {"other_cpu", floor_windows_json(o.floor_other_cpu)}};
+  j["reader_nap_us"] = {{"asked", static_cast<double>(kReaderNap.count()) / 1000.0},
+                        {"slept", floor_windows_json(o.reader_nap)}};
   j["sessions"] = nlohmann::ordered_json::array();
   for (const auto& s : r.sessions)
     j["sessions"].push_back(session_json(s, o, r.profile.latency_every));
@@ -426,7 +451,7 @@ bool load_baseline(const StressArgs& args, std::optional<compare::Document>& bas
 // Runs profile `p` once (repetition `rep`); a harness fault lands in the outcome.
 Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
                  const EngineOptions& options) {
-  Outcome o{p, std::nullopt, {}, {}, "", 0, rep, repetitions};
+  Outcome o{p, std::nullopt, {}, {}, {}, "", 0, rep, repetitions};
   const auto t0 = std::chrono::steady_clock::now();
   try {
     measure_floor_windows(o, false);
@@ -435,6 +460,7 @@ Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
     if (!stop_requested()) measure_floor_windows(o, true);
     merge_floor_windows(o.floor_same_cpu);
     merge_floor_windows(o.floor_other_cpu);
+    merge_floor_windows(o.reader_nap);
     o.run = std::move(run);
   } catch (const StressHarnessError& e) {
     o.harness_error = e.what();

@@ -44,6 +44,15 @@ struct WakeSamples {
 WakeSamples measure_futex_wake_floor(std::size_t samples, std::chrono::microseconds gap,
                                      WakePlacement placement = WakePlacement::kAnyCpu);
 
+// How long this thread sleeps when it waits on a futex nobody wakes for `nap`: the nap asked,
+// the timer slack (50 us by default on Linux, inherited by the threads a thread starts) and the
+// wake-up of a halted CPU. A consumer that paces its polls with such naps (etwrt's reader,
+// runtime/dataplane/README.md, "Reader pacing") delivers a record written during one up to a
+// whole nap late, so `etwh stress` reports latencies against it too. One sample per nap that
+// timed out (one a signal cut short is taken again). Throws std::runtime_error when the wait
+// fails otherwise.
+std::vector<std::uint64_t> measure_futex_nap(std::size_t samples, std::chrono::nanoseconds nap);
+
 // The value at `quantile` (0..1) of `samples` (nearest rank; 0 when empty). Sorts them.
 std::uint64_t sample_quantile(std::vector<std::uint64_t>& samples, double quantile);
 

@@ -123,12 +123,13 @@ function sessionSeries(runs, make) {
 
 function baseName(path) { return String(path).split(/[\\/]/).pop(); }
 
-// The runs' wake-up floors, one CDF per placement and input file (their runs' buckets added
-// up; files may come from different machines): what a delivery to a sleeping consumer pays
-// at least.
+// The runs' floors, one CDF per placement and input file (their runs' buckets added up; files
+// may come from different machines): what a delivery to a sleeping consumer pays at least (the
+// wake-up), and what a record written while etwrt's reader naps waits at most (the nap).
 function floorSeries(runs) {
-  var placements = [{ key: "same_cpu", label: "on the same CPU", dashed: true },
-    { key: "other_cpu", label: "on another CPU", dotted: true }];
+  var placements = [{ key: "same_cpu", label: "wake-up floor on the same CPU", dashed: true },
+    { key: "other_cpu", label: "wake-up floor on another CPU", dotted: true },
+    { key: "reader_nap", label: "etwrt's reader nap, as slept", color: 9 }];
   var files = [];
   runs.forEach(function (r) { if (files.indexOf(r.file) < 0) files.push(r.file); });
   var out = [];
@@ -146,9 +147,9 @@ function floorSeries(runs) {
       if (measured === 0) return;
       var tops = Object.keys(counts).map(Number).sort(function (a, b) { return a - b; });
       var total = tops.reduce(function (t, k) { return t + counts[k]; }, 0), seen = 0;
-      out.push({ name: "wake-up floor " + pl.label + " (" + (files.length > 1 ? baseName(file) + ", " : "") +
+      out.push({ name: pl.label + " (" + (files.length > 1 ? baseName(file) + ", " : "") +
           measured + (measured > 1 ? " runs)" : " run)"),
-        dashed: pl.dashed, dotted: pl.dotted, color: 8,
+        dashed: pl.dashed, dotted: pl.dotted, color: pl.color !== undefined ? pl.color : 8,
         line: tops.map(function (k) { seen += counts[k]; return [k, seen / total]; }) });
     });
   });
@@ -160,7 +161,7 @@ function profileBlock(profile, runs) {
     el("p", { "class": "muted", text: (runs[0].parameters.description || "") + " (" + runs.length + " runs)" })]);
   block.appendChild(runsTable(runs));
   var charts = el("div", { "class": "charts" });
-  charts.appendChild(lineChart({ title: "Latency CDF, beside the wake-up floor", xLabel: "latency µs",
+  charts.appendChild(lineChart({ title: "Latency CDF, beside its floors", xLabel: "latency µs",
     yLabel: "fraction of events", xLog: true,
     series: sessionSeries(runs, function (s) { return s.cdf; }).concat(floorSeries(runs)) }));
   charts.appendChild(lineChart({ title: "Throughput over time", xLabel: "ms", yLabel: "delivered events/s",
@@ -282,6 +283,7 @@ function runsTable(runs) {
     { title: "p99.9 µs", num: true, value: num(function (s) { return s.latency_us.p999; }) },
     { title: "p99 × floor, same CPU", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.same_cpu : null; }) },
     { title: "p99 × floor, other CPU", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.other_cpu : null; }) },
+    { title: "p99 × reader nap", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.reader_nap : null; }) },
     { title: "max µs", num: true, value: num(function (s) { return s.latency_us.max; }) },
     { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) },
     { title: "buffers last ms", num: true, value: num(function (s) { return s.buffers_span_ms === undefined ? null : s.buffers_span_ms; }) },
