@@ -27,6 +27,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -503,42 +504,52 @@ struct Rings {
   etwh_bench::SharedRecordRing4* shared_records = nullptr;
 };
 
+// A ring benchmark with the cache line's round trip beside it, the lower of before and after,
+// as EventWrite's (runtime_world.h): ratios.py compares the two only within one host mode.
+template <typename Run>
+void with_round_trip(benchmark::State& s, const Run& run) {
+  const double before = etwh_bench::cpu_round_trip_ns();
+  run();
+  s.counters["cpu_round_trip_ns"] = std::min(before, etwh_bench::cpu_round_trip_ns());
+}
+
 // The floors: the raw rings against which EventWrite is judged (ratios.py).
 void register_ring_benchmarks(const Rings& r) {
   benchmark::RegisterBenchmark("RawRing_32B/2proc", [ring = r.ring](benchmark::State& s) {
-    etwh_bench::raw_ring(s, *ring);
+    with_round_trip(s, [&] { etwh_bench::raw_ring(s, *ring); });
   })->UseRealTime();
   // The same ring with a TSC read into each item: the ceiling for records that carry a
   // timestamp, as every ETW event does.
   benchmark::RegisterBenchmark("RawRing_32B_timestamped/2proc", [ring =
                                                                      r.ring](benchmark::State& s) {
-    etwh_bench::raw_ring_timestamped(s, *ring);
+    with_round_trip(s, [&] { etwh_bench::raw_ring_timestamped(s, *ring); });
   })->UseRealTime();
   // The same with items of 112 bytes, the size of EventWrite's record of a 32-byte payload: the
   // floor of BM_EventWrite_OneSession_32B, which moves that many bytes to the consumer's core.
   benchmark::RegisterBenchmark("RawRing_112B_timestamped/2proc", [records = r.records](
                                                                      benchmark::State& s) {
-    etwh_bench::raw_ring_timestamped(s, *records);
+    with_round_trip(s, [&] { etwh_bench::raw_ring_timestamped(s, *records); });
   })->UseRealTime();
   // One TSC reading per item into four rings: the floor of BM_EventWrite_FourSessions_32B (four
   // hand-offs to consumers on another core) against the single timestamped ring above.
   benchmark::RegisterBenchmark("RawRing_32B_timestamped/4rings_5proc", [four = r.four](
                                                                            benchmark::State& s) {
-    etwh_bench::raw_rings_timestamped(s, four, kRings);
+    with_round_trip(s, [&] { etwh_bench::raw_rings_timestamped(s, four, kRings); });
   })->UseRealTime();
   // The same with record-sized items: what BM_EventWrite_FourSessions_32B moves (four records of
   // 112 bytes), against RawRing_112B_timestamped/2proc.
   benchmark::RegisterBenchmark("RawRing_112B_timestamped/4rings_5proc", [four_records =
                                                                              r.four_records](
                                                                             benchmark::State& s) {
-    etwh_bench::raw_rings_timestamped(s, four_records, kRings);
+    with_round_trip(s, [&] { etwh_bench::raw_rings_timestamped(s, four_records, kRings); });
   })->UseRealTime();
   // One record-sized item per event in one ring that four consumers read: what the four
   // sessions would cost if they shared their buffers, against RawRing_112B_timestamped/2proc.
-  benchmark::RegisterBenchmark("RawRing_112B_timestamped/1ring_4readers_5proc",
-                               [shared_records = r.shared_records](benchmark::State& s) {
-                                 etwh_bench::shared_ring_timestamped(s, *shared_records);
-                               })
+  benchmark::RegisterBenchmark(
+      "RawRing_112B_timestamped/1ring_4readers_5proc",
+      [shared_records = r.shared_records](benchmark::State& s) {
+        with_round_trip(s, [&] { etwh_bench::shared_ring_timestamped(s, *shared_records); });
+      })
       ->UseRealTime();
 }
 

@@ -20,15 +20,16 @@ four timestamped rings, one reading per item,
 against one, with 32-byte items and with 112-byte ones, EventWrite's records, and one ring of
 112-byte items read by four consumers, what buffers shared among the sessions would cost), EventWrite to 1
 session <= 2x the timestamped ring with a cv under 5% (beside it the ring of record-sized items,
-112 bytes, which moves the bytes EventWrite does), and
+112 bytes, which moves the bytes EventWrite does; on one CPU, `taskset -c 0`, the wall is the writer's
+and its reader's time together, so each side's share is printed apart), and
 EventWrite with no session <= 1.2x the shared-library call.
 
 Exit status: 0 when every goal this run measured is met, 1 when one is missed (the last line names
 each), 2 for bad input. A goal whose benchmarks did not run (e.g. LTTng without root) is reported
-as not measured and does not fail the run. So is EventWrite 4/1 when the cache line's round trip
-beside the two benchmarks differs more than 3-fold: the host ran the vCPUs differently for each
-(bench/README.md, "The four-session slow mode"), and a ratio across that is no comparison; the
-last line names it, to be run again.
+as not measured and does not fail the run. So is a ratio of EventWrite 4/1 or EventWrite 1 session
+to a raw ring when the cache line's round trip beside the two benchmarks differs more than 3-fold:
+the host ran the vCPUs differently for each (bench/README.md, "The four-session slow mode"), and a
+ratio across that is no comparison; the last line names it, to be run again.
 """
 import json
 import sys
@@ -95,6 +96,15 @@ def main(path):
         else:
             print(f"{name}: no median in this run")
 
+    def modes_apart(a, b):
+        """Why benchmarks a and b are no comparison (None when they are): the cache line's round
+        trip beside them differs more than 3-fold, so the host ran them in different modes."""
+        ta, tb = (counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in (a, b))
+        if ta and tb and max(ta, tb) > 3 * min(ta, tb):
+            return (f"the host ran the two benchmarks in different modes (a cache line's round "
+                    f"trip {ta:.0f} ns beside {NAMES[a]}, {tb:.0f} ns beside {NAMES[b]}): run again")
+        return None
+
     def ratio(a, b, goal, label, cpu_goal=None, apart=None):
         if NAMES[a] in median and NAMES[b] in median and apart:
             not_judged.append(label)
@@ -120,15 +130,13 @@ def main(path):
         print(f"EventWrite with no session: {n:.2f} ns cpu (goal <= 2: {verdict}){extra}")
     ratio("one", "lttng", 0.7, "EventWrite 1 session / LTTng-UST tracepoint")
     ratio("one", "lttng_file", 0.7, "EventWrite 1 session / LTTng-UST tracepoint, file session")
-    ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
-    ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item")
+    ratio("one", "ring", 3, "EventWrite 1 session / raw ring", apart=modes_apart("one", "ring"))
+    ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item",
+          apart=modes_apart("one", "ring_ts"))
     # Issue 15.
     trips = [counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in ("four", "one")]
-    apart = None
-    if all(trips) and max(trips) > 3 * min(trips):
-        apart = (f"the host ran the two benchmarks in different modes (a cache line's round trip "
-                 f"{trips[0]:.0f} ns beside 4 sessions, {trips[1]:.0f} ns beside 1): run again")
-    ratio("four", "one", 2, "EventWrite 4 sessions / 1 session", cpu_goal=1.5, apart=apart)
+    ratio("four", "one", 2, "EventWrite 4 sessions / 1 session", cpu_goal=1.5,
+          apart=modes_apart("four", "one"))
     def floor(a, b, label):
         """A floor's ratio, wall and the writing thread's cpu time, beside EventWrite 4/1's."""
         if NAMES[a] in median and NAMES[b] in median:
@@ -158,7 +166,20 @@ def main(path):
     floor("ring1x4_112_ts", "ring112_ts",
           "one timestamped ring of 112-byte items read by four consumers (buffers shared "
           "among the sessions) / one read by one")
-    ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)")
+    ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)",
+          apart=modes_apart("one", "ring_ts"))
+    one = counters.get(NAMES["one"], {})
+    if one.get("cpus") == 1 and "process_cpu_ns_per_write" in one and NAMES["ring_ts"] in median:
+        # On one CPU the wall is the writer's time plus its consumer's: each side's share apart.
+        w, p = cpu[NAMES["one"]], one["process_cpu_ns_per_write"]
+        rw = cpu[NAMES["ring_ts"]]
+        rr = median[NAMES["ring_ts"]] - rw
+        print(f"  on one CPU the writer and its reader take turns: wall / the process's cpu time "
+              f"per event {median[NAMES['one']] / p:.2f}; EventWrite's writer {w:.2f} ns + its "
+              f"consumer {p - w:.2f} ns (decode into an EVENT_RECORD, the callback), the ring's "
+              f"writer {rw:.2f} ns + its reader {rr:.2f} ns (the wall less the writer's cpu time): "
+              f"writers {w / rw:.2f}, readers {(p - w) / rr:.2f}" if rr > 0 else
+              f"  on one CPU: the ring's wall is not above its writer's cpu time, no reader share")
     if all(NAMES[k] in median for k in ("one", "ring112_ts", "ring_ts")):
         print(f"  its floor: the timestamped ring of 112-byte items (EventWrite's record) / of 32-byte: "
               f"{median[NAMES['ring112_ts']] / median[NAMES['ring_ts']]:.2f} (wall); "

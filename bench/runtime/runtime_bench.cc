@@ -192,11 +192,11 @@ bool pin_to(int cpu) {
 #endif
 }
 
-// A floor measured beside each EventWrite repetition: one cache line bounced between two
-// threads pinned to two different CPUs, ns per round trip (0: not measured). On a virtual
-// machine it moves with where the host runs the two vCPUs (bench/README.md: the four-session
-// slow mode came with a round trip of 400 ns instead of 100).
-double cpu_round_trip_ns(int round_trips = 20000) {
+}  // namespace
+
+// On a virtual machine it moves with where the host runs the two vCPUs (bench/README.md: the
+// four-session slow mode came with a round trip of 400 ns instead of 100).
+double etwh_bench::cpu_round_trip_ns(int round_trips) {
   int a = 0, b = 0;
   if (!two_cpus(a, b)) return 0;
   alignas(64) static std::atomic<std::int64_t> line{0};
@@ -231,6 +231,8 @@ double cpu_round_trip_ns(int round_trips = 20000) {
   return pinned_ok ? ns : 0;
 }
 
+namespace {
+
 void write_loop(benchmark::State& state, REGHANDLE h) {
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
@@ -239,7 +241,7 @@ void write_loop(benchmark::State& state, REGHANDLE h) {
   EventDataDescCreate(&data, payload, sizeof payload);
   std::uint64_t refused = 0;
   const std::uint64_t consumed = consumed_so_far();
-  const double round_trip_before = cpu_round_trip_ns();
+  const double round_trip_before = etwh_bench::cpu_round_trip_ns();
   const double cpu_before = process_cpu_ns();
   for (auto _ : state) {
     if (EventWrite(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
@@ -250,7 +252,8 @@ void write_loop(benchmark::State& state, REGHANDLE h) {
   state.counters["process_cpu_ns_per_write"] = (process_cpu_ns() - cpu_before) / writes;
   state.counters["cpus"] = usable_cpus();
   // The lower of the two: after the loop the consumers, still draining, share the CPUs.
-  state.counters["cpu_round_trip_ns"] = std::min(round_trip_before, cpu_round_trip_ns());
+  state.counters["cpu_round_trip_ns"] =
+      std::min(round_trip_before, etwh_bench::cpu_round_trip_ns());
   state.counters["refused"] = static_cast<double>(refused);
   // Delivered to the consumers meanwhile (all sessions together; the rest is lost or late).
   state.counters["consumed"] = static_cast<double>(consumed_so_far() - consumed);

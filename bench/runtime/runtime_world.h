@@ -31,4 +31,10 @@ std::string runtime_begin();
 // providers, and stops the broker and removes the directory runtime_begin made.
 void runtime_end(const std::string& owned_dir);
 
+// One cache line bounced between two threads pinned to the first two CPUs this process may use,
+// ns per round trip (0: fewer than two, or pinning refused). Measured beside each EventWrite and
+// raw-ring repetition: it tells in which of the host's modes the repetition ran, and ratios.py
+// compares only repetitions of one mode (bench/README.md, "The four-session slow mode").
+double cpu_round_trip_ns(int round_trips = 20000);
+
 }  // namespace etwh_bench
