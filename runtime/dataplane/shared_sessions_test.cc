@@ -266,6 +266,16 @@ TEST(DataplaneSharedSessions, ThePoolGrowsToTheSumOfItsSessionsMaximumBuffers) {
   pool.remove_session(1);
   EXPECT_EQ(pool.config().maximum_buffers, 3u);
   EXPECT_EQ(allocated(), 5u) << "counted buffers are never taken back";
+  // The buffers grown for session 1 stay in the pool, yet no session reports more than its
+  // MaximumBuffers (5 x 2/3 would be 3 for session 0); session 0's 2 full buffers show in use.
+  Counters c0 = pool.query(0);
+  EXPECT_EQ(c0.number_of_buffers, 2u);
+  EXPECT_EQ(c0.number_of_buffers - c0.free_buffers, 2u);
+  EXPECT_EQ(pool.query(2).number_of_buffers, 1u);
+  pool.remove_session(2);
+  c0 = pool.query(0);
+  EXPECT_EQ(c0.number_of_buffers, 2u) << "alone in a pool of 5, still at most its 2";
+  EXPECT_EQ(c0.free_buffers, 0u);
   EXPECT_THROW(Pool::create(
                    [] {
                      PoolConfig c = small_config(1, 1, 4);

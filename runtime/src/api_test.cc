@@ -1031,7 +1031,8 @@ TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
 }
 
 // In use of the pool session `s` shares: NumberOfBuffers - FreeBuffers of its QUERY (its share
-// of the pool's, in proportion to its MaximumBuffers: all of it once it is the pool's only one).
+// of the pool's, in proportion to its MaximumBuffers: all of it, up to its MaximumBuffers, once
+// it is the pool's only one).
 ULONG buffers_in_use(TRACEHANDLE s) {
   Properties q;
   if (ControlTraceA(s, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) return ~0u;

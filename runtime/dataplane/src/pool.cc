@@ -484,12 +484,19 @@ Counters Pool::query(uint32_t session) const {
   }
   c.events_committed = c.events_delivered + c.realtime_events_lost + unread;
   // Sessions sharing the pool each report their share of its buffers, in proportion to their
-  // MaximumBuffers, so that adding the sessions' figures gives the pool's.
+  // MaximumBuffers, so that adding the sessions' figures gives the pool's. Never more than the
+  // session's MaximumBuffers, as on Windows (NumberOfBuffers is "the number of buffers allocated
+  // for the event tracing session's buffer pool", MaximumBuffers their maximum): the pool keeps
+  // the buffers it grew for sessions that left, so its remaining ones would otherwise report
+  // them. Those in use are shared the same way, the rest of the share is free.
   const uint32_t cap = s.growth_cap.load(std::memory_order_relaxed);
-  if (std::popcount(s.sessions_active.load(std::memory_order_acquire)) > 1 && cap != 0) {
-    const uint64_t share = b.maximum_buffers;
-    c.number_of_buffers = static_cast<uint32_t>((c.number_of_buffers * share + cap / 2) / cap);
-    c.free_buffers = static_cast<uint32_t>((c.free_buffers * share + cap / 2) / cap);
+  const uint64_t share = b.maximum_buffers;
+  if (cap != 0 && (std::popcount(s.sessions_active.load(std::memory_order_acquire)) > 1 ||
+                   c.number_of_buffers > share)) {
+    const uint64_t in_use = c.number_of_buffers - c.free_buffers;
+    auto part = [&](uint64_t n) { return std::min<uint64_t>(share, (n * share + cap / 2) / cap); };
+    c.number_of_buffers = static_cast<uint32_t>(part(c.number_of_buffers));
+    c.free_buffers = c.number_of_buffers - static_cast<uint32_t>(part(in_use));
   }
   return c;
 }

@@ -172,7 +172,8 @@ class Pool {
   uint32_t sessions() const;  // the mask of the sessions that exist now
 
   // One session's ControlTrace(QUERY) counters. NumberOfBuffers and FreeBuffers: the pool's,
-  // or with several sessions the session's share of them, in proportion to its MaximumBuffers.
+  // or with several sessions the session's share of them, in proportion to its MaximumBuffers;
+  // never more than its MaximumBuffers (the pool keeps what it grew for sessions that left).
   Counters query(uint32_t session = 0) const;
   uint64_t now_ns() const;  // the pool's clock, as writers stamp records
   // What stamps this pool's records (source and calibration), fixed at creation: pools with
