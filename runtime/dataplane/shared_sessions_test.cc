@@ -1,6 +1,7 @@
 // Tests of sessions sharing one pool (README "Buffers shared among sessions"): each record is
 // written once for the sessions that accepted it; each session's reader delivers its own
 // records in order, loses only its own, and is accounted for exactly on its own.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -284,6 +285,26 @@ TEST(DataplaneSharedSessions, ThePoolGrowsToTheSumOfItsSessionsMaximumBuffers) {
                    }(),
                    "bad-reserve"),
                Error);
+}
+
+// The client maps a pool once per process and gives its other sessions aliases: the same
+// memory, and an alias's end unmaps and closes nothing of the pool's.
+TEST(DataplaneSharedSessions, AnAliasIsThePoolsMappingAndReleasesNothing) {
+  Pool pool = Pool::create(small_config(4, 2, 8), "shared-alias");
+  ASSERT_EQ(pool.add_session(), 1u);
+  {
+    Pool alias = pool.alias();
+    Pool moved = std::move(alias);  // what SessionPool's constructor does with it
+    EXPECT_EQ(moved.shared(), pool.shared());
+    EXPECT_EQ(moved.fd(), pool.fd());
+    Writer w(moved);
+    ASSERT_EQ(write_seq(w, 1, 0, 0b11), WriteResult::written);
+  }
+  EXPECT_NE(fcntl(pool.fd(), F_GETFD), -1) << "the alias closed the pool's fd";
+  Reader reader(pool, ReaderOptions{}, 1);
+  Collector col;
+  drain(reader, col);
+  EXPECT_EQ(col.seqs[1], std::vector<uint64_t>{0});
 }
 
 // A sleeping reader is woken by a record of its session, never by another session's.

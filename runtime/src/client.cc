@@ -266,21 +266,25 @@ SessionPool* Client::adopt_pool(std::uint64_t pool_id, int fd, std::uint64_t ses
     if (session != 0) it->second->session.store(session, std::memory_order_relaxed);
     return it->second;
   }
+  // Another session of the same pool mapped already: its mapping serves this one too.
+  SessionPool* same_pool = nullptr;
+  for (const auto& [other_id, other] : pools_) {
+    if (other->group == group) {
+      same_pool = other;
+      break;
+    }
+  }
   SessionPool* mapped = nullptr;
   try {
-    mapped = new SessionPool(pool_id, dataplane::Pool::attach(fd), index, group);
+    mapped = new SessionPool(
+        pool_id, same_pool ? same_pool->pool.alias() : dataplane::Pool::attach(fd), index, group);
   } catch (const dataplane::Error& e) {
     std::fprintf(stderr, "etwrt: pool from the broker refused: %s\n", e.what());
   }
   ::close(fd);  // attach() dups it.
   if (mapped != nullptr) {
     mapped->session.store(session, std::memory_order_relaxed);
-    for (const auto& [other_id, other] : pools_) {
-      if (other->group == group) {
-        mapped->canonical = other->canonical;
-        break;
-      }
-    }
+    if (same_pool != nullptr) mapped->canonical = same_pool->canonical;
     pools_[pool_id] = mapped;
   }
   return mapped;

@@ -50,8 +50,9 @@ struct SessionPool {
         cache_slot(g_next_pool_cache_slot.fetch_add(1, std::memory_order_relaxed)) {}
   std::uint64_t id;
   // The session's index in its pool, and the pool's identity: sessions of one group share the
-  // pool's memory (runtime/dataplane/README.md, "Buffers shared among sessions"), each mapped
-  // here on its own, and EventWrite writes an event once per group.
+  // pool's memory (runtime/dataplane/README.md, "Buffers shared among sessions"), mapped once
+  // per process (the first session's mapping, Pool::alias for the others), and EventWrite
+  // writes an event once per group.
   std::uint32_t index;
   std::uint64_t group;
   // The first session of its group this process mapped (itself if none): a thread writes to a

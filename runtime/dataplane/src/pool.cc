@@ -236,12 +236,14 @@ RealtimeLoss realtime_loss(Pool::Shared& s, uint32_t session) {
   return loss;
 }
 
-Pool::Pool(int fd, Shared* shared, size_t length) : fd_(fd), shared_(shared), length_(length) {}
+Pool::Pool(int fd, Shared* shared, size_t length, bool owns)
+    : fd_(fd), shared_(shared), length_(length), owns_(owns) {}
 
 Pool::Pool(Pool&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       shared_(std::exchange(other.shared_, nullptr)),
-      length_(std::exchange(other.length_, 0)) {}
+      length_(std::exchange(other.length_, 0)),
+      owns_(std::exchange(other.owns_, true)) {}
 
 Pool& Pool::operator=(Pool&& other) noexcept {
   if (this != &other) {
@@ -249,16 +251,19 @@ Pool& Pool::operator=(Pool&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     shared_ = std::exchange(other.shared_, nullptr);
     length_ = std::exchange(other.length_, 0);
+    owns_ = std::exchange(other.owns_, true);
   }
   return *this;
 }
 
 Pool::~Pool() {
-  if (shared_ != nullptr) munmap(shared_, length_);
-  if (fd_ >= 0) close(fd_);
+  if (owns_ && shared_ != nullptr) munmap(shared_, length_);
+  if (owns_ && fd_ >= 0) close(fd_);
   shared_ = nullptr;
   fd_ = -1;
 }
+
+Pool Pool::alias() const { return Pool(fd_, shared_, length_, false); }
 
 Pool Pool::create(const PoolConfig& wanted, const std::string& name) {
   validate(wanted);

@@ -149,6 +149,11 @@ class Pool {
   // Maps an existing pool from an fd received from its creator; dups the fd (the caller
   // keeps its own). Throws Error when the mapping is not a pool of this layout version.
   static Pool attach(int fd);
+  // A second handle on this mapping, for another session of the pool in the same process: one
+  // mapping per pool, not per session (eight sessions' readers through eight mappings of one
+  // pool counted it eight times in the process's RSS). It unmaps and closes nothing, so this
+  // pool must outlive it (etwrt's client keeps every pool it maps until the process exits).
+  Pool alias() const;
 
   Pool(Pool&&) noexcept;
   Pool& operator=(Pool&&) noexcept;
@@ -208,10 +213,11 @@ class Pool {
   Shared* shared() const { return shared_; }
 
  private:
-  Pool(int fd, Shared* shared, size_t length);
+  Pool(int fd, Shared* shared, size_t length, bool owns = true);
   int fd_ = -1;
   Shared* shared_ = nullptr;
   size_t length_ = 0;
+  bool owns_ = true;  // false: an alias(), which unmaps and closes nothing
 };
 
 enum class WriteResult {
