@@ -152,9 +152,9 @@ std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
   return text + "; x the reader's nap " + three(o.reader_nap.both);
 }
 
-// The console's floor: each placement's p50, p99 (of each window) and p99.9.
+// The console's floors: each placement's and the nap's p50, p99 (of each window) and p99.9.
 std::string floors_text(const Outcome& o) {
-  auto one = [](const char* where, const FloorWindows& f) {
+  auto one = [](const std::string& where, const FloorWindows& f) {
     if (!f.measured()) return fmt::format("{}: none, {}", where, f.unavailable);
     return fmt::format(
         "{} p50 {:.1f} us, p99 {:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us", where,
@@ -163,7 +163,7 @@ std::string floors_text(const Outcome& o) {
   };
   return "wake-up floor " + one("on the same CPU", o.floor_same_cpu) + "; " +
          one("on another", o.floor_other_cpu) + "; " +
-         one(fmt::format("etwrt's reader nap of {} us, slept", kReaderNap.count() / 1000).c_str(),
+         one(fmt::format("etwrt's reader nap of {} us, slept", kReaderNap.count() / 1000),
              o.reader_nap);
 }
 

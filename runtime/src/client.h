@@ -31,8 +31,9 @@
 
 namespace etwrt {
 
-// A session's pool as this process maps it (once per session, kept until the process exits:
-// lock-free writers may still hold a pointer to it, so it is never unmapped).
+// A session's pool as this process maps it (once per pool, its other sessions holding aliases;
+// kept until the process exits: lock-free writers may still hold a pointer to it, so it is
+// never unmapped).
 inline std::atomic<std::uint32_t> g_next_pool_cache_slot{0};
 
 // The one copy of each distinct clock key this process has seen (never freed: pools are never
