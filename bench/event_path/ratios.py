@@ -97,10 +97,14 @@ def main(path):
         else:
             print(f"{name}: no median in this run")
 
+    def round_trips(*keys):
+        """The cache line's round trip beside each benchmark (None where not measured)."""
+        return [counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in keys]
+
     def modes_apart(a, b):
         """Why benchmarks a and b are no comparison (None when they are): the cache line's round
         trip beside them differs more than 3-fold, so the host ran them in different modes."""
-        ta, tb = (counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in (a, b))
+        ta, tb = round_trips(a, b)
         if ta and tb and max(ta, tb) > 3 * min(ta, tb):
             return (f"the host ran the two benchmarks in different modes (a cache line's round "
                     f"trip {ta:.0f} ns beside {NAMES[a]}, {tb:.0f} ns beside {NAMES[b]}): run again")
@@ -134,7 +138,7 @@ def main(path):
     ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
     ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item")
     # Issue 15.
-    trips = [counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in ("four", "one")]
+    trips = round_trips("four", "one")
     ratio("four", "one", 2, "EventWrite 4 sessions / 1 session", cpu_goal=1.5,
           apart=modes_apart("four", "one"))
     def floor(a, b, label):
@@ -167,7 +171,7 @@ def main(path):
           "one timestamped ring of 112-byte items read by four consumers (buffers shared "
           "among the sessions) / one read by one")
     ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)")
-    ring_trips = [counters.get(NAMES[k], {}).get("cpu_round_trip_ns") for k in ("one", "ring_ts")]
+    ring_trips = round_trips("one", "ring_ts")
     if all(ring_trips):
         # Judged in either mode: the ring's cost does not move with it (bench/README.md).
         print(f"  the cache line's round trip beside them: {ring_trips[0]:.0f} ns and "
@@ -178,12 +182,14 @@ def main(path):
         w, p = cpu[NAMES["one"]], one["process_cpu_ns_per_write"]
         rw = cpu[NAMES["ring_ts"]]
         rr = median[NAMES["ring_ts"]] - rw
-        print(f"  on one CPU the writer and its reader take turns: wall / the process's cpu time "
-              f"per event {median[NAMES['one']] / p:.2f}; EventWrite's writer {w:.2f} ns + its "
-              f"consumer {p - w:.2f} ns (decode into an EVENT_RECORD, the callback), the ring's "
-              f"writer {rw:.2f} ns + its reader {rr:.2f} ns (the wall less the writer's cpu time): "
-              f"writers {w / rw:.2f}, readers {(p - w) / rr:.2f}" if rr > 0 else
-              f"  on one CPU: the ring's wall is not above its writer's cpu time, no reader share")
+        if rr > 0:
+            print(f"  on one CPU the writer and its reader take turns: wall / the process's cpu "
+                  f"time per event {median[NAMES['one']] / p:.2f}; EventWrite's writer {w:.2f} ns "
+                  f"+ its consumer {p - w:.2f} ns (decode into an EVENT_RECORD, the callback), the "
+                  f"ring's writer {rw:.2f} ns + its reader {rr:.2f} ns (the wall less the writer's "
+                  f"cpu time): writers {w / rw:.2f}, readers {(p - w) / rr:.2f}")
+        else:
+            print("  on one CPU: the ring's wall is not above its writer's cpu time, no reader share")
     if all(NAMES[k] in median for k in ("one", "ring112_ts", "ring_ts")):
         print(f"  its floor: the timestamped ring of 112-byte items (EventWrite's record) / of 32-byte: "
               f"{median[NAMES['ring112_ts']] / median[NAMES['ring_ts']]:.2f} (wall); "

@@ -140,6 +140,17 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
 // over the runs it draws together.
 json floors_of(const Fields& f, const json& r, const std::string& at) {
   json out = json::array();
+  // One floor (`one`, at JSON pointer `oat`): its p99 and its buckets.
+  auto add = [&](const char* placement, const json& one, const std::string& oat) {
+    json buckets = json::array();
+    for (const auto& [top_ns, count] :
+         bucket_tops(f, f.object(one, oat, "histogram"), oat + "/histogram")) {
+      buckets.push_back({top_ns / 1000, count});
+    }
+    out.push_back({{"placement", placement},
+                   {"p99", f.number(one, oat, "p99")},
+                   {"buckets", std::move(buckets)}});
+  };
   if (!r.contains("wake_floor_us")) return out;
   const json& floor = f.object(r, at, "wake_floor_us");
   const std::string fat = at + "/wake_floor_us";
@@ -147,27 +158,12 @@ json floors_of(const Fields& f, const json& r, const std::string& at) {
   for (const char* key : {"same_cpu", "other_cpu"}) {
     const json& one = f.object(floor, fat, key);
     if (one.contains("unavailable")) continue;  // the placement could not be had
-    const std::string oat = fat + "/" + key;
-    json buckets = json::array();
-    for (const auto& [top_ns, count] :
-         bucket_tops(f, f.object(one, oat, "histogram"), oat + "/histogram")) {
-      buckets.push_back({top_ns / 1000, count});
-    }
-    out.push_back(
-        {{"placement", key}, {"p99", f.number(one, oat, "p99")}, {"buckets", std::move(buckets)}});
+    add(key, one, fat + "/" + key);
   }
   // etwrt's reader nap as slept, the floor of a paced consumer (since 2026-11-27).
   if (r.contains("reader_nap_us")) {
-    const std::string nat = at + "/reader_nap_us/slept";
-    const json& slept = f.object(f.object(r, at, "reader_nap_us"), at + "/reader_nap_us", "slept");
-    json buckets = json::array();
-    for (const auto& [top_ns, count] :
-         bucket_tops(f, f.object(slept, nat, "histogram"), nat + "/histogram")) {
-      buckets.push_back({top_ns / 1000, count});
-    }
-    out.push_back({{"placement", "reader_nap"},
-                   {"p99", f.number(slept, nat, "p99")},
-                   {"buckets", std::move(buckets)}});
+    const std::string nat = at + "/reader_nap_us";
+    add("reader_nap", f.object(f.object(r, at, "reader_nap_us"), nat, "slept"), nat + "/slept");
   }
   return out;
 }
