@@ -329,6 +329,16 @@ TDHAPI TdhGetPropertySize(PEVENT_RECORD pEvent, ULONG, PTDH_CONTEXT, ULONG Prope
   });
 }
 
+TDHAPI TdhGetEventMapInformation(PEVENT_RECORD pEvent, PWSTR pMapName, PEVENT_MAP_INFO pBuffer,
+                                 ULONG* pBufferSize) {
+  if (pEvent == nullptr || pMapName == nullptr || pBufferSize == nullptr)
+    return ERROR_INVALID_PARAMETER;
+  return guarded([&]() -> ULONG {
+    return etwrt::tdh::manifest_map_information(
+        pEvent, name_at(reinterpret_cast<std::uintptr_t>(pMapName)), pBuffer, pBufferSize);
+  });
+}
+
 TDHAPI TdhGetProperty(PEVENT_RECORD pEvent, ULONG, PTDH_CONTEXT, ULONG PropertyDataCount,
                       PPROPERTY_DATA_DESCRIPTOR pPropertyData, ULONG BufferSize, PBYTE pBuffer) {
   if (pBuffer == nullptr) return ERROR_INVALID_PARAMETER;
