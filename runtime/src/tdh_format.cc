@@ -223,9 +223,11 @@ std::size_t value_size(USHORT in, USHORT out, ULONG pointer_size, USHORT length,
     case TDH_INTYPE_BINARY:  // TdhFormatProperty page: an IPv6 address of length 0 is 16 bytes
       return length == 0 && out == TDH_OUTTYPE_IPV6 ? 16 : length;
     case TDH_INTYPE_SID: return left < 2 ? SIZE_MAX : 8 + 4 * std::size_t{data[1]};
-    case TDH_INTYPE_WBEMSID:  // a TOKEN_USER (two pointers) then the SID
-      return left < 2 * pointer_size + 2 ? SIZE_MAX
-                                         : 2 * pointer_size + 8 + 4 * data[2 * pointer_size + 1];
+    case TDH_INTYPE_WBEMSID: {  // a TOKEN_USER (two pointers) then the SID
+      if (pointer_size != 4 && pointer_size != 8) return 0;
+      const std::size_t token = 2 * std::size_t{pointer_size};
+      return left < token + 2 ? SIZE_MAX : token + 8 + 4 * std::size_t{data[token + 1]};
+    }
     default: return 0;
   }
 }

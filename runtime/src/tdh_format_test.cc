@@ -213,6 +213,41 @@ TEST(TdhFormatProperty, BufferProtocolAndBadData) {
             ULONG{ERROR_INVALID_PARAMETER});
 }
 
+// Any bytes, any in-type, out-type, length and pointer size: a status the page lists, and on
+// success a consumed count within the data and a NUL-terminated text (no crash, no overread:
+// run under the sanitizers by ci/sanitizers).
+TEST(TdhFormatProperty, ArbitraryDataNeverOverreads) {
+  std::uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  const std::vector<USHORT> in_types = {
+      0,  1,  2,  3,  4,  5,  6,   7,   8,   9,   10,  11,  12,  13,  14,  15,  16,  17,  18, 19,
+      20, 21, 22, 23, 24, 25, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 999};
+  const std::vector<USHORT> out_types = {0,
+                                         TDH_OUTTYPE_IPV4,
+                                         TDH_OUTTYPE_IPV6,
+                                         TDH_OUTTYPE_PORT,
+                                         TDH_OUTTYPE_HEXINT8,
+                                         TDH_OUTTYPE_BOOLEAN};
+  for (int round = 0; round < 4000; ++round) {
+    Bytes data(next() % 48);
+    for (auto& b : data) b = static_cast<std::uint8_t>(next() % 4 == 0 ? 0 : next());
+    const USHORT in = in_types[next() % in_types.size()];
+    const USHORT out = out_types[next() % out_types.size()];
+    const auto length = static_cast<USHORT>(next() % 3 == 0 ? next() % 64 : 0);
+    const ULONG pointer = next() % 5 == 0 ? next() : (next() % 2 != 0 ? 8 : 4);
+    const Formatted f = format(in, out, data, length, pointer);
+    const bool listed = f.status == ERROR_SUCCESS || f.status == ERROR_INVALID_PARAMETER ||
+                        f.status == ERROR_EVT_INVALID_EVENT_DATA;
+    ASSERT_TRUE(listed) << f.status << " for in-type " << in;
+    if (f.status == ERROR_SUCCESS) {
+      ASSERT_LE(f.consumed, data.size()) << in;
+    }
+  }
+}
+
 // testdata/tdh_samples.man's maps, through TdhGetEventMapInformation.
 class TdhMaps : public ::testing::Test {
  protected:

@@ -315,6 +315,30 @@ TEST_F(TdhSamples, StructMembersByTwoDescriptors) {
             ULONG{ERROR_EVT_INVALID_EVENT_DATA});
 }
 
+// Payloads of any bytes for the events with structs and counts from fields: every path gives a
+// status the pages list (ERROR_EVT_INVALID_EVENT_DATA when the payload does not hold what the
+// template says), never a read past the payload (ci/sanitizers runs this).
+TEST_F(TdhSamples, ArbitraryPayloadsGiveAStatus) {
+  std::uint32_t seed = 99;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  const std::vector<std::vector<std::u16string>> paths = {
+      {u"Payload"}, {u"Entries"}, {u"Entries", u"Label"}, {u"Corners", u"Y"}, {u"Samples"}};
+  for (int round = 0; round < 3000; ++round) {
+    Bytes d(next() % 96);
+    for (auto& b : d) b = static_cast<std::uint8_t>(next() % 3 == 0 ? next() : next() % 4);
+    Record r(static_cast<USHORT>(2 + round % 2), d);
+    for (const auto& path : paths) {
+      const ULONG status = r.property(path, next() % 3 == 0 ? ~ULONG{0} : next() % 3).first;
+      ASSERT_TRUE(status == ERROR_SUCCESS || status == ERROR_EVT_INVALID_EVENT_DATA ||
+                  status == ERROR_INVALID_PARAMETER || status == ERROR_NOT_FOUND)
+          << status;
+    }
+  }
+}
+
 TEST_F(TdhSamples, ValueMapAndBitMap) {
   Bytes d;
   put(d, 0x43, 4);  // Read | Write | Delete
