@@ -10,17 +10,29 @@
 // field, a struct array counted by a field) and more in-types and out-types. Every field of every
 // event must come out as the expected text, and both ways must agree.
 #include "tdh_test_record.h"
+#include "test_consumer.h"
+#include "test_properties.h"
 
 #include <windows.h>
 #include <evntcons.h>
+#include <evntprov.h>
+#include <evntrace.h>
 #include <tdh.h>
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -273,7 +285,7 @@ TEST_F(TdhSamples, EventInformationOfStructsCountsAndMaps) {
             "Direction");
 }
 
-// TdhGetProperty page: a struct member is named by two descriptors, the struct's with the
+// PROPERTY_DATA_DESCRIPTOR page: a struct member is named by two descriptors, the struct's with the
 // element's index; an index past the array is ERROR_INVALID_PARAMETER, a member of no struct or
 // a name the struct lacks ERROR_NOT_FOUND.
 TEST_F(TdhSamples, StructMembersByTwoDescriptors) {
@@ -393,6 +405,76 @@ TEST_F(TdhSamples, AddressesTimesAndFixedArrays) {
                        "Result: 0x5", "Mask: 0xDEADBEEF00", "Where: 0x7FF612345678", "Ratio: 0.25",
                        "Delta: -42", "Host: host-a", "Samples: 1", "Samples: -2", "Samples: 300",
                        "X: 1", "Y: 2", "X: -3", "Y: 4"});
+}
+
+// The samples decode inside their EventRecordCallback: the same, on events a provider wrote
+// with EventWrite (each field its own EVENT_DATA_DESCRIPTOR, as the "Defining Event Data
+// Templates" page advises for struct members) and a realtime session delivered.
+using Decoded = std::pair<std::vector<std::string>, std::vector<std::string>>;
+
+std::optional<Decoded> decode_delivered(PEVENT_RECORD e) {
+  if (std::memcmp(&e->EventHeader.ProviderId, &kProvider, sizeof(GUID)) != 0) return std::nullopt;
+  return Decoded{by_format_property(e), by_get_property(e)};
+}
+
+TEST_F(TdhSamples, DeliveredEventsDecodeInTheCallback) {
+  char pattern[] = "/tmp/etwrt-tdh-samples-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  const char* home_before = ::getenv("ETWRT_HOME");
+  const std::string home_kept = home_before != nullptr ? home_before : "";
+  ::setenv("ETWRT_HOME", (dir + "/home").c_str(), 1);
+  ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
+  etwrt::testing::TraceProperties p;
+  ASSERT_EQ(StartTraceA(&session, "tdh-samples", p.get()), ULONG{ERROR_SUCCESS});
+  ASSERT_EQ(EnableTraceEx2(session, &kProvider, 1, 5, 0, 0, 10000, nullptr), ULONG{ERROR_SUCCESS});
+  std::vector<Decoded> seen;
+  {
+    etwrt::testing::ThreadConsumer<Decoded> consumer("tdh-samples", &decode_delivered);
+    const ULONG size = 2, secure = 0;
+    const BYTE payload[] = {0xAB, 0xCD}, tag[] = {9, 8, 7, 6, 5, 4};
+    const std::u16string file = u"D:\\x.log", first = u"one";
+    const USHORT entries = 1, code = 0x7;
+    std::vector<EVENT_DATA_DESCRIPTOR> d(8);
+    EventDataDescCreate(&d[0], &size, 4);
+    EventDataDescCreate(&d[1], payload, 2);
+    EventDataDescCreate(&d[2], tag, 6);
+    EventDataDescCreate(&d[3], &secure, 4);
+    EventDataDescCreate(&d[4], file.c_str(), static_cast<ULONG>(2 * (file.size() + 1)));
+    EventDataDescCreate(&d[5], &entries, 2);
+    EventDataDescCreate(&d[6], &code, 2);
+    EventDataDescCreate(&d[7], first.c_str(), static_cast<ULONG>(2 * (first.size() + 1)));
+    EVENT_DESCRIPTOR event;
+    EventDescCreate(&event, 2, 0, 0, 4, 0, 1, 0);
+    EXPECT_EQ(EventWrite(provider, &event, static_cast<ULONG>(d.size()), d.data()),
+              ULONG{ERROR_SUCCESS});
+    consumer.wait_for(1);
+    EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP),
+              ULONG{ERROR_SUCCESS});
+    consumer.join();
+    seen = consumer.events();
+  }
+  EventUnregister(provider);
+  std::ifstream in(dir + "/home/broker.pid");
+  pid_t pid = 0;
+  if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  if (home_before != nullptr) {
+    ::setenv("ETWRT_HOME", home_kept.c_str(), 1);
+  } else {
+    ::unsetenv("ETWRT_HOME");
+  }
+
+  const std::vector<std::string> expected = {
+      "Size: 2",         "Payload: 0xABCD", "Tag: 0x090807060504", "Secure: false",
+      "File: D:\\x.log", "EntryCount: 1",   "Code: 0x7",           "Label: one"};
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].first, expected);
+  EXPECT_EQ(seen[0].second, expected);
 }
 
 }  // namespace
