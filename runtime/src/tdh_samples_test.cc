@@ -12,6 +12,7 @@
 #include "tdh_test_record.h"
 #include "test_consumer.h"
 #include "test_properties.h"
+#include "tl_test_metadata.h"
 
 #include <windows.h>
 #include <evntcons.h>
@@ -105,7 +106,15 @@ USHORT array_size(EVENT_RECORD* e, const TRACE_EVENT_INFO* info, USHORT i) {
 }
 USHORT property_length(EVENT_RECORD* e, const TRACE_EVENT_INFO* info, USHORT i) {
   const EVENT_PROPERTY_INFO& p = info->EventPropertyInfoArray[i];
-  if ((p.Flags & PropertyParamLength) == 0) return p.length;
+  if ((p.Flags & PropertyParamLength) == 0) {
+    // The sample gives up on a length of 0 but for strings, structs and a Binary IPv6 address.
+    const USHORT in = p.nonStructType.InType;
+    const bool may_be_0 = (p.Flags & PropertyStruct) != 0 || in == TDH_INTYPE_UNICODESTRING ||
+                          in == TDH_INTYPE_ANSISTRING ||
+                          (in == TDH_INTYPE_BINARY && p.nonStructType.OutType == TDH_OUTTYPE_IPV6);
+    EXPECT_TRUE(p.length > 0 || may_be_0) << "the sample stops: length 0 for in-type " << in;
+    return p.length;
+  }
   return static_cast<USHORT>(integer_property(
       e, text_at(info, info->EventPropertyInfoArray[p.lengthPropertyIndex].NameOffset)));
 }
@@ -405,6 +414,30 @@ TEST_F(TdhSamples, AddressesTimesAndFixedArrays) {
                        "Result: 0x5", "Mask: 0xDEADBEEF00", "Where: 0x7FF612345678", "Ratio: 0.25",
                        "Delta: -42", "Host: host-a", "Samples: 1", "Samples: -2", "Samples: 300",
                        "X: 1", "Y: 2", "X: -3", "Y: 4"});
+}
+
+// The TdhFormatProperty sample's way on a TraceLogging event (TDH decodes those from their
+// EVENT_SCHEMA_TL item): fixed-size fields carry their length (EVENT_PROPERTY_INFO page), a
+// struct's members follow the top level, a binary's length is its "<name>.Length" property.
+TEST(TdhSamplesTraceLogging, FormatPropertyWayDecodesEveryField) {
+  const Bytes meta = etwrt::testing::TlMetadata("E")
+                         .field("a", 7)       // INT32
+                         .field("pt", 24, 2)  // struct of 2
+                         .field("x", 6)
+                         .field("y", 6)
+                         .field("blob", 14)  // Binary: blob.Length then bytes
+                         .field("s", 1)      // UNICODESTRING
+                         .bytes();
+  TdhRecord r(Bytes{0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 3, 0, 2, 0, 0xAB, 0xCD, 'o', 0, 'k', 0, 0, 0});
+  EVENT_HEADER_EXTENDED_DATA_ITEM item{};
+  item.ExtType = EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL;
+  item.DataSize = static_cast<USHORT>(meta.size());
+  item.DataPtr = reinterpret_cast<ULONGLONG>(meta.data());
+  r.get()->ExtendedDataCount = 1;
+  r.get()->ExtendedData = &item;
+  EXPECT_EQ(by_format_property(r.get()),
+            (std::vector<std::string>{"a: -1", "x: 2", "y: 3", "blob.Length: 2", "blob: 0xABCD",
+                                      "s: ok"}));
 }
 
 // The samples decode inside their EventRecordCallback: the same, on events a provider wrote
