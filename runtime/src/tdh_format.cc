@@ -108,8 +108,8 @@ std::u16string sid(Bytes b) {
   return ascii(text);
 }
 
-// RFC 5952 text (what RtlIpv6AddressToString gives): lower-case hex, the longest run of two or
-// more zero groups as "::", an IPv4-mapped address with its dotted tail.
+// RFC 5952 text: lower-case hex, the first longest run of two or more zero groups as "::", an
+// IPv4-mapped address with its dotted tail.
 std::u16string ipv6(Bytes b) {
   std::array<unsigned, 8> g{};
   for (int i = 0; i < 8; ++i) g[i] = (b[2 * i] << 8) | b[2 * i + 1];
