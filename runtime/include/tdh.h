@@ -1,9 +1,9 @@
 /*
  * etwrt: a subset of the Win32 Trace Data Helper (tdh.h): TdhGetEventInformation,
- * TdhGetPropertySize and TdhGetProperty for TraceLogging events (decoded from their
- * EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item) and for events of instrumentation manifests loaded
- * with TdhLoadManifest. Layouts as in the Windows SDK. Other events (MOF, WPP, a manifest not
- * loaded) get ERROR_NOT_FOUND.
+ * TdhGetPropertySize, TdhGetProperty, TdhGetEventMapInformation and TdhFormatProperty for
+ * TraceLogging events (decoded from their EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item) and for
+ * events of instrumentation manifests loaded with TdhLoadManifest. Layouts as in the Windows SDK.
+ * Other events (MOF, WPP, a manifest not loaded) get ERROR_NOT_FOUND.
  */
 #ifndef ETWRT_TDH_H
 #define ETWRT_TDH_H
@@ -84,8 +84,44 @@ enum _TDH_OUT_TYPE {
   TDH_OUTTYPE_UTF8 = 35,
   TDH_OUTTYPE_PKCS7_WITH_TYPE_INFO = 36,
   TDH_OUTTYPE_CODE_POINTER = 37,
-  TDH_OUTTYPE_DATETIME_UTC = 38
+  TDH_OUTTYPE_DATETIME_UTC = 38,
+  TDH_OUTTYPE_REDUCEDSTRING = 300,
+  TDH_OUTTYPE_NOPRINT = 301
 };
+
+typedef enum _MAP_FLAGS {
+  EVENTMAP_INFO_FLAG_MANIFEST_VALUEMAP = 0x1,
+  EVENTMAP_INFO_FLAG_MANIFEST_BITMAP = 0x2,
+  EVENTMAP_INFO_FLAG_MANIFEST_PATTERNMAP = 0x4,
+  EVENTMAP_INFO_FLAG_WBEM_VALUEMAP = 0x8,
+  EVENTMAP_INFO_FLAG_WBEM_BITMAP = 0x10,
+  EVENTMAP_INFO_FLAG_WBEM_FLAG = 0x20,
+  EVENTMAP_INFO_FLAG_WBEM_NO_MAP = 0x40
+} MAP_FLAGS;
+
+typedef enum _MAP_VALUETYPE {
+  EVENTMAP_ENTRY_VALUETYPE_ULONG = 0,
+  EVENTMAP_ENTRY_VALUETYPE_STRING = 1
+} MAP_VALUETYPE;
+
+typedef struct _EVENT_MAP_ENTRY {
+  ULONG OutputOffset;
+  union {
+    ULONG Value;       /* value maps and bit maps */
+    ULONG InputOffset; /* pattern maps and WBEM string value maps */
+  };
+} EVENT_MAP_ENTRY, *PEVENT_MAP_ENTRY;
+
+typedef struct _EVENT_MAP_INFO {
+  ULONG NameOffset;
+  MAP_FLAGS Flag;
+  ULONG EntryCount;
+  union {
+    MAP_VALUETYPE MapEntryValueType;
+    ULONG FormatStringOffset;
+  };
+  EVENT_MAP_ENTRY MapEntryArray[ANYSIZE_ARRAY];
+} EVENT_MAP_INFO, *PEVENT_MAP_INFO;
 
 typedef struct _EVENT_PROPERTY_INFO {
   PROPERTY_FLAGS Flags;
@@ -202,6 +238,23 @@ TDHAPI TdhGetPropertySize(PEVENT_RECORD pEvent, ULONG TdhContextCount, PTDH_CONT
 TDHAPI TdhGetProperty(PEVENT_RECORD pEvent, ULONG TdhContextCount, PTDH_CONTEXT pTdhContext,
                       ULONG PropertyDataCount, PPROPERTY_DATA_DESCRIPTOR pPropertyData,
                       ULONG BufferSize, PBYTE pBuffer);
+
+/* The map named pMapName (a manifest's valueMap or bitMap, named by the property's
+ * MapNameOffset). Each entry's text ends with a space, as the page says of manifest maps.
+ * ERROR_NOT_FOUND when the event has no loaded manifest or the manifest no such map,
+ * ERROR_INSUFFICIENT_BUFFER with *pBufferSize set when the buffer is too small (or NULL). */
+TDHAPI TdhGetEventMapInformation(PEVENT_RECORD pEvent, PWSTR pMapName, PEVENT_MAP_INFO pBuffer,
+                                 ULONG* pBufferSize);
+
+/* One value of a property as text (runtime/README.md "TDH formatting" gives each format).
+ * *BufferSize in bytes, the terminating NUL included; ERROR_INSUFFICIENT_BUFFER with the size
+ * when it is too small (or Buffer NULL); ERROR_EVT_INVALID_EVENT_DATA when UserData is too short
+ * for the value; ERROR_INVALID_PARAMETER for a NULL pointer or an in-type (or in-type and
+ * out-type pair) etwrt does not format. *UserDataConsumed: the bytes of the value. */
+TDHAPI TdhFormatProperty(PTRACE_EVENT_INFO EventInfo, PEVENT_MAP_INFO MapInfo, ULONG PointerSize,
+                         USHORT PropertyInType, USHORT PropertyOutType, USHORT PropertyLength,
+                         USHORT UserDataLength, PBYTE UserData, PULONG BufferSize, PWCHAR Buffer,
+                         PUSHORT UserDataConsumed);
 
 #ifdef __cplusplus
 }

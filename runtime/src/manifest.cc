@@ -262,9 +262,10 @@ class Parser {
                    required(n, "name")};
       channels[n.attribute("chid") ? n.attribute("chid").as_string() : d.name] = d;
     }
+    base.maps = maps_of(provider);
     std::map<std::string, std::vector<ManifestField>> templates;  // all checked, used or not
     for (const auto& t : children(child(provider, "templates"), "template")) {
-      templates[required(t, "tid")] = fields_of(t);
+      templates[required(t, "tid")] = fields_of(t, base.maps);
     }
     for (const auto& n : children(child(provider, "events"), "event")) {
       ManifestEvent e = base;
@@ -353,25 +354,74 @@ class Parser {
         n, std::string(attr) + " \"" + text + "\" names no earlier UInt8, UInt16 or UInt32 field");
   }
 
-  static std::vector<ManifestField> fields_of(const pugi::xml_node& t) {
+  // A <data> element; `before` are the fields of its scope (template or struct) before it.
+  static ManifestField data_of(const pugi::xml_node& n, const std::vector<ManifestField>& before,
+                               const std::vector<ManifestMap>& maps) {
+    ManifestField f;
+    f.name = required(n, "name");
+    f.in_type = type_of(n, "inType", kInTypes);
+    if (n.attribute("outType")) f.out_type = type_of(n, "outType", kOutTypes);
+    f.length = param_of(n, "length", before);
+    f.count = param_of(n, "count", before);
+    if (f.in_type == TDH_INTYPE_BINARY && f.length.kind == ManifestParam::kNone) {
+      throw Fault(n, "win:Binary data \"" + f.name + "\" needs a length");
+    }
+    if (n.attribute("map")) {
+      f.map = n.attribute("map").as_string();
+      const bool known = std::any_of(maps.begin(), maps.end(),
+                                     [&](const ManifestMap& m) { return m.name == f.map; });
+      if (!known) throw Fault(n, "map \"" + f.map + "\" is not defined");
+    }
+    return f;
+  }
+
+  // The template's fields: data elements and structs of data elements (EventManifest
+  // TemplateItemType: data and struct).
+  static std::vector<ManifestField> fields_of(const pugi::xml_node& t,
+                                              const std::vector<ManifestMap>& maps) {
     std::vector<ManifestField> out;
     for (pugi::xml_node n : t.children()) {
       if (n.type() != pugi::node_element) continue;
-      if (std::strcmp(local_name(n), "data") != 0) {
-        throw Fault(n, std::string("<") + local_name(n) +
-                           "> in a template: etwrt decodes data "
-                           "elements only");
+      const std::string kind = local_name(n);
+      if (kind == "data") {
+        out.push_back(data_of(n, out, maps));
+      } else if (kind == "struct") {
+        ManifestField s;
+        s.name = required(n, "name");
+        s.is_struct = true;
+        s.count = param_of(n, "count", out);
+        for (pugi::xml_node m : n.children()) {
+          if (m.type() != pugi::node_element) continue;
+          if (std::strcmp(local_name(m), "data") != 0) {
+            throw Fault(m, std::string("<") + local_name(m) +
+                               "> in a struct: etwrt decodes data "
+                               "members only");
+          }
+          s.members.push_back(data_of(m, s.members, maps));
+        }
+        out.push_back(std::move(s));
+      } else {
+        throw Fault(n, "<" + kind + "> in a template: etwrt decodes data and struct elements");
       }
-      ManifestField f;
-      f.name = required(n, "name");
-      f.in_type = type_of(n, "inType", kInTypes);
-      if (n.attribute("outType")) f.out_type = type_of(n, "outType", kOutTypes);
-      f.length = param_of(n, "length", out);
-      f.count = param_of(n, "count", out);
-      if (f.in_type == TDH_INTYPE_BINARY && f.length.kind == ManifestParam::kNone) {
-        throw Fault(n, "win:Binary data \"" + f.name + "\" needs a length");
+    }
+    return out;
+  }
+
+  // <maps>: valueMap and bitMap, each map's message from the string table.
+  std::vector<ManifestMap> maps_of(const pugi::xml_node& provider) const {
+    std::vector<ManifestMap> out;
+    for (pugi::xml_node n : child(provider, "maps").children()) {
+      if (n.type() != pugi::node_element) continue;
+      const std::string kind = local_name(n);
+      if (kind != "valueMap" && kind != "bitMap") continue;
+      ManifestMap m;
+      m.name = required(n, "name");
+      m.bitmap = kind == "bitMap";
+      for (const auto& e : children(n, "map")) {
+        m.entries.emplace_back(static_cast<std::uint32_t>(number(e, "value", 0xFFFFFFFFull)),
+                               message(e));
       }
-      out.push_back(std::move(f));
+      out.push_back(std::move(m));
     }
     return out;
   }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace etwrt {
@@ -20,12 +21,24 @@ struct ManifestParam {
   std::size_t field = 0;    // kField: index of the field in the template
 };
 
+// A <data> element, or a <struct> (is_struct, with its data members; a member's length or
+// count names an earlier member of the same struct).
 struct ManifestField {
   std::string name;
   std::uint16_t in_type = 0;   // TDH_INTYPE_*
   std::uint16_t out_type = 0;  // TDH_OUTTYPE_*, 0 when the manifest gives none
   ManifestParam length;        // characters of a string, bytes of a binary
   ManifestParam count;         // array elements
+  std::string map;             // the valueMap or bitMap named by map="...", empty for none
+  bool is_struct = false;
+  std::vector<ManifestField> members;
+};
+
+// A provider's <valueMap> or <bitMap>: values and their message text, in manifest order.
+struct ManifestMap {
+  std::string name;
+  bool bitmap = false;
+  std::vector<std::pair<std::uint32_t, std::string>> entries;
 };
 
 struct ManifestEvent {
@@ -36,6 +49,7 @@ struct ManifestEvent {
   std::string event_name, level_name, channel_name, task_name, opcode_name, message;
   std::vector<std::string> keyword_names;
   std::vector<ManifestField> fields;
+  std::vector<ManifestMap> maps;  // the provider's maps
 };
 
 struct ManifestParseResult {
@@ -47,7 +61,8 @@ struct ManifestParseResult {
 // Parses a manifest's text. Fails on XML that does not parse, a root other than
 // instrumentationManifest, a reference to a level, task, opcode, keyword, channel or template
 // the manifest does not define, an unknown inType or outType, a length or count naming no
-// earlier integer field, and what etwrt does not decode (struct elements in templates).
+// earlier integer field, a map="..." naming no map of the provider, and what etwrt does not
+// decode (a template element other than data and struct, a struct inside a struct).
 ManifestParseResult parse_manifest(const std::string& text);
 
 // Bytes of one value of a fixed-size in-type (a pointer: 4 or 8), 0 for a variable one.

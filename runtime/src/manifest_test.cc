@@ -40,6 +40,35 @@ TEST(Manifest, DescriptorFromLevelTaskOpcodeKeywordsAndChannel) {
   EXPECT_EQ(r.events[0].opcode_name, "Stop");
 }
 
+// EventManifest's TemplateItemType (data and struct), MapType (valueMap, bitMap) and the map
+// attribute of data.
+TEST(Manifest, StructsAndMaps) {
+  const auto r = etwrt::parse_manifest(
+      manifest("<maps><valueMap name='V'><map value='1' message='$(string.one)'/></valueMap>"
+               "<bitMap name='B'><map value='0x8' message='$(string.eight)'/></bitMap></maps>"
+               "<templates><template tid='T'><data name='n' inType='win:UInt16'/>"
+               "<struct name='s' count='n'><data name='len' inType='win:UInt8'/>"
+               "<data name='bytes' inType='win:Binary' length='len'/>"
+               "<data name='kind' inType='win:UInt32' map='B'/></struct>"
+               "<data name='way' inType='win:UInt8' map='V'/></template></templates>"
+               "<events><event value='1' template='T'/></events>"));
+  ASSERT_TRUE(r.ok) << r.error;
+  const auto& e = r.events.at(0);
+  ASSERT_EQ(e.fields.size(), 3u);
+  const etwrt::ManifestField& s = e.fields[1];
+  EXPECT_TRUE(s.is_struct);
+  EXPECT_EQ(s.count.kind, etwrt::ManifestParam::kField);
+  EXPECT_EQ(s.count.field, 0u);
+  ASSERT_EQ(s.members.size(), 3u);
+  EXPECT_EQ(s.members[1].length.field, 0u);  // a member's length names a member
+  EXPECT_EQ(s.members[2].map, "B");
+  EXPECT_EQ(e.fields[2].map, "V");
+  ASSERT_EQ(e.maps.size(), 2u);
+  EXPECT_FALSE(e.maps[0].bitmap);
+  EXPECT_TRUE(e.maps[1].bitmap);
+  EXPECT_EQ(e.maps[1].entries.at(0).first, 8u);
+}
+
 TEST(Manifest, RefusalsSayWhereAndWhy) {
   struct Case {
     std::string text, error;
@@ -59,8 +88,14 @@ TEST(Manifest, RefusalsSayWhereAndWhy) {
       {manifest("<templates><template tid='T'><data name='b' inType='win:Binary' "
                 "length='n'/></template></templates>"),
        "4:30: length \"n\" names no earlier UInt8, UInt16 or UInt32 field"},
-      {manifest("<templates><template tid='T'><struct name='s'/></template></templates>"),
-       "4:30: <struct> in a template: etwrt decodes data elements only"},
+      {manifest("<templates><template tid='T'><binary name='s'/></template></templates>"),
+       "4:30: <binary> in a template: etwrt decodes data and struct elements"},
+      {manifest("<templates><template tid='T'><struct name='s'><struct name='t'/></struct>"
+                "</template></templates>"),
+       "4:47: <struct> in a struct: etwrt decodes data members only"},
+      {manifest("<templates><template tid='T'><data name='x' inType='win:UInt32' map='M'/>"
+                "</template></templates>"),
+       "4:30: map \"M\" is not defined"},
   };
   for (const Case& c : cases) {
     const auto r = etwrt::parse_manifest(c.text);

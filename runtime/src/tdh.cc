@@ -6,6 +6,7 @@
 // likewise gets a "<name>.Count" property (PropertyParamCount); counted strings and binaries
 // are returned without their UINT16 count; the event name is at EventNameOffset and at
 // TaskNameOffset.
+#include "manifest.h"
 #include "tdh_manifest.h"
 #include "tracelogging.h"
 #include "traits.h"
@@ -161,6 +162,8 @@ void fill_property(const Model& m, const Property& p, EVENT_PROPERTY_INFO& out) 
     out.nonStructType.InType = f.in_type;
     out.nonStructType.OutType = f.out_type;
     out.count = 1;
+    // EVENT_PROPERTY_INFO page: the size in bytes, 0 for variable-sized types.
+    out.length = static_cast<USHORT>(etwrt::manifest_fixed_size(f.in_type, false));
     if (f.count_kind == etwrt::kTlConstantCount) {
       flags |= PropertyParamFixedCount;
       out.count = f.constant_count;
@@ -326,6 +329,16 @@ TDHAPI TdhGetPropertySize(PEVENT_RECORD pEvent, ULONG, PTDH_CONTEXT, ULONG Prope
     const ULONG s = property(pEvent, PropertyDataCount, pPropertyData, bytes);
     if (s == ERROR_SUCCESS) *pPropertySize = static_cast<ULONG>(bytes.size());
     return s;
+  });
+}
+
+TDHAPI TdhGetEventMapInformation(PEVENT_RECORD pEvent, PWSTR pMapName, PEVENT_MAP_INFO pBuffer,
+                                 ULONG* pBufferSize) {
+  if (pEvent == nullptr || pMapName == nullptr || pBufferSize == nullptr)
+    return ERROR_INVALID_PARAMETER;
+  return guarded([&]() -> ULONG {
+    return etwrt::tdh::manifest_map_information(
+        pEvent, name_at(reinterpret_cast<std::uintptr_t>(pMapName)), pBuffer, pBufferSize);
   });
 }
 

@@ -1,7 +1,7 @@
 // TdhLoadManifest / TdhUnloadManifest and the decoding of manifest events (DecodingSourceXMLFile).
 // Loaded manifests are kept per process, by path; an event is looked up by provider GUID, Id
-// and Version, the most recently loaded manifest first. Properties are the template's data
-// elements in order (a manifest template without structs has only top-level properties).
+// and Version, the most recently loaded manifest first. Properties are listed as TDH lists
+// them: the template's data and struct elements in order, then each struct's members.
 #include "tdh_manifest.h"
 
 #include "manifest.h"
@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -94,9 +95,13 @@ std::uint32_t read_uint(std::span<const std::byte> payload, std::size_t at, std:
   return v;
 }
 
+// Where a field's value lies in the payload. A struct's value has, per element, its span and
+// its members' values.
 struct Value {
   std::size_t offset = 0, size = 0;
   std::uint32_t count = 1, length = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> element_spans;  // struct: offset, size
+  std::vector<std::vector<Value>> elements;                        // struct: members' values
 };
 
 // Bytes of one element of `f` at `at`, SIZE_MAX when the payload ends inside it.
@@ -136,9 +141,9 @@ std::size_t element_size(const ManifestField& f, std::uint32_t length,
   return size <= left ? size : SIZE_MAX;
 }
 
-ULONG locate(const ManifestEvent& ev, std::span<const std::byte> payload, bool pointer32,
-             std::vector<Value>& out) {
-  std::size_t at = 0;
+// Locates the fields of one scope (the template, or one element of a struct) from `at` on.
+ULONG locate(const std::vector<ManifestField>& fields, std::span<const std::byte> payload,
+             bool pointer32, std::size_t& at, std::vector<Value>& out) {
   auto param = [&](const ManifestParam& p) -> std::uint32_t {
     if (p.kind == ManifestParam::kFixed) return p.value;
     if (p.kind == ManifestParam::kField) {
@@ -147,44 +152,49 @@ ULONG locate(const ManifestEvent& ev, std::span<const std::byte> payload, bool p
     }
     return 1;
   };
-  for (const ManifestField& f : ev.fields) {
+  for (const ManifestField& f : fields) {
     Value v;
     v.offset = at;
     v.count = param(f.count);
     v.length = f.length.kind == ManifestParam::kNone ? 0 : param(f.length);
     for (std::uint32_t i = 0; i < v.count; ++i) {
-      const std::size_t size = element_size(f, v.length, payload, at, pointer32);
-      if (size == SIZE_MAX) return ERROR_EVT_INVALID_EVENT_DATA;
-      at += size;
-      if (size == 0) break;  // every element has the same length 0: no loop over a huge count
+      const std::size_t start = at;
+      if (f.is_struct) {
+        v.elements.emplace_back();
+        if (const ULONG s = locate(f.members, payload, pointer32, at, v.elements.back());
+            s != ERROR_SUCCESS) {
+          return s;
+        }
+        v.element_spans.emplace_back(start, at - start);
+      } else {
+        const std::size_t size = element_size(f, v.length, payload, at, pointer32);
+        if (size == SIZE_MAX) return ERROR_EVT_INVALID_EVENT_DATA;
+        at += size;
+      }
+      if (at == start) break;  // every element is empty: no loop over a huge count
     }
     v.size = at - v.offset;
-    out.push_back(v);
+    out.push_back(std::move(v));
   }
   return ERROR_SUCCESS;
 }
 
-void fill_property(const ManifestField& f, EVENT_PROPERTY_INFO& out) {
-  int flags = 0;
-  out.nonStructType.InType = f.in_type;
-  out.nonStructType.OutType = f.out_type;
-  out.count = 1;
-  out.length = static_cast<USHORT>(etwrt::manifest_fixed_size(f.in_type, false));
-  if (f.length.kind == ManifestParam::kFixed) {
-    flags |= PropertyParamFixedLength;
-    out.length = static_cast<USHORT>(f.length.value);
-  } else if (f.length.kind == ManifestParam::kField) {
-    flags |= PropertyParamLength;
-    out.lengthPropertyIndex = static_cast<USHORT>(f.length.field);
+// The properties as TDH lists them: the template's fields, then each struct's members.
+struct Flat {
+  const ManifestField* field;
+  std::size_t scope_start;  // index of the first property of the field's scope
+  std::size_t members = 0;  // a struct: index of its first member
+};
+
+std::vector<Flat> flatten(const std::vector<ManifestField>& fields) {
+  std::vector<Flat> out;
+  for (const ManifestField& f : fields) out.push_back({&f, 0});
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (!fields[i].is_struct) continue;
+    out[i].members = out.size();
+    for (const ManifestField& m : fields[i].members) out.push_back({&m, out[i].members});
   }
-  if (f.count.kind == ManifestParam::kFixed) {
-    flags |= PropertyParamFixedCount;
-    out.count = static_cast<USHORT>(f.count.value);
-  } else if (f.count.kind == ManifestParam::kField) {
-    flags |= PropertyParamCount;
-    out.countPropertyIndex = static_cast<USHORT>(f.count.field);
-  }
-  out.Flags = static_cast<PROPERTY_FLAGS>(flags);
+  return out;
 }
 
 // NUL-terminated UTF-16 strings after the fixed part; offsets from the structure's start.
@@ -201,6 +211,82 @@ struct Strings {
   }
 };
 
+void fill_property(const Flat& p, Strings& strings, EVENT_PROPERTY_INFO& out) {
+  const ManifestField& f = *p.field;
+  int flags = 0;
+  out.count = 1;
+  if (f.is_struct) {
+    flags |= PropertyStruct;
+    out.structType.StructStartIndex = static_cast<USHORT>(p.members);
+    out.structType.NumOfStructMembers = static_cast<USHORT>(f.members.size());
+  } else {
+    out.nonStructType.InType = f.in_type;
+    out.nonStructType.OutType = f.out_type;
+    out.nonStructType.MapNameOffset = strings.add(f.map);
+    out.length = static_cast<USHORT>(etwrt::manifest_fixed_size(f.in_type, false));
+  }
+  if (f.length.kind == ManifestParam::kFixed) {
+    flags |= PropertyParamFixedLength;
+    out.length = static_cast<USHORT>(f.length.value);
+  } else if (f.length.kind == ManifestParam::kField) {
+    flags |= PropertyParamLength;
+    out.lengthPropertyIndex = static_cast<USHORT>(p.scope_start + f.length.field);
+  }
+  if (f.count.kind == ManifestParam::kFixed) {
+    flags |= PropertyParamFixedCount;
+    out.count = static_cast<USHORT>(f.count.value);
+  } else if (f.count.kind == ManifestParam::kField) {
+    flags |= PropertyParamCount;
+    out.countPropertyIndex = static_cast<USHORT>(p.scope_start + f.count.field);
+  }
+  out.Flags = static_cast<PROPERTY_FLAGS>(flags);
+  out.NameOffset = strings.add(f.name, true);
+}
+
+std::u16string name_at(ULONGLONG pointer) {
+  std::u16string n;
+  const auto* p = reinterpret_cast<const WCHAR*>(static_cast<std::uintptr_t>(pointer));
+  for (; p != nullptr && *p != 0; ++p) n.push_back(static_cast<char16_t>(*p));
+  return n;
+}
+
+std::size_t field_named(const std::vector<ManifestField>& fields, const std::u16string& name) {
+  std::size_t f = 0;
+  while (f < fields.size() && etwrt::tdh::utf16(fields[f].name) != name) ++f;
+  return f;
+}
+
+// The bytes of value `v` of data field `f`: element `index`, or all of it (~0).
+ULONG value_bytes(const ManifestField& f, const Value& v, ULONG index,
+                  std::span<const std::byte> payload, bool pointer32,
+                  std::span<const std::byte>& out) {
+  const bool counted = f.in_type == TDH_INTYPE_MANIFEST_COUNTEDSTRING ||
+                       f.in_type == TDH_INTYPE_MANIFEST_COUNTEDANSISTRING ||
+                       f.in_type == TDH_INTYPE_MANIFEST_COUNTEDBINARY;
+  if (f.is_struct) {
+    if (index == ~ULONG{0}) {
+      out = payload.subspan(v.offset, v.size);
+    } else if (index >= v.count) {
+      return ERROR_INVALID_PARAMETER;
+    } else {
+      const auto& span = v.element_spans[std::min<std::size_t>(index, v.elements.size() - 1)];
+      out = payload.subspan(span.first, span.second);
+    }
+    return ERROR_SUCCESS;
+  }
+  if (index == ~ULONG{0}) {
+    out = payload.subspan(v.offset, v.size);
+    if (counted && v.count == 1) out = out.subspan(2);
+    return ERROR_SUCCESS;
+  }
+  if (index >= v.count) return ERROR_INVALID_PARAMETER;
+  std::size_t at = v.offset;
+  for (ULONG i = 0; i < index; ++i) at += element_size(f, v.length, payload, at, pointer32);
+  out = payload.subspan(at, element_size(f, v.length, payload, at, pointer32));
+  if (counted) out = out.subspan(2);
+  return ERROR_SUCCESS;
+}
+
 }  // namespace
 
 namespace etwrt::tdh {
@@ -208,9 +294,10 @@ namespace etwrt::tdh {
 ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size) {
   const auto ev = find_event(e);
   if (ev == nullptr) return ERROR_NOT_FOUND;
+  const std::vector<Flat> props = flatten(ev->fields);
   const std::size_t base =
       std::max(sizeof(TRACE_EVENT_INFO), offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) +
-                                             ev->fields.size() * sizeof(EVENT_PROPERTY_INFO));
+                                             props.size() * sizeof(EVENT_PROPERTY_INFO));
   std::vector<std::byte> out(base);
   auto* info = reinterpret_cast<TRACE_EVENT_INFO*>(out.data());
   Strings s{base, {}};
@@ -229,12 +316,10 @@ ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer
   info->OpcodeNameOffset = s.add(ev->opcode_name);
   info->EventMessageOffset = s.add(ev->message);
   info->EventNameOffset = s.add(ev->event_name);
-  info->PropertyCount = static_cast<ULONG>(ev->fields.size());
-  info->TopLevelPropertyCount = info->PropertyCount;
-  for (std::size_t i = 0; i < ev->fields.size(); ++i) {
-    EVENT_PROPERTY_INFO& p = info->EventPropertyInfoArray[i];
-    fill_property(ev->fields[i], p);
-    p.NameOffset = s.add(ev->fields[i].name, true);
+  info->PropertyCount = static_cast<ULONG>(props.size());
+  info->TopLevelPropertyCount = static_cast<ULONG>(ev->fields.size());
+  for (std::size_t i = 0; i < props.size(); ++i) {
+    fill_property(props[i], s, info->EventPropertyInfoArray[i]);
   }
   const std::size_t total = base + s.units.size() * sizeof(char16_t);
   if (buffer == nullptr || *size < total) {
@@ -248,41 +333,68 @@ ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer
   return ERROR_SUCCESS;
 }
 
+// One descriptor names a template field; two name a struct (its ArrayIndex the element, ~0
+// the first) and one of its members (TdhGetProperty page: PROPERTY_DATA_DESCRIPTOR array).
 ULONG manifest_property(const EVENT_RECORD* e, ULONG count, const PROPERTY_DATA_DESCRIPTOR* d,
                         std::span<const std::byte>& out) {
   const auto ev = find_event(e);
   if (ev == nullptr) return ERROR_NOT_FOUND;
-  if (count != 1) return ERROR_NOT_FOUND;  // no structs: a member path names nothing
-  const std::u16string name = [&] {
-    std::u16string n;
-    const auto* p = reinterpret_cast<const WCHAR*>(static_cast<std::uintptr_t>(d->PropertyName));
-    for (; p != nullptr && *p != 0; ++p) n.push_back(static_cast<char16_t>(*p));
-    return n;
-  }();
-  std::size_t f = 0;
-  while (f < ev->fields.size() && etwrt::tdh::utf16(ev->fields[f].name) != name) ++f;
+  if (count > 2) return ERROR_NOT_FOUND;  // no struct inside a struct
+  const std::size_t f = field_named(ev->fields, name_at(d[0].PropertyName));
   if (f == ev->fields.size()) return ERROR_NOT_FOUND;
   const auto* data = static_cast<const std::byte*>(e->UserData);
   const std::span<const std::byte> payload(data, data == nullptr ? 0 : e->UserDataLength);
   const bool pointer32 = (e->EventHeader.Flags & EVENT_HEADER_FLAG_32_BIT_HEADER) != 0;
   std::vector<Value> values;
-  if (const ULONG s = locate(*ev, payload, pointer32, values); s != ERROR_SUCCESS) return s;
-  const ManifestField& field = ev->fields[f];
-  const Value& v = values[f];
-  const bool counted = field.in_type == TDH_INTYPE_MANIFEST_COUNTEDSTRING ||
-                       field.in_type == TDH_INTYPE_MANIFEST_COUNTEDANSISTRING ||
-                       field.in_type == TDH_INTYPE_MANIFEST_COUNTEDBINARY;
-  const ULONG index = d->ArrayIndex;
-  if (index == ~ULONG{0}) {
-    out = payload.subspan(v.offset, v.size);
-    if (counted && v.count == 1) out = out.subspan(2);
-    return ERROR_SUCCESS;
+  std::size_t at = 0;
+  if (const ULONG s = locate(ev->fields, payload, pointer32, at, values); s != ERROR_SUCCESS) {
+    return s;
   }
-  if (index >= v.count) return ERROR_INVALID_PARAMETER;
-  std::size_t at = v.offset;
-  for (ULONG i = 0; i < index; ++i) at += element_size(field, v.length, payload, at, pointer32);
-  out = payload.subspan(at, element_size(field, v.length, payload, at, pointer32));
-  if (counted) out = out.subspan(2);
+  const ManifestField& field = ev->fields[f];
+  if (count == 1) return value_bytes(field, values[f], d[0].ArrayIndex, payload, pointer32, out);
+  if (!field.is_struct) return ERROR_NOT_FOUND;
+  const std::size_t m = field_named(field.members, name_at(d[1].PropertyName));
+  if (m == field.members.size()) return ERROR_NOT_FOUND;
+  const ULONG element = d[0].ArrayIndex == ~ULONG{0} ? 0 : d[0].ArrayIndex;
+  const Value& v = values[f];
+  if (element >= v.count || v.elements.empty()) return ERROR_INVALID_PARAMETER;
+  const auto& members = v.elements[std::min<std::size_t>(element, v.elements.size() - 1)];
+  return value_bytes(field.members[m], members[m], d[1].ArrayIndex, payload, pointer32, out);
+}
+
+// EVENT_MAP_INFO of the map `name` of the event's provider: entries in manifest order, each
+// text followed by a space (TdhGetEventMapInformation page: "Monday " for "Monday").
+ULONG manifest_map_information(const EVENT_RECORD* e, const std::u16string& name,
+                               EVENT_MAP_INFO* buffer, ULONG* size) {
+  const auto ev = find_event(e);
+  if (ev == nullptr) return ERROR_NOT_FOUND;
+  const auto map = std::find_if(ev->maps.begin(), ev->maps.end(),
+                                [&](const auto& m) { return etwrt::tdh::utf16(m.name) == name; });
+  if (map == ev->maps.end()) return ERROR_NOT_FOUND;
+  const std::size_t base =
+      std::max(sizeof(EVENT_MAP_INFO), offsetof(EVENT_MAP_INFO, MapEntryArray) +
+                                           map->entries.size() * sizeof(EVENT_MAP_ENTRY));
+  std::vector<std::byte> out(base);
+  auto* info = reinterpret_cast<EVENT_MAP_INFO*>(out.data());
+  Strings s{base, {}};
+  info->NameOffset = s.add(map->name, true);
+  info->Flag =
+      map->bitmap ? EVENTMAP_INFO_FLAG_MANIFEST_BITMAP : EVENTMAP_INFO_FLAG_MANIFEST_VALUEMAP;
+  info->EntryCount = static_cast<ULONG>(map->entries.size());
+  info->MapEntryValueType = EVENTMAP_ENTRY_VALUETYPE_ULONG;
+  for (std::size_t i = 0; i < map->entries.size(); ++i) {
+    info->MapEntryArray[i].Value = map->entries[i].first;
+    info->MapEntryArray[i].OutputOffset = s.add(map->entries[i].second + " ", true);
+  }
+  const std::size_t total = base + s.units.size() * sizeof(char16_t);
+  if (buffer == nullptr || *size < total) {
+    *size = static_cast<ULONG>(total);
+    return ERROR_INSUFFICIENT_BUFFER;
+  }
+  std::memcpy(buffer, out.data(), base);
+  std::memcpy(reinterpret_cast<std::byte*>(buffer) + base, s.units.data(),
+              s.units.size() * sizeof(char16_t));
+  *size = static_cast<ULONG>(total);
   return ERROR_SUCCESS;
 }
 

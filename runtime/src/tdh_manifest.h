@@ -17,8 +17,12 @@ std::u16string utf16(const std::string& text);
 // ERROR_NOT_FOUND when no loaded manifest defines the event (provider, Id, Version).
 ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size);
 
-// The bytes of the property `d` names (count descriptors; a manifest has no structs, so one).
+// The bytes of the property `d` names (count descriptors: a field, or a struct and a member).
 ULONG manifest_property(const EVENT_RECORD* e, ULONG count, const PROPERTY_DATA_DESCRIPTOR* d,
                         std::span<const std::byte>& out);
+
+// TdhGetEventMapInformation for events of loaded manifests; ERROR_NOT_FOUND for no such map.
+ULONG manifest_map_information(const EVENT_RECORD* e, const std::u16string& name,
+                               EVENT_MAP_INFO* buffer, ULONG* size);
 
 }  // namespace etwrt::tdh

@@ -8,6 +8,7 @@
 #include <evntprov.h>
 #include <evntrace.h>
 #include <evntcons.h>
+#include <tdh.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -26,6 +27,68 @@ void field_line(const char* type, const char* field, std::size_t offset, std::si
 // on, so this must stay a macro: a function cannot take a member designator.
 #define ETWH_FIELD(type, field) \
   field_line(#type, #field, offsetof(type, field), sizeof(static_cast<type*>(nullptr)->field))
+
+// tdh.h: what TdhGetEventInformation, TdhGetProperty and TdhGetEventMapInformation fill in.
+void tdh_layouts() {
+  size_line("EVENT_PROPERTY_INFO", sizeof(EVENT_PROPERTY_INFO));
+  ETWH_FIELD(EVENT_PROPERTY_INFO, Flags);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, NameOffset);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, nonStructType.InType);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, nonStructType.OutType);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, nonStructType.MapNameOffset);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, structType.StructStartIndex);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, structType.NumOfStructMembers);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, count);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, countPropertyIndex);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, length);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, lengthPropertyIndex);
+  ETWH_FIELD(EVENT_PROPERTY_INFO, Reserved);
+
+  size_line("TRACE_EVENT_INFO", sizeof(TRACE_EVENT_INFO));
+  ETWH_FIELD(TRACE_EVENT_INFO, ProviderGuid);
+  ETWH_FIELD(TRACE_EVENT_INFO, EventGuid);
+  ETWH_FIELD(TRACE_EVENT_INFO, EventDescriptor);
+  ETWH_FIELD(TRACE_EVENT_INFO, DecodingSource);
+  ETWH_FIELD(TRACE_EVENT_INFO, ProviderNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, LevelNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, ChannelNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, KeywordsNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, TaskNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, OpcodeNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, EventMessageOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, ProviderMessageOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, BinaryXMLOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, BinaryXMLSize);
+  ETWH_FIELD(TRACE_EVENT_INFO, ActivityIDNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, RelatedActivityIDNameOffset);
+  ETWH_FIELD(TRACE_EVENT_INFO, PropertyCount);
+  ETWH_FIELD(TRACE_EVENT_INFO, TopLevelPropertyCount);
+  ETWH_FIELD(TRACE_EVENT_INFO, Flags);
+  ETWH_FIELD(TRACE_EVENT_INFO, EventPropertyInfoArray);
+
+  size_line("PROPERTY_DATA_DESCRIPTOR", sizeof(PROPERTY_DATA_DESCRIPTOR));
+  ETWH_FIELD(PROPERTY_DATA_DESCRIPTOR, PropertyName);
+  ETWH_FIELD(PROPERTY_DATA_DESCRIPTOR, ArrayIndex);
+  ETWH_FIELD(PROPERTY_DATA_DESCRIPTOR, Reserved);
+
+  size_line("EVENT_MAP_ENTRY", sizeof(EVENT_MAP_ENTRY));
+  ETWH_FIELD(EVENT_MAP_ENTRY, OutputOffset);
+  ETWH_FIELD(EVENT_MAP_ENTRY, Value);
+  ETWH_FIELD(EVENT_MAP_ENTRY, InputOffset);
+
+  size_line("EVENT_MAP_INFO", sizeof(EVENT_MAP_INFO));
+  ETWH_FIELD(EVENT_MAP_INFO, NameOffset);
+  ETWH_FIELD(EVENT_MAP_INFO, Flag);
+  ETWH_FIELD(EVENT_MAP_INFO, EntryCount);
+  ETWH_FIELD(EVENT_MAP_INFO, MapEntryValueType);
+  ETWH_FIELD(EVENT_MAP_INFO, FormatStringOffset);
+  ETWH_FIELD(EVENT_MAP_INFO, MapEntryArray);
+
+  size_line("TDH_CONTEXT", sizeof(TDH_CONTEXT));
+  ETWH_FIELD(TDH_CONTEXT, ParameterValue);
+  ETWH_FIELD(TDH_CONTEXT, ParameterType);
+  ETWH_FIELD(TDH_CONTEXT, ParameterSize);
+}
 
 int main() {
   size_line("EVENT_DESCRIPTOR", sizeof(EVENT_DESCRIPTOR));
@@ -193,5 +256,6 @@ int main() {
   ETWH_FIELD(EVENT_TRACE_LOGFILEA, EventRecordCallback);
   ETWH_FIELD(EVENT_TRACE_LOGFILEA, IsKernelTrace);
   ETWH_FIELD(EVENT_TRACE_LOGFILEA, Context);
+  tdh_layouts();
   return 0;
 }
