@@ -93,6 +93,12 @@ struct DisallowRequest {
 // QueryAllTracesA: every session but private ones, in the order they started.
 struct EnumerateRequest {};
 
+// EnumerateTraceGuidsEx: without a GUID the providers' GUIDs (TraceGuidQueryList), with one
+// that provider's instances and the sessions enabling it (TraceGuidQueryInfo).
+struct ProvidersRequest {
+  std::optional<GUID> guid;
+};
+
 // OpenTraceA: the realtime session by name.
 struct OpenRequest {
   std::string name;
@@ -105,7 +111,7 @@ struct AckRequest {
 
 using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest,
                                  StartRequest, ControlRequest, EnableRequest, DisallowRequest,
-                                 EnumerateRequest, OpenRequest, AckRequest>;
+                                 EnumerateRequest, OpenRequest, AckRequest, ProvidersRequest>;
 
 struct Request {
   nlohmann::json id;  // Echoed in the reply, whatever it is (null when absent).

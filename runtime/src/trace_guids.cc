@@ -1,0 +1,116 @@
+// EnumerateTraceGuidsEx: which providers are registered (TraceGuidQueryList) and, for one
+// GUID, each registration with the sessions that enable it (TraceGuidQueryInfo), from the
+// broker's op "providers". Tools use it to read another session's configuration.
+#include "client.h"
+#include "replies.h"
+#include "wire.h"
+
+#include <windows.h>
+#include <evntrace.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr auto kCallLimit = 30s;
+
+// Appends a structure's bytes.
+template <typename T>
+void append(std::vector<unsigned char>& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof value);
+}
+
+// TraceGuidQueryList's answer: the GUIDs, one after another.
+std::vector<unsigned char> guid_list(const json& reply) {
+  std::vector<unsigned char> out;
+  for (const json& text : reply.at("guids")) {
+    GUID g;
+    if (!etwrt::guid_from_wire(text.get<std::string>(), g)) {
+      throw std::runtime_error("the broker's provider list holds a bad GUID");
+    }
+    append(out, g);
+  }
+  return out;
+}
+
+// TraceGuidQueryInfo's answer: TRACE_GUID_INFO, then each instance's
+// TRACE_PROVIDER_INSTANCE_INFO followed by its TRACE_ENABLE_INFOs.
+std::vector<unsigned char> guid_info(const json& reply) {
+  const json& instances = reply.at("instances");
+  std::vector<unsigned char> out;
+  TRACE_GUID_INFO head{};
+  head.InstanceCount = static_cast<ULONG>(instances.size());
+  append(out, head);
+  for (const json& instance : instances) {
+    const json& enables = instance.at("enables");
+    TRACE_PROVIDER_INSTANCE_INFO info{};
+    info.EnableCount = static_cast<ULONG>(enables.size());
+    info.NextOffset = static_cast<ULONG>(sizeof info + enables.size() * sizeof(TRACE_ENABLE_INFO));
+    info.Pid = instance.at("pid").get<ULONG>();
+    if (instance.at("legacy").get<bool>()) info.Flags |= TRACE_PROVIDER_FLAG_LEGACY;
+    if (instance.at("pre_enable").get<bool>()) info.Flags |= TRACE_PROVIDER_FLAG_PRE_ENABLE;
+    append(out, info);
+    for (const json& e : enables) {
+      TRACE_ENABLE_INFO enable{};
+      enable.IsEnabled = 1;
+      enable.Level = e.at("level").get<UCHAR>();
+      // The session's logger id: the low 16 bits of its handle, as Windows' TRACEHANDLEs carry
+      // theirs (etwrt's handles are small numbers).
+      enable.LoggerId = static_cast<USHORT>(e.at("logger").get<std::uint64_t>() & 0xFFFF);
+      enable.EnableProperty = e.at("property").get<ULONG>();
+      enable.MatchAnyKeyword = e.at("any").get<std::uint64_t>();
+      enable.MatchAllKeyword = e.at("all").get<std::uint64_t>();
+      append(out, enable);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The page: ERROR_INVALID_PARAMETER "One of the parameters is not valid";
+// ERROR_INSUFFICIENT_BUFFER when OutBuffer is too small, ReturnLength then "receives the
+// required buffer size". etwrt choices: ReturnLength NULL, a TraceGuidQueryInfo without a
+// whole GUID in InBuffer, or OutBuffer NULL with a size: ERROR_INVALID_PARAMETER; a GUID no
+// process registered and no session enables: ERROR_WMI_GUID_NOT_FOUND; the other classes
+// (the provider groups', TraceGuidQueryProcess, TraceMaxLoggersQuery...): ERROR_NOT_SUPPORTED.
+ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, PVOID InBuffer,
+                                   ULONG InBufferSize, PVOID OutBuffer, ULONG OutBufferSize,
+                                   PULONG ReturnLength) {
+  return etwrt::guarded("EnumerateTraceGuidsEx", [&]() -> ULONG {
+    if (ReturnLength == nullptr || (OutBuffer == nullptr && OutBufferSize != 0)) {
+      return ERROR_INVALID_PARAMETER;
+    }
+    json request = {{"op", "providers"}};
+    if (TraceQueryInfoClass == TraceGuidQueryInfo) {
+      if (InBuffer == nullptr || InBufferSize < sizeof(GUID)) return ERROR_INVALID_PARAMETER;
+      GUID g;
+      std::memcpy(&g, InBuffer, sizeof g);
+      request["guid"] = etwrt::guid_to_wire(g);
+    } else if (TraceQueryInfoClass != TraceGuidQueryList) {
+      return ERROR_NOT_SUPPORTED;
+    }
+    const etwrt::ClientReply reply = etwrt::Client::instance().call(request, kCallLimit);
+    if (const ULONG status = etwrt::reply_status(reply, "EnumerateTraceGuidsEx");
+        status != ERROR_SUCCESS) {
+      return status;
+    }
+    const std::vector<unsigned char> answer =
+        TraceQueryInfoClass == TraceGuidQueryList ? guid_list(reply.body) : guid_info(reply.body);
+    *ReturnLength = static_cast<ULONG>(answer.size());
+    if (answer.size() > OutBufferSize) return ERROR_INSUFFICIENT_BUFFER;
+    if (!answer.empty()) std::memcpy(OutBuffer, answer.data(), answer.size());
+    return ERROR_SUCCESS;
+  });
+}
+
+}  // extern "C"
