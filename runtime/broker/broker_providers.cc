@@ -12,14 +12,18 @@ namespace etwrt::broker {
 
 using json = nlohmann::json;
 
-json BrokerState::on_providers(const ProvidersRequest& request) const {
+json BrokerState::on_providers(PeerId peer_id, const ProvidersRequest& request) const {
   if (!request.guid) {
-    // Registered GUIDs, and GUIDs a session enables before any registration (etwrt choice:
+    // Registered GUIDs (only the asking process's for TraceGuidQueryProcess), and for
+    // TraceGuidQueryList GUIDs a session enables before any registration (etwrt choice:
     // TraceGuidQueryInfo reports those as TRACE_PROVIDER_FLAG_PRE_ENABLE instances).
     // Keys are the GUIDs' raw bytes (guid_key); the reply carries them in wire form.
     std::set<std::string> keys;
-    for (const Registration& r : registrations_) keys.insert(guid_key(r.guid));
+    for (const Registration& r : registrations_) {
+      if (!request.this_process || r.peer == peer_id) keys.insert(guid_key(r.guid));
+    }
     for (const auto& [handle, s] : sessions_) {
+      if (request.this_process) break;
       for (const auto& [key, enable] : s.enables) keys.insert(key);
     }
     json guids = json::array();
@@ -52,7 +56,8 @@ json BrokerState::on_providers(const ProvidersRequest& request) const {
                          {"enables", enables}});
   }
   if (instances.empty() && !enables.empty()) {
-    instances.push_back({{"pid", 0}, {"legacy", false}, {"pre_enable", true}, {"enables", enables}});
+    instances.push_back(
+        {{"pid", 0}, {"legacy", false}, {"pre_enable", true}, {"enables", enables}});
   }
   // A GUID nobody registered or enabled (etwrt choice of code: WMI's "GUID not found").
   if (instances.empty()) return {{"status", ERROR_WMI_GUID_NOT_FOUND}};

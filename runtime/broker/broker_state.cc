@@ -152,7 +152,8 @@ json BrokerState::dispatch(PeerId id, const Request& request, bool& deferred) {
   if (const auto* control = std::get_if<ControlRequest>(&body)) return on_control(*control);
   if (const auto* disallow = std::get_if<DisallowRequest>(&body)) return on_disallow(*disallow);
   if (std::holds_alternative<EnumerateRequest>(body)) return on_enumerate();
-  if (const auto* providers = std::get_if<ProvidersRequest>(&body)) return on_providers(*providers);
+  if (const auto* providers = std::get_if<ProvidersRequest>(&body))
+    return on_providers(id, *providers);
   if (const auto* enable = std::get_if<EnableRequest>(&body)) {
     std::optional<json> immediate = on_enable(id, *enable, request.id);
     deferred = !immediate;

@@ -137,7 +137,8 @@ class BrokerState {
   nlohmann::json on_start(const StartRequest& request);
   nlohmann::json on_control(const ControlRequest& request);
   nlohmann::json on_enumerate() const;
-  nlohmann::json on_providers(const ProvidersRequest& request) const;  // broker_providers.cc
+  // broker_providers.cc; `peer` asks (TraceGuidQueryProcess lists its registrations).
+  nlohmann::json on_providers(PeerId peer, const ProvidersRequest& request) const;
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
   std::optional<nlohmann::json> on_enable(PeerId peer, const EnableRequest& request,
                                           const nlohmann::json& id);

@@ -93,10 +93,12 @@ struct DisallowRequest {
 // QueryAllTracesA: every session but private ones, in the order they started.
 struct EnumerateRequest {};
 
-// EnumerateTraceGuidsEx: without a GUID the providers' GUIDs (TraceGuidQueryList), with one
-// that provider's instances and the sessions enabling it (TraceGuidQueryInfo).
+// EnumerateTraceGuidsEx: without a GUID the providers' GUIDs (TraceGuidQueryList, or with
+// `this_process` those the asking process registered: TraceGuidQueryProcess), with one that
+// provider's instances and the sessions enabling it (TraceGuidQueryInfo).
 struct ProvidersRequest {
   std::optional<GUID> guid;
+  bool this_process = false;
 };
 
 // OpenTraceA: the realtime session by name.

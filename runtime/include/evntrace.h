@@ -533,7 +533,8 @@ ULONG WMIAPI EnableTrace(ULONG Enable, ULONG EnableFlag, ULONG EnableLevel, LPCG
                          TRACEHANDLE TraceHandle);
 ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength);
-/* TraceGuidQueryList (the GUIDs of the providers registered or enabled) and TraceGuidQueryInfo
+/* TraceGuidQueryList (the GUIDs of the providers registered or enabled), TraceGuidQueryProcess
+   (those registered in the calling process) and TraceGuidQueryInfo
    (InBuffer: one GUID; its instances and the sessions enabling each). OutBufferSize too small
    (0 included): ERROR_INSUFFICIENT_BUFFER with *ReturnLength the size needed. */
 ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, PVOID InBuffer,

@@ -44,10 +44,9 @@ ULONG stop(const std::string& name) {
 
 // What the callbacks saw; the Context the consumer gave OpenTrace points here.
 struct Seen {
-  std::atomic<int> events{0};            // Events of kProvider, with this Context.
-  std::atomic<int> header_events{0};     // The synthetic header event (EventTraceGuid).
-  std::atomic<int> wrong_context{0};     // Any record whose UserContext is not this.
-  std::atomic<int> buffers{0};           // BufferCallback calls with the right Context.
+  std::atomic<int> events{0};             // Events of kProvider, with this Context.
+  std::atomic<int> header_events{0};      // The synthetic header event (EventTraceGuid).
+  std::atomic<int> buffers{0};            // BufferCallback calls with the right Context.
   std::atomic<int> bad_buffer_record{0};  // A BufferCallback record that is not OpenTrace's.
   std::atomic<bool> close_in_callback{false};
   std::atomic<ULONG> close_status{0};

@@ -105,9 +105,9 @@ TEST(LastError, LCMapStringExFailuresSetIt) {
   const WCHAR text[] = {u'a', u'b', 0};
   WCHAR out[3] = {};
   SetLastError(ERROR_SUCCESS);
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, text, -1, out, 2, nullptr,
-                          nullptr, 0),
-            0);
+  EXPECT_EQ(
+      LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, text, -1, out, 2, nullptr, nullptr, 0),
+      0);
   EXPECT_EQ(GetLastError(), DWORD{ERROR_INSUFFICIENT_BUFFER});
   SetLastError(ERROR_SUCCESS);
   EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE | LCMAP_LOWERCASE, text, -1, out,
@@ -120,9 +120,9 @@ TEST(LastError, LCMapStringExFailuresSetIt) {
             0);
   EXPECT_EQ(GetLastError(), DWORD{ERROR_INVALID_PARAMETER});
   SetLastError(ERROR_BUSY);
-  EXPECT_EQ(LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, text, -1, out, 3, nullptr,
-                          nullptr, 0),
-            3);
+  EXPECT_EQ(
+      LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, text, -1, out, 3, nullptr, nullptr, 0),
+      3);
   EXPECT_EQ(out[0], u'A');
   EXPECT_EQ(GetLastError(), DWORD{ERROR_BUSY});
 }

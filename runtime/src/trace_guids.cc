@@ -1,4 +1,5 @@
-// EnumerateTraceGuidsEx: which providers are registered (TraceGuidQueryList) and, for one
+// EnumerateTraceGuidsEx: which providers are registered (TraceGuidQueryList; in this process,
+// TraceGuidQueryProcess) and, for one
 // GUID, each registration with the sessions that enable it (TraceGuidQueryInfo), from the
 // broker's op "providers". Tools use it to read another session's configuration.
 #include "client.h"
@@ -82,7 +83,7 @@ extern "C" {
 // required buffer size". etwrt choices: ReturnLength NULL, a TraceGuidQueryInfo without a
 // whole GUID in InBuffer, or OutBuffer NULL with a size: ERROR_INVALID_PARAMETER; a GUID no
 // process registered and no session enables: ERROR_WMI_GUID_NOT_FOUND; the other classes
-// (the provider groups', TraceGuidQueryProcess, TraceMaxLoggersQuery...): ERROR_NOT_SUPPORTED.
+// (the provider groups', TraceMaxLoggersQuery...): ERROR_NOT_SUPPORTED.
 ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, PVOID InBuffer,
                                    ULONG InBufferSize, PVOID OutBuffer, ULONG OutBufferSize,
                                    PULONG ReturnLength) {
@@ -96,6 +97,8 @@ ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, P
       GUID g;
       std::memcpy(&g, InBuffer, sizeof g);
       request["guid"] = etwrt::guid_to_wire(g);
+    } else if (TraceQueryInfoClass == TraceGuidQueryProcess) {
+      request["process"] = true;
     } else if (TraceQueryInfoClass != TraceGuidQueryList) {
       return ERROR_NOT_SUPPORTED;
     }
@@ -105,7 +108,7 @@ ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, P
       return status;
     }
     const std::vector<unsigned char> answer =
-        TraceQueryInfoClass == TraceGuidQueryList ? guid_list(reply.body) : guid_info(reply.body);
+        TraceQueryInfoClass == TraceGuidQueryInfo ? guid_info(reply.body) : guid_list(reply.body);
     *ReturnLength = static_cast<ULONG>(answer.size());
     if (answer.size() > OutBufferSize) return ERROR_INSUFFICIENT_BUFFER;
     if (!answer.empty()) std::memcpy(OutBuffer, answer.data(), answer.size());

@@ -62,9 +62,9 @@ TEST(EnumerateTraceGuidsEx, ListsProvidersAndWhichSessionsEnableThemHow) {
   ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ERROR_SUCCESS);
   const TRACEHANDLE a = start("guids-a");
   const TRACEHANDLE b = start("guids-b");
-  ASSERT_EQ(EnableTraceEx2(a, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0x10, 0, 0,
-                           nullptr),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(a, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 4, 0x10, 0, 0, nullptr),
+      ERROR_SUCCESS);
   ENABLE_TRACE_PARAMETERS parameters{};
   parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
   parameters.EnableProperty = EVENT_ENABLE_PROPERTY_SID;
@@ -105,16 +105,27 @@ TEST(EnumerateTraceGuidsEx, ListsProvidersAndWhichSessionsEnableThemHow) {
   EXPECT_EQ(enables[1].EnableProperty, ULONG{EVENT_ENABLE_PROPERTY_SID});
 
   // Enabled before anyone registered it: one instance, PRE_ENABLE, no process.
-  ASSERT_EQ(EnableTraceEx2(a, &kUnregistered, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 0,
-                           nullptr),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(a, &kUnregistered, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 0, nullptr),
+      ERROR_SUCCESS);
   ASSERT_EQ(query(TraceGuidQueryInfo, &kUnregistered, info), ERROR_SUCCESS);
   instance = reinterpret_cast<const TRACE_PROVIDER_INSTANCE_INFO*>(info.data() + sizeof *head);
   EXPECT_EQ(reinterpret_cast<const TRACE_GUID_INFO*>(info.data())->InstanceCount, 1u);
   EXPECT_EQ(instance->Flags, ULONG{TRACE_PROVIDER_FLAG_PRE_ENABLE});
   EXPECT_EQ(instance->Pid, 0u);
   EXPECT_EQ(instance->EnableCount, 1u);
+
+  // TRACE_QUERY_INFO_CLASS page, TraceGuidQueryProcess: "Query for an array of GUIDs of the
+  // providers that registered themselves in the same process as the calling process."
+  std::vector<unsigned char> mine;
+  ASSERT_EQ(query(TraceGuidQueryProcess, nullptr, mine), ERROR_SUCCESS);
+  EXPECT_TRUE(lists(mine, kProvider));
+  EXPECT_FALSE(lists(mine, kUnregistered)) << "enabled, never registered";
+  ASSERT_EQ(query(TraceGuidQueryList, nullptr, list), ERROR_SUCCESS);
+  EXPECT_TRUE(lists(list, kUnregistered)) << "the list names GUIDs only enabled too";
   EXPECT_EQ(EventUnregister(provider), ERROR_SUCCESS);
+  ASSERT_EQ(query(TraceGuidQueryProcess, nullptr, mine), ERROR_SUCCESS);
+  EXPECT_FALSE(lists(mine, kProvider)) << "unregistered";
 }
 
 TEST(EnumerateTraceGuidsEx, ArgumentsAndUnknownProviders) {
