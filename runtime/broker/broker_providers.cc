@@ -64,4 +64,23 @@ json BrokerState::on_providers(PeerId peer_id, const ProvidersRequest& request) 
   return {{"status", ERROR_SUCCESS}, {"instances", std::move(instances)}};
 }
 
+// The session limit always; the session's disallow list when `request.handle` names one
+// (a handle of no session: ERROR_WMI_INSTANCE_NOT_FOUND with the limit still given).
+json BrokerState::on_session_info(const SessionInfoRequest& request) {
+  json reply = {{"status", ERROR_SUCCESS}, {"max_sessions", max_sessions_}};
+  const Session* s = request.handle != 0 ? find_session(request.handle, "") : nullptr;
+  if (s == nullptr) {
+    reply["status"] = ERROR_WMI_INSTANCE_NOT_FOUND;
+    return reply;
+  }
+  json disallow = json::array();
+  for (const std::string& key : s->disallow) {
+    GUID g;
+    std::memcpy(&g, key.data(), sizeof g);
+    disallow.push_back(guid_to_wire(g));
+  }
+  reply["disallow"] = std::move(disallow);
+  return reply;
+}
+
 }  // namespace etwrt::broker

@@ -154,6 +154,7 @@ json BrokerState::dispatch(PeerId id, const Request& request, bool& deferred) {
   if (std::holds_alternative<EnumerateRequest>(body)) return on_enumerate();
   if (const auto* providers = std::get_if<ProvidersRequest>(&body))
     return on_providers(id, *providers);
+  if (const auto* info = std::get_if<SessionInfoRequest>(&body)) return on_session_info(*info);
   if (const auto* enable = std::get_if<EnableRequest>(&body)) {
     std::optional<json> immediate = on_enable(id, *enable, request.id);
     deferred = !immediate;

@@ -139,6 +139,7 @@ class BrokerState {
   nlohmann::json on_enumerate() const;
   // broker_providers.cc; `peer` asks (TraceGuidQueryProcess lists its registrations).
   nlohmann::json on_providers(PeerId peer, const ProvidersRequest& request) const;
+  nlohmann::json on_session_info(const SessionInfoRequest& request);  // broker_providers.cc
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
   std::optional<nlohmann::json> on_enable(PeerId peer, const EnableRequest& request,
                                           const nlohmann::json& id);

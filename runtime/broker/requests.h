@@ -101,6 +101,12 @@ struct ProvidersRequest {
   bool this_process = false;
 };
 
+// TraceQueryInformation (and EnumerateTraceGuidsEx's TraceMaxLoggersQuery): what the broker
+// keeps of a session that a controller may read back, and the session limit.
+struct SessionInfoRequest {
+  std::uint64_t handle = 0;
+};
+
 // OpenTraceA: the realtime session by name.
 struct OpenRequest {
   std::string name;
@@ -111,9 +117,10 @@ struct AckRequest {
   std::uint64_t wait = 0;
 };
 
-using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest,
-                                 StartRequest, ControlRequest, EnableRequest, DisallowRequest,
-                                 EnumerateRequest, OpenRequest, AckRequest, ProvidersRequest>;
+using RequestBody =
+    std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest, StartRequest,
+                 ControlRequest, EnableRequest, DisallowRequest, EnumerateRequest, OpenRequest,
+                 AckRequest, ProvidersRequest, SessionInfoRequest>;
 
 struct Request {
   nlohmann::json id;  // Echoed in the reply, whatever it is (null when absent).

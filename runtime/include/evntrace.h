@@ -537,6 +537,10 @@ ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS Inf
    (those registered in the calling process) and TraceGuidQueryInfo
    (InBuffer: one GUID; its instances and the sessions enabling each). OutBufferSize too small
    (0 included): ERROR_INSUFFICIENT_BUFFER with *ReturnLength the size needed. */
+/* TraceDisallowListQuery and TraceMaxLoggersQuery; other classes ERROR_NOT_SUPPORTED. */
+ULONG WMIAPI TraceQueryInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                   PVOID TraceInformation, ULONG InformationLength,
+                                   PULONG ReturnLength);
 ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, PVOID InBuffer,
                                    ULONG InBufferSize, PVOID OutBuffer, ULONG OutBufferSize,
                                    PULONG ReturnLength);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -74,6 +75,31 @@ std::vector<unsigned char> guid_info(const json& reply) {
   return out;
 }
 
+// The broker's session_info for `handle`: the session limit, and the session's disallow list.
+json session_info(TRACEHANDLE handle, ULONG& status, const char* what) {
+  const etwrt::ClientReply reply =
+      etwrt::Client::instance().call({{"op", "session_info"}, {"handle", handle}}, kCallLimit);
+  status = etwrt::reply_status(reply, what);
+  return reply.body;
+}
+
+// The session limit as a ULONG (TraceMaxLoggersQuery).
+std::vector<unsigned char> max_loggers(const json& info) {
+  std::vector<unsigned char> out;
+  append(out, info.at("max_sessions").get<ULONG>());
+  return out;
+}
+
+// Copies `answer` out as both functions' pages say: the size needed in *ReturnLength (when
+// given), `too_small` when it does not fit.
+ULONG hand_out(const std::vector<unsigned char>& answer, PVOID out, ULONG out_size,
+               PULONG return_length, ULONG too_small) {
+  if (return_length != nullptr) *return_length = static_cast<ULONG>(answer.size());
+  if (answer.size() > out_size) return too_small;
+  if (!answer.empty()) std::memcpy(out, answer.data(), answer.size());
+  return ERROR_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -99,6 +125,12 @@ ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, P
       request["guid"] = etwrt::guid_to_wire(g);
     } else if (TraceQueryInfoClass == TraceGuidQueryProcess) {
       request["process"] = true;
+    } else if (TraceQueryInfoClass == TraceMaxLoggersQuery) {
+      ULONG status = ERROR_SUCCESS;
+      const json info = session_info(0, status, "EnumerateTraceGuidsEx");
+      if (status != ERROR_SUCCESS && status != ERROR_WMI_INSTANCE_NOT_FOUND) return status;
+      return hand_out(max_loggers(info), OutBuffer, OutBufferSize, ReturnLength,
+                      ERROR_INSUFFICIENT_BUFFER);
     } else if (TraceQueryInfoClass != TraceGuidQueryList) {
       return ERROR_NOT_SUPPORTED;
     }
@@ -109,10 +141,41 @@ ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, P
     }
     const std::vector<unsigned char> answer =
         TraceQueryInfoClass == TraceGuidQueryInfo ? guid_info(reply.body) : guid_list(reply.body);
-    *ReturnLength = static_cast<ULONG>(answer.size());
-    if (answer.size() > OutBufferSize) return ERROR_INSUFFICIENT_BUFFER;
-    if (!answer.empty()) std::memcpy(OutBuffer, answer.data(), answer.size());
-    return ERROR_SUCCESS;
+    return hand_out(answer, OutBuffer, OutBufferSize, ReturnLength, ERROR_INSUFFICIENT_BUFFER);
+  });
+}
+
+// The TRACE_QUERY_INFO_CLASS classes a user-mode session has here: TraceDisallowListQuery (the
+// GUIDs TraceSetDisallowList set) and TraceMaxLoggersQuery (the session limit, a ULONG). The
+// kernel's (stack tracing, system enable flags, profiling sources, PMC and LBR counters...) and
+// the others: ERROR_NOT_SUPPORTED, the page's "The request is not supported". A buffer too
+// small: ERROR_BAD_LENGTH with the size needed in *ReturnLength (the page: InformationLength
+// "less than a minimum size"). etwrt choices: SessionHandle 0 ERROR_INVALID_HANDLE (as
+// TraceSetInformation); a handle of no session ERROR_WMI_INSTANCE_NOT_FOUND.
+ULONG WMIAPI TraceQueryInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                   PVOID TraceInformation, ULONG InformationLength,
+                                   PULONG ReturnLength) {
+  return etwrt::guarded("TraceQueryInformation", [&]() -> ULONG {
+    // Any integer may come: read it as one, never as the enum.
+    std::underlying_type_t<TRACE_INFO_CLASS> raw_class = 0;
+    static_assert(sizeof raw_class == sizeof InformationClass);
+    std::memcpy(&raw_class, &InformationClass, sizeof raw_class);
+    if (raw_class != TraceDisallowListQuery && raw_class != TraceMaxLoggersQuery) {
+      return ERROR_NOT_SUPPORTED;
+    }
+    if (SessionHandle == 0) return ERROR_INVALID_HANDLE;
+    if (TraceInformation == nullptr && InformationLength != 0) return ERROR_INVALID_PARAMETER;
+    ULONG status = ERROR_SUCCESS;
+    const json info = session_info(SessionHandle, status, "TraceQueryInformation");
+    if (status != ERROR_SUCCESS) return status;
+    std::vector<unsigned char> answer;
+    if (raw_class == TraceMaxLoggersQuery) {
+      answer = max_loggers(info);
+    } else {
+      const json list = {{"guids", info.at("disallow")}};
+      answer = guid_list(list);
+    }
+    return hand_out(answer, TraceInformation, InformationLength, ReturnLength, ERROR_BAD_LENGTH);
   });
 }
 

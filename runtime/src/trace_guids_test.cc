@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,6 +152,56 @@ TEST(EnumerateTraceGuidsEx, ArgumentsAndUnknownProviders) {
   EXPECT_EQ(needed, sizeof(GUID));
   EXPECT_EQ(small[0], 0xEE);
   EXPECT_EQ(EventUnregister(provider), ERROR_SUCCESS);
+}
+
+}  // namespace
+
+namespace {
+
+// TraceQueryInformation's page: "provides information about an event tracing session";
+// TRACE_QUERY_INFO_CLASS: TraceDisallowListQuery "Query an array of GUIDs that are disallowed
+// for group enables on this session", TraceMaxLoggersQuery "Queries the currently configured
+// maximum number of ETW logging sessions allowed by the operating system. Returns a ULONG."
+TEST(TraceQueryInformation, DisallowListAndSessionLimitKernelClassesAreNotSupported) {
+  ::setenv("ETWRT_MAX_SESSIONS", "7", 1);  // The broker this test starts reads it.
+  PrivateBrokerHome home("etwrt-trace-guids");
+  const TRACEHANDLE s = start("query-info");
+  ::unsetenv("ETWRT_MAX_SESSIONS");
+  GUID disallowed[2] = {kProvider, kUnregistered};
+  ASSERT_EQ(TraceSetInformation(s, TraceSetDisallowList, disallowed, sizeof disallowed),
+            ERROR_SUCCESS);
+
+  ULONG needed = 0;
+  unsigned char small[16] = {};
+  EXPECT_EQ(TraceQueryInformation(s, TraceDisallowListQuery, small, sizeof small, &needed),
+            ULONG{ERROR_BAD_LENGTH});
+  EXPECT_EQ(needed, sizeof disallowed);
+  std::vector<unsigned char> list(needed);
+  ASSERT_EQ(TraceQueryInformation(s, TraceDisallowListQuery, list.data(), needed, &needed),
+            ERROR_SUCCESS);
+  EXPECT_TRUE(lists(list, kProvider));
+  EXPECT_TRUE(lists(list, kUnregistered));
+
+  ULONG limit = 0;
+  ASSERT_EQ(TraceQueryInformation(s, TraceMaxLoggersQuery, &limit, sizeof limit, &needed),
+            ERROR_SUCCESS);
+  EXPECT_EQ(limit, 7u);
+  EXPECT_EQ(needed, sizeof limit);
+  limit = 0;
+  ASSERT_EQ(EnumerateTraceGuidsEx(TraceMaxLoggersQuery, nullptr, 0, &limit, sizeof limit, &needed),
+            ERROR_SUCCESS);
+  EXPECT_EQ(limit, 7u);
+
+  ULONG flags = 0;
+  EXPECT_EQ(
+      TraceQueryInformation(s, TraceSystemTraceEnableFlagsInfo, &flags, sizeof flags, &needed),
+      ULONG{ERROR_NOT_SUPPORTED});
+  EXPECT_EQ(TraceQueryInformation(s, TraceStackTracingInfo, &flags, sizeof flags, &needed),
+            ULONG{ERROR_NOT_SUPPORTED});
+  EXPECT_EQ(TraceQueryInformation(0, TraceMaxLoggersQuery, &limit, sizeof limit, &needed),
+            ULONG{ERROR_INVALID_HANDLE});
+  EXPECT_EQ(TraceQueryInformation(s + 100, TraceDisallowListQuery, list.data(), needed, &needed),
+            ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
 }
 
 }  // namespace
