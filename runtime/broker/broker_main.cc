@@ -132,7 +132,7 @@ void EventLoop::accept_peer() {
   timeval timeout{2, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   readers_[fd];
-  state_.connect(fd, allowed);
+  state_.connect(fd, allowed, allowed ? static_cast<std::uint32_t>(cred.pid) : 0);
 }
 
 void EventLoop::read_peer(int fd) {

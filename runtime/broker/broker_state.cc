@@ -57,7 +57,9 @@ std::int64_t file_time_now() {
 
 std::string guid_key(const GUID& g) { return std::string(reinterpret_cast<const char*>(&g), 16); }
 
-void BrokerState::connect(PeerId peer, bool allowed) { peers_[peer] = Peer{allowed, {}, {}, {}}; }
+void BrokerState::connect(PeerId peer, bool allowed, std::uint32_t pid) {
+  peers_[peer] = Peer{allowed, {}, {}, {}, pid};
+}
 
 void BrokerState::disconnect(PeerId id) {
   auto it = peers_.find(id);
@@ -150,6 +152,9 @@ json BrokerState::dispatch(PeerId id, const Request& request, bool& deferred) {
   if (const auto* control = std::get_if<ControlRequest>(&body)) return on_control(*control);
   if (const auto* disallow = std::get_if<DisallowRequest>(&body)) return on_disallow(*disallow);
   if (std::holds_alternative<EnumerateRequest>(body)) return on_enumerate();
+  if (const auto* providers = std::get_if<ProvidersRequest>(&body))
+    return on_providers(id, *providers);
+  if (const auto* info = std::get_if<SessionInfoRequest>(&body)) return on_session_info(*info);
   if (const auto* enable = std::get_if<EnableRequest>(&body)) {
     std::optional<json> immediate = on_enable(id, *enable, request.id);
     deferred = !immediate;

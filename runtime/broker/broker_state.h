@@ -88,8 +88,9 @@ class BrokerState {
  public:
   explicit BrokerState(std::size_t max_sessions = kDefaultMaxSessions)
       : max_sessions_(max_sessions) {}
-  // A peer connected; `allowed` when it runs as the broker's user (or root).
-  void connect(PeerId peer, bool allowed);
+  // A peer connected; `allowed` when it runs as the broker's user (or root); `pid` its process
+  // (0 when unknown), which EnumerateTraceGuidsEx reports for its registrations.
+  void connect(PeerId peer, bool allowed, std::uint32_t pid = 0);
   // Handles one request of a connected peer; what to send waits in the outbox.
   void handle(PeerId peer, const Request& request);
   // A peer whose socket closed or whose frame could not be sent: its registrations vanish,
@@ -119,6 +120,7 @@ class BrokerState {
     std::vector<std::uint64_t> pending_waits;  // Wait ids this peer still has to ack.
     std::set<std::uint64_t> pools;   // Pool ids whose fd this peer got (it maps each once).
     std::set<std::uint64_t> opened;  // Pool ids of the sessions it opened as a consumer.
+    std::uint32_t pid = 0;
   };
   struct Wait {
     PeerId controller = -1;  // -1 once the controller is gone.
@@ -135,6 +137,9 @@ class BrokerState {
   nlohmann::json on_start(const StartRequest& request);
   nlohmann::json on_control(const ControlRequest& request);
   nlohmann::json on_enumerate() const;
+  // broker_providers.cc; `peer` asks (TraceGuidQueryProcess lists its registrations).
+  nlohmann::json on_providers(PeerId peer, const ProvidersRequest& request) const;
+  nlohmann::json on_session_info(const SessionInfoRequest& request);  // broker_providers.cc
   // Returns nullopt when the reply is deferred until the callbacks have been acknowledged.
   std::optional<nlohmann::json> on_enable(PeerId peer, const EnableRequest& request,
                                           const nlohmann::json& id);

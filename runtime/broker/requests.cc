@@ -212,6 +212,10 @@ std::optional<RequestBody> decode_body(const std::string& op, const Fields& f) {
   if (op == "disallow") return DisallowRequest{f.u64("handle"), f.guid_list("guids")};
   if (op == "enumerate") return EnumerateRequest{};
   if (op == "open") return OpenRequest{f.string("name")};
+  if (op == "session_info") return SessionInfoRequest{f.u64("handle")};
+  if (op == "providers") {
+    return ProvidersRequest{f.optional_guid("guid"), f.boolean_or("process", false)};
+  }
   if (op == "ack") return AckRequest{f.u64("wait")};
   return std::nullopt;
 }

@@ -93,6 +93,20 @@ struct DisallowRequest {
 // QueryAllTracesA: every session but private ones, in the order they started.
 struct EnumerateRequest {};
 
+// EnumerateTraceGuidsEx: without a GUID the providers' GUIDs (TraceGuidQueryList, or with
+// `this_process` those the asking process registered: TraceGuidQueryProcess), with one that
+// provider's instances and the sessions enabling it (TraceGuidQueryInfo).
+struct ProvidersRequest {
+  std::optional<GUID> guid;
+  bool this_process = false;
+};
+
+// TraceQueryInformation (and EnumerateTraceGuidsEx's TraceMaxLoggersQuery): what the broker
+// keeps of a session that a controller may read back, and the session limit.
+struct SessionInfoRequest {
+  std::uint64_t handle = 0;
+};
+
 // OpenTraceA: the realtime session by name.
 struct OpenRequest {
   std::string name;
@@ -103,9 +117,10 @@ struct AckRequest {
   std::uint64_t wait = 0;
 };
 
-using RequestBody = std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest,
-                                 StartRequest, ControlRequest, EnableRequest, DisallowRequest,
-                                 EnumerateRequest, OpenRequest, AckRequest>;
+using RequestBody =
+    std::variant<HelloRequest, RegisterRequest, UnregisterRequest, SetTraitsRequest, StartRequest,
+                 ControlRequest, EnableRequest, DisallowRequest, EnumerateRequest, OpenRequest,
+                 AckRequest, ProvidersRequest, SessionInfoRequest>;
 
 struct Request {
   nlohmann::json id;  // Echoed in the reply, whatever it is (null when absent).

@@ -150,6 +150,37 @@ DEFINE_GUID(RTLostEventGuid, 0x6a399ae0, 0x4bc6, 0x4de9, 0x87, 0x0b, 0x36, 0x57,
 #define EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING 0x10000000
 #define EVENT_TRACE_ADDTO_TRIAGE_DUMP 0x80000000
 
+/* EVENT_TRACE_PROPERTIES.EnableFlags of a system logger session (the SystemTraceProvider's
+   kernel events), values as the EVENT_TRACE_PROPERTIES page lists them. etwrt has no kernel
+   events: a session keeps and reports the flags, nothing writes such events. */
+#define EVENT_TRACE_FLAG_PROCESS 0x00000001
+#define EVENT_TRACE_FLAG_THREAD 0x00000002
+#define EVENT_TRACE_FLAG_IMAGE_LOAD 0x00000004
+#define EVENT_TRACE_FLAG_PROCESS_COUNTERS 0x00000008
+#define EVENT_TRACE_FLAG_CSWITCH 0x00000010
+#define EVENT_TRACE_FLAG_DPC 0x00000020
+#define EVENT_TRACE_FLAG_INTERRUPT 0x00000040
+#define EVENT_TRACE_FLAG_SYSTEMCALL 0x00000080
+#define EVENT_TRACE_FLAG_DISK_IO 0x00000100
+#define EVENT_TRACE_FLAG_DISK_FILE_IO 0x00000200
+#define EVENT_TRACE_FLAG_DISK_IO_INIT 0x00000400
+#define EVENT_TRACE_FLAG_DISPATCHER 0x00000800
+#define EVENT_TRACE_FLAG_MEMORY_PAGE_FAULTS 0x00001000
+#define EVENT_TRACE_FLAG_MEMORY_HARD_FAULTS 0x00002000
+#define EVENT_TRACE_FLAG_VIRTUAL_ALLOC 0x00004000
+#define EVENT_TRACE_FLAG_VAMAP 0x00008000
+#define EVENT_TRACE_FLAG_NETWORK_TCPIP 0x00010000
+#define EVENT_TRACE_FLAG_REGISTRY 0x00020000
+#define EVENT_TRACE_FLAG_DBGPRINT 0x00040000
+#define EVENT_TRACE_FLAG_JOB 0x00080000
+#define EVENT_TRACE_FLAG_ALPC 0x00100000
+#define EVENT_TRACE_FLAG_SPLIT_IO 0x00200000
+#define EVENT_TRACE_FLAG_DRIVER 0x00800000
+#define EVENT_TRACE_FLAG_PROFILE 0x01000000
+#define EVENT_TRACE_FLAG_FILE_IO 0x02000000
+#define EVENT_TRACE_FLAG_FILE_IO_INIT 0x04000000
+#define EVENT_TRACE_FLAG_NO_SYSCONFIG 0x10000000
+
 /* ControlTrace codes. */
 #define EVENT_TRACE_CONTROL_QUERY 0
 #define EVENT_TRACE_CONTROL_STOP 1
@@ -424,6 +455,35 @@ typedef enum _TRACE_QUERY_INFO_CLASS {
 } TRACE_QUERY_INFO_CLASS,
     TRACE_INFO_CLASS;
 
+/* EnumerateTraceGuidsEx(TraceGuidQueryInfo): a TRACE_GUID_INFO, then InstanceCount blocks of a
+   TRACE_PROVIDER_INSTANCE_INFO followed by its EnableCount TRACE_ENABLE_INFOs (NextOffset: from
+   this block to the next). */
+#define TRACE_PROVIDER_FLAG_LEGACY 0x00000001
+#define TRACE_PROVIDER_FLAG_PRE_ENABLE 0x00000002
+
+typedef struct _TRACE_ENABLE_INFO {
+  ULONG IsEnabled;
+  UCHAR Level;
+  UCHAR Reserved1;
+  USHORT LoggerId;
+  ULONG EnableProperty;
+  ULONG Reserved2;
+  ULONGLONG MatchAnyKeyword;
+  ULONGLONG MatchAllKeyword;
+} TRACE_ENABLE_INFO, *PTRACE_ENABLE_INFO;
+
+typedef struct _TRACE_PROVIDER_INSTANCE_INFO {
+  ULONG NextOffset;
+  ULONG EnableCount;
+  ULONG Pid;
+  ULONG Flags;
+} TRACE_PROVIDER_INSTANCE_INFO, *PTRACE_PROVIDER_INSTANCE_INFO;
+
+typedef struct _TRACE_GUID_INFO {
+  ULONG InstanceCount;
+  ULONG Reserved;
+} TRACE_GUID_INFO, *PTRACE_GUID_INFO;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -473,6 +533,17 @@ ULONG WMIAPI EnableTrace(ULONG Enable, ULONG EnableFlag, ULONG EnableLevel, LPCG
                          TRACEHANDLE TraceHandle);
 ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength);
+/* TraceGuidQueryList (the GUIDs of the providers registered or enabled), TraceGuidQueryProcess
+   (those registered in the calling process) and TraceGuidQueryInfo
+   (InBuffer: one GUID; its instances and the sessions enabling each). OutBufferSize too small
+   (0 included): ERROR_INSUFFICIENT_BUFFER with *ReturnLength the size needed. */
+/* TraceDisallowListQuery and TraceMaxLoggersQuery; other classes ERROR_NOT_SUPPORTED. */
+ULONG WMIAPI TraceQueryInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                   PVOID TraceInformation, ULONG InformationLength,
+                                   PULONG ReturnLength);
+ULONG WMIAPI EnumerateTraceGuidsEx(TRACE_QUERY_INFO_CLASS TraceQueryInfoClass, PVOID InBuffer,
+                                   ULONG InBufferSize, PVOID OutBuffer, ULONG OutBufferSize,
+                                   PULONG ReturnLength);
 
 /* Realtime consumers. */
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile);

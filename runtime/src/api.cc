@@ -656,7 +656,9 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
   return etwrt::guarded("EventSetInformation", [&]() -> ULONG {
     Registration* registration = registration_of(RegHandle);
     Client& client = Client::instance();
-    if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_HANDLE;
+    // The page: ERROR_INVALID_PARAMETER "if the RegHandle parameter is not a valid provider
+    // registration handle".
+    if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_PARAMETER;
     // A caller may pass any integer: read the parameter's bytes as one, never as the enum
     // (loading a value outside EVENT_INFO_CLASS's range is undefined behaviour).
     std::underlying_type_t<EVENT_INFO_CLASS> raw_class = 0;

@@ -264,8 +264,9 @@ TEST_F(Audit, ProcessTraceArgumentCodes) {
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
 }
 
-// nf-evntrace-processtrace.md: "only one real-time trace session" in HandleArray; more is
-// ERROR_WMI_ALREADY_ENABLED, and the handles stay usable.
+// nf-evntrace-processtrace.md: HandleArray "can contain one handle to a real-time processing
+// session"; ERROR_INVALID_PARAMETER when it "contains more than one real-time processing
+// session" (the page's earlier text said ERROR_WMI_ALREADY_ENABLED); the handles stay usable.
 TEST_F(Audit, ProcessTraceRefusesTwoRealtimeSessions) {
   const TRACEHANDLE s1 = start("audit-two-rt-1");
   const TRACEHANDLE s2 = start("audit-two-rt-2");
@@ -273,7 +274,7 @@ TEST_F(Audit, ProcessTraceRefusesTwoRealtimeSessions) {
   Consumer c2("audit-two-rt-2", 0);
   TRACEHANDLE both[2] = {c1.handle(), c2.handle()};
   EXPECT_EQ(bounded_process_trace(both, 2, nullptr, nullptr, {s1, s2}),
-            ULONG{ERROR_WMI_ALREADY_ENABLED});
+            ULONG{ERROR_INVALID_PARAMETER});
   c1.start();
   c1.wait_for(0);
   EXPECT_EQ(stop(s1), ERROR_SUCCESS);
@@ -654,8 +655,12 @@ TEST_F(Audit, EnabledChecksAndSetInformationCodes) {
   EXPECT_FALSE(EventProviderEnabled(h, 6, 0x1));
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
   BOOLEAN yes = TRUE;
+  // nf-evntprov-eventsetinformation.md: ERROR_INVALID_PARAMETER "if the RegHandle parameter is
+  // not a valid provider registration handle".
   EXPECT_EQ(EventSetInformation(0, EventProviderUseDescriptorType, &yes, sizeof yes),
-            ERROR_INVALID_HANDLE);
+            ERROR_INVALID_PARAMETER);
+  EXPECT_EQ(EventSetInformation(h + 8, EventProviderUseDescriptorType, &yes, sizeof yes),
+            ERROR_INVALID_PARAMETER);
   EXPECT_EQ(EventSetInformation(h, static_cast<EVENT_INFO_CLASS>(77), &yes, sizeof yes),
             ERROR_NOT_SUPPORTED);
   EXPECT_EQ(EventSetInformation(h, EventProviderUseDescriptorType, &yes, sizeof yes),

@@ -1774,10 +1774,14 @@ TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
   EXPECT_EQ(c.join(), ERROR_SUCCESS);
   EVENT_TRACE_LOGFILEA bad{};
   EXPECT_EQ(OpenTraceA(&bad), INVALID_PROCESSTRACE_HANDLE);
+  // A session not running opens (as on Windows); ProcessTrace then finds it not running.
   std::string missing = "no-such-session";
   bad.LoggerName = missing.data();
   bad.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
-  EXPECT_EQ(OpenTraceA(&bad), INVALID_PROCESSTRACE_HANDLE);
+  TRACEHANDLE pending = OpenTraceA(&bad);
+  ASSERT_NE(pending, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(ProcessTrace(&pending, 1, nullptr, nullptr), ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
+  EXPECT_EQ(CloseTrace(pending), ULONG{ERROR_SUCCESS});
   TRACEHANDLE unknown = 12345;
   EXPECT_EQ(ProcessTrace(&unknown, 1, nullptr, nullptr), ULONG{ERROR_INVALID_HANDLE});
   EXPECT_EQ(stop(s), ERROR_SUCCESS);

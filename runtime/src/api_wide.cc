@@ -3,6 +3,7 @@
 // session name written back in UTF-16 where Windows writes it. Each W call validates what is
 // wide about its arguments, then does its work through the A call on a narrow copy, so that a
 // failure leaves the caller's buffers as they were.
+#include "consumer_open.h"
 #include "replies.h"
 #include "trace_properties.h"
 
@@ -166,7 +167,7 @@ bool optional_utf8(const WCHAR* text, std::string& out, bool& present) {
 }
 
 // The two logfile records differ only in the types of their name pointers and of
-// BufferCallback's argument, so OpenTraceW lets OpenTraceA read and keep the caller's record.
+// BufferCallback's argument, so OpenTraceW lets OpenTraceA's work read the caller's record.
 #define ETWRT_SAME_FIELD(field)                                                                 \
   static_assert(offsetof(EVENT_TRACE_LOGFILEA, field) == offsetof(EVENT_TRACE_LOGFILEW, field), \
                 "EVENT_TRACE_LOGFILEA and W differ at " #field)
@@ -196,13 +197,15 @@ TRACEHANDLE open_trace_w(PEVENT_TRACE_LOGFILEW logfile) {
   bool has_logger = false, has_file = false;
   if (!optional_utf8(logfile->LoggerName, logger_name, has_logger) ||
       !optional_utf8(logfile->LogFileName, file_name, has_file)) {
-    return INVALID_PROCESSTRACE_HANDLE;
+    return etwrt::fail_open(ERROR_INVALID_PARAMETER);
   }
   LPWSTR const wide_logger = logfile->LoggerName;
   LPWSTR const wide_file = logfile->LogFileName;
   store_pointer(&logfile->LoggerName, has_logger ? logger_name.c_str() : nullptr);
   store_pointer(&logfile->LogFileName, has_file ? file_name.c_str() : nullptr);
-  const TRACEHANDLE handle = OpenTraceA(reinterpret_cast<PEVENT_TRACE_LOGFILEA>(logfile));
+  const TRACEHANDLE handle =
+      etwrt::open_trace(reinterpret_cast<PEVENT_TRACE_LOGFILEA>(logfile),
+                        reinterpret_cast<const char16_t*>(has_logger ? wide_logger : nullptr));
   store_pointer(&logfile->LoggerName, wide_logger);
   store_pointer(&logfile->LogFileName, wide_file);
   return handle;
@@ -261,41 +264,40 @@ ETWRT_CONTROL_SHORTHAND(QueryTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL
 ETWRT_CONTROL_SHORTHAND(FlushTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_FLUSH)
 ETWRT_CONTROL_SHORTHAND(UpdateTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTROL_UPDATE)
 
-// QueryAllTracesA on narrow copies of the caller's structures; the names come back in UTF-16.
+// QueryAllTracesA's work; the names come back in UTF-16 where write_control_names puts them.
 ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
                              PULONG LoggerCount) {
   return etwrt::guarded("QueryAllTracesW", [&]() -> ULONG {
-    const ULONG check =
-        etwrt::check_query_all_traces(PropertyArray, PropertyArrayCount, LoggerCount);
-    if (check != ERROR_SUCCESS) return check;
-    std::vector<NarrowProperties> narrow;
-    std::vector<PEVENT_TRACE_PROPERTIES> pointers;
-    narrow.reserve(PropertyArrayCount);
-    for (ULONG i = 0; i < PropertyArrayCount; ++i) {
-      narrow.emplace_back(*PropertyArray[i], "");
-      pointers.push_back(narrow.back().get());
+    std::vector<etwrt::QueriedSession> sessions;
+    ULONG total = 0;
+    if (const ULONG status = etwrt::query_all_sessions(PropertyArray, PropertyArrayCount,
+                                                       LoggerCount, sessions, total);
+        status != ERROR_SUCCESS) {
+      return status;
     }
-    ULONG count = 0;
-    const ULONG status = QueryAllTracesA(pointers.data(), PropertyArrayCount, &count);
-    if (status != ERROR_SUCCESS && status != ERROR_MORE_DATA) return status;
-    const ULONG filled = std::min(count, PropertyArrayCount);
-    std::u16string name;
-    for (ULONG i = 0; i < filled; ++i) {  // Every name converts, or nothing is written.
-      if (!to_utf16(narrow[i].logger_name(), name)) return ERROR_INVALID_DATA;
+    std::vector<std::u16string> names;  // Every name converts, or nothing is written.
+    for (const etwrt::QueriedSession& s : sessions) {
+      names.emplace_back();
+      if (!to_utf16(s.names.logger, names.back())) return ERROR_INVALID_DATA;
+      names.emplace_back();
+      if (!to_utf16(s.names.log_file, names.back())) return ERROR_INVALID_DATA;
     }
-    for (ULONG i = 0; i < filled; ++i) narrow[i].copy_back(PropertyArray[i]);
-    *LoggerCount = count;
-    return status;
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      *PropertyArray[i] = sessions[i].fixed;
+      etwrt::write_control_names(PropertyArray[i], utf16_bytes(names[2 * i]),
+                                 utf16_bytes(names[2 * i + 1]));
+    }
+    *LoggerCount = total;
+    return total > PropertyArrayCount ? ERROR_MORE_DATA : ERROR_SUCCESS;
   });
 }
 
 TRACEHANDLE WMIAPI OpenTraceW(PEVENT_TRACE_LOGFILEW Logfile) {
-  if (Logfile == nullptr) return INVALID_PROCESSTRACE_HANDLE;
+  if (Logfile == nullptr) return etwrt::fail_open(ERROR_INVALID_PARAMETER);
   try {
     return open_trace_w(Logfile);
   } catch (...) {
-    etwrt::fault_status("OpenTraceW");
-    return INVALID_PROCESSTRACE_HANDLE;
+    return etwrt::fail_open(etwrt::fault_status("OpenTraceW"));
   }
 }
 

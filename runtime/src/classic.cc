@@ -315,13 +315,25 @@ ULONG WMIAPI UnregisterTraceGuids(TRACEHANDLE RegistrationHandle) {
   });
 }
 
+// The three pages: on failure "call GetLastError" (GetTraceLoggerHandle returns
+// INVALID_HANDLE_VALUE; the other two 0, which a caller tells from a controller's 0 by setting
+// ERROR_SUCCESS first). The codes are etwrt's choice (the pages name none): a NULL Buffer
+// ERROR_INVALID_PARAMETER, a handle of no enabling session ERROR_INVALID_HANDLE. Success
+// leaves the last error as it was.
 TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID Buffer) {
-  if (Buffer == nullptr) return static_cast<TRACEHANDLE>(-1);
+  constexpr auto kInvalid = static_cast<TRACEHANDLE>(-1);  // INVALID_HANDLE_VALUE
+  if (Buffer == nullptr) {
+    SetLastError(ERROR_INVALID_PARAMETER);
+    return kInvalid;
+  }
   WNODE_HEADER wnode;
   std::memcpy(&wnode, Buffer, sizeof wnode);
   etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
   std::lock_guard lock(registry.mu);
-  if (!registry.loggers.contains(wnode.HistoricalContext)) return static_cast<TRACEHANDLE>(-1);
+  if (!registry.loggers.contains(wnode.HistoricalContext)) {
+    SetLastError(ERROR_INVALID_HANDLE);
+    return kInvalid;
+  }
   return wnode.HistoricalContext;
 }
 
@@ -329,14 +341,18 @@ UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE TraceHandle) {
   etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
   std::lock_guard lock(registry.mu);
   auto it = registry.loggers.find(TraceHandle);
-  return it == registry.loggers.end() ? 0 : it->second->level;
+  if (it != registry.loggers.end()) return it->second->level;
+  SetLastError(ERROR_INVALID_HANDLE);
+  return 0;
 }
 
 ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE TraceHandle) {
   etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
   std::lock_guard lock(registry.mu);
   auto it = registry.loggers.find(TraceHandle);
-  return it == registry.loggers.end() ? 0 : it->second->flags;
+  if (it != registry.loggers.end()) return it->second->flags;
+  SetLastError(ERROR_INVALID_HANDLE);
+  return 0;
 }
 
 ULONG WMIAPI TraceEvent(TRACEHANDLE TraceHandle, PEVENT_TRACE_HEADER EventTrace) {

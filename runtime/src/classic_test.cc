@@ -118,14 +118,18 @@ struct Request {
   TRACEHANDLE logger;
   UCHAR level;
   ULONG flags;
+  DWORD last_error;  // After the three calls, ERROR_SUCCESS set before (their pages' protocol).
 };
 
 class ControlRecorder {
  public:
   static ULONG WINAPI callback(WMIDPREQUESTCODE code, PVOID context, ULONG*, PVOID buffer) {
     auto* self = static_cast<ControlRecorder*>(context);
+    SetLastError(ERROR_SUCCESS);
     const TRACEHANDLE logger = GetTraceLoggerHandle(buffer);
-    Request r{code, logger, GetTraceEnableLevel(logger), GetTraceEnableFlags(logger)};
+    const UCHAR level = GetTraceEnableLevel(logger);
+    const ULONG flags = GetTraceEnableFlags(logger);
+    Request r{code, logger, level, flags, GetLastError()};
     std::lock_guard lock(self->mu_);
     self->requests_.push_back(r);
     self->cv_.notify_all();
@@ -246,6 +250,7 @@ TEST_F(ClassicProvider, OneSessionAtATimeAndEventsCarryTheClassicHeader) {
   EXPECT_EQ(r[0].code, WMI_ENABLE_EVENTS);
   EXPECT_EQ(r[0].level, TRACE_LEVEL_INFORMATION);
   EXPECT_EQ(r[0].flags, 0x5u);
+  EXPECT_EQ(r[0].last_error, DWORD{ERROR_SUCCESS}) << "a success that set the last error";
   const TRACEHANDLE logger_a = r[0].logger;
   EXPECT_EQ(trace(logger_a, 10, 4, 1), ERROR_SUCCESS);
 

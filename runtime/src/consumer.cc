@@ -5,6 +5,7 @@
 #include "client.h"
 #include "consumer_delivery.h"
 #include "consumer_hub.h"
+#include "consumer_open.h"
 #include "replies.h"
 #include "trace_properties.h"
 #include "wire.h"
@@ -22,11 +23,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -44,11 +47,16 @@ using namespace std::chrono_literals;
 constexpr auto kCallLimit = 30s;
 constexpr ULONG kMaxHandles = 64;  // ProcessTrace: at most 64 handles (MAXIMUM_WAIT_OBJECTS).
 struct Consumer {
-  EVENT_TRACE_LOGFILEA* logfile = nullptr;  // The caller's, valid until CloseTrace (as on Windows).
-  SessionPool* pool = nullptr;
-  TRACE_LOGFILE_HEADER header{};  // ReservedFlags: the session's clock (ClientContext).
-  bool processing = false;        // Guarded by g_mu.
-  bool closed = false;            // Guarded by g_mu; CloseTrace during ProcessTrace.
+  // etwrt's own copy of the caller's record, made by OpenTrace: the caller's may be a local of
+  // a function that has returned by the time ProcessTrace runs (Windows code does that), and
+  // BufferCallback gets this copy, as Windows' gets its own.
+  EVENT_TRACE_LOGFILEA logfile{};
+  std::string logger_name;          // UTF-8, what the broker knows the session by.
+  std::u16string wide_logger_name;  // OpenTraceW: logfile.LoggerName points here.
+  SessionPool* pool = nullptr;      // Null until attached: opened before the session ran.
+  TRACE_LOGFILE_HEADER header{};    // ReservedFlags: the session's clock (ClientContext).
+  bool processing = false;          // Guarded by g_mu.
+  bool closed = false;              // Guarded by g_mu; CloseTrace during ProcessTrace.
   std::atomic<bool> close_requested{false};
 };
 
@@ -79,46 +87,78 @@ void fill_header(Consumer& c, const json& p) {
   h.BootTime.QuadPart = etwrt::kUnixEpochAsFileTime;
 }
 
-// OpenTraceA's work; throws only on faults of its own (memory, threads), not on a bad reply.
-TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile) {
-  // etwrt delivers realtime sessions only; log files are not written (ERROR_NOT_SUPPORTED).
-  if ((Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0 ||
-      Logfile->LoggerName == nullptr) {
-    return INVALID_PROCESSTRACE_HANDLE;
-  }
+// Opens the session `c` names (the broker's "open" and its pool): ERROR_SUCCESS with `c.pool`
+// and `c.header` set, else the broker's status (ERROR_WMI_INSTANCE_NOT_FOUND: no such session,
+// ERROR_BAD_PATHNAME: not realtime, ERROR_ACCESS_DENIED) or the fault's. Throws only on faults
+// of its own (memory, threads), not on a bad reply.
+ULONG attach(Consumer& c) {
   Client& client = Client::instance();
-  etwrt::ClientReply reply =
-      client.call({{"op", "open"}, {"name", Logfile->LoggerName}}, kCallLimit);
+  etwrt::ClientReply reply = client.call({{"op", "open"}, {"name", c.logger_name}}, kCallLimit);
   // The descriptor, if the reply brought one, is ours to close whatever else the reply says.
   const auto fd_field = reply.body.find("fd");
   const int fd =
       fd_field != reply.body.end() && fd_field->is_number_integer() ? fd_field->get<int>() : -1;
-  const ULONG status = etwrt::reply_status(reply, "OpenTraceA");
+  ULONG status = etwrt::reply_status(reply, "OpenTraceA");
   const auto pool_field = reply.body.find("pool");
-  auto consumer = std::make_unique<Consumer>();
-  consumer->logfile = Logfile;
   try {
-    if (status != ERROR_SUCCESS || fd < 0) throw std::runtime_error("no session to open");
-    if (pool_field == reply.body.end() || !pool_field->is_number_unsigned()) {
+    if (status != ERROR_SUCCESS) throw std::runtime_error("no session to open");
+    if (fd < 0 || pool_field == reply.body.end() || !pool_field->is_number_unsigned()) {
       throw std::runtime_error("the broker's reply names no pool");
     }
-    fill_header(*consumer, reply.body.at("properties"));
+    fill_header(c, reply.body.at("properties"));
   } catch (const std::exception& e) {
-    if (status == ERROR_SUCCESS) std::fprintf(stderr, "etwrt: OpenTraceA: %s\n", e.what());
+    if (status == ERROR_SUCCESS) {
+      std::fprintf(stderr, "etwrt: OpenTraceA: %s\n", e.what());
+      status = ERROR_INVALID_DATA;
+    }
     if (fd >= 0) ::close(fd);
-    return INVALID_PROCESSTRACE_HANDLE;
+    return status;
   }
   const std::uint64_t pool_id = pool_field->get<std::uint64_t>();
-  consumer->pool = client.adopt_pool(pool_id, fd, 0, reply.body.value("index", std::uint32_t{0}),
-                                     reply.body.value("group", pool_id));
-  if (consumer->pool == nullptr) return INVALID_PROCESSTRACE_HANDLE;
-  Logfile->LogfileHeader = consumer->header;
-  Logfile->BufferSize = consumer->header.BufferSize;
-  Logfile->IsKernelTrace = 0;
+  c.pool = client.adopt_pool(pool_id, fd, 0, reply.body.value("index", std::uint32_t{0}),
+                             reply.body.value("group", pool_id));
+  if (c.pool == nullptr) return ERROR_INVALID_DATA;
+  c.logfile.LogfileHeader = c.header;
+  c.logfile.BufferSize = c.header.BufferSize;
+  return ERROR_SUCCESS;
+}
+
+// The session is not there (yet), or not realtime: OpenTrace succeeds anyway, as on Windows,
+// and ProcessTrace attaches then or fails with ERROR_WMI_INSTANCE_NOT_FOUND.
+bool not_running(ULONG status) {
+  return status == ERROR_WMI_INSTANCE_NOT_FOUND || status == ERROR_BAD_PATHNAME;
+}
+
+// OpenTrace's work; `wide_name` is OpenTraceW's LoggerName (NULL for OpenTraceA). Sets the
+// thread's last error on failure, as the OpenTrace page says.
+TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile, const char16_t* wide_name) {
+  // etwrt delivers realtime sessions only; log files are not read.
+  if (Logfile->LoggerName == nullptr) return etwrt::fail_open(ERROR_BAD_PATHNAME);
+  if ((Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0) {
+    return etwrt::fail_open(ERROR_INVALID_PARAMETER);  // The page: REAL_TIME with a LoggerName.
+  }
+  auto consumer = std::make_unique<Consumer>();
+  Consumer& c = *consumer;
+  c.logfile = *Logfile;
+  c.logger_name = Logfile->LoggerName;
+  c.logfile.LoggerName = c.logger_name.data();
+  c.logfile.LogFileName = nullptr;
+  if (wide_name != nullptr) {
+    c.wide_logger_name = wide_name;
+    char16_t* wide = c.wide_logger_name.data();
+    std::memcpy(&c.logfile.LoggerName, &wide, sizeof wide);  // The W record's LPWSTR.
+  }
+  const ULONG status = attach(c);
+  if (status != ERROR_SUCCESS && !not_running(status)) return etwrt::fail_open(status);
+  if (status == ERROR_SUCCESS) {
+    Logfile->LogfileHeader = c.header;
+    Logfile->BufferSize = c.header.BufferSize;
+    Logfile->IsKernelTrace = 0;
+  }
   std::lock_guard lock(g_mu);
-  Consumer* c = consumer.release();
-  g_consumers.insert(c);
-  return reinterpret_cast<TRACEHANDLE>(c);
+  Consumer* handle = consumer.release();
+  g_consumers.insert(handle);
+  return reinterpret_cast<TRACEHANDLE>(handle);
 }
 
 // ProcessTrace's argument checks, as its page lists them: HandleArray NULL ->
@@ -136,9 +176,7 @@ ULONG check_process_trace(const TRACEHANDLE* handles, ULONG count, const FILETIM
 }
 
 // Marks the handles' consumers as processing: ERROR_INVALID_HANDLE for an unknown handle or
-// one already in a ProcessTrace; ERROR_WMI_ALREADY_ENABLED when they name more than one
-// realtime session (the page: "only one real-time trace session"). Nothing stays marked on
-// failure.
+// one already in a ProcessTrace. Nothing stays marked on failure.
 ULONG claim_consumers(const TRACEHANDLE* handles, ULONG count, std::vector<Consumer*>& out) {
   std::lock_guard lock(g_mu);
   ULONG status = ERROR_SUCCESS;
@@ -146,8 +184,6 @@ ULONG claim_consumers(const TRACEHANDLE* handles, ULONG count, std::vector<Consu
     Consumer* c = find_locked(handles[i]);
     if (c == nullptr || c->processing) {
       status = ERROR_INVALID_HANDLE;
-    } else if (!out.empty() && c->pool != out.front()->pool) {
-      status = ERROR_WMI_ALREADY_ENABLED;  // Every etwrt session consumed here is realtime.
     } else {
       c->processing = true;
       out.push_back(c);
@@ -158,6 +194,22 @@ ULONG claim_consumers(const TRACEHANDLE* handles, ULONG count, std::vector<Consu
     out.clear();
   }
   return status;
+}
+
+// Attaches the claimed consumers opened before their session ran: ERROR_WMI_INSTANCE_NOT_FOUND
+// when it still is not running or not realtime (the ProcessTrace page). Then the page's rule:
+// the handles of one real-time session only, else ERROR_INVALID_PARAMETER.
+ULONG attach_consumers(const std::vector<Consumer*>& consumers) {
+  for (Consumer* c : consumers) {
+    if (c->pool != nullptr) continue;
+    const ULONG status = attach(*c);
+    if (not_running(status)) return ERROR_WMI_INSTANCE_NOT_FOUND;
+    if (status != ERROR_SUCCESS) return status;
+  }
+  for (Consumer* c : consumers) {
+    if (c->pool != consumers.front()->pool) return ERROR_INVALID_PARAMETER;
+  }
+  return ERROR_SUCCESS;
 }
 
 // One handle of a ProcessTrace call: its consumer, its place at the pool's hub, its delivery.
@@ -173,7 +225,7 @@ struct Active {
 // when it returned FALSE.
 ULONG buffer_done(Active& a, std::size_t items) {
   if (items == 0) return ERROR_SUCCESS;
-  EVENT_TRACE_LOGFILEA* l = a.consumer->logfile;
+  EVENT_TRACE_LOGFILEA* l = &a.consumer->logfile;
   ++l->BuffersRead;
   l->Filled = static_cast<ULONG>(items);
   if (l->BufferCallback != nullptr && l->BufferCallback(l) == FALSE) return ERROR_CANCELLED;
@@ -237,7 +289,7 @@ ULONG process_consumers(const std::vector<Consumer*>& consumers, const FILETIME*
   std::vector<Active> active;
   for (Consumer* c : consumers) {
     active.push_back({c, &etwrt::hub_of(c->pool), std::make_unique<Subscriber>(),
-                      std::make_unique<Delivery>(*c->logfile, c->header, *c->pool)});
+                      std::make_unique<Delivery>(c->logfile, c->header, *c->pool)});
     active.back().delivery->set_window(start, end);
   }
   // Joined before the header event is delivered (so a consumer that saw it is attached);
@@ -282,16 +334,28 @@ void release_consumers(const std::vector<Consumer*>& consumers) {
 
 }  // namespace
 
+namespace etwrt {
+
+TRACEHANDLE fail_open(ULONG status) {
+  SetLastError(status);
+  return INVALID_PROCESSTRACE_HANDLE;
+}
+
+TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA logfile, const char16_t* wide_name) {
+  if (logfile == nullptr) return fail_open(ERROR_INVALID_PARAMETER);
+  try {
+    return ::open_trace(logfile, wide_name);
+  } catch (...) {
+    return fail_open(fault_status(wide_name != nullptr ? "OpenTraceW" : "OpenTraceA"));
+  }
+}
+
+}  // namespace etwrt
+
 extern "C" {
 
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
-  if (Logfile == nullptr) return INVALID_PROCESSTRACE_HANDLE;
-  try {
-    return open_trace(Logfile);
-  } catch (...) {
-    etwrt::fault_status("OpenTraceA");
-    return INVALID_PROCESSTRACE_HANDLE;
-  }
+  return etwrt::open_trace(Logfile, nullptr);
 }
 
 ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIME StartTime,
@@ -306,7 +370,8 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
         claim != ERROR_SUCCESS) {
       return claim;
     }
-    const ULONG status = process_consumers(consumers, StartTime, EndTime);
+    ULONG status = attach_consumers(consumers);
+    if (status == ERROR_SUCCESS) status = process_consumers(consumers, StartTime, EndTime);
     release_consumers(consumers);
     return status;
   });

@@ -26,8 +26,8 @@ inline constexpr std::int64_t kUnixEpochAsFileTime = 116444736000000000LL;
 // callback gets, and this converts its TimeStamp and hands it on.
 class Delivery final : public dataplane::EventSink {
  public:
-  // `logfile` is the caller's of OpenTraceA; `header` what OpenTraceA gave it (ReservedFlags:
-  // the session's clock). Both outlive the ProcessTrace call.
+  // `logfile` is etwrt's copy of the record OpenTrace was given (BufferCallback gets it);
+  // `header` the session's (ReservedFlags: its clock). Both outlive the ProcessTrace call.
   Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& header, SessionPool& pool);
 
   // ProcessTrace's StartTime and EndTime (FILETIMEs; NULL: no bound).

@@ -115,6 +115,86 @@ TEST(EnumerateSessions, ATooSmallArrayIsFilledAndSaysMoreData) {
   EXPECT_EQ(two.names(2), (std::vector<std::string>{"more-a", "more-b"}));
 }
 
+// QueryAllTraces' page: each structure receives "the properties and statistics" of a session
+// as ControlTrace(QUERY) does, the log file name too. The structures in the documentation
+// sample's shape: the session name's room right after the fixed part, the log file name's
+// after it (LoggerNameOffset, LogFileNameOffset set by the caller).
+struct SampleShapedProperties {
+  static constexpr ULONG kNameRoom = 1024;
+  SampleShapedProperties() : bytes(sizeof(EVENT_TRACE_PROPERTIES) + 2 * kNameRoom) {
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+    get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + kNameRoom;
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::string at(ULONG offset) const { return bytes.data() + offset; }
+  std::u16string wide_at(ULONG offset) const {
+    std::u16string text;
+    for (ULONG at = offset; at + 1 < bytes.size(); at += 2) {
+      char16_t unit;
+      std::memcpy(&unit, bytes.data() + at, 2);
+      if (unit == 0) break;
+      text.push_back(unit);
+    }
+    return text;
+  }
+  std::vector<char> bytes;
+};
+
+TEST(EnumerateSessions, GivesTheLogFileNameAsControlTraceQueryDoes) {
+  PrivateBrokerHome home("etwrt-limits");
+  const std::string file = home.dir() + "/query.etl";
+  TraceProperties start_with_file(2048);
+  EVENT_TRACE_PROPERTIES* sp = start_with_file.get();
+  sp->LogFileMode = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  sp->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 1024;
+  std::memcpy(start_with_file.bytes.data() + sp->LogFileNameOffset, file.c_str(), file.size() + 1);
+  TRACEHANDLE handle = 0;
+  ASSERT_EQ(StartTraceA(&handle, "query-file", sp), ERROR_SUCCESS);
+  ASSERT_EQ(start("query-no-file"), ERROR_SUCCESS);
+
+  std::vector<SampleShapedProperties> a(2);
+  EVENT_TRACE_PROPERTIES* pa[2] = {a[0].get(), a[1].get()};
+  ULONG count = 0;
+  ASSERT_EQ(QueryAllTracesA(pa, 2, &count), ERROR_SUCCESS);
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(a[0].at(pa[0]->LoggerNameOffset), "query-file");
+  EXPECT_EQ(a[0].at(pa[0]->LogFileNameOffset), file);
+  EXPECT_EQ(a[1].at(pa[1]->LoggerNameOffset), "query-no-file");
+  EXPECT_EQ(a[1].at(pa[1]->LogFileNameOffset), "") << "no log file: an empty name";
+
+  // ControlTrace(QUERY) gives the same name.
+  SampleShapedProperties q;
+  ASSERT_EQ(ControlTraceA(handle, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  EXPECT_EQ(q.at(q.get()->LogFileNameOffset), file);
+
+  std::vector<SampleShapedProperties> w(2);
+  EVENT_TRACE_PROPERTIES* pw[2] = {w[0].get(), w[1].get()};
+  ASSERT_EQ(QueryAllTracesW(pw, 2, &count), ERROR_SUCCESS);
+  EXPECT_EQ(w[0].wide_at(pw[0]->LoggerNameOffset), u"query-file");
+  EXPECT_EQ(w[0].wide_at(pw[0]->LogFileNameOffset),
+            std::u16string(file.begin(), file.end()));  // The path is ASCII.
+  EXPECT_EQ(stop("query-file"), ERROR_SUCCESS);
+}
+
+// The EVENT_TRACE_PROPERTIES page's EnableFlags list, as system-logger controllers (tracelog,
+// xperf-style tools) pass them.
+TEST(ControllerNames, KernelEnableFlagsHaveThePagesValues) {
+  EXPECT_EQ(EVENT_TRACE_FLAG_PROCESS, 0x00000001);
+  EXPECT_EQ(EVENT_TRACE_FLAG_THREAD, 0x00000002);
+  EXPECT_EQ(EVENT_TRACE_FLAG_IMAGE_LOAD, 0x00000004);
+  EXPECT_EQ(EVENT_TRACE_FLAG_CSWITCH, 0x00000010);
+  EXPECT_EQ(EVENT_TRACE_FLAG_DISK_IO, 0x00000100);
+  EXPECT_EQ(EVENT_TRACE_FLAG_MEMORY_HARD_FAULTS, 0x00002000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_NETWORK_TCPIP, 0x00010000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_REGISTRY, 0x00020000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_ALPC, 0x00100000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_DRIVER, 0x00800000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_PROFILE, 0x01000000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_FILE_IO_INIT, 0x04000000);
+  EXPECT_EQ(EVENT_TRACE_FLAG_NO_SYSCONFIG, 0x10000000);
+}
+
 TEST(EnumerateSessions, BadArgumentsAreRefusedBeforeAnythingIsWritten) {
   PrivateBrokerHome home("etwrt-limits");
   ASSERT_EQ(start("args-a"), ERROR_SUCCESS);

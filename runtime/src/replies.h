@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace etwrt {
 
@@ -60,6 +62,21 @@ SessionNames fill_fixed_properties(EVENT_TRACE_PROPERTIES* out, const nlohmann::
 // encoding (write_control_names). On ERROR_SUCCESS `names` holds them.
 ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
                       ULONG code, SessionNames& names);
+
+// One session as QueryAllTraces returns it: the fixed part (the caller's structure's own
+// BufferSize and offsets kept) and the names, not yet written anywhere.
+struct QueriedSession {
+  EVENT_TRACE_PROPERTIES fixed;
+  SessionNames names;
+};
+
+// QueryAllTraces' work but the writing, for the A and W calls: the argument checks
+// (check_query_all_traces), then the running sessions but private ones, in the order they
+// started: `out` gets the first min(count, sessions) of them, `total` how many there are (0,
+// with ERROR_SUCCESS, for a caller without the right to control sessions). Nothing is written
+// to the caller's structures.
+ULONG query_all_sessions(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
+                         const ULONG* logger_count, std::vector<QueriedSession>& out, ULONG& total);
 
 // What a register reply says of a provider some session enables already.
 struct PreEnabled {

@@ -44,18 +44,30 @@ extern "C" int WINAPI LCMapStringEx(LPCWSTR lpLocaleName, DWORD dwMapFlags, LPCW
   (void)lpReserved;
   (void)sortHandle;
   constexpr DWORD kCase = LCMAP_UPPERCASE | LCMAP_LOWERCASE;
-  if (lpLocaleName == nullptr || lpLocaleName[0] != 0) return 0;  // The invariant locale only.
-  if ((dwMapFlags & ~(kCase | LCMAP_BYTEREV)) != 0 || (dwMapFlags & kCase) == kCase) return 0;
-  if (lpSrcStr == nullptr || cchSrc < -1 || cchSrc == 0 || cchDest < 0) return 0;
+  // The page: 0 on failure, and GetLastError gives ERROR_INVALID_FLAGS, ERROR_INVALID_PARAMETER
+  // or ERROR_INSUFFICIENT_BUFFER. A locale other than the invariant one is etwrt's
+  // ERROR_INVALID_PARAMETER (no other locale is implemented).
+  const auto fail = [](DWORD error) {
+    SetLastError(error);
+    return 0;
+  };
+  if (lpLocaleName == nullptr || lpLocaleName[0] != 0) return fail(ERROR_INVALID_PARAMETER);
+  if ((dwMapFlags & ~(kCase | LCMAP_BYTEREV)) != 0 || (dwMapFlags & kCase) == kCase) {
+    return fail(ERROR_INVALID_FLAGS);
+  }
+  if (lpSrcStr == nullptr || cchSrc < -1 || cchSrc == 0 || cchDest < 0) {
+    return fail(ERROR_INVALID_PARAMETER);
+  }
   long long length = cchSrc;
   if (cchSrc == -1) {
     length = 0;
     while (lpSrcStr[length] != 0) ++length;
     ++length;  // With the NUL.
   }
-  if (length > INT_MAX) return 0;
+  if (length > INT_MAX) return fail(ERROR_INVALID_PARAMETER);
   if (cchDest == 0) return static_cast<int>(length);
-  if (lpDestStr == nullptr || cchDest < length) return 0;
+  if (lpDestStr == nullptr) return fail(ERROR_INVALID_PARAMETER);
+  if (cchDest < length) return fail(ERROR_INSUFFICIENT_BUFFER);
   for (long long i = 0; i < length; ++i) {
     WCHAR unit = lpSrcStr[i];
     if ((dwMapFlags & kCase) != 0) unit = map_case(unit, (dwMapFlags & LCMAP_UPPERCASE) != 0);

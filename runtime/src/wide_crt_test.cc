@@ -1,0 +1,107 @@
+// Code written for Windows, built as etwrt::win32_abi builds it (a 2-byte wchar_t), using the C
+// library's wide-string functions, the CRT's *_s forms and std::wstring on L"..." text: each
+// answer must be the one Windows gives. No test framework: GoogleTest's own objects, built for
+// a 4-byte wchar_t, would be linked with this program's redirections. Prints each failed check
+// and exits 1 if any failed.
+#include <windows.h>
+
+#include <errno.h>
+#include <wchar.h>
+
+#include <cstdio>
+#include <string>
+
+static_assert(sizeof(wchar_t) == 2, "built with etwrt::win32_abi's -fshort-wchar");
+
+namespace {
+
+int g_failed = 0;
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::printf("FAILED: %s\n", what);
+    ++g_failed;
+  }
+}
+
+#define CHECK(expression) check((expression), #expression)
+
+// Equal as UTF-16 units to the char16_t literal (what Windows holds for the same L"...").
+bool units_are(const wchar_t* text, const char16_t* expected) {
+  for (;; ++text, ++expected) {
+    if (static_cast<char16_t>(*text) != *expected) return false;
+    if (*expected == 0) return true;
+  }
+}
+
+void c_functions() {
+  const wchar_t* text = L"h\u00e9llo";
+  CHECK(wcslen(text) == 5);
+  CHECK(wcsnlen(text, 3) == 3);
+  wchar_t buffer[32];
+  CHECK(wcscpy(buffer, text) == buffer);
+  CHECK(units_are(buffer, u"h\u00e9llo"));
+  CHECK(wcscmp(buffer, text) == 0);
+  CHECK(wcscat(buffer, L" world") == buffer);
+  CHECK(units_are(buffer, u"h\u00e9llo world"));
+  CHECK(wcsncmp(buffer, L"h\u00e9lp", 3) == 0);
+  CHECK(wcscmp(L"a", L"b") < 0 && wcscmp(L"b", L"a") > 0);
+  CHECK(wcschr(buffer, L'w') == buffer + 6);
+  CHECK(wcsrchr(buffer, L'o') == buffer + 7);
+  CHECK(wcsstr(buffer, L"wor") == buffer + 6);
+  CHECK(wcsstr(buffer, L"xyz") == nullptr);
+  wchar_t copy[32];
+  CHECK(wmemcpy(copy, buffer, 12) == copy);
+  CHECK(wmemcmp(copy, buffer, 12) == 0);
+  CHECK(wmemchr(copy, L'd', 12) == copy + 10);
+  CHECK(wmemset(copy, L'x', 3) == copy);
+  CHECK(copy[0] == L'x' && copy[2] == L'x' && copy[3] == L'l');
+  wchar_t truncated[8];
+  CHECK(wcsncpy(truncated, L"ab", 4) == truncated);
+  CHECK(truncated[1] == L'b' && truncated[2] == 0 && truncated[3] == 0);
+}
+
+void secure_functions() {
+  wchar_t name[8];
+  CHECK(wcscpy_s(name, L"session") == 0);
+  CHECK(units_are(name, u"session"));
+  CHECK(wcscpy_s(name, L"too long!") == ERANGE);
+  CHECK(name[0] == 0);
+  CHECK(wcscpy_s(name, L"ab") == 0);
+  CHECK(wcscat_s(name, L"cd") == 0);
+  CHECK(units_are(name, u"abcd"));
+  CHECK(wcscat_s(name, L"efgh") == ERANGE);
+  CHECK(wcsncpy_s(name, L"xyz123", 3) == 0);
+  CHECK(units_are(name, u"xyz"));
+  CHECK(wcsnlen_s(name, 8) == 3);
+  CHECK(wcsnlen_s(nullptr, 8) == 0);
+  CHECK(wcscpy_s(nullptr, 4, L"a") == EINVAL);
+}
+
+void standard_strings() {
+  std::wstring s = L"abc";
+  s += L"def";
+  CHECK(s.size() == 6);
+  CHECK(s.find(L"cd") == 2);
+  CHECK(s.rfind(L'f') == 5);
+  CHECK(s.substr(1, 3) == L"bcd");
+  CHECK(units_are(s.c_str(), u"abcdef"));
+  const wchar_t* raw = L"from a pointer \u20ac";
+  std::wstring from_pointer(raw);  // char_traits<wchar_t>::length: wcslen.
+  CHECK(from_pointer.size() == 16);
+  CHECK(from_pointer.compare(L"from a pointer \u20ac") == 0);
+  CHECK(from_pointer < std::wstring(L"g"));
+  std::wstring longer(100, L'z');  // Beyond the short-string buffer.
+  longer.replace(10, 5, L"-mid-");
+  CHECK(longer.size() == 100 && longer.find(L"-mid-") == 10);
+}
+
+}  // namespace
+
+int main() {
+  c_functions();
+  secure_functions();
+  standard_strings();
+  std::printf("%d failed\n", g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
