@@ -3,6 +3,7 @@
 // queues its records for every ProcessTrace consuming that session; ProcessTrace hands them to
 // the consumer's callbacks (consumer_delivery.h) on its own thread.
 #include "client.h"
+#include "etl/file_consumer.h"
 #include "consumer_delivery.h"
 #include "consumer_hub.h"
 #include "replies.h"
@@ -287,6 +288,11 @@ extern "C" {
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile) {
   if (Logfile == nullptr) return INVALID_PROCESSTRACE_HANDLE;
   try {
+    // A log file (no PROCESS_TRACE_MODE_REAL_TIME): the trace-file reader (etl/).
+    if (Logfile->LogFileName != nullptr &&
+        (Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0) {
+      return etwrt::etl::open_file_trace(*Logfile);
+    }
     return open_trace(Logfile);
   } catch (...) {
     etwrt::fault_status("OpenTraceA");
@@ -301,6 +307,15 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
         check != ERROR_SUCCESS) {
       return check;
     }
+    // File handles go to the trace-file reader, all of them or none (etwrt choice).
+    const auto files =
+        static_cast<ULONG>(std::count_if(HandleArray, HandleArray + HandleCount, [](TRACEHANDLE h) {
+          return etwrt::etl::is_file_handle(h);
+        }));
+    if (files == HandleCount) {
+      return etwrt::etl::process_file_traces(HandleArray, HandleCount, StartTime, EndTime);
+    }
+    if (files > 0) return ERROR_INVALID_PARAMETER;
     std::vector<Consumer*> consumers;
     if (const ULONG claim = claim_consumers(HandleArray, HandleCount, consumers);
         claim != ERROR_SUCCESS) {
@@ -314,6 +329,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
 
 ULONG WMIAPI CloseTrace(TRACEHANDLE TraceHandle) {
   return etwrt::guarded("CloseTrace", [&]() -> ULONG {
+    if (etwrt::etl::is_file_handle(TraceHandle)) return etwrt::etl::close_file_trace(TraceHandle);
     std::lock_guard lock(g_mu);
     Consumer* c = find_locked(TraceHandle);
     if (c == nullptr) return ERROR_INVALID_HANDLE;
