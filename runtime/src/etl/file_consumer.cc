@@ -38,6 +38,7 @@ class Clock {
   }
   std::int64_t file_time(std::int64_t raw) const {
     if (frequency_ == 0) return raw;
+    if (frequency_ == 10000000) return start_ + (raw - origin_);  // The usual QPC: 100 ns.
     const __int128 ticks = static_cast<__int128>(raw) - origin_;
     return start_ + static_cast<std::int64_t>(ticks * 10000000 / frequency_);
   }
@@ -71,11 +72,19 @@ FileTrace* find_locked(TRACEHANDLE handle) {
   return g_files.contains(f) ? f : nullptr;
 }
 
+// The whole file in one read of its size (then whatever follows, if it grew meanwhile).
 bool read_file(const char* path, std::vector<std::byte>& out) {
   std::FILE* fp = std::fopen(path, "rb");
   if (fp == nullptr) return false;
   std::vector<std::byte> bytes;
-  std::byte chunk[1 << 16];
+  if (std::fseek(fp, 0, SEEK_END) == 0) {
+    const long size = std::ftell(fp);
+    if (size > 0) bytes.resize(static_cast<std::size_t>(size));
+    std::rewind(fp);
+  }
+  std::size_t have = std::fread(bytes.data(), 1, bytes.size(), fp);
+  bytes.resize(have);
+  std::byte chunk[1 << 12];
   for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, fp)) > 0;) {
     bytes.insert(bytes.end(), chunk, chunk + n);
   }

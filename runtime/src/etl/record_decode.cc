@@ -14,7 +14,9 @@ T load(const std::byte* p) {
 }
 
 constexpr GUID make_guid(std::uint32_t a, std::uint16_t b, std::uint16_t c, std::uint64_t d) {
-  return GUID{a, b, c,
+  return GUID{a,
+              b,
+              c,
               {static_cast<std::uint8_t>(d >> 56), static_cast<std::uint8_t>(d >> 48),
                static_cast<std::uint8_t>(d >> 40), static_cast<std::uint8_t>(d >> 32),
                static_cast<std::uint8_t>(d >> 24), static_cast<std::uint8_t>(d >> 16),
@@ -173,13 +175,15 @@ bool decode_record(const TraceFile& file, const RecordRef& r, Decoded& out) {
     case Kind::event64:
       if (!decode_event(p, r.size, out)) return false;
       break;
-    case Kind::full32: case Kind::full64: decode_classic(p, r.size, false, out); break;
-    case Kind::instance32: case Kind::instance64: decode_classic(p, r.size, true, out); break;
+    case Kind::full32:
+    case Kind::full64: decode_classic(p, r.size, false, out); break;
+    case Kind::instance32:
+    case Kind::instance64: decode_classic(p, r.size, true, out); break;
     default: decode_system(p, r.size, r.kind, out); break;
   }
   e.EventHeader.Size = static_cast<USHORT>(r.size);
-  e.EventHeader.Flags |= is64(r.kind) ? EVENT_HEADER_FLAG_64_BIT_HEADER
-                                      : EVENT_HEADER_FLAG_32_BIT_HEADER;
+  e.EventHeader.Flags |=
+      is64(r.kind) ? EVENT_HEADER_FLAG_64_BIT_HEADER : EVENT_HEADER_FLAG_32_BIT_HEADER;
   const BufferInfo& b = file.buffers[r.buffer];
   e.BufferContext.ProcessorIndex = b.processor;
   e.BufferContext.LoggerId = b.logger_id;

@@ -3,6 +3,7 @@
 
 #include "xpress.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -12,10 +13,10 @@ namespace {
 constexpr std::uint16_t kFlagProcIndex = 0x0020;   // ETW_BUFFER_FLAG_PROC_INDEX
 constexpr std::uint16_t kFlagCompressed = 0x0040;  // ETW_BUFFER_FLAG_COMPRESSED
 constexpr std::uint32_t kPadding = 0xFFFFFFFF;
-constexpr std::uint32_t kTraceHeaderFlag = 0x80;   // TRACE_HEADER_FLAG, the marker's top byte
-constexpr std::uint32_t kEventTraceFlag = 0x40;    // TRACE_HEADER_EVENT_TRACE
-constexpr std::size_t kLogfileHeader64 = 0x118;    // sizeof(TRACE_LOGFILE_HEADER), x64
-constexpr std::size_t kLogfileHeader32 = 0x110;    // the same with 4-byte pointers
+constexpr std::uint32_t kTraceHeaderFlag = 0x80;  // TRACE_HEADER_FLAG, the marker's top byte
+constexpr std::uint32_t kEventTraceFlag = 0x40;   // TRACE_HEADER_EVENT_TRACE
+constexpr std::size_t kLogfileHeader64 = 0x118;   // sizeof(TRACE_LOGFILE_HEADER), x64
+constexpr std::size_t kLogfileHeader32 = 0x110;   // the same with 4-byte pointers
 
 template <typename T>
 T load(const std::byte* p) {
@@ -34,8 +35,18 @@ ParseStatus fail(ULONG status, std::size_t offset, std::string_view what) {
 
 bool known_kind(std::uint32_t type) {
   switch (type) {
-    case 1: case 2: case 3: case 4: case 10: case 11: case 16: case 17: case 18: case 19:
-    case 20: case 21: return true;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 10:
+    case 11:
+    case 16:
+    case 17:
+    case 18:
+    case 19:
+    case 20:
+    case 21: return true;
     default: return false;
   }
 }
@@ -65,17 +76,18 @@ BufferHeader read_buffer_header(const std::byte* p) {
 ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
                         std::size_t max_records_end, BufferHeader& h,
                         std::vector<std::byte>& arena) {
-  if (file.size() - pos < kBufferHeaderSize) return fail(ERROR_FILE_CORRUPT, pos, "truncated buffer header");
+  if (file.size() - pos < kBufferHeaderSize)
+    return fail(ERROR_FILE_CORRUPT, pos, "truncated buffer header");
   h = read_buffer_header(file.data() + pos);
   if (h.size < kBufferHeaderSize || h.size > file.size() - pos) {
-    return fail(ERROR_FILE_CORRUPT, pos, "BufferSize " + std::to_string(h.size) +
-                                             " does not fit the file");
+    return fail(ERROR_FILE_CORRUPT, pos,
+                "BufferSize " + std::to_string(h.size) + " does not fit the file");
   }
   const bool compressed = (h.flags & kFlagCompressed) != 0;
   const std::size_t limit = compressed ? max_records_end : h.size;
   if (h.offset < kBufferHeaderSize || h.offset > limit) {
-    return fail(ERROR_FILE_CORRUPT, pos, "Offset " + std::to_string(h.offset) +
-                                             " outside the buffer");
+    return fail(ERROR_FILE_CORRUPT, pos,
+                "Offset " + std::to_string(h.offset) + " outside the buffer");
   }
   const std::size_t base = arena.size();
   arena.resize(base + h.offset);
@@ -113,14 +125,14 @@ ParseStatus index_records(const std::vector<std::byte>& arena, std::size_t base,
     }
     const auto kind = static_cast<Kind>(type);
     const bool second = size_second(kind);
-    if (end - pos < (second ? 8u : 4u)) return fail(ERROR_FILE_CORRUPT, file_pos + pos, "truncated record");
+    if (end - pos < (second ? 8u : 4u))
+      return fail(ERROR_FILE_CORRUPT, file_pos + pos, "truncated record");
     const std::size_t size = load<std::uint16_t>(b + pos + (second ? 4 : 0));
     if (size < fixed_header_size(kind) || size > end - pos) {
       return fail(ERROR_FILE_CORRUPT, file_pos + pos,
                   "record size " + std::to_string(size) + " does not fit its buffer");
     }
-    const std::size_t stamp_at =
-        kind == Kind::perfinfo32 || kind == Kind::perfinfo64 ? 8 : 16;
+    const std::size_t stamp_at = kind == Kind::perfinfo32 || kind == Kind::perfinfo64 ? 8 : 16;
     records.push_back({load<std::int64_t>(b + pos + stamp_at), base + pos,
                        static_cast<std::uint32_t>(size), buffer, kind});
     ++count;
@@ -147,8 +159,7 @@ void read_logfile_header(const std::byte* p, std::size_t size, bool wide, TraceF
   TRACE_LOGFILE_HEADER& h = out.header;
   std::memcpy(&h, p, offsetof(TRACE_LOGFILE_HEADER, LoggerName));  // Same in both layouts.
   const std::size_t shift = wide ? 0 : 8;  // Two 4-byte pointers instead of 8-byte ones.
-  std::memcpy(&h.TimeZone, p + offsetof(TRACE_LOGFILE_HEADER, TimeZone) - shift,
-              sizeof h.TimeZone);
+  std::memcpy(&h.TimeZone, p + offsetof(TRACE_LOGFILE_HEADER, TimeZone) - shift, sizeof h.TimeZone);
   const std::size_t tail = offsetof(TRACE_LOGFILE_HEADER, BootTime);
   std::memcpy(&h.BootTime, p + tail - shift, sizeof h - tail);
   h.LoggerName = nullptr;
@@ -160,16 +171,36 @@ void read_logfile_header(const std::byte* p, std::size_t size, bool wide, TraceF
   out.log_file_name = read_name(names, units);
 }
 
+// What the arena will hold: the sum of the buffers' Offsets (each bounded as load_buffer
+// bounds it), so that it is allocated once.
+std::size_t arena_size(std::span<const std::byte> file, std::size_t max_records_end) {
+  std::size_t total = 0;
+  for (std::size_t pos = 0; file.size() - pos >= kBufferHeaderSize;) {
+    const BufferHeader h = read_buffer_header(file.data() + pos);
+    if (h.size < kBufferHeaderSize || h.size > file.size() - pos) break;
+    const bool compressed = (h.flags & kFlagCompressed) != 0;
+    total += std::min<std::size_t>(h.offset, compressed ? max_records_end : h.size);
+    pos += h.size;
+  }
+  return total;
+}
+
 }  // namespace
 
 std::size_t fixed_header_size(Kind kind) {
   switch (kind) {
-    case Kind::system32: case Kind::system64: return 32;
-    case Kind::compact32: case Kind::compact64: return 24;
-    case Kind::perfinfo32: case Kind::perfinfo64: return 16;
-    case Kind::full32: case Kind::full64: return 48;
-    case Kind::instance32: case Kind::instance64: return 72;
-    case Kind::event32: case Kind::event64: return 80;
+    case Kind::system32:
+    case Kind::system64: return 32;
+    case Kind::compact32:
+    case Kind::compact64: return 24;
+    case Kind::perfinfo32:
+    case Kind::perfinfo64: return 16;
+    case Kind::full32:
+    case Kind::full64: return 48;
+    case Kind::instance32:
+    case Kind::instance64: return 72;
+    case Kind::event32:
+    case Kind::event64: return 80;
   }
   return 80;
 }
@@ -203,8 +234,8 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out) {
   std::vector<std::byte> arena;
   std::vector<BufferInfo> buffers;
   std::vector<RecordRef> records;
-  arena.reserve(file.size() * 2);
   const std::size_t max_end = out.header.BufferSize;
+  arena.reserve(arena_size(file, max_end));
   for (std::size_t pos = 0; pos < file.size();) {
     BufferHeader h{};
     const std::size_t base = arena.size();
@@ -215,8 +246,9 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out) {
       return s;
     }
     const bool proc_index = (h.flags & kFlagProcIndex) != 0;
-    buffers.push_back({static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF),
-                       h.logger_id, proc_index, count});
+    buffers.push_back(
+        {static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF), h.logger_id,
+         proc_index, count});
     pos += h.size;
   }
   if (records.empty()) return fail(ERROR_BAD_FORMAT, 0, "no records");

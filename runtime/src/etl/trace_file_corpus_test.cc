@@ -37,10 +37,10 @@ fs::path corpus_file(const std::string& name, const std::string& member = "") {
   }();
   const fs::path out = dir / member;
   if (!fs::exists(out)) {
-    const std::string cmd = "python3 -c \"import sys,zipfile; zipfile.ZipFile(sys.argv[1])"
-                            ".extract(sys.argv[2], sys.argv[3])\" '" +
-                            (kCorpus / name).string() + "' '" + member + "' '" + dir.string() +
-                            "'";
+    const std::string cmd =
+        "python3 -c \"import sys,zipfile; zipfile.ZipFile(sys.argv[1])"
+        ".extract(sys.argv[2], sys.argv[3])\" '" +
+        (kCorpus / name).string() + "' '" + member + "' '" + dir.string() + "'";
     if (std::system(cmd.c_str()) != 0) return {};
   }
   return out;
@@ -159,10 +159,10 @@ struct CorpusFile {
   std::size_t after_end;  // Records stamped after the header's EndTime (see below).
 };
 
-// SOURCES.md's table. The files one session recorded have every record inside [StartTime, EndTime]. The two that
-// were relogged or merged do not: SelfDescribingSingleEvent's last 6 records (the system and
-// SysConfig rundown, one stamp) come 13.5 ms after its EndTime, and net.4.5.2.x64's merged
-// streams run 2.5 s past the EndTime of its header (the raw stamps themselves, as a separate
+// SOURCES.md's table. The files one session recorded have every record inside [StartTime, EndTime].
+// The two that were relogged or merged do not: SelfDescribingSingleEvent's last 6 records (the
+// system and SysConfig rundown, one stamp) come 13.5 ms after its EndTime, and net.4.5.2.x64's
+// merged streams run 2.5 s past the EndTime of its header (the raw stamps themselves, as a separate
 // script reading the bytes found them: the counts are the data's, not the reader's).
 const CorpusFile kFiles[] = {
     {"AMSITrace.etl", "", 21, 0},
@@ -176,8 +176,8 @@ const CorpusFile kFiles[] = {
     {"net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl", 179474, 32946},
 };
 
-#define SKIP_WITHOUT_CORPUS()                                                        \
-  if (!fs::exists(kCorpus / "SOURCES.md")) {                                         \
+#define SKIP_WITHOUT_CORPUS()                                                     \
+  if (!fs::exists(kCorpus / "SOURCES.md")) {                                      \
     GTEST_SKIP() << "no .etl corpus at " << kCorpus << " (../shared/etl-corpus)"; \
   }
 
@@ -241,7 +241,8 @@ TEST(EtlCorpus, HeaderFieldsAsTheFileSaysThem) {
 TEST(EtlCorpus, ProcessStartAndStopOfProcessEtl) {
   SKIP_WITHOUT_CORPUS();
   // Microsoft-Windows-Kernel-Process {22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716}: Tx's ProcessTest.
-  const GUID kernel_process{0x22fb2cd6, 0x0e7b, 0x422b, {0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16}};
+  const GUID kernel_process{
+      0x22fb2cd6, 0x0e7b, 0x422b, {0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16}};
   const Played p = play(corpus_file("Process.etl"));
   int starts = 0, stops = 0;
   for (const EVENT_HEADER& h : p.headers) {
@@ -275,8 +276,7 @@ TEST(EtlCorpus, TraceLoggingPrimitiveTypesDecodeAsTheBaselineShows) {
   // PrimitiveTypesTest event is 2,942.306 ms after the session's start, on processor 2, by
   // PID 33984 and TID 21768.
   const EVENT_HEADER& first = p.headers[2];
-  EXPECT_NEAR((first.TimeStamp.QuadPart - p.header.StartTime.QuadPart) / 10000.0, 2942.306,
-              0.001);
+  EXPECT_NEAR((first.TimeStamp.QuadPart - p.header.StartTime.QuadPart) / 10000.0, 2942.306, 0.001);
   EXPECT_EQ(first.ProcessId, 33984u);
   EXPECT_EQ(first.ThreadId, 21768u);
   EXPECT_EQ(p.contexts[2].ProcessorNumber, 2);

@@ -36,7 +36,9 @@ Bytes from(std::initializer_list<int> v) {
   return b;
 }
 
-std::string text(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
+std::string text(const Bytes& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
 
 std::ptrdiff_t decompress(const Bytes& in, Bytes& out) {
   return etl::xpress_lz77_decompress(in, out);
@@ -241,9 +243,8 @@ TEST(EtlSynthetic, RecordsOfBothCpusMergeByTimeWithTheirFields) {
     EXPECT_EQ(r.delivered.payloads[4], "d");
     EXPECT_EQ(r.delivered.related, 0xAABBCCDDu);
     // QPC at 10 MHz from the header event's stamp (1000) at StartTime: tick = 100 ns.
-    EXPECT_EQ(r.delivered.stamps,
-              (std::vector<std::int64_t>{kStart, kStart + 100, kStart + 200, kStart + 300,
-                                         kStart + 400}));
+    EXPECT_EQ(r.delivered.stamps, (std::vector<std::int64_t>{kStart, kStart + 100, kStart + 200,
+                                                             kStart + 300, kStart + 400}));
   }
 }
 

@@ -1,6 +1,7 @@
 // etwrt: MS-XCA plain LZ77 decompression (xpress.h).
 #include "xpress.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -66,7 +67,17 @@ void copy_match(std::uint8_t* out, std::size_t at, std::size_t offset, std::size
     std::memcpy(dst, src, length);
     return;
   }
-  for (std::size_t i = 0; i < length; ++i) dst[i] = src[i];
+  if (offset == 1) {  // A run of one byte (the zeros of ETW records, mostly).
+    std::memset(dst, *src, length);
+    return;
+  }
+  // The output repeats with period `offset`: copy one period, then double what is there (each
+  // copy's length is a multiple of the period, so the pattern continues), as MS-XCA's
+  // byte-by-byte loop would write it.
+  std::memcpy(dst, src, offset);
+  for (std::size_t done = offset; done < length; done *= 2) {
+    std::memcpy(dst + done, dst, std::min(done, length - done));
+  }
 }
 
 }  // namespace
@@ -86,13 +97,25 @@ std::ptrdiff_t xpress_lz77_decompress(std::span<const std::byte> in_bytes,
       flags = in.u32();
       flag_count = 32;
     }
-    --flag_count;
-    if ((flags & (1U << flag_count)) == 0) {
-      if (!in.has(1)) return static_cast<std::ptrdiff_t>(written);  // Input ends after an item.
-      if (written == out_size) return -1;
-      out[written++] = static_cast<std::uint8_t>(in.u8());
+    // A run of literals (flag bits 0, most significant first) is copied at once.
+    const std::uint32_t pending = flags << (32 - flag_count);
+    if ((pending & 0x80000000U) == 0) {
+      const int run = pending == 0 ? flag_count : __builtin_clz(pending);
+      std::size_t n = static_cast<std::size_t>(run);
+      bool input_ends = false;
+      if (in.size - in.pos < n) {
+        n = in.size - in.pos;
+        input_ends = true;
+      }
+      if (n > out_size - written) return -1;
+      std::memcpy(out + written, in.data + in.pos, n);
+      in.pos += n;
+      written += n;
+      if (input_ends) return static_cast<std::ptrdiff_t>(written);  // Input ends after an item.
+      flag_count -= run;
       continue;
     }
+    --flag_count;
     if (in.pos == in.size) return static_cast<std::ptrdiff_t>(written);  // MS-XCA's end.
     if (!in.has(2)) return -1;
     const std::uint32_t match = in.u16();
