@@ -230,12 +230,20 @@ ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
   return {};
 }
 
-ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out) {
+ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::size_t max_arena) {
   std::vector<std::byte> arena;
   std::vector<BufferInfo> buffers;
   std::vector<RecordRef> records;
-  const std::size_t max_end = out.header.BufferSize;
-  arena.reserve(arena_size(file, max_end));
+  // A compressed buffer decompresses to at most the session's buffer size, itself at most
+  // MAX_ETW_BUFFER_SIZE (16 MB, ntwmi.h).
+  const std::size_t max_end = std::min<std::size_t>(out.header.BufferSize, kMaxBufferBytes);
+  const std::size_t needed = arena_size(file, max_end);
+  if (needed > max_arena) {
+    return fail(ERROR_NOT_ENOUGH_MEMORY, 0,
+                "the buffers hold " + std::to_string(needed) + " bytes, over the reader's " +
+                    std::to_string(max_arena));
+  }
+  arena.reserve(needed);
   for (std::size_t pos = 0; pos < file.size();) {
     BufferHeader h{};
     const std::size_t base = arena.size();

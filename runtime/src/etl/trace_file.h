@@ -76,11 +76,17 @@ struct ParseStatus {
 // and the names. ERROR_BAD_FORMAT when the file does not start with one.
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out);
 
+inline constexpr std::size_t kMaxBufferBytes = 16 << 20;  // MAX_ETW_BUFFER_SIZE (ntwmi.h)
+inline constexpr std::size_t kMaxArenaBytes = std::size_t{1} << 30;
+
 // Reads every buffer (the header's included) into `out.arena`, `out.buffers` and `out.records`,
 // after parse_header. ERROR_FILE_CORRUPT for a buffer or record whose sizes lie, a truncated
 // buffer or a compressed one that does not decompress; ERROR_NOT_SUPPORTED for a record of a
-// kind this reader does not deliver (WPP messages). Nothing is kept on failure.
-ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out);
+// kind this reader does not deliver (WPP messages); ERROR_NOT_ENOUGH_MEMORY when the buffers
+// would hold more than `max_arena` bytes decompressed (a few compressed bytes may claim 16 MB
+// each). Nothing is kept on failure.
+ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out,
+                          std::size_t max_arena = kMaxArenaBytes);
 
 // The record's fixed header size for its kind (SYSTEM_TRACE_HEADER 32, compact 24, PERFINFO 16,
 // EVENT_TRACE_HEADER 48, EVENT_INSTANCE_GUID_HEADER 72, EVENT_HEADER 80).

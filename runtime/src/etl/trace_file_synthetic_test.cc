@@ -164,13 +164,15 @@ constexpr std::int64_t kStart = 133000000000000000;
 
 // Header buffer, then CPU 1's buffer (events 2 and 4), then CPU 0's (events 1 and 3): delivery
 // must interleave them by stamp.
-Bytes sample_file(bool compressed) {
+// `shift` moves the events' stamps (not the header's): a second file whose events fall between
+// the first one's.
+Bytes sample_file(bool compressed, std::int64_t shift = 0, std::uint16_t id_base = 0) {
   Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
-  Bytes cpu1 = event_record(1200, 2, from({'b'}));
-  const Bytes e4 = event_record(1400, 4, from({'d'}));
+  Bytes cpu1 = event_record(1200 + shift, id_base + 2, from({'b'}));
+  const Bytes e4 = event_record(1400 + shift, id_base + 4, from({'d'}));
   cpu1.insert(cpu1.end(), e4.begin(), e4.end());
-  Bytes cpu0 = event_record(1100, 1, from({'a'}));
-  const Bytes e3 = event_record(1300, 3, from({'c'}));
+  Bytes cpu0 = event_record(1100 + shift, id_base + 1, from({'a'}));
+  const Bytes e3 = event_record(1300 + shift, id_base + 3, from({'c'}));
   cpu0.insert(cpu0.end(), e3.begin(), e3.end());
   const Bytes b1 = buffer(cpu1, 0, 1, compressed);
   const Bytes b0 = buffer(cpu0, 0, 0, compressed);
@@ -207,10 +209,13 @@ struct FileRun {
   EVENT_TRACE_LOGFILEA logfile{};
 };
 
-void run(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("etwrt-synthetic-" + std::to_string(::getpid()) + ".etl"))
-                               .string();
+// Opens `bytes` (written to a temporary file, removed once open) into `r` with OpenTraceA.
+void open(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
+  static int serial = 0;
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl"))
+          .string();
   std::FILE* f = std::fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr);
   std::fwrite(bytes.data(), 1, bytes.size(), f);
@@ -222,6 +227,10 @@ void run(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
   r.logfile.Context = &r.delivered;
   r.handle = OpenTraceA(&r.logfile);
   std::filesystem::remove(path);
+}
+
+void run(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
+  open(bytes, r, extra_mode);
   if (r.handle == INVALID_PROCESSTRACE_HANDLE) return;
   r.status = ProcessTrace(&r.handle, 1, nullptr, nullptr);
   EXPECT_EQ(CloseTrace(r.handle), static_cast<ULONG>(ERROR_SUCCESS));
@@ -307,6 +316,114 @@ TEST(EtlSynthetic, ACorruptCompressedBufferIsFileCorrupt) {
   FileRun r;
   run(corrupt, r);
   EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_FILE_CORRUPT));
+}
+
+FILETIME as_filetime(std::int64_t t) {
+  return {static_cast<DWORD>(t), static_cast<DWORD>(static_cast<std::uint64_t>(t) >> 32)};
+}
+
+TEST(EtlSynthetic, TwoFilesMergeByTimeAfterBothHeaders) {
+  FileRun a, b;
+  open(sample_file(false), a);
+  open(sample_file(true, 50, 10), b);
+  ASSERT_NE(a.handle, INVALID_PROCESSTRACE_HANDLE);
+  ASSERT_NE(b.handle, INVALID_PROCESSTRACE_HANDLE);
+  b.logfile.Context = nullptr;  // OpenTrace copied the structure: this changes nothing.
+  TRACEHANDLE handles[2] = {a.handle, b.handle};
+  EXPECT_EQ(ProcessTrace(handles, 2, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_TRUE(a.delivered.ids.size() == 5 && b.delivered.ids.size() == 5);
+  // Each handle's callbacks get its own file; together, ordered by stamp.
+  EXPECT_EQ(a.delivered.stamps[1], kStart + 100);
+  EXPECT_EQ(b.delivered.stamps[1], kStart + 150);
+  EXPECT_EQ(CloseTrace(a.handle), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(CloseTrace(b.handle), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(CloseTrace(b.handle), static_cast<ULONG>(ERROR_INVALID_HANDLE));
+}
+
+std::vector<std::pair<int, std::int64_t>> g_merged;
+void WINAPI merged(PEVENT_RECORD e) {
+  g_merged.emplace_back(static_cast<int>(reinterpret_cast<std::uintptr_t>(e->UserContext)),
+                        e->EventHeader.TimeStamp.QuadPart);
+}
+
+TEST(EtlSynthetic, TheMergeAlternatesBetweenFilesByStamp) {
+  g_merged.clear();
+  TRACEHANDLE handles[2];
+  for (int i = 0; i < 2; ++i) {
+    const Bytes bytes = sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10));
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("etwrt-merge-" + std::to_string(i) + ".etl"))
+            .string();
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    EVENT_TRACE_LOGFILEA l{};
+    std::string name = path;
+    l.LogFileName = name.data();
+    l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+    l.EventRecordCallback = merged;
+    l.Context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
+    handles[i] = OpenTraceA(&l);
+    std::filesystem::remove(path);
+    ASSERT_NE(handles[i], INVALID_PROCESSTRACE_HANDLE);
+  }
+  EXPECT_EQ(ProcessTrace(handles, 2, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  const std::vector<std::pair<int, std::int64_t>> expected = {
+      {1, kStart},       {2, kStart},       {1, kStart + 100}, {2, kStart + 150},
+      {1, kStart + 200}, {2, kStart + 250}, {1, kStart + 300}, {2, kStart + 350},
+      {1, kStart + 400}, {2, kStart + 450}};
+  EXPECT_EQ(g_merged, expected);
+  for (TRACEHANDLE h : handles) EXPECT_EQ(CloseTrace(h), static_cast<ULONG>(ERROR_SUCCESS));
+}
+
+TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
+  // StartTime/EndTime: only records stamped inside (bounds included), the header always.
+  FileRun w;
+  open(sample_file(false), w);
+  FILETIME lo = as_filetime(kStart + 200), hi = as_filetime(kStart + 300);
+  EXPECT_EQ(ProcessTrace(&w.handle, 1, &lo, &hi), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(w.delivered.ids, (std::vector<USHORT>{0, 2, 3}));
+  // ProcessTrace again on the same handle plays the file again.
+  w.delivered = {};
+  EXPECT_EQ(ProcessTrace(&w.handle, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(w.delivered.ids.size(), 5u);
+  EXPECT_EQ(w.logfile.BuffersRead, 0u);  // The caller's structure is not written after OpenTrace.
+  CloseTrace(w.handle);
+
+  // BufferCallback FALSE after the first buffer: ERROR_CANCELLED, nothing more.
+  FileRun c;
+  c.logfile.BufferCallback = [](PEVENT_TRACE_LOGFILEA l) -> ULONG {
+    return l->BuffersRead < 1 ? TRUE : FALSE;
+  };
+  open(sample_file(false), c);
+  EXPECT_EQ(ProcessTrace(&c.handle, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_CANCELLED));
+  EXPECT_EQ(c.delivered.ids, (std::vector<USHORT>{0}));
+  CloseTrace(c.handle);
+
+  // Without PROCESS_TRACE_MODE_EVENT_RECORD: EventCallback gets EVENT_TRACEs.
+  static std::vector<std::pair<UCHAR, ULONG>> classic;
+  classic.clear();
+  EVENT_TRACE_LOGFILEA l{};
+  const Bytes bytes = sample_file(false);
+  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-classic.etl").string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::string name = path;
+  l.LogFileName = name.data();
+  l.EventCallback = [](PEVENT_TRACE t) {
+    classic.emplace_back(t->Header.Class.Type, t->MofLength);
+  };
+  TRACEHANDLE h = OpenTraceA(&l);
+  std::filesystem::remove(path);
+  ASSERT_NE(h, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(ProcessTrace(&h, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  ASSERT_EQ(classic.size(), 5u);
+  EXPECT_EQ(classic[0].second, sizeof(TRACE_LOGFILE_HEADER) + 8);  // The header and two names.
+  EXPECT_EQ(classic[1].second, 1u);
+  CloseTrace(h);
 }
 
 }  // namespace
