@@ -69,8 +69,10 @@ std::string corpus_file(fs::path& dir) {
   std::string templ = (fs::temp_directory_path() / "etwh-bench-etl-XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr) return {};
   dir = templ;
-  const std::string cmd = "python3 -c \"import sys,zipfile; zipfile.ZipFile(sys.argv[1])"
-                          ".extractall(sys.argv[2])\" '" + zip.string() + "' '" + templ + "'";
+  const std::string cmd =
+      "python3 -c \"import sys,zipfile; zipfile.ZipFile(sys.argv[1])"
+      ".extractall(sys.argv[2])\" '" +
+      zip.string() + "' '" + templ + "'";
   if (std::system(cmd.c_str()) != 0) return {};
   return (dir / "net.4.5.2.x64.etl").string();
 }

@@ -53,6 +53,7 @@ bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof
 struct Played {
   std::vector<EVENT_HEADER> headers;
   std::vector<ETW_BUFFER_CONTEXT> contexts;
+  std::map<USHORT, std::size_t> item_types;  // Extended items delivered, by ExtType.
   std::vector<std::vector<std::byte>> first_user_data;
   std::map<std::u16string, std::map<std::u16string, std::vector<std::byte>>> tl_properties;
   ULONG status = ERROR_SUCCESS;
@@ -123,6 +124,7 @@ void WINAPI on_event(PEVENT_RECORD e) {
     auto* p = static_cast<const std::byte*>(e->UserData);
     out.first_user_data.emplace_back(p, p + e->UserDataLength);
   }
+  for (USHORT i = 0; i < e->ExtendedDataCount; ++i) ++out.item_types[e->ExtendedData[i].ExtType];
   if (e->ExtendedDataCount > 0) decode_tl(e, out);
 }
 
@@ -311,6 +313,29 @@ TEST(EtlCorpus, EventSourceSelfDescribingEventDecodes) {
   ASSERT_TRUE(f.contains(u"a.b"));
   EXPECT_EQ(as_text(f.at(u"a.b")), u"Hello");
   EXPECT_EQ(as_text(f.at(u"a.c")), u"World!");
+}
+
+TEST(EtlCorpus, KernelClassicAnd32BitRecordsOfTheMergedFile) {
+  SKIP_WITHOUT_CORPUS();
+  // net.4.5.2.x64: 3189 SYSTEM64, 2 SYSTEM32, 100157 PERFINFO64, 7956 classic 64-bit and 27
+  // 32-bit, 34765 EVENT_HEADER64 and 33378 EVENT_HEADER32 records (their header types, counted
+  // from the bytes by a separate script).
+  const Played p = play(corpus_file("net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl"));
+  std::size_t bits32 = 0, classic = 0, no_thread = 0, sampled_profile = 0;
+  const GUID perfinfo{0xce1dbfb4, 0x137e, 0x4da6, {0x87, 0xb0, 0x3f, 0x59, 0xaa, 0x10, 0x2c, 0xbc}};
+  for (const EVENT_HEADER& h : p.headers) {
+    bits32 += (h.Flags & EVENT_HEADER_FLAG_32_BIT_HEADER) != 0;
+    classic += (h.Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) != 0;
+    // PERFINFO records (no compact ones here): no CPU times, no thread in their header.
+    no_thread += (h.Flags & EVENT_HEADER_FLAG_NO_CPUTIME) != 0 && h.ThreadId == 0xFFFFFFFF;
+    // PerfInfo SampledProfile (Opcode 46), the CPU samples TraceEvent folds for idle.
+    sampled_profile += same_guid(h.ProviderId, perfinfo) && h.EventDescriptor.Opcode == 46;
+  }
+  EXPECT_EQ(bits32, 33378u + 27u + 2u);
+  EXPECT_EQ(classic, 3189u + 2u + 100157u + 7956u + 27u);
+  EXPECT_EQ(no_thread, 100157u);
+  EXPECT_GT(sampled_profile, 0u);
+  EXPECT_GT(p.item_types.count(EVENT_HEADER_EXT_TYPE_STACK_TRACE64), 0u);
 }
 
 }  // namespace
