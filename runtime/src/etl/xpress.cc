@@ -108,7 +108,11 @@ std::ptrdiff_t xpress_lz77_decompress(std::span<const std::byte> in_bytes,
         input_ends = true;
       }
       if (n > out_size - written) return -1;
-      std::memcpy(out + written, in.data + in.pos, n);
+      if (in.size - in.pos >= 32 && out_size - written >= 32) {
+        std::memcpy(out + written, in.data + in.pos, 32);  // A run is at most 32: no call.
+      } else {
+        std::memcpy(out + written, in.data + in.pos, n);
+      }
       in.pos += n;
       written += n;
       if (input_ends) return static_cast<std::ptrdiff_t>(written);  // Input ends after an item.
@@ -124,7 +128,14 @@ std::ptrdiff_t xpress_lz77_decompress(std::span<const std::byte> in_bytes,
     if (length == 7 && !long_length(in, half_byte_at, length)) return -1;
     length += 3;
     if (offset > written || length > out_size - written) return -1;
-    copy_match(out, written, offset, length);
+    if (offset >= 16 && length <= 32 && out_size - written >= 32) {
+      // Short and far enough back: two 16-byte copies, each of bytes already written (the
+      // bytes past `length` are overwritten by what follows).
+      std::memcpy(out + written, out + written - offset, 16);
+      std::memcpy(out + written + 16, out + written + 16 - offset, 16);
+    } else {
+      copy_match(out, written, offset, length);
+    }
     written += length;
   }
 }
