@@ -338,4 +338,43 @@ TEST(EtlCorpus, KernelClassicAnd32BitRecordsOfTheMergedFile) {
   EXPECT_GT(p.item_types.count(EVENT_HEADER_EXT_TYPE_STACK_TRACE64), 0u);
 }
 
+TEST(EtlCorpus, ClrGcEventsCountAndStampAsTheBaselineShows) {
+  SKIP_WITHOUT_CORPUS();
+  // Microsoft-Windows-DotNETRuntime {e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}; gcevents.baseline.txt
+  // counts 69 of its events by name; by the CLR manifest's ids: GC/Start 1, GC/Stop 2,
+  // GC/CreateSegment 5, GC/AllocationTick 10, GC/MarkWithType 202, Runtime/Start 187.
+  const GUID clr{0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+  const Played p = play(corpus_file("gcevents.etl.zip", "gcevents/PerfViewData.etl"));
+  std::map<USHORT, int> by_id;
+  const EVENT_HEADER* first = nullptr;
+  std::size_t index = 0, first_index = 0;
+  for (const EVENT_HEADER& h : p.headers) {
+    if (same_guid(h.ProviderId, clr)) {
+      ++by_id[h.EventDescriptor.Id];
+      if (first == nullptr) {
+        first = &h;
+        first_index = index;
+      }
+    }
+    ++index;
+  }
+  int total = 0;
+  for (const auto& [id, n] : by_id) total += n;
+  EXPECT_EQ(total, 69);
+  EXPECT_EQ(by_id[1], 2);
+  EXPECT_EQ(by_id[2], 2);
+  EXPECT_EQ(by_id[5], 7);
+  EXPECT_EQ(by_id[10], 12);
+  EXPECT_EQ(by_id[202], 13);
+  EXPECT_EQ(by_id[187], 1);
+  // "EVENT 8,184.674: Microsoft-Windows-DotNETRuntime/Runtime/Start PID=179596; TID=168672;
+  // ProceNum=4".
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->EventDescriptor.Id, 187);
+  EXPECT_NEAR((first->TimeStamp.QuadPart - p.header.StartTime.QuadPart) / 10000.0, 8184.674, 0.001);
+  EXPECT_EQ(first->ProcessId, 179596u);
+  EXPECT_EQ(first->ThreadId, 168672u);
+  EXPECT_EQ(p.contexts[first_index].ProcessorNumber, 4);
+}
+
 }  // namespace

@@ -426,4 +426,28 @@ TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
   CloseTrace(h);
 }
 
+TEST(EtlSynthetic, OpenTraceWTakesAUtf16Path) {
+  const Bytes bytes = sample_file(false);
+  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-wide.etl").string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::u16string wide(path.begin(), path.end());
+  EVENT_TRACE_LOGFILEW l{};
+  l.LogFileName = reinterpret_cast<LPWSTR>(wide.data());
+  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  Delivered d;
+  l.EventRecordCallback = collect;
+  l.Context = &d;
+  TRACEHANDLE h = OpenTraceW(&l);
+  std::filesystem::remove(path);
+  ASSERT_NE(h, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(l.LogfileHeader.EventsLost, 5u);
+  EXPECT_EQ(reinterpret_cast<const char16_t*>(l.LogFileName), wide.c_str());  // Given back.
+  EXPECT_EQ(ProcessTrace(&h, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(d.ids.size(), 5u);
+  EXPECT_EQ(CloseTrace(h), static_cast<ULONG>(ERROR_SUCCESS));
+}
+
 }  // namespace
