@@ -31,10 +31,20 @@ const fs::path kCorpus = std::getenv("ETWRT_ETL_CORPUS") != nullptr
 // temporary folder once per run. Empty when the corpus is absent.
 fs::path corpus_file(const std::string& name, const std::string& member = "") {
   if (member.empty()) return kCorpus / name;
-  static const fs::path dir = [] {
+  // The folder goes when the test program ends.
+  struct TempDir {
+    fs::path path;
+    ~TempDir() {
+      std::error_code ignored;
+      if (!path.empty()) fs::remove_all(path, ignored);
+    }
+  };
+  static const TempDir temp = [] {
     std::string templ = (fs::temp_directory_path() / "etwrt-etl-XXXXXX").string();
-    return fs::path(::mkdtemp(templ.data()) != nullptr ? templ : "");
+    return TempDir{fs::path(::mkdtemp(templ.data()) != nullptr ? templ : "")};
   }();
+  const fs::path& dir = temp.path;
+  if (dir.empty()) return {};
   const fs::path out = dir / member;
   if (!fs::exists(out)) {
     const std::string cmd =
