@@ -3,6 +3,7 @@
 // queues its records for every ProcessTrace consuming that session; ProcessTrace hands them to
 // the consumer's callbacks (consumer_delivery.h) on its own thread.
 #include "client.h"
+#include "etl/file_consumer.h"
 #include "consumer_delivery.h"
 #include "consumer_hub.h"
 #include "consumer_open.h"
@@ -132,7 +133,7 @@ bool not_running(ULONG status) {
 // OpenTrace's work; `wide_name` is OpenTraceW's LoggerName (NULL for OpenTraceA). Sets the
 // thread's last error on failure, as the OpenTrace page says.
 TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile, const char16_t* wide_name) {
-  // etwrt delivers realtime sessions only; log files are not read.
+  // A realtime session (log files went to the trace-file reader before).
   if (Logfile->LoggerName == nullptr) return etwrt::fail_open(ERROR_BAD_PATHNAME);
   if ((Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0) {
     return etwrt::fail_open(ERROR_INVALID_PARAMETER);  // The page: REAL_TIME with a LoggerName.
@@ -344,6 +345,11 @@ TRACEHANDLE fail_open(ULONG status) {
 TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA logfile, const char16_t* wide_name) {
   if (logfile == nullptr) return fail_open(ERROR_INVALID_PARAMETER);
   try {
+    // A log file (no PROCESS_TRACE_MODE_REAL_TIME): the trace-file reader (etl/).
+    if (logfile->LogFileName != nullptr &&
+        (logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME) == 0) {
+      return etl::open_file_trace(*logfile);
+    }
     return ::open_trace(logfile, wide_name);
   } catch (...) {
     return fail_open(fault_status(wide_name != nullptr ? "OpenTraceW" : "OpenTraceA"));
@@ -365,6 +371,15 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
         check != ERROR_SUCCESS) {
       return check;
     }
+    // File handles go to the trace-file reader, all of them or none (etwrt choice).
+    const auto files =
+        static_cast<ULONG>(std::count_if(HandleArray, HandleArray + HandleCount, [](TRACEHANDLE h) {
+          return etwrt::etl::is_file_handle(h);
+        }));
+    if (files == HandleCount) {
+      return etwrt::etl::process_file_traces(HandleArray, HandleCount, StartTime, EndTime);
+    }
+    if (files > 0) return ERROR_INVALID_PARAMETER;
     std::vector<Consumer*> consumers;
     if (const ULONG claim = claim_consumers(HandleArray, HandleCount, consumers);
         claim != ERROR_SUCCESS) {
@@ -379,6 +394,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
 
 ULONG WMIAPI CloseTrace(TRACEHANDLE TraceHandle) {
   return etwrt::guarded("CloseTrace", [&]() -> ULONG {
+    if (etwrt::etl::is_file_handle(TraceHandle)) return etwrt::etl::close_file_trace(TraceHandle);
     std::lock_guard lock(g_mu);
     Consumer* c = find_locked(TraceHandle);
     if (c == nullptr) return ERROR_INVALID_HANDLE;

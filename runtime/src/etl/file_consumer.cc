@@ -1,0 +1,355 @@
+// etwrt: the trace-file consumer (file_consumer.h).
+#include "file_consumer.h"
+
+#include "../consumer_open.h"
+
+#include "record_decode.h"
+#include "trace_file.h"
+
+#include <evntcons.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace etwrt::etl {
+namespace {
+
+constexpr int kClockSystemTime = 2;  // EVENT_TRACE_CLOCK_SYSTEMTIME: stamps are FILETIMEs.
+constexpr int kClockCpuCycles = 3;   // EVENT_TRACE_CLOCK_CPUCYCLE: at CpuSpeedInMHz.
+
+// A file's stamps as FILETIMEs: StartTime is the header event's stamp, and the clock's ticks
+// count from there (QPC at PerfFreq, cycles at CpuSpeedInMHz; system time is a FILETIME).
+class Clock {
+ public:
+  explicit Clock(const TraceFile& f)
+      : start_(f.header.StartTime.QuadPart), origin_(f.header_raw_time) {
+    if (f.header.ReservedFlags == kClockSystemTime) {
+      frequency_ = 0;
+    } else if (f.header.ReservedFlags == kClockCpuCycles) {
+      frequency_ = std::int64_t{f.header.CpuSpeedInMHz} * 1000000;
+    } else {
+      frequency_ = f.header.PerfFreq.QuadPart;  // QPC, the default clock.
+    }
+    if (f.header.ReservedFlags != kClockSystemTime && frequency_ <= 0) frequency_ = 10000000;
+  }
+  std::int64_t file_time(std::int64_t raw) const {
+    if (frequency_ == 0) return raw;
+    if (frequency_ == 10000000) return start_ + (raw - origin_);  // The usual QPC: 100 ns.
+    const __int128 ticks = static_cast<__int128>(raw) - origin_;
+    return start_ + static_cast<std::int64_t>(ticks * 10000000 / frequency_);
+  }
+
+ private:
+  std::int64_t start_;
+  std::int64_t origin_;
+  std::int64_t frequency_ = 0;
+};
+
+struct FileTrace {
+  EVENT_TRACE_LOGFILEA logfile{};  // The handle's copy: what BufferCallback receives.
+  std::string path;
+  bool event_record_mode = false;
+  bool raw_timestamps = false;
+  std::vector<std::byte> bytes;
+  TraceFile file;
+  bool parsed = false;
+  std::vector<std::uint32_t> order;        // Records in delivery order (header event first).
+  std::vector<std::uint32_t> buffer_left;  // Per buffer: its records not yet delivered.
+  bool processing = false;                 // Guarded by g_mu.
+  bool closed = false;                     // Guarded by g_mu.
+  std::atomic<bool> close_requested{false};
+};
+
+std::mutex g_mu;
+std::set<FileTrace*> g_files;
+
+FileTrace* find_locked(TRACEHANDLE handle) {
+  auto* f = reinterpret_cast<FileTrace*>(static_cast<std::uintptr_t>(handle));
+  return g_files.contains(f) ? f : nullptr;
+}
+
+// The whole file in one read of its size (then whatever follows, if it grew meanwhile).
+// Reads a regular file of at most kMaxFileBytes whole. Anything else (a FIFO, which would block,
+// a device such as /dev/zero, which never ends, a directory) is refused before a byte is read.
+// Returns ERROR_SUCCESS or the status OpenTrace fails with.
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 30;
+
+ULONG read_file(const char* path, std::vector<std::byte>& out) {
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return errno == ENOENT || errno == ENOTDIR ? ERROR_FILE_NOT_FOUND
+           : errno == EACCES || errno == EPERM ? ERROR_ACCESS_DENIED
+                                               : ERROR_BAD_FORMAT;
+  }
+  struct stat st {};
+  ULONG status = ERROR_SUCCESS;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = ERROR_BAD_FORMAT;
+  } else if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+    status = ERROR_NOT_ENOUGH_MEMORY;
+  } else {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(st.st_size));
+    std::size_t have = 0;
+    while (have < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      have += static_cast<std::size_t>(n);
+    }
+    bytes.resize(have);  // A file that shrank while read: what is there, judged by the parser.
+    out = std::move(bytes);
+  }
+  ::close(fd);
+  return status;
+}
+
+// Parses every buffer once and sorts the records by stamp: the header event first, then the
+// others by time, file order among equal stamps (as Windows' per-CPU merge keeps them).
+ULONG prepare(FileTrace& t) {
+  if (t.parsed) return ERROR_SUCCESS;
+  if (ParseStatus s = parse_records(t.bytes, t.file); !s.ok()) {
+    std::fprintf(stderr, "etwrt: ProcessTrace: %s: %s\n", t.path.c_str(), s.message.c_str());
+    return s.status;
+  }
+  const auto& records = t.file.records;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
+  keyed.reserve(records.size());
+  for (std::uint32_t i = 1; i < records.size(); ++i) keyed.emplace_back(records[i].raw_time, i);
+  std::sort(keyed.begin(), keyed.end());  // Unique keys: the index breaks ties in file order.
+  t.order.clear();
+  t.order.reserve(records.size());
+  t.order.push_back(0);
+  for (const auto& k : keyed) t.order.push_back(k.second);
+  t.parsed = true;
+  return ERROR_SUCCESS;
+}
+
+// One file's place in a ProcessTrace call.
+struct Cursor {
+  FileTrace* trace;
+  Clock clock;
+  std::size_t next = 0;
+  Decoded decoded;
+};
+
+std::int64_t value(const FILETIME* t, std::int64_t otherwise) {
+  if (t == nullptr) return otherwise;
+  return static_cast<std::int64_t>((std::uint64_t{t->dwHighDateTime} << 32) | t->dwLowDateTime);
+}
+
+// The classic form of a record (EventCallback without PROCESS_TRACE_MODE_EVENT_RECORD).
+void classic_callback(const EVENT_RECORD& r, EVENT_TRACE_LOGFILEA& l) {
+  EVENT_TRACE t{};
+  const EVENT_HEADER& h = r.EventHeader;
+  t.Header.Size = h.Size;
+  t.Header.Class.Type = h.EventDescriptor.Opcode;
+  t.Header.Class.Level = h.EventDescriptor.Level;
+  t.Header.Class.Version = h.EventDescriptor.Version;
+  t.Header.ThreadId = h.ThreadId;
+  t.Header.ProcessId = h.ProcessId;
+  t.Header.TimeStamp = h.TimeStamp;
+  t.Header.Guid = h.ProviderId;
+  t.Header.ProcessorTime = h.ProcessorTime;
+  t.MofData = r.UserData;
+  t.MofLength = r.UserDataLength;
+  t.BufferContext = r.BufferContext;
+  l.CurrentEvent = t;
+  if (l.EventCallback != nullptr) l.EventCallback(&l.CurrentEvent);
+}
+
+// Delivers the record at the cursor (if inside the window) and accounts its buffer; returns
+// ERROR_CANCELLED when BufferCallback said stop, ERROR_FILE_CORRUPT for a record that does not
+// decode.
+ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
+  FileTrace& t = *c.trace;
+  const RecordRef& r = t.file.records[t.order[c.next++]];
+  if (!decode_record(t.file, r, c.decoded)) {
+    std::fprintf(stderr, "etwrt: ProcessTrace: %s: a record's extended items do not fit it\n",
+                 t.path.c_str());
+    return ERROR_FILE_CORRUPT;
+  }
+  EVENT_RECORD& e = c.decoded.record;
+  const std::int64_t ft = c.clock.file_time(r.raw_time);
+  if (header || (ft >= lo && ft <= hi)) {
+    e.EventHeader.TimeStamp.QuadPart = t.raw_timestamps ? r.raw_time : ft;
+    t.logfile.CurrentTime = ft;
+    e.UserContext = t.logfile.Context;
+    if (t.event_record_mode) {
+      if (t.logfile.EventRecordCallback != nullptr) t.logfile.EventRecordCallback(&e);
+    } else {
+      classic_callback(e, t.logfile);
+    }
+  }
+  if (--t.buffer_left[r.buffer] == 0) {
+    ++t.logfile.BuffersRead;
+    if (t.logfile.BufferCallback != nullptr && t.logfile.BufferCallback(&t.logfile) == FALSE) {
+      return ERROR_CANCELLED;
+    }
+  }
+  return ERROR_SUCCESS;
+}
+
+// The merge: each file's header event, then always the record with the lowest FILETIME (the
+// first handle's among equal ones) until every file is read, a close or BufferCallback's FALSE.
+ULONG merge(std::vector<Cursor>& cursors, std::int64_t lo, std::int64_t hi) {
+  for (Cursor& c : cursors) {
+    if (const ULONG s = deliver(c, true, lo, hi); s != ERROR_SUCCESS) return s;
+  }
+  if (cursors.size() == 1) {  // The usual case: one file, already in order.
+    Cursor& c = cursors.front();
+    const std::size_t n = c.trace->order.size();
+    while (c.next < n) {
+      if (c.trace->close_requested.load(std::memory_order_relaxed)) return ERROR_SUCCESS;
+      if (const ULONG s = deliver(c, false, lo, hi); s != ERROR_SUCCESS) return s;
+    }
+    return ERROR_SUCCESS;
+  }
+  for (;;) {
+    Cursor* best = nullptr;
+    std::int64_t best_time = 0;
+    for (Cursor& c : cursors) {
+      if (c.trace->close_requested.load(std::memory_order_relaxed)) return ERROR_SUCCESS;
+      if (c.next == c.trace->order.size()) continue;
+      const std::int64_t t =
+          c.clock.file_time(c.trace->file.records[c.trace->order[c.next]].raw_time);
+      if (best == nullptr || t < best_time) {
+        best = &c;
+        best_time = t;
+      }
+    }
+    if (best == nullptr) return ERROR_SUCCESS;
+    if (const ULONG s = deliver(*best, false, lo, hi); s != ERROR_SUCCESS) return s;
+  }
+}
+
+ULONG claim(const TRACEHANDLE* handles, ULONG count, std::vector<FileTrace*>& out) {
+  std::lock_guard lock(g_mu);
+  for (ULONG i = 0; i < count; ++i) {
+    FileTrace* f = find_locked(handles[i]);
+    if (f == nullptr || f->processing) {
+      for (FileTrace* taken : out) taken->processing = false;
+      out.clear();
+      return ERROR_INVALID_HANDLE;
+    }
+    f->processing = true;
+    out.push_back(f);
+  }
+  return ERROR_SUCCESS;
+}
+
+void release(const std::vector<FileTrace*>& traces) {
+  std::lock_guard lock(g_mu);
+  for (FileTrace* f : traces) {
+    f->processing = false;
+    if (f->closed) {
+      g_files.erase(f);
+      delete f;
+    }
+  }
+}
+
+ULONG process_claimed(const std::vector<FileTrace*>& traces, const FILETIME* start,
+                      const FILETIME* end) {
+  std::vector<Cursor> cursors;
+  cursors.reserve(traces.size());
+  for (FileTrace* t : traces) {
+    if (const ULONG s = prepare(*t); s != ERROR_SUCCESS) return s;
+    t->buffer_left.assign(t->file.buffers.size(), 0);
+    for (std::size_t b = 0; b < t->file.buffers.size(); ++b) {
+      t->buffer_left[b] = t->file.buffers[b].records;
+    }
+    t->logfile.BuffersRead = 0;
+    cursors.push_back({t, Clock(t->file), 0, Decoded{}});
+  }
+  return merge(cursors, value(start, INT64_MIN), value(end, INT64_MAX));
+}
+
+bool is_kernel_logger(const std::u16string& name) { return name == u"NT Kernel Logger"; }
+
+}  // namespace
+
+TRACEHANDLE open_file_trace(EVENT_TRACE_LOGFILEA& logfile) {
+  auto t = std::make_unique<FileTrace>();
+  t->path = logfile.LogFileName;
+  if (const ULONG status = read_file(logfile.LogFileName, t->bytes); status != ERROR_SUCCESS) {
+    std::fprintf(stderr,
+                 "etwrt: OpenTraceA: %s: cannot read the file (not a regular file of at "
+                 "most 1 GiB, or not there: status %lu)\n",
+                 t->path.c_str(), status);
+    return fail_open(status);
+  }
+  if (ParseStatus s = parse_header(t->bytes, t->file); !s.ok()) {
+    std::fprintf(stderr, "etwrt: OpenTraceA: %s: %s\n", t->path.c_str(), s.message.c_str());
+    return fail_open(ERROR_BAD_FORMAT);
+  }
+  TRACE_LOGFILE_HEADER& h = t->file.header;
+  h.LoggerName = reinterpret_cast<LPWSTR>(t->file.logger_name.data());
+  h.LogFileName = reinterpret_cast<LPWSTR>(t->file.log_file_name.data());
+  t->logfile = logfile;
+  t->logfile.LogFileName = t->path.data();
+  t->logfile.LoggerName = nullptr;
+  t->logfile.LogfileHeader = h;
+  t->logfile.BufferSize = h.BufferSize;
+  t->logfile.IsKernelTrace = is_kernel_logger(t->file.logger_name) ? 1 : 0;
+  t->logfile.CurrentTime = 0;
+  t->logfile.BuffersRead = 0;
+  t->event_record_mode = (logfile.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0;
+  t->raw_timestamps = (logfile.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP) != 0;
+  logfile.LogfileHeader = h;
+  logfile.BufferSize = h.BufferSize;
+  logfile.IsKernelTrace = t->logfile.IsKernelTrace;
+  logfile.CurrentTime = 0;
+  logfile.BuffersRead = 0;
+  std::lock_guard lock(g_mu);
+  FileTrace* raw = t.release();
+  g_files.insert(raw);
+  return reinterpret_cast<TRACEHANDLE>(raw);
+}
+
+bool is_file_handle(TRACEHANDLE handle) {
+  std::lock_guard lock(g_mu);
+  return find_locked(handle) != nullptr;
+}
+
+ULONG process_file_traces(const TRACEHANDLE* handles, ULONG count, const FILETIME* start,
+                          const FILETIME* end) {
+  std::vector<FileTrace*> traces;
+  if (const ULONG s = claim(handles, count, traces); s != ERROR_SUCCESS) return s;
+  ULONG status = ERROR_SUCCESS;
+  try {
+    status = process_claimed(traces, start, end);
+  } catch (...) {
+    release(traces);
+    throw;
+  }
+  release(traces);
+  return status;
+}
+
+ULONG close_file_trace(TRACEHANDLE handle) {
+  std::lock_guard lock(g_mu);
+  FileTrace* f = find_locked(handle);
+  if (f == nullptr) return ERROR_INVALID_HANDLE;
+  if (f->processing) {
+    f->closed = true;
+    f->close_requested.store(true, std::memory_order_release);
+    return ERROR_CTX_CLOSE_PENDING;
+  }
+  g_files.erase(f);
+  delete f;
+  return ERROR_SUCCESS;
+}
+
+}  // namespace etwrt::etl

@@ -1,0 +1,270 @@
+// etwrt: parsing a trace file (trace_file.h).
+#include "trace_file.h"
+
+#include "xpress.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+namespace etwrt::etl {
+namespace {
+
+constexpr std::uint16_t kFlagProcIndex = 0x0020;   // ETW_BUFFER_FLAG_PROC_INDEX
+constexpr std::uint16_t kFlagCompressed = 0x0040;  // ETW_BUFFER_FLAG_COMPRESSED
+constexpr std::uint32_t kPadding = 0xFFFFFFFF;
+constexpr std::uint32_t kTraceHeaderFlag = 0x80;  // TRACE_HEADER_FLAG, the marker's top byte
+constexpr std::uint32_t kEventTraceFlag = 0x40;   // TRACE_HEADER_EVENT_TRACE
+constexpr std::size_t kLogfileHeader64 = 0x118;   // sizeof(TRACE_LOGFILE_HEADER), x64
+constexpr std::size_t kLogfileHeader32 = 0x110;   // the same with 4-byte pointers
+
+template <typename T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+std::string at(std::size_t offset, std::string_view what) {
+  return "offset " + std::to_string(offset) + ": " + std::string(what);
+}
+
+ParseStatus fail(ULONG status, std::size_t offset, std::string_view what) {
+  return {status, at(offset, what)};
+}
+
+bool known_kind(std::uint32_t type) {
+  switch (type) {
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 10:
+    case 11:
+    case 16:
+    case 17:
+    case 18:
+    case 19:
+    case 20:
+    case 21: return true;
+    default: return false;
+  }
+}
+
+// SYSTEM, compact and PERFINFO headers keep their size in the second ULONG, the others first.
+bool size_second(Kind k) {
+  return k == Kind::system32 || k == Kind::system64 || k == Kind::compact32 ||
+         k == Kind::compact64 || k == Kind::perfinfo32 || k == Kind::perfinfo64;
+}
+
+// The WMI_BUFFER_HEADER fields the reader uses.
+struct BufferHeader {
+  std::uint32_t size;     // BufferSize: the buffer's bytes in the file (compressed or not).
+  std::uint32_t offset;   // Offset: where its records end, counted from the buffer's start.
+  std::uint16_t context;  // ClientContext's ProcessorNumber and Alignment (ProcessorIndex).
+  std::uint16_t logger_id;
+  std::uint16_t flags;
+};
+
+BufferHeader read_buffer_header(const std::byte* p) {
+  return {load<std::uint32_t>(p), load<std::uint32_t>(p + 0x30), load<std::uint16_t>(p + 0x28),
+          load<std::uint16_t>(p + 0x2A), load<std::uint16_t>(p + 0x34)};
+}
+
+// Copies (or decompresses) the buffer at `pos` into `arena`: its header, then its records up
+// to Offset. `max_records_end` bounds a compressed buffer's Offset (the logger's BufferSize).
+ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
+                        std::size_t max_records_end, BufferHeader& h,
+                        std::vector<std::byte>& arena) {
+  if (file.size() - pos < kBufferHeaderSize)
+    return fail(ERROR_FILE_CORRUPT, pos, "truncated buffer header");
+  h = read_buffer_header(file.data() + pos);
+  if (h.size < kBufferHeaderSize || h.size > file.size() - pos) {
+    return fail(ERROR_FILE_CORRUPT, pos,
+                "BufferSize " + std::to_string(h.size) + " does not fit the file");
+  }
+  const bool compressed = (h.flags & kFlagCompressed) != 0;
+  const std::size_t limit = compressed ? max_records_end : h.size;
+  if (h.offset < kBufferHeaderSize || h.offset > limit) {
+    return fail(ERROR_FILE_CORRUPT, pos,
+                "Offset " + std::to_string(h.offset) + " outside the buffer");
+  }
+  const std::size_t base = arena.size();
+  arena.resize(base + h.offset);
+  if (!compressed) {
+    std::memcpy(arena.data() + base, file.data() + pos, h.offset);
+    return {};
+  }
+  std::memcpy(arena.data() + base, file.data() + pos, kBufferHeaderSize);
+  const std::span<std::byte> out(arena.data() + base + kBufferHeaderSize,
+                                 h.offset - kBufferHeaderSize);
+  const std::ptrdiff_t n = xpress_lz77_decompress(
+      file.subspan(pos + kBufferHeaderSize, h.size - kBufferHeaderSize), out);
+  if (n != static_cast<std::ptrdiff_t>(out.size())) {
+    arena.resize(base);
+    return fail(ERROR_FILE_CORRUPT, pos, "compressed buffer does not decompress to its Offset");
+  }
+  return {};
+}
+
+// Walks the records of the buffer at `base` in `arena` (its Offset `end`), appending them.
+ParseStatus index_records(const std::vector<std::byte>& arena, std::size_t base, std::size_t end,
+                          std::uint32_t buffer, std::size_t file_pos,
+                          std::vector<RecordRef>& records, std::uint32_t& count) {
+  std::size_t pos = kBufferHeaderSize;
+  count = 0;
+  const std::byte* b = arena.data() + base;
+  while (end - pos >= 4) {
+    const auto marker = load<std::uint32_t>(b + pos);
+    if (marker == kPadding) break;
+    const std::uint32_t type = (marker >> 16) & 0xFF;
+    const std::uint32_t top = marker >> 24;
+    if ((top & kTraceHeaderFlag) == 0 || (top & kEventTraceFlag) == 0 || !known_kind(type)) {
+      return fail(ERROR_NOT_SUPPORTED, file_pos + pos,
+                  "record of an unsupported kind (marker " + std::to_string(marker) + ")");
+    }
+    const auto kind = static_cast<Kind>(type);
+    const bool second = size_second(kind);
+    if (end - pos < (second ? 8u : 4u))
+      return fail(ERROR_FILE_CORRUPT, file_pos + pos, "truncated record");
+    const std::size_t size = load<std::uint16_t>(b + pos + (second ? 4 : 0));
+    if (size < fixed_header_size(kind) || size > end - pos) {
+      return fail(ERROR_FILE_CORRUPT, file_pos + pos,
+                  "record size " + std::to_string(size) + " does not fit its buffer");
+    }
+    const std::size_t stamp_at = kind == Kind::perfinfo32 || kind == Kind::perfinfo64 ? 8 : 16;
+    records.push_back({load<std::int64_t>(b + pos + stamp_at), base + pos,
+                       static_cast<std::uint32_t>(size), buffer, kind});
+    ++count;
+    pos += (size + 7) & ~std::size_t{7};
+  }
+  return {};
+}
+
+// Reads a NUL-terminated UTF-16 string from `p` (at most `units`), advancing past its NUL.
+std::u16string read_name(const std::byte*& p, std::size_t& units) {
+  std::u16string s;
+  while (units > 0) {
+    const auto c = load<char16_t>(p);
+    p += 2;
+    --units;
+    if (c == 0) break;
+    s.push_back(c);
+  }
+  return s;
+}
+
+// The TRACE_LOGFILE_HEADER of the header event's payload (32- or 64-bit layout) into `out`.
+void read_logfile_header(const std::byte* p, std::size_t size, bool wide, TraceFile& out) {
+  TRACE_LOGFILE_HEADER& h = out.header;
+  std::memcpy(&h, p, offsetof(TRACE_LOGFILE_HEADER, LoggerName));  // Same in both layouts.
+  const std::size_t shift = wide ? 0 : 8;  // Two 4-byte pointers instead of 8-byte ones.
+  std::memcpy(&h.TimeZone, p + offsetof(TRACE_LOGFILE_HEADER, TimeZone) - shift, sizeof h.TimeZone);
+  const std::size_t tail = offsetof(TRACE_LOGFILE_HEADER, BootTime);
+  std::memcpy(&h.BootTime, p + tail - shift, sizeof h - tail);
+  h.LoggerName = nullptr;
+  h.LogFileName = nullptr;
+  const std::size_t fixed = wide ? kLogfileHeader64 : kLogfileHeader32;
+  const std::byte* names = p + fixed;
+  std::size_t units = (size - fixed) / 2;
+  out.logger_name = read_name(names, units);
+  out.log_file_name = read_name(names, units);
+}
+
+// What the arena will hold: the sum of the buffers' Offsets (each bounded as load_buffer
+// bounds it), so that it is allocated once.
+std::size_t arena_size(std::span<const std::byte> file, std::size_t max_records_end) {
+  std::size_t total = 0;
+  for (std::size_t pos = 0; file.size() - pos >= kBufferHeaderSize;) {
+    const BufferHeader h = read_buffer_header(file.data() + pos);
+    if (h.size < kBufferHeaderSize || h.size > file.size() - pos) break;
+    const bool compressed = (h.flags & kFlagCompressed) != 0;
+    total += std::min<std::size_t>(h.offset, compressed ? max_records_end : h.size);
+    pos += h.size;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::size_t fixed_header_size(Kind kind) {
+  switch (kind) {
+    case Kind::system32:
+    case Kind::system64: return 32;
+    case Kind::compact32:
+    case Kind::compact64: return 24;
+    case Kind::perfinfo32:
+    case Kind::perfinfo64: return 16;
+    case Kind::full32:
+    case Kind::full64: return 48;
+    case Kind::instance32:
+    case Kind::instance64: return 72;
+    case Kind::event32:
+    case Kind::event64: return 80;
+  }
+  return 80;
+}
+
+ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
+  std::vector<std::byte> arena;
+  BufferHeader h{};
+  if (ParseStatus s = load_buffer(file, 0, 0, h, arena); !s.ok()) {
+    return {ERROR_BAD_FORMAT, "not a trace file: " + s.message};
+  }
+  std::vector<RecordRef> records;
+  std::uint32_t count = 0;
+  if (ParseStatus s = index_records(arena, 0, h.offset, 0, 0, records, count);
+      !s.ok() || records.empty()) {
+    return {ERROR_BAD_FORMAT, "not a trace file: no log-file header event in the first buffer"};
+  }
+  const RecordRef& r = records.front();
+  const std::byte* p = arena.data() + r.offset;
+  const bool wide = r.kind == Kind::system64;
+  const std::size_t payload = r.size - fixed_header_size(r.kind);
+  if ((r.kind != Kind::system32 && !wide) || load<std::uint16_t>(p + 6) != 0 ||
+      payload < (wide ? kLogfileHeader64 : kLogfileHeader32)) {
+    return {ERROR_BAD_FORMAT, "not a trace file: the first record is no log-file header event"};
+  }
+  read_logfile_header(p + fixed_header_size(r.kind), payload, wide, out);
+  out.header_raw_time = r.raw_time;
+  return {};
+}
+
+ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::size_t max_arena) {
+  std::vector<std::byte> arena;
+  std::vector<BufferInfo> buffers;
+  std::vector<RecordRef> records;
+  // A compressed buffer decompresses to at most the session's buffer size, itself at most
+  // MAX_ETW_BUFFER_SIZE (16 MB, ntwmi.h).
+  const std::size_t max_end = std::min<std::size_t>(out.header.BufferSize, kMaxBufferBytes);
+  const std::size_t needed = arena_size(file, max_end);
+  if (needed > max_arena) {
+    return fail(ERROR_NOT_ENOUGH_MEMORY, 0,
+                "the buffers hold " + std::to_string(needed) + " bytes, over the reader's " +
+                    std::to_string(max_arena));
+  }
+  arena.reserve(needed);
+  for (std::size_t pos = 0; pos < file.size();) {
+    BufferHeader h{};
+    const std::size_t base = arena.size();
+    if (ParseStatus s = load_buffer(file, pos, max_end, h, arena); !s.ok()) return s;
+    const auto index = static_cast<std::uint32_t>(buffers.size());
+    std::uint32_t count = 0;
+    if (ParseStatus s = index_records(arena, base, h.offset, index, pos, records, count); !s.ok()) {
+      return s;
+    }
+    const bool proc_index = (h.flags & kFlagProcIndex) != 0;
+    buffers.push_back(
+        {static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF), h.logger_id,
+         proc_index, count});
+    pos += h.size;
+  }
+  if (records.empty()) return fail(ERROR_BAD_FORMAT, 0, "no records");
+  out.arena = std::move(arena);
+  out.buffers = std::move(buffers);
+  out.records = std::move(records);
+  out.header_record = 0;
+  return {};
+}
+
+}  // namespace etwrt::etl

@@ -1,0 +1,481 @@
+// The trace-file reader on files made here byte by byte (a test-only writer of the documented
+// layout, independent of etwrt's own writer): the MS-XCA decompressor's cases, and files that
+// lie (truncated, sizes past their buffer, a compressed buffer whose data is corrupt), each an
+// error with its status (ERROR_BAD_FORMAT for no trace file at all, ERROR_FILE_CORRUPT for a
+// damaged one: runtime/README.md, "Trace files (reading)") and never a crash.
+#include "etl/record_decode.h"
+#include "etl/trace_file.h"
+#include "etl/xpress.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace etl = etwrt::etl;
+using Bytes = std::vector<std::byte>;
+
+template <typename T>
+void put(Bytes& b, std::size_t at, T v) {
+  if (b.size() < at + sizeof v) b.resize(at + sizeof v);
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+
+Bytes from(std::initializer_list<int> v) {
+  Bytes b;
+  for (int x : v) b.push_back(static_cast<std::byte>(x));
+  return b;
+}
+
+std::string text(const Bytes& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+std::ptrdiff_t decompress(const Bytes& in, Bytes& out) {
+  return etl::xpress_lz77_decompress(in, out);
+}
+
+TEST(Xpress, LiteralThenOverlappingMatchAsMsXcaShowsIt) {
+  // MS-XCA 2.4.4: "aaaaaa" = [literal "a"][match: offset 1, length 5]; then the end (a match
+  // flag with no input left).
+  Bytes out(16);
+  EXPECT_EQ(decompress(from({0, 0, 0, 0x60, 'a', 0x02, 0x00}), out), 6);
+  out.resize(6);
+  EXPECT_EQ(text(out), "aaaaaa");
+}
+
+TEST(Xpress, LongLengthsShareAHalfByte) {
+  // Two matches of length 10 (code 7, half byte 0) and 3 + 7 + 1 (half byte 1): one byte
+  // carries both half bytes, low nibble first.
+  Bytes in = from({0, 0, 0, 0x70, 'x', 0x07, 0x00, 0x10, 0x07, 0x00});
+  Bytes out(32);
+  EXPECT_EQ(decompress(in, out), 1 + 10 + 11);
+  out.resize(22);
+  EXPECT_EQ(text(out), std::string(22, 'x'));
+}
+
+TEST(Xpress, InvalidStreamsAreErrors) {
+  Bytes out(8);
+  // A match reaching before the output's start.
+  EXPECT_EQ(decompress(from({0, 0, 0, 0x80, 0x0A, 0x00}), out), -1);
+  // More output than the buffer holds.
+  EXPECT_EQ(decompress(from({0, 0, 0, 0x60, 'a', 0x42, 0x00}), out), -1);
+  // A match cut in the middle; a long length cut before its half byte.
+  EXPECT_EQ(decompress(from({0, 0, 0, 0x40, 'a', 0x02}), out), -1);
+  EXPECT_EQ(decompress(from({0, 0, 0, 0x40, 'a', 0x07, 0x00}), out), -1);
+  // A flag word cut short.
+  EXPECT_EQ(decompress(from({0, 0, 0}), out), -1);
+}
+
+// A compressed form of `raw` with literals only (a valid MS-XCA stream).
+Bytes literal_stream(const Bytes& raw) {
+  Bytes out;
+  for (std::size_t i = 0; i < raw.size(); i += 32) {
+    for (int k = 0; k < 4; ++k) out.push_back(std::byte{0});
+    for (std::size_t j = i; j < raw.size() && j < i + 32; ++j) out.push_back(raw[j]);
+  }
+  return out;
+}
+
+constexpr std::uint32_t kBufferSize = 4096;
+
+// A buffer: WMI_BUFFER_HEADER, then `records`, then 0xFF padding to kBufferSize.
+Bytes buffer(const Bytes& records, std::uint16_t type, std::uint8_t cpu, bool compressed) {
+  Bytes b(etl::kBufferHeaderSize, std::byte{0});
+  const auto offset = static_cast<std::uint32_t>(etl::kBufferHeaderSize + records.size());
+  put<std::uint32_t>(b, 0x04, offset);
+  put<std::uint32_t>(b, 0x08, offset);
+  b[0x28] = static_cast<std::byte>(cpu);
+  put<std::uint32_t>(b, 0x30, offset);
+  put<std::uint16_t>(b, 0x34, compressed ? 0x40 : 0x01);
+  put<std::uint16_t>(b, 0x36, type);
+  if (compressed) {
+    const Bytes c = literal_stream(records);
+    b.insert(b.end(), c.begin(), c.end());
+    put<std::uint32_t>(b, 0x00, static_cast<std::uint32_t>(b.size()));
+    return b;
+  }
+  b.insert(b.end(), records.begin(), records.end());
+  b.resize(kBufferSize, std::byte{0xFF});
+  put<std::uint32_t>(b, 0x00, kBufferSize);
+  return b;
+}
+
+void pad8(Bytes& b) { b.resize((b.size() + 7) & ~std::size_t{7}, std::byte{0}); }
+
+// The log-file header event: SYSTEM_TRACE_HEADER (SYSTEM64, HookId 0), TRACE_LOGFILE_HEADER
+// (x64), "L\0" and "f\0".
+Bytes header_record(std::int64_t start_ft, std::int64_t qpc0) {
+  Bytes r(32, std::byte{0});
+  put<std::uint32_t>(r, 0, 0xC0020002);  // Version 2, SYSTEM64, TRACE_HEADER_FLAG | EVENT_TRACE
+  TRACE_LOGFILE_HEADER h{};
+  h.BufferSize = kBufferSize;
+  h.VersionDetail.MajorVersion = 10;
+  h.VersionDetail.SubVersion = 2;
+  h.NumberOfProcessors = 2;
+  h.PointerSize = 8;
+  h.EventsLost = 5;
+  h.PerfFreq.QuadPart = 10000000;
+  h.StartTime.QuadPart = start_ft;
+  h.EndTime.QuadPart = start_ft + 10000000;
+  h.ReservedFlags = 1;
+  put<std::int64_t>(r, 16, qpc0);
+  const auto* hp = reinterpret_cast<const std::byte*>(&h);
+  r.insert(r.end(), hp, hp + sizeof h);
+  for (char16_t c : std::u16string(u"L\0f\0", 4)) put<char16_t>(r, r.size(), c);
+  put<std::uint16_t>(r, 4, static_cast<std::uint16_t>(r.size()));
+  pad8(r);
+  return r;
+}
+
+// An EVENT_HEADER record (64-bit) with one extended item and `payload`.
+Bytes event_record(std::int64_t qpc, std::uint16_t id, const Bytes& payload) {
+  Bytes r(80, std::byte{0});
+  put<std::uint32_t>(r, 0, 0xC0130000);  // EVENT_HEADER64; the size goes in the low half.
+  put<std::uint16_t>(r, 4, EVENT_HEADER_FLAG_EXTENDED_INFO);
+  put<std::uint32_t>(r, 8, 77);   // ThreadId
+  put<std::uint32_t>(r, 12, 66);  // ProcessId
+  put<std::int64_t>(r, 16, qpc);
+  put<std::uint32_t>(r, 24, 0x12345678);  // ProviderId.Data1
+  put<std::uint16_t>(r, 40, id);
+  put<std::uint32_t>(r, 56, 3);  // KernelTime
+  // One item: RELATED_ACTIVITYID (16 bytes), Linkage 0.
+  put<std::uint16_t>(r, 80, 24);
+  put<std::uint16_t>(r, 82, EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID);
+  put<std::uint16_t>(r, 86, 16);
+  put<std::uint32_t>(r, 88, 0xAABBCCDD);
+  r.resize(104, std::byte{0});
+  r.insert(r.end(), payload.begin(), payload.end());
+  put<std::uint16_t>(r, 0, static_cast<std::uint16_t>(r.size()));
+  pad8(r);
+  return r;
+}
+
+constexpr std::int64_t kStart = 133000000000000000;
+
+// Header buffer, then CPU 1's buffer (events 2 and 4), then CPU 0's (events 1 and 3): delivery
+// must interleave them by stamp.
+// `shift` moves the events' stamps (not the header's): a second file whose events fall between
+// the first one's.
+Bytes sample_file(bool compressed, std::int64_t shift = 0, std::uint16_t id_base = 0) {
+  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
+  Bytes cpu1 = event_record(1200 + shift, id_base + 2, from({'b'}));
+  const Bytes e4 = event_record(1400 + shift, id_base + 4, from({'d'}));
+  cpu1.insert(cpu1.end(), e4.begin(), e4.end());
+  Bytes cpu0 = event_record(1100 + shift, id_base + 1, from({'a'}));
+  const Bytes e3 = event_record(1300 + shift, id_base + 3, from({'c'}));
+  cpu0.insert(cpu0.end(), e3.begin(), e3.end());
+  const Bytes b1 = buffer(cpu1, 0, 1, compressed);
+  const Bytes b0 = buffer(cpu0, 0, 0, compressed);
+  file.insert(file.end(), b1.begin(), b1.end());
+  file.insert(file.end(), b0.begin(), b0.end());
+  return file;
+}
+
+struct Delivered {
+  std::vector<USHORT> ids;
+  std::vector<std::int64_t> stamps;
+  std::vector<UCHAR> cpus;
+  std::vector<std::string> payloads;
+  ULONG related = 0;
+};
+
+void WINAPI collect(PEVENT_RECORD e) {
+  auto& d = *static_cast<Delivered*>(e->UserContext);
+  d.ids.push_back(e->EventHeader.EventDescriptor.Id);
+  d.stamps.push_back(e->EventHeader.TimeStamp.QuadPart);
+  d.cpus.push_back(e->BufferContext.ProcessorNumber);
+  d.payloads.emplace_back(static_cast<const char*>(e->UserData), e->UserDataLength);
+  if (e->ExtendedDataCount == 1 &&
+      e->ExtendedData[0].ExtType == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID) {
+    d.related = *reinterpret_cast<const ULONG*>(e->ExtendedData[0].DataPtr);
+  }
+}
+
+// Writes `bytes` to a temporary file, opens it with OpenTraceA and runs ProcessTrace.
+struct FileRun {
+  TRACEHANDLE handle = INVALID_PROCESSTRACE_HANDLE;
+  ULONG status = ERROR_SUCCESS;
+  Delivered delivered;
+  EVENT_TRACE_LOGFILEA logfile{};
+};
+
+// Opens `bytes` (written to a temporary file, removed once open) into `r` with OpenTraceA.
+void open(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
+  static int serial = 0;
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl"))
+          .string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::string name = path;
+  r.logfile.LogFileName = name.data();
+  r.logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | extra_mode;
+  r.logfile.EventRecordCallback = collect;
+  r.logfile.Context = &r.delivered;
+  r.handle = OpenTraceA(&r.logfile);
+  std::filesystem::remove(path);
+}
+
+void run(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
+  open(bytes, r, extra_mode);
+  if (r.handle == INVALID_PROCESSTRACE_HANDLE) return;
+  r.status = ProcessTrace(&r.handle, 1, nullptr, nullptr);
+  EXPECT_EQ(CloseTrace(r.handle), static_cast<ULONG>(ERROR_SUCCESS));
+}
+
+TEST(EtlSynthetic, RecordsOfBothCpusMergeByTimeWithTheirFields) {
+  for (bool compressed : {false, true}) {
+    SCOPED_TRACE(compressed ? "compressed" : "plain");
+    FileRun r;
+    run(sample_file(compressed), r);
+    ASSERT_NE(r.handle, INVALID_PROCESSTRACE_HANDLE);
+    EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_SUCCESS));
+    EXPECT_EQ(r.logfile.LogfileHeader.EventsLost, 5u);
+    EXPECT_EQ(r.logfile.BufferSize, kBufferSize);
+    EXPECT_EQ(r.delivered.ids, (std::vector<USHORT>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(r.delivered.cpus, (std::vector<UCHAR>{0, 0, 1, 0, 1}));
+    ASSERT_EQ(r.delivered.payloads.size(), 5u);
+    EXPECT_EQ(r.delivered.payloads[1], "a");
+    EXPECT_EQ(r.delivered.payloads[4], "d");
+    EXPECT_EQ(r.delivered.related, 0xAABBCCDDu);
+    // QPC at 10 MHz from the header event's stamp (1000) at StartTime: tick = 100 ns.
+    EXPECT_EQ(r.delivered.stamps, (std::vector<std::int64_t>{kStart, kStart + 100, kStart + 200,
+                                                             kStart + 300, kStart + 400}));
+  }
+}
+
+TEST(EtlSynthetic, RawTimestampsAreTheFilesClock) {
+  FileRun r;
+  run(sample_file(false), r, PROCESS_TRACE_MODE_RAW_TIMESTAMP);
+  EXPECT_EQ(r.delivered.stamps, (std::vector<std::int64_t>{1000, 1100, 1200, 1300, 1400}));
+}
+
+ULONG parse(const Bytes& file) {
+  etl::TraceFile t;
+  if (etl::ParseStatus s = etl::parse_header(file, t); !s.ok()) return s.status;
+  return etl::parse_records(file, t).status;
+}
+
+TEST(EtlSynthetic, DamagedFilesAreErrorsWithTheirStatus) {
+  const Bytes good = sample_file(false);
+  EXPECT_EQ(parse(good), static_cast<ULONG>(ERROR_SUCCESS));
+  // No trace file: empty, or cut inside the header buffer.
+  EXPECT_EQ(parse(Bytes{}), static_cast<ULONG>(ERROR_BAD_FORMAT));
+  EXPECT_EQ(parse(Bytes(good.begin(), good.begin() + 100)), static_cast<ULONG>(ERROR_BAD_FORMAT));
+  FileRun none;
+  run(Bytes(good.begin(), good.begin() + 100), none);
+  EXPECT_EQ(none.handle, INVALID_PROCESSTRACE_HANDLE);
+  // Truncated: the last buffer cut short. OpenTrace succeeds, ProcessTrace says corrupt.
+  const Bytes cut(good.begin(), good.end() - 100);
+  EXPECT_EQ(parse(cut), static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  FileRun truncated;
+  run(cut, truncated);
+  ASSERT_NE(truncated.handle, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(truncated.status, static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  EXPECT_TRUE(truncated.delivered.ids.empty());
+  // Sizes that lie: a record longer than its buffer's Offset; an Offset past BufferSize.
+  Bytes long_record = good;
+  put<std::uint16_t>(long_record, kBufferSize + etl::kBufferHeaderSize, 0x3000);
+  EXPECT_EQ(parse(long_record), static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  Bytes far_offset = good;
+  put<std::uint32_t>(far_offset, kBufferSize + 0x30, kBufferSize + 8);
+  EXPECT_EQ(parse(far_offset), static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  // An extended item longer than its record: ProcessTrace stops with ERROR_FILE_CORRUPT.
+  Bytes long_item = good;
+  put<std::uint16_t>(long_item, kBufferSize + etl::kBufferHeaderSize + 86, 0x2000);
+  FileRun bad_item;
+  run(long_item, bad_item);
+  EXPECT_EQ(bad_item.status, static_cast<ULONG>(ERROR_FILE_CORRUPT));
+}
+
+TEST(EtlSynthetic, ACorruptCompressedBufferIsFileCorrupt) {
+  const Bytes good = sample_file(true);
+  EXPECT_EQ(parse(good), static_cast<ULONG>(ERROR_SUCCESS));
+  // The first flag word of the first compressed buffer says "match" at once: a match before
+  // the output's start.
+  Bytes corrupt = good;
+  put<std::uint32_t>(corrupt, kBufferSize + etl::kBufferHeaderSize, 0xFFFFFFFF);
+  EXPECT_EQ(parse(corrupt), static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  // A stream that decompresses to less than its Offset.
+  Bytes short_stream = good;
+  put<std::uint32_t>(short_stream, kBufferSize + 0x30, kBufferSize - 8);
+  EXPECT_EQ(parse(short_stream), static_cast<ULONG>(ERROR_FILE_CORRUPT));
+  FileRun r;
+  run(corrupt, r);
+  EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_FILE_CORRUPT));
+}
+
+FILETIME as_filetime(std::int64_t t) {
+  return {static_cast<DWORD>(t), static_cast<DWORD>(static_cast<std::uint64_t>(t) >> 32)};
+}
+
+TEST(EtlSynthetic, TwoFilesMergeByTimeAfterBothHeaders) {
+  FileRun a, b;
+  open(sample_file(false), a);
+  open(sample_file(true, 50, 10), b);
+  ASSERT_NE(a.handle, INVALID_PROCESSTRACE_HANDLE);
+  ASSERT_NE(b.handle, INVALID_PROCESSTRACE_HANDLE);
+  b.logfile.Context = nullptr;  // OpenTrace copied the structure: this changes nothing.
+  TRACEHANDLE handles[2] = {a.handle, b.handle};
+  EXPECT_EQ(ProcessTrace(handles, 2, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_TRUE(a.delivered.ids.size() == 5 && b.delivered.ids.size() == 5);
+  // Each handle's callbacks get its own file; together, ordered by stamp.
+  EXPECT_EQ(a.delivered.stamps[1], kStart + 100);
+  EXPECT_EQ(b.delivered.stamps[1], kStart + 150);
+  EXPECT_EQ(CloseTrace(a.handle), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(CloseTrace(b.handle), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(CloseTrace(b.handle), static_cast<ULONG>(ERROR_INVALID_HANDLE));
+}
+
+std::vector<std::pair<int, std::int64_t>> g_merged;
+void WINAPI merged(PEVENT_RECORD e) {
+  g_merged.emplace_back(static_cast<int>(reinterpret_cast<std::uintptr_t>(e->UserContext)),
+                        e->EventHeader.TimeStamp.QuadPart);
+}
+
+TEST(EtlSynthetic, TheMergeAlternatesBetweenFilesByStamp) {
+  g_merged.clear();
+  TRACEHANDLE handles[2];
+  for (int i = 0; i < 2; ++i) {
+    const Bytes bytes = sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10));
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("etwrt-merge-" + std::to_string(i) + ".etl"))
+            .string();
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    EVENT_TRACE_LOGFILEA l{};
+    std::string name = path;
+    l.LogFileName = name.data();
+    l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+    l.EventRecordCallback = merged;
+    l.Context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
+    handles[i] = OpenTraceA(&l);
+    std::filesystem::remove(path);
+    ASSERT_NE(handles[i], INVALID_PROCESSTRACE_HANDLE);
+  }
+  EXPECT_EQ(ProcessTrace(handles, 2, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  const std::vector<std::pair<int, std::int64_t>> expected = {
+      {1, kStart},       {2, kStart},       {1, kStart + 100}, {2, kStart + 150},
+      {1, kStart + 200}, {2, kStart + 250}, {1, kStart + 300}, {2, kStart + 350},
+      {1, kStart + 400}, {2, kStart + 450}};
+  EXPECT_EQ(g_merged, expected);
+  for (TRACEHANDLE h : handles) EXPECT_EQ(CloseTrace(h), static_cast<ULONG>(ERROR_SUCCESS));
+}
+
+TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
+  // StartTime/EndTime: only records stamped inside (bounds included), the header always.
+  FileRun w;
+  open(sample_file(false), w);
+  FILETIME lo = as_filetime(kStart + 200), hi = as_filetime(kStart + 300);
+  EXPECT_EQ(ProcessTrace(&w.handle, 1, &lo, &hi), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(w.delivered.ids, (std::vector<USHORT>{0, 2, 3}));
+  // ProcessTrace again on the same handle plays the file again.
+  w.delivered = {};
+  EXPECT_EQ(ProcessTrace(&w.handle, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(w.delivered.ids.size(), 5u);
+  EXPECT_EQ(w.logfile.BuffersRead, 0u);  // The caller's structure is not written after OpenTrace.
+  CloseTrace(w.handle);
+
+  // BufferCallback FALSE after the first buffer: ERROR_CANCELLED, nothing more.
+  FileRun c;
+  c.logfile.BufferCallback = [](PEVENT_TRACE_LOGFILEA l) -> ULONG {
+    return l->BuffersRead < 1 ? TRUE : FALSE;
+  };
+  open(sample_file(false), c);
+  EXPECT_EQ(ProcessTrace(&c.handle, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_CANCELLED));
+  EXPECT_EQ(c.delivered.ids, (std::vector<USHORT>{0}));
+  CloseTrace(c.handle);
+
+  // Without PROCESS_TRACE_MODE_EVENT_RECORD: EventCallback gets EVENT_TRACEs.
+  static std::vector<std::pair<UCHAR, ULONG>> classic;
+  classic.clear();
+  EVENT_TRACE_LOGFILEA l{};
+  const Bytes bytes = sample_file(false);
+  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-classic.etl").string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::string name = path;
+  l.LogFileName = name.data();
+  l.EventCallback = [](PEVENT_TRACE t) {
+    classic.emplace_back(t->Header.Class.Type, t->MofLength);
+  };
+  TRACEHANDLE h = OpenTraceA(&l);
+  std::filesystem::remove(path);
+  ASSERT_NE(h, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(ProcessTrace(&h, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  ASSERT_EQ(classic.size(), 5u);
+  EXPECT_EQ(classic[0].second, sizeof(TRACE_LOGFILE_HEADER) + 8);  // The header and two names.
+  EXPECT_EQ(classic[1].second, 1u);
+  CloseTrace(h);
+}
+
+TEST(EtlSynthetic, OpenTraceWTakesAUtf16Path) {
+  const Bytes bytes = sample_file(false);
+  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-wide.etl").string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::u16string wide(path.begin(), path.end());
+  EVENT_TRACE_LOGFILEW l{};
+  l.LogFileName = reinterpret_cast<LPWSTR>(wide.data());
+  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  Delivered d;
+  l.EventRecordCallback = collect;
+  l.Context = &d;
+  TRACEHANDLE h = OpenTraceW(&l);
+  std::filesystem::remove(path);
+  ASSERT_NE(h, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(l.LogfileHeader.EventsLost, 5u);
+  EXPECT_EQ(reinterpret_cast<const char16_t*>(l.LogFileName), wide.c_str());  // Given back.
+  EXPECT_EQ(ProcessTrace(&h, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(d.ids.size(), 5u);
+  EXPECT_EQ(CloseTrace(h), static_cast<ULONG>(ERROR_SUCCESS));
+}
+
+}  // namespace
+
+// OpenTrace reads a regular file only: a FIFO would block it, /dev/zero never ends, a directory
+// is no file. Each is refused at once with the thread's last error set, as any OpenTrace failure.
+TEST(EtlSynthetic, OnlyARegularFileIsOpenedAndFailuresSetTheLastError) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("etwrt-etl-open-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "fifo.etl").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto open_status = [](const std::string& path) {
+    EVENT_TRACE_LOGFILEA logfile{};
+    std::string name = path;
+    logfile.LogFileName = name.data();
+    logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+    SetLastError(ERROR_SUCCESS);
+    const TRACEHANDLE h = OpenTraceA(&logfile);
+    EXPECT_EQ(h, INVALID_PROCESSTRACE_HANDLE) << path;
+    if (h != INVALID_PROCESSTRACE_HANDLE) CloseTrace(h);
+    return GetLastError();
+  };
+  EXPECT_EQ(open_status(fifo), static_cast<DWORD>(ERROR_BAD_FORMAT));
+  EXPECT_EQ(open_status("/dev/zero"), static_cast<DWORD>(ERROR_BAD_FORMAT));
+  EXPECT_EQ(open_status(dir.string()), static_cast<DWORD>(ERROR_BAD_FORMAT));
+  EXPECT_EQ(open_status((dir / "absent.etl").string()), static_cast<DWORD>(ERROR_FILE_NOT_FOUND));
+  std::filesystem::remove_all(dir);
+}
