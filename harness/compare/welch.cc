@@ -56,8 +56,8 @@ Welch welch_t_test(const SampleStats& a, const SampleStats& b) {
     return w;
   }
   w.t = (a.mean - b.mean) / std::sqrt(se2);
-  w.df = se2 * se2 /
-         (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
+  w.df =
+      se2 * se2 / (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
   // P(|T| >= |t|) for Student's t with df degrees of freedom.
   w.p_value = regularized_beta(w.df / (w.df + w.t * w.t), w.df / 2, 0.5);
   return w;
