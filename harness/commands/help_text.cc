@@ -10,49 +10,76 @@ namespace {
 // Where one name means different things in different commands, the command decides.
 std::string metavar(const std::string& command, const std::string& option) {
   static const std::map<std::string, std::string> kByName = {
-      {"catalog", "FILE"},     {"json", "FILE"},        {"junit", "FILE"},
-      {"markdown", "FILE"},    {"trace", "FILE"},       {"expectations", "FILE"},
-      {"agent", "FILE"},       {"subject", "FILE"},     {"writer", "FILE"},
-      {"baseline", "FILE"},    {"from", "FILE"},        {"file", "FILE"},
-      {"schedule", "FILE"},    {"output", "FILE"},      {"mutants", "FILE"},
-      {"old", "FILE"},         {"new", "FILE"},         {"files", "FILE"},
-      {"scenarios", "DIR"},    {"keep", "DIR"},         {"mutant-dir", "DIR"},
-      {"paths", "PATH"},       {"profiles", "PROFILE"}, {"platform", "NAME"},
-      {"filter", "REGEX"},     {"rule", "ID"},          {"jobs", "N"},
-      {"repeat", "N"},         {"repetitions", "N"},    {"seed", "S"},
-      {"alpha", "P"},          {"min-effect", "PCT"},   {"series-ms", "MS"},
-      {"timeout", "SECONDS"},  {"run-timeout", "SECONDS"}, {"color", "WHEN"},
-      {"title", "TITLE"},      {"sweep", "DIM=V1,V2,..."}, {"command", "PROGRAM"},
+      {"catalog", "FILE"},
+      {"json", "FILE"},
+      {"junit", "FILE"},
+      {"markdown", "FILE"},
+      {"trace", "FILE"},
+      {"expectations", "FILE"},
+      {"agent", "FILE"},
+      {"subject", "FILE"},
+      {"writer", "FILE"},
+      {"baseline", "FILE"},
+      {"from", "FILE"},
+      {"file", "FILE"},
+      {"schedule", "FILE"},
+      {"output", "FILE"},
+      {"mutants", "FILE"},
+      {"old", "FILE"},
+      {"new", "FILE"},
+      {"files", "FILE"},
+      {"scenarios", "DIR"},
+      {"keep", "DIR"},
+      {"mutant-dir", "DIR"},
+      {"paths", "PATH"},
+      {"profiles", "PROFILE"},
+      {"platform", "NAME"},
+      {"filter", "REGEX"},
+      {"rule", "ID"},
+      {"jobs", "N"},
+      {"repeat", "N"},
+      {"repetitions", "N"},
+      {"seed", "S"},
+      {"alpha", "P"},
+      {"min-effect", "PCT"},
+      {"series-ms", "MS"},
+      {"timeout", "SECONDS"},
+      {"run-timeout", "SECONDS"},
+      {"color", "WHEN"},
+      {"title", "TITLE"},
+      {"sweep", "DIM=V1,V2,..."},
+      {"command", "PROGRAM"},
   };
   if (option == "only") return command == "selftest" ? "NAME" : "REGEX";
   auto it = kByName.find(option);
   return it == kByName.end() ? "" : it->second;
 }
 
-// Each command's examples, as typed from a clone after the build (./build/bin/etwh) or with an
-// installed etwh.
+// Each command's examples, as typed with an installed etwh (./build/bin/etwh from a clone), each
+// line "$ etwh ..." as help2man sets examples in constant width.
 const std::map<std::string, std::string>& examples() {
   static const std::map<std::string, std::string> kExamples = {
-      {"list", "  etwh list\n  etwh list --json rules.json"},
+      {"list", "  $ etwh list\n  $ etwh list --json rules.json"},
       {"run",
-       "  etwh run                    every shipped scenario\n"
-       "  etwh run scenarios/conformance/sourceid.json --json run.json --junit run.xml\n"
-       "  etwh run -j 2 -q --rule CB-LEVEL-MAX --filter '^cb-'\n"
-       "  etwh run --markdown summary.md   then: cat summary.md >> \"$GITHUB_STEP_SUMMARY\"\n"
-       "  etwh run --subject ./my-provider-agent scenarios/conformance/provider.json"},
+       "  $ etwh run                   # every shipped scenario\n"
+       "  $ etwh run scenarios/conformance/sourceid.json --json run.json --junit run.xml\n"
+       "  $ etwh run -j 2 -q --rule CB-LEVEL-MAX --filter '^cb-'\n"
+       "  $ etwh run --markdown summary.md && cat summary.md >> \"$GITHUB_STEP_SUMMARY\"\n"
+       "  $ etwh run --subject ./my-provider-agent scenarios/conformance/provider.json"},
       {"compare",
-       "  etwh compare old.json new.json --markdown compare.md\n"
-       "  etwh compare baseline.json new.json --only 'writer CPU/event'\n"
-       "  etwh compare before.json after.json   Google Benchmark --benchmark_out files"},
-      {"report", "  etwh report run.json stress.json -o report.html"},
-      {"expectations", "  etwh expectations update --platform wine --from run.json"},
-      {"update", "  etwh expectations update --platform wine --from run.json"},
+       "  $ etwh compare old.json new.json --markdown compare.md\n"
+       "  $ etwh compare baseline.json new.json --only 'writer CPU/event'\n"
+       "  $ etwh compare before.json after.json   # two Google Benchmark --benchmark_out files"},
+      {"report", "  $ etwh report run.json stress.json -o report.html"},
+      {"expectations", "  $ etwh expectations update --platform wine --from run.json"},
+      {"update", "  $ etwh expectations update --platform wine --from run.json"},
       {"stress",
-       "  etwh stress fast_steady\n"
-       "  etwh stress scenarios/stress/write_path.json --repetitions 10 --json new.json \\\n"
+       "  $ etwh stress fast_steady\n"
+       "  $ etwh stress scenarios/stress/write_path.json --repetitions 10 --json new.json \\\n"
        "      --baseline old.json --only 'writer CPU/event' --markdown stress.md"},
-      {"selftest", "  etwh selftest -j 2\n  etwh selftest --only level-min --keep /tmp/selftest"},
-      {"observe", "  etwh observe -- ./build/bin/etwh-observe-example 2000"},
+      {"selftest",
+       "  $ etwh selftest -j 2\n  $ etwh selftest --only level-min --keep /tmp/selftest"},
+      {"observe", "  $ etwh observe -- ./build/bin/etwh-observe-example 2000"},
   };
   return kExamples;
 }

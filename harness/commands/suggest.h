@@ -17,7 +17,8 @@ namespace etwh::cli {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidates nearest to `typed` within the rule above, best first (ties kept, in order).
-std::vector<std::string> closest(const std::string& typed, const std::vector<std::string>& candidates);
+std::vector<std::string> closest(const std::string& typed,
+                                 const std::vector<std::string>& candidates);
 
 // "; did you mean 'run'?" or "; did you mean one of 'a', 'b'?", empty with no candidate near.
 std::string did_you_mean(const std::string& typed, const std::vector<std::string>& candidates);

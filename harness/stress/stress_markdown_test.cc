@@ -32,8 +32,9 @@ TEST(StressMarkdown, FailedRunsFirstThenATableOfSessions) {
         {{"id", "write_path"}, {"repetition", 3}, {"status", "HARNESS_ERROR"}, {"message", "m"}}}}};
   const std::string md = stress_markdown(doc, nullptr);
   EXPECT_EQ(md.rfind("### etwh stress on etwrt: 2 of 3 runs failed\n", 0), 0u) << md;
-  const auto failed = md.find("- `write_path` #2 **FAIL**: s0: written 1000 != delivered 990 + lost "
-                              "0 \\| x\n");
+  const auto failed = md.find(
+      "- `write_path` #2 **FAIL**: s0: written 1000 != delivered 990 + lost "
+      "0 \\| x\n");
   const auto table = md.find("| run | status | session |");
   ASSERT_NE(failed, std::string::npos) << md;
   EXPECT_LT(failed, table);

@@ -8,7 +8,7 @@ etwh=$1
 fail() { echo "etwh_help_metavars: $*" >&2; exit 1; }
 
 subcommands_of() {
-  "$etwh" "$@" --help | awk '/^Subcommands:/ { inside = 1; next } inside && /^  [a-z]/ { print $1 }'
+  "$etwh" "$@" --help | awk '/^Subcommands:/ { inside = 1; next } inside && /^$/ { exit } inside && /^  [a-z]/ { print $1 }'
 }
 paths=$(echo; for c in $(subcommands_of); do
   echo "$c"
