@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 namespace etwh::compare {
 namespace {
@@ -15,7 +16,8 @@ TEST(RegularizedBeta, KnownValues) {
   EXPECT_NEAR(regularized_beta(0.6, 2, 1), 0.36, 1e-12);
   EXPECT_NEAR(regularized_beta(0.5, 4.5, 4.5), 0.5, 1e-12);
   // I_x(a, 1/2) as Student's t uses it, both sides of the symmetry.
-  EXPECT_NEAR(regularized_beta(0.9, 0.5, 0.5), 1 - 2 / M_PI * std::asin(std::sqrt(0.1)), 1e-12);
+  EXPECT_NEAR(regularized_beta(0.9, 0.5, 0.5), 1 - 2 / std::numbers::pi * std::asin(std::sqrt(0.1)),
+              1e-12);
 }
 
 TEST(WelchTest, StudentTablesTwoSided) {
