@@ -19,11 +19,11 @@ _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations --filter --rule --jobs" \
-           "--repeat --shuffle --seed --quiet --verbose --color --trace" ;;
+           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
     "expectations update") echo "--platform --from --file" ;;
-    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace" ;;
+    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace --markdown" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
     observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
   esac

@@ -38,9 +38,50 @@ relative to the installed program.
 the mutant build of etwrt and of the example providers, for
 .BR \"etwh selftest\" .
 [ENVIRONMENT]
+Every variable etwh, its agents and writers read, and those of etwrt that etwh sets or passes on
+(the CTest etwh_man_environment checks that each variable the source reads is here).
 .TP
 .B ETWRT_HOME
-the etwrt broker's folder; unset, each run uses a private one.
+the etwrt broker's folder; unset, each run, stress run and observed program uses a private one
+in a fresh temporary folder, removed at the end.
+.TP
+.B ETWRT_BROKER
+the etwrt-broker executable the library starts (default: libexec/etwrt-broker beside
+libetwrt); etwh selftest sets it to the mutant build's broker.
+.TP
+.B ETWRT_BROKER_IDLE_MS
+how long an idle broker waits before it exits (default 3000).
+.TP
+.B ETWRT_BROKER_OWNER_PID
+set by etwh for its private broker: the broker ends with that process.
+.TP
+.B ETWRT_MAX_SESSIONS
+how many sessions etwrt lets run at once (default 64); a StartTrace beyond it fails with
+ERROR_NO_SYSTEM_RESOURCES, a HARNESS_ERROR unless the case expects it.
+.TP
+.B ETWRT_DENY_CONTROL
+1: etwrt refuses to let this process control sessions, as Windows refuses a user who is neither
+administrator nor in Performance Log Users; etwh run and etwh stress then say so and exit 2.
+.TP
+.B ETWRT_OBSERVE_SOCKET
+set by etwh observe for the program it runs: where that program's libetwrt reports what it does.
+.TP
+.B ETWRT_MUTANT
+set by etwh selftest for each run of the mutant build: the defect it selects.
+.TP
+.B LD_LIBRARY_PATH
+etwh selftest puts the mutant build's library folder in front of it for each mutant's run.
+.TP
+.B NO_COLOR
+set and not empty: no colour on the console (unless --color always).
+.TP
+.B ETWH_STRESS_WRITER_SPIN
+N: the stress writer busies itself N empty iterations after each write, a planted slowdown to
+check a regression gate (harness/compare/README.md).
+.TP
+.B ETWH_STRESS_WRITER_MUTANT
+undercount: the stress writer reports one write fewer than it made, a planted defect the
+stress run must catch.
 ")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 file(WRITE "${WORK_DIR}/etwh.h2m" "${include}")

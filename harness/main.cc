@@ -1,6 +1,8 @@
 // etwh: the conformance harness's command line. Each command is a class in commands/; this file
 // only lists them, reads the global options and maps errors to exit codes.
 #include "commands/command.h"
+#include "commands/help_text.h"
+#include "commands/suggest.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "input_error.h"
@@ -9,6 +11,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #ifndef ETWH_DATA_DIR
@@ -82,10 +85,16 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands = all_commands();
   std::vector<CLI::App*> subcommands;
   for (auto& c : commands) subcommands.push_back(c->define(app, context));
+  describe_for_people(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    // A mistyped command or option: what was meant, as git says it.
+    const std::optional<std::string> hint =
+        e.get_exit_code() == 0 ? std::nullopt : unknown_word_hint(app, argc, argv);
+    if (!hint) return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    std::cerr << *hint << "\nRun with --help for more information.\n";
+    return kExitBadInput;
   }
   try {
     for (std::size_t i = 0; i < commands.size(); ++i) {

@@ -75,6 +75,22 @@ std::string report_path(const std::string& file) {
   return relative.generic_string();
 }
 
+}  // namespace
+
+std::string scenario_path(const std::string& file, const std::string& scenarios_dir) {
+  if (file.empty() || scenarios_dir.empty()) return report_path(file);
+  std::error_code ec;
+  const std::filesystem::path root =
+      std::filesystem::absolute(scenarios_dir, ec).lexically_normal();
+  const std::filesystem::path path = std::filesystem::absolute(file, ec).lexically_normal();
+  if (ec) return report_path(file);
+  const std::filesystem::path relative = path.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") return report_path(file);
+  return relative.generic_string();
+}
+
+namespace {
+
 // The platform's expectation recorded with the case (harness note_expectation), if any.
 const Finding* expectation_of(const CaseResult& r) {
   for (const Finding& f : r.findings) {
@@ -83,14 +99,13 @@ const Finding* expectation_of(const CaseResult& r) {
   return nullptr;
 }
 
-// What the platform's expectations said for the case: no entry means PASS.
+}  // namespace
+
 Status expected_status(const CaseResult& r) {
   const Finding* e = expectation_of(r);
   if (e == nullptr) return Status::kPass;
   return parse_status(e->expected).value_or(Status::kPass);
 }
-
-}  // namespace
 
 std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
                                        const std::vector<CaseResult>& results) {
@@ -164,11 +179,16 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
 
 namespace {
 
-// JUnit readers group cases by classname: the scenario file, dotted, without ".json"
-// ("scenarios.conformance.sourceid"), as a test module would be named.
-std::string junit_classname(const std::string& file, const std::string& platform) {
-  std::string name = report_path(file);
+// JUnit readers group cases by classname (GitLab's "suite"): the scenario file as
+// scenario_path names it, dotted, without ".json" ("sourceid", "sub.file"), as a test module
+// would be named; a file outside both folders by its name alone, never its absolute path.
+std::string junit_classname(const std::string& file, const std::string& scenarios_dir,
+                            const std::string& platform) {
+  std::string name = scenario_path(file, scenarios_dir);
   if (name.empty()) return "etwh." + platform;
+  if (std::filesystem::path(name).is_absolute() || name.starts_with("/")) {
+    name = std::filesystem::path(name).filename().generic_string();
+  }
   if (name.size() > 5 && name.ends_with(".json")) name.resize(name.size() - 5);
   std::replace(name.begin(), name.end(), '/', '.');
   while (!name.empty() && name.front() == '.') name.erase(0, 1);
@@ -189,12 +209,12 @@ struct JunitCounts {
 // summary and then the findings; an expected non-PASS (XFAIL, UNSUPPORTED, ...) is <skipped>
 // with the expectation's reason, as pytest writes xfail; the rules and statuses go to
 // <system-out>, since xunit2 allows no <properties> in a testcase.
-void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& platform,
-                JunitCounts& counts) {
+void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& scenarios_dir,
+                const std::string& platform, JunitCounts& counts) {
   auto tc = suite.append_child("testcase");
-  tc.append_attribute("classname") = junit_classname(r.file, platform).c_str();
+  tc.append_attribute("classname") = junit_classname(r.file, scenarios_dir, platform).c_str();
   tc.append_attribute("name") = r.id.c_str();
-  if (!r.file.empty()) tc.append_attribute("file") = report_path(r.file).c_str();
+  if (!r.file.empty()) tc.append_attribute("file") = scenario_path(r.file, scenarios_dir).c_str();
   tc.append_attribute("time") = fmt::format("{:.3f}", r.duration_s).c_str();
   ++counts.tests;
   const Finding* expectation = expectation_of(r);
@@ -273,7 +293,9 @@ void JunitReport::write(const RunInfo& info, const std::vector<CaseResult>& resu
   add_property(properties, "etwh_version", info.version);
   add_property(properties, "command_line", info.command_line);
   JunitCounts counts;
-  for (const CaseResult& r : results) junit_case(suite, r, info.platform, counts);
+  for (const CaseResult& r : results) {
+    junit_case(suite, r, scenarios_dir_, info.platform, counts);
+  }
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
     if (v.cases == 0) junit_uncovered_rule(suite, v, counts);
   }

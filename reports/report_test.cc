@@ -286,3 +286,62 @@ TEST(Reports, RepeatedCasesShowEveryRepetitionAndFlakyOnesFailInJunit) {
 
 }  // namespace
 }  // namespace etwh
+
+namespace etwh {
+namespace {
+
+// Scenario files are named from the scenarios folder, whatever the working folder: an installed
+// etwh (absolute paths) gives the same classnames as a run from the clone.
+TEST(JunitReport, ClassnameAndFileRelativeToTheScenariosFolder) {
+  const RunInfo i = info();
+  const std::string scenarios = "/opt/etwh/share/etwh/scenarios/conformance";
+  std::vector<CaseResult> results = sample();
+  results[0].file = "/opt/etwh/share/etwh/scenarios/conformance/callbacks.json";
+  results[1].file = "/opt/etwh/share/etwh/scenarios/conformance/more/traits.json";
+  results[2].file = "/home/me/mine.json";  // outside the folder and the working folder
+  pugi::xml_document doc;
+  std::ostringstream out;
+  JunitReport(scenarios).write(i, results, out);
+  const std::string xml = out.str();
+  ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
+  auto suite = doc.child("testsuites").child("testsuite");
+  auto attr = [&](const char* name, const char* attribute) {
+    return std::string(
+        suite.find_child_by_attribute("testcase", "name", name).attribute(attribute).value());
+  };
+  EXPECT_EQ(attr("a-pass", "classname"), "callbacks");
+  EXPECT_EQ(attr("a-pass", "file"), "callbacks.json");
+  EXPECT_EQ(attr("b-fail", "classname"), "more.traits");
+  EXPECT_EQ(attr("b-fail", "file"), "more/traits.json");
+  EXPECT_EQ(attr("c-xfail", "classname"), "mine");  // never the absolute path in dots
+  EXPECT_EQ(attr("c-xfail", "file"), "/home/me/mine.json");
+  EXPECT_EQ(scenario_path("/opt/etwh/share/etwh/scenarios/conformance/../x.json", scenarios)[0],
+            '/');  // outside once normalised
+}
+
+TEST(MarkdownReport, FailuresFirstThenCountsShortCells) {
+  RunInfo i = info();
+  i.catalog_rules = {"CB-LEVEL-MAX", "CB-ANY-OR", "TR-SET-ONCE", "SES-MAX-8", "GRP-ENABLE"};
+  std::vector<CaseResult> results = sample();
+  results[1].message = std::string(300, 'x') + " | a pipe\nand a line";
+  const std::string md = written<MarkdownReport>(i, results);
+  EXPECT_EQ(md.rfind("### etwh run on etwrt: 2 of 5 cases not as expected\n", 0), 0u) << md;
+  const auto failures = md.find("| `b-fail` | **FAIL** | PASS | CB-LEVEL-MAX |");
+  const auto herr = md.find("| `d-herr` | **HARNESS_ERROR** | PASS | CB-ANY-OR |");
+  const auto counts = md.find("| status | cases |");
+  ASSERT_NE(failures, std::string::npos) << md;
+  ASSERT_NE(herr, std::string::npos) << md;
+  EXPECT_LT(herr, counts);
+  EXPECT_EQ(md.find("a pipe"), std::string::npos);  // cut at 200 characters
+  EXPECT_NE(md.find("| PASS | 1 |"), std::string::npos) << md;
+  // Judged rules not PASS; a rule no case names (GRP-ENABLE) is not listed.
+  EXPECT_NE(md.find("4 rules judged; not PASS (4): "), std::string::npos) << md;
+  EXPECT_EQ(md.find("GRP-ENABLE"), std::string::npos);
+  // A clean run says so in its title, with no table of failures.
+  const std::string clean = written<MarkdownReport>(i, {results[0], results[2]});
+  EXPECT_EQ(clean.rfind("### etwh run on etwrt: all 2 cases as expected\n", 0), 0u) << clean;
+  EXPECT_EQ(clean.find("| case |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace etwh

@@ -5,7 +5,8 @@ per problem); 2: usage or a file that does not parse.
 
 - one <testsuites> holding one <testsuite> whose counts match its testcases;
 - the run's facts as <properties> first in the suite, none inside a <testcase>;
-- each case's classname is its scenario file (dotted, without .json) and `file` names it;
+- each case's classname is its scenario file (dotted, without .json) and `file` names it,
+  relative (to the scenarios folder), never an absolute path;
 - a <failure>/<error> carries its message in the body too;
 - every rule with no case is a skipped testcase of classname "rules" with a reason;
 - with --xpass CASE: that case is a <failure> of type XPASS.
@@ -48,6 +49,8 @@ def check(root, xpass):
             continue
         file = c.get("file", "")
         expected_class = file[:-len(".json")].replace("/", ".").lstrip(".")
+        if file.startswith("/") or file[1:3] == ":/" or file[1:3] == ":\\":
+            problems.append(where + ": file %r is an absolute path" % file)
         if not file.endswith(".json") or c.get("classname") != expected_class:
             problems.append(where + ": classname %r, file %r" % (c.get("classname"), file))
         for verdict in c.findall("failure") + c.findall("error"):

@@ -22,7 +22,9 @@ class CompareCommand : public Command {
         ->check(CLI::Range(0.0, 1000.0));
     cmd->add_option("--only", args_.thresholds.only,
                     "Compare only the figures this regular expression finds");
-    cmd->add_option("--markdown", args_.markdown_file, "Write markdown to FILE");
+    cmd->add_option("--markdown", args_.markdown_file,
+                    "Write markdown to FILE (- for standard output), for a CI job summary or a "
+                    "merge-request comment");
     cmd->add_option("--json", args_.json_file, "Write JSON to FILE");
     return cmd;
   }

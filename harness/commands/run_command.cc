@@ -79,8 +79,9 @@ class RunCommand : public Command {
 
   std::vector<std::string> paths_;
   std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
-  std::string subject_;     // the provider under test's agent (providers/adapter/)
-  std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/trace/)
+  std::string markdown_file_;  // "-": standard output
+  std::string subject_;        // the provider under test's agent (providers/adapter/)
+  std::string trace_file_;     // --trace: a Trace Event Format timeline (harness/trace/)
   SelectionOptions selection_;
   int jobs_ = 1;
   bool quiet_ = false, verbose_ = false;
@@ -92,6 +93,9 @@ CLI::App* RunCommand::define(CLI::App& app, const Context&) {
   cmd->add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
   cmd->add_option("--json", json_file_, "Write the JSON report to FILE");
   cmd->add_option("--junit", junit_file_, "Write JUnit XML to FILE");
+  cmd->add_option("--markdown", markdown_file_,
+                  "Write a markdown summary to FILE (- for standard output), for a CI job "
+                  "summary or a merge-request comment");
   cmd->add_option("--agent", agent_, "The provider agent executable");
   cmd->add_option("--subject", subject_,
                   "Provider under test: an agent built with etwh_provider_under_test (default: "
@@ -312,7 +316,7 @@ RunResults RunCommand::run_cases(const RunInput& input, const DriverOptions& opt
 }
 
 std::optional<ReportFile> open_report(const std::string& path) {
-  if (path.empty()) return std::nullopt;
+  if (path.empty() || path == "-") return std::nullopt;
   ReportFile f{path, std::ofstream(path)};
   if (!f.out) throw InputError(path, "", "cannot write the report");
   return f;
@@ -351,7 +355,8 @@ int RunCommand::execute(const Context& context) {
   DriverOptions options = driver_options(context);
   const ConsoleOptions console = console_options();
   std::optional<ReportFile> json = open_report(json_file_), junit = open_report(junit_file_),
-                            trace_out = open_report(trace_file_);
+                            trace_out = open_report(trace_file_),
+                            markdown = open_report(markdown_file_);
   trace::Trace timeline;
   if (trace_out) options.trace = &timeline;
 
@@ -363,6 +368,7 @@ int RunCommand::execute(const Context& context) {
     discard_report(json);  // no right to control sessions: said once, no case run
     discard_report(junit);
     discard_report(trace_out);
+    discard_report(markdown);
     return kExitBadInput;
   }
   RunInfo info = run_info(context, input);
@@ -381,11 +387,15 @@ int RunCommand::execute(const Context& context) {
     discard_report(json);
     discard_report(junit);
     discard_report(trace_out);
+    discard_report(markdown);
     return stop_exit_code();
   }
   ConsoleReport(console).write(info, results.cases, std::cout);
   write_report(json, JsonReport(), info, results.cases);
-  write_report(junit, JunitReport(), info, results.cases);
+  write_report(junit, JunitReport(context.scenarios_dir), info, results.cases);
+  const MarkdownReport markdown_report(context.scenarios_dir);
+  write_report(markdown, markdown_report, info, results.cases);
+  if (markdown_file_ == "-") markdown_report.write(info, results.cases, std::cout);
   if (trace_out) {
     timeline.name_process(driver_track().pid, "etwh run");
     const trace::Track track = driver_track();

@@ -1,6 +1,7 @@
 #include "run_selection.h"
 
 #include "input_error.h"
+#include "suggest.h"
 
 #include <fmt/format.h>
 
@@ -48,7 +49,9 @@ Selection select_cases(std::vector<Case> cases, const SelectionOptions& options,
                        const std::set<std::string>& catalog_rules, const std::string& source) {
   for (const std::string& rule : options.rules) {
     if (!catalog_rules.count(rule)) {
-      throw InputError("--rule", "", "'" + rule + "' is not a rule of the catalog");
+      const std::vector<std::string> known(catalog_rules.begin(), catalog_rules.end());
+      throw InputError("--rule", "",
+                       "'" + rule + "' is not a rule of the catalog" + did_you_mean(rule, known));
     }
   }
   if (options.repeat < 1) {

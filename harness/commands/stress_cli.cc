@@ -34,6 +34,9 @@ class StressCommand : public Command {
         ->check(CLI::Range(0.0, 1000.0));
     cmd->add_option("--trace", args_.trace_file,
                     "Write a timeline (Trace Event Format, for Perfetto) to FILE");
+    cmd->add_option("--markdown", args_.markdown_file,
+                    "Write a markdown summary to FILE (- for standard output), for a CI job "
+                    "summary or a merge-request comment");
     cmd->add_option("--only", args_.thresholds.only,
                     "With --baseline: compare only the figures this regular expression finds");
     return cmd;

@@ -1,6 +1,7 @@
 #include "compare.h"
 
 #include "mann_whitney.h"
+#include "welch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -70,24 +71,56 @@ void compare_statuses(const Document& old_doc, const Document& new_doc, Comparis
   }
 }
 
+// A figure's sample: its values, or the summary an aggregates-only file kept of them.
+Sample sample_of(const Figure& fig) {
+  if (!fig.summary) return describe(fig.values);
+  Sample s;
+  s.n = fig.summary->n;
+  s.median = fig.summary->median;
+  s.summary = fig.summary;
+  return s;
+}
+
+// Mean and standard deviation (n - 1) of a figure, for Welch's test.
+SampleStats stats_of(const Figure& fig) {
+  if (fig.summary) return {fig.summary->n, fig.summary->mean, fig.summary->stddev};
+  SampleStats s{fig.values.size(), 0, 0};
+  if (s.n == 0) return s;
+  for (double v : fig.values) s.mean += v;
+  s.mean /= static_cast<double>(s.n);
+  double squares = 0;
+  for (double v : fig.values) squares += (v - s.mean) * (v - s.mean);
+  if (s.n > 1) s.stddev = std::sqrt(squares / static_cast<double>(s.n - 1));
+  return s;
+}
+
 FigureComparison compare_figure(const Figure& old_fig, const Figure& new_fig, const Thresholds& t) {
   FigureComparison f;
   f.name = new_fig.name;
   f.unit = new_fig.unit;
   f.better = new_fig.better;
-  f.old_sample = describe(old_fig.values);
-  f.new_sample = describe(new_fig.values);
+  f.old_sample = sample_of(old_fig);
+  f.new_sample = sample_of(new_fig);
   if (f.old_sample.median != 0) {
     f.change = (f.new_sample.median - f.old_sample.median) / std::abs(f.old_sample.median);
   } else if (f.new_sample.median != 0) {
     f.change = f.new_sample.median > 0 ? HUGE_VAL : -HUGE_VAL;
   }
-  const MannWhitney test = mann_whitney_u(old_fig.values, new_fig.values);
-  f.u = test.u;
-  f.p_value = test.p_value;
-  f.exact = test.exact;
+  if (old_fig.summary || new_fig.summary) {
+    f.welch = true;
+    f.p_value = welch_t_test(stats_of(old_fig), stats_of(new_fig)).p_value;
+  } else {
+    const MannWhitney test = mann_whitney_u(old_fig.values, new_fig.values);
+    f.u = test.u;
+    f.p_value = test.p_value;
+    f.exact = test.exact;
+  }
   f.verdict = judge_figure(f.change, f.p_value, f.better, t);
   return f;
+}
+
+bool wanted_name(const std::optional<std::regex>& only, const std::string& name) {
+  return !only || std::regex_search(name, *only);
 }
 
 }  // namespace
@@ -137,7 +170,18 @@ Comparison compare_documents(const Document& old_doc, const Document& new_doc,
     compare_statuses(old_doc, new_doc, out);
     return out;
   }
-  auto wanted = [&](const std::string& name) { return !only || std::regex_search(name, *only); };
+  // A figure with a value that is not finite on either side is named, not compared.
+  std::set<std::string> set_apart;
+  for (const Document* d : {&old_doc, &new_doc}) {
+    for (const auto& [name, why] : d->not_comparable) {
+      if (!wanted_name(only, name)) continue;
+      out.unmatched.push_back(name + " (" + why + ")");
+      set_apart.insert(name);
+    }
+  }
+  auto wanted = [&](const std::string& name) {
+    return wanted_name(only, name) && !set_apart.count(name);
+  };
   for (const Figure& nf : new_doc.figures) {
     if (!wanted(nf.name)) continue;
     auto of = std::find_if(old_doc.figures.begin(), old_doc.figures.end(),

@@ -29,12 +29,20 @@ enum class Kind { kStress, kRun, kBenchmark };
 enum class Better { kLower, kHigher };
 const char* kind_name(Kind kind);
 
-// One figure of a result file: its value in every repetition.
+// What a Google Benchmark file written with --benchmark_report_aggregates_only keeps of a
+// figure's repetitions: their count, mean, median and standard deviation.
+struct Summary {
+  std::size_t n = 0;
+  double mean = 0, median = 0, stddev = 0;
+};
+
+// One figure of a result file: its value in every repetition, or only their summary.
 struct Figure {
   std::string name;  // "<profile> writer CPU/event", "<benchmark> real_time", ...
   std::string unit;
   Better better = Better::kLower;
   std::vector<double> values;
+  std::optional<Summary> summary;  // set when the file has no repetitions, only aggregates
 };
 
 struct Document {
@@ -43,12 +51,16 @@ struct Document {
   std::vector<Figure> figures;               // stress and benchmark files
   std::map<std::string, std::string> cases;  // run files: case id -> status
   std::map<std::string, std::string> rules;  // run files: rule id -> status
+  // Figures left out because a value is not a number or infinite: name -> "NaN in <file>".
+  std::map<std::string, std::string> not_comparable;
 };
 
 // Reads a result file; throws CompareInputError naming the file and the place.
 Document load_document(const std::filesystem::path& file);
-// The same from parsed JSON; `source` names it in messages.
-Document read_document(const nlohmann::json& doc, const std::string& source);
+// The same from parsed JSON; `source` names it in messages. With `nonfinite_markers`, the
+// markers of nonfinite.h read as the numbers they stand for.
+Document read_document(const nlohmann::json& doc, const std::string& source,
+                       bool nonfinite_markers = false);
 
 struct Thresholds {
   double alpha = 0.05;       // a difference is significant when p < alpha
@@ -62,6 +74,7 @@ const char* verdict_name(Verdict v);
 struct Sample {
   std::size_t n = 0;
   double median = 0, min = 0, max = 0;
+  std::optional<Summary> summary;  // from aggregates: min and max unknown
 };
 
 struct FigureComparison {
@@ -71,6 +84,7 @@ struct FigureComparison {
   double change = 0;  // (new median - old median) / old median
   double u = 0, p_value = 1;
   bool exact = false;
+  bool welch = false;  // from summaries (aggregates only): Welch's t-test, not the U test
   Verdict verdict = Verdict::kSame;
 };
 

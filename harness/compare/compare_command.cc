@@ -12,6 +12,10 @@ constexpr int kExitBadInput = 2;
 
 bool write_file(const std::string& file, const std::string& text) {
   if (file.empty()) return true;
+  if (file == "-") {  // standard output, after the table
+    std::cout << "\n" << text;
+    return true;
+  }
   std::ofstream out(file);
   out << text;
   if (out) return true;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -32,7 +33,12 @@ std::string summary(const Comparison& c) {
       c.thresholds.min_effect * 100, c.regressions);
 }
 
+// From an aggregates-only file: no minimum nor maximum, the mean and deviation instead.
 nlohmann::ordered_json sample_json(const Sample& s) {
+  if (s.summary) {
+    return {{"n", s.n},       {"median", s.median},      {"min", nullptr},
+            {"max", nullptr}, {"mean", s.summary->mean}, {"stddev", s.summary->stddev}};
+  }
   return {{"n", s.n}, {"median", s.median}, {"min", s.min}, {"max", s.max}};
 }
 
@@ -65,28 +71,39 @@ void print_console(const Comparison& c, std::ostream& out) {
   out << summary(c) << "\n";
 }
 
+// What went wrong first: slower figures, then noisy ones, faster, same; regressed cases first.
 std::string markdown(const Comparison& c) {
-  std::string md = fmt::format("### etwh compare ({}): `{}` → `{}`\n\n", kind_name(c.kind),
-                               c.old_source, c.new_source);
-  md += "**" + summary(c) + "**\n\n";
+  std::string md = fmt::format(
+      "### etwh compare ({}): {}\n\n`{}` → `{}`: {}\n\n", kind_name(c.kind),
+      c.regressions == 0 ? "no regression" : fmt::format("**{} regressions**", c.regressions),
+      c.old_source, c.new_source, summary(c));
   if (!c.figures.empty()) {
+    std::vector<const FigureComparison*> order;
+    for (const auto& f : c.figures) order.push_back(&f);
+    static constexpr int kRank[] = {2, 0, 3, 1};  // by Verdict: faster, slower, same, noisy
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return kRank[static_cast<int>(a->verdict)] < kRank[static_cast<int>(b->verdict)];
+    });
     md += "| figure | old (median) | new (median) | change | p | verdict |\n";
     md += "|---|---:|---:|---:|---:|---|\n";
-    for (const auto& f : c.figures) {
-      const bool bad = f.verdict == Verdict::kSlower;
-      md += fmt::format("| {} ({}) | {} | {} | {} | {:.3g} | {}{}{} |\n", f.name, f.unit,
-                        value_text(f.old_sample.median), value_text(f.new_sample.median),
-                        change_text(f.change), f.p_value, bad ? "**" : "", verdict_name(f.verdict),
-                        bad ? "**" : "");
+    for (const FigureComparison* f : order) {
+      const bool bad = f->verdict == Verdict::kSlower;
+      md += fmt::format("| {} ({}) | {} | {} | {} | {:.3g}{} | {}{}{} |\n", f->name, f->unit,
+                        value_text(f->old_sample.median), value_text(f->new_sample.median),
+                        change_text(f->change), f->p_value, f->welch ? " (t)" : "", bad ? "**" : "",
+                        verdict_name(f->verdict), bad ? "**" : "");
     }
     md += "\n";
   }
   if (!c.cases.empty()) {
+    std::vector<const CaseChange*> order;
+    for (const auto& k : c.cases) order.push_back(&k);
+    std::stable_partition(order.begin(), order.end(), [](const auto* k) { return k->regression; });
     md += "| case | old | new | change |\n|---|---|---|---|\n";
-    for (const auto& k : c.cases) {
-      md += fmt::format("| {} | {} | {} | {}{}{} |\n", k.id, status_text(k.old_status),
-                        status_text(k.new_status), k.regression ? "**" : "", k.change,
-                        k.regression ? "**" : "");
+    for (const CaseChange* k : order) {
+      md += fmt::format("| {} | {} | {} | {}{}{} |\n", k->id, status_text(k->old_status),
+                        status_text(k->new_status), k->regression ? "**" : "", k->change,
+                        k->regression ? "**" : "");
     }
     md += "\n";
   }
@@ -99,6 +116,9 @@ std::string markdown(const Comparison& c) {
     md += "\n";
   }
   for (const auto& u : c.unmatched) md += "- not compared: " + u + "\n";
+  if (std::any_of(c.figures.begin(), c.figures.end(), [](const auto& f) { return f.welch; })) {
+    md += "\n(t): from the files' aggregates only, by Welch's t-test.\n";
+  }
   return md;
 }
 
@@ -123,7 +143,9 @@ nlohmann::ordered_json to_json(const Comparison& c) {
         {"change", std::isfinite(f.change) ? nlohmann::ordered_json(f.change) : nullptr},
         {"u", f.u},
         {"p_value", f.p_value},
-        {"test", f.exact ? "exact" : "normal"},
+        {"test", f.welch   ? "welch"
+                 : f.exact ? "exact"
+                           : "normal"},
         {"verdict", verdict_name(f.verdict)}});
   }
   j["not_compared"] = c.unmatched;

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "profile.h"
 #include "stale_sessions.h"
+#include "stress_markdown.h"
 #include "stress_trace.h"
 #include "trace.h"
 
@@ -479,6 +480,19 @@ int stopped_by_signal(const StressArgs& args) {
   return stop_exit_code();
 }
 
+bool write_markdown(const std::string& file, const std::string& text) {
+  if (file.empty()) return true;
+  if (file == "-") {
+    std::cout << "\n" << text;
+    return true;
+  }
+  std::ofstream out(file);
+  out << text;
+  if (out) return true;
+  std::cerr << "etwh: " << file << ": cannot write the markdown\n";
+  return false;
+}
+
 // After every run: the summary line, the JSON results, the trace and the comparison with the
 // baseline; the command's exit code.
 int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double duration,
@@ -501,14 +515,17 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
     }
   }
   if (!args.trace_file.empty() && !write_trace(timeline, args)) return kExitBadInput;
-  bool regressed = false;
+  std::optional<compare::Comparison> c;
   if (baseline) {
-    const compare::Comparison c = compare::compare_documents(
+    c = compare::compare_documents(
         *baseline, compare::read_document(nlohmann::json::parse(doc.dump()), "this run"),
         args.thresholds);
-    compare::print_console(c, std::cout);
-    regressed = c.regressions > 0;
+    compare::print_console(*c, std::cout);
   }
+  if (!write_markdown(args.markdown_file, stress_markdown(doc, c ? &*c : nullptr))) {
+    return kExitBadInput;
+  }
+  const bool regressed = c && c->regressions > 0;
   return faults > 0 ? kExitBadInput : failed > 0 || regressed ? kExitFailed : kExitOk;
 }
 

@@ -1,9 +1,9 @@
 // `etwh stress PROFILE... [--json FILE] [--sweep dim=v1,v2,...] [--repetitions N]
-// [--baseline FILE] [--trace FILE]`: loads every profile (all before any runs), runs each N times,
-// prints one verdict line per session and writes the JSON results (schema_version, run_info,
-// results[], as `etwh run` does; schemas/stress.schema.json). Exit 0 when every run balanced and
-// met its profile's expectation (and nothing regressed against the baseline), 1 when one did not, 2
-// on bad input or a harness fault.
+// [--baseline FILE] [--trace FILE] [--markdown FILE]`: loads every profile (all before any runs),
+// runs each N times, prints one verdict line per session and writes the JSON results
+// (schema_version, run_info, results[], as `etwh run` does; schemas/stress.schema.json). Exit 0
+// when every run balanced and met its profile's expectation (and nothing regressed against the
+// baseline), 1 when one did not, 2 on bad input or a harness fault.
 #pragma once
 
 #include "compare.h"
@@ -24,6 +24,7 @@ struct StressArgs {
   std::uint64_t series_ms = 100;   // time series step
   std::string baseline;            // a results file to compare this run with (empty: none)
   std::string trace_file;          // a timeline of the runs (harness/stress/stress_trace.h)
+  std::string markdown_file;       // stress_markdown.h; "-": standard output
   compare::Thresholds thresholds;  // for the baseline comparison
   std::filesystem::path writer;    // etwh-stress-writer
   std::string platform, version, command_line, host, start_time;

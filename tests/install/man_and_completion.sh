@@ -22,10 +22,13 @@ man_page=$prefix/share/man/man1/etwh.1
 
 # The subcommands a --help text lists (etwh's commands; a command's own, as expectations update).
 subcommands_of() {
-  "$etwh" "$@" --help | awk '/^Subcommands:/ { inside = 1; next } inside && /^  [a-z]/ { print $1 }'
+  "$etwh" "$@" --help | awk '/^Subcommands:/ { inside = 1; next } inside && /^$/ { exit } inside && /^  [a-z]/ { print $1 }'
 }
-# The long options a --help text lists, sorted.
-help_options() { "$etwh" "$@" --help | grep -oE '(^|[ ,])--[a-z][a-z-]*' | tr -d ' ,' | sort -u; }
+# The long options a --help text lists (not those its examples use), sorted.
+help_options() {
+  "$etwh" "$@" --help | sed '/^Examples:$/,$d' | grep -oE '(^|[ ,])--[a-z][a-z-]*' | tr -d ' ,' |
+    sort -u
+}
 
 # The commands, as `etwh --help` lists them, and the subcommands of each ("expectations update"):
 # the man page and completion must cover each, down to its options.
