@@ -1,0 +1,320 @@
+// The capture (capture.h): realtime sessions with a consumer thread each. The consumer copies
+// every record it receives (header, extended items, payload) and decoding waits for stop(), so
+// that TDH never slows the consumer down while the code under test writes.
+#include "etwh/testing/capture.h"
+
+#include "decode.h"
+#include "platform_home.h"
+#include "win32_text.h"
+
+#include <evntrace.h>
+#include <tdh.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace etwh::testing {
+namespace {
+
+// EVENT_TRACE_PROPERTIES with room for the session name after it.
+struct Properties {
+  Properties() {
+    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<std::uint8_t> bytes;
+};
+
+// A record as the consumer received it, owned: EVENT_RECORD's pointers are valid only inside
+// the callback.
+struct RawRecord {
+  EVENT_HEADER header{};
+  ETW_BUFFER_CONTEXT buffer_context{};
+  std::vector<USHORT> item_types;
+  std::vector<std::vector<std::uint8_t>> items;
+  std::vector<std::uint8_t> user_data;
+};
+
+struct Session {
+  std::size_t index = 0;
+  std::string name;
+  TRACEHANDLE handle = 0;
+  TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
+  EVENT_TRACE_LOGFILEA logfile{};
+  std::vector<RawRecord> records;  // the consumer thread's alone until it is joined
+  std::thread consumer;
+};
+
+bool is_header(const EVENT_RECORD& r) {
+  return std::memcmp(&r.EventHeader.ProviderId, &EventTraceGuid, sizeof(GUID)) == 0;
+}
+
+void WINAPI on_record(PEVENT_RECORD record) {
+  auto* session = static_cast<Session*>(record->UserContext);
+  if (is_header(*record)) return;
+  RawRecord raw;
+  raw.header = record->EventHeader;
+  raw.buffer_context = record->BufferContext;
+  for (USHORT i = 0; i < record->ExtendedDataCount; ++i) {
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record->ExtendedData[i];
+    const auto* p = reinterpret_cast<const std::uint8_t*>(item.DataPtr);
+    raw.item_types.push_back(item.ExtType);
+    raw.items.emplace_back(p, p + item.DataSize);
+  }
+  const auto* data = static_cast<const std::uint8_t*>(record->UserData);
+  if (data != nullptr) raw.user_data.assign(data, data + record->UserDataLength);
+  session->records.push_back(std::move(raw));
+}
+
+std::string win32_error(const std::string& call, ULONG status) {
+  return call + " failed with " + std::to_string(status);
+}
+
+// EnableTraceEx2's filters for `o`; `storage` keeps the blobs the descriptors point at.
+std::vector<EVENT_FILTER_DESCRIPTOR> filters_of(const SessionOptions& o,
+                                                std::vector<std::vector<std::uint8_t>>& storage) {
+  std::vector<EVENT_FILTER_DESCRIPTOR> out;
+  if (!o.event_ids.empty()) {
+    // EVENT_FILTER_EVENT_ID: FilterIn, Reserved, Count, then the IDs.
+    std::vector<std::uint8_t>& blob = storage.emplace_back(4 + 2 * o.event_ids.size());
+    blob[0] = o.event_ids_in ? 1 : 0;
+    const auto count = static_cast<USHORT>(o.event_ids.size());
+    std::memcpy(blob.data() + 2, &count, 2);
+    std::memcpy(blob.data() + 4, o.event_ids.data(), 2 * o.event_ids.size());
+    EVENT_FILTER_DESCRIPTOR& f = out.emplace_back();
+    f.Ptr = reinterpret_cast<ULONGLONG>(blob.data());
+    f.Size = static_cast<ULONG>(blob.size());
+    f.Type = EVENT_FILTER_TYPE_EVENT_ID;
+  }
+  if (!o.process_ids.empty()) {
+    std::vector<std::uint8_t>& blob = storage.emplace_back(4 * o.process_ids.size());
+    std::memcpy(blob.data(), o.process_ids.data(), blob.size());
+    EVENT_FILTER_DESCRIPTOR& f = out.emplace_back();
+    f.Ptr = reinterpret_cast<ULONGLONG>(blob.data());
+    f.Size = static_cast<ULONG>(blob.size());
+    f.Type = EVENT_FILTER_TYPE_PID;
+  }
+  return out;
+}
+
+std::atomic<unsigned> g_captures{0};
+
+}  // namespace
+
+struct Capture::State {
+  CaptureOptions options;
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::string> errors;
+  std::vector<WCHAR> manifest;  // as TDH was given it, to unload
+  bool stopped = false;
+
+  void start(std::size_t index, const std::string& prefix);
+  Event decode(const Session& s, RawRecord& raw) const;
+};
+
+void Capture::State::start(std::size_t index, const std::string& prefix) {
+  auto session = std::make_unique<Session>();
+  session->index = index;
+  session->name = prefix + "-s" + std::to_string(index);
+  Properties p;
+  p.get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  p.get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+  p.get()->Wnode.ClientContext = 1;  // QPC
+  p.get()->BufferSize = 64;          // KB: room for bursts, so that a test rarely loses events
+  p.get()->MinimumBuffers = 16;
+  p.get()->MaximumBuffers = 64;
+  if (ULONG st = StartTraceA(&session->handle, session->name.c_str(), p.get());
+      st != ERROR_SUCCESS) {
+    errors.push_back(win32_error("StartTrace(" + session->name + ")", st));
+    return;
+  }
+  session->logfile.LoggerName = session->name.data();
+  session->logfile.ProcessTraceMode =
+      PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  session->logfile.EventRecordCallback = &on_record;
+  session->logfile.Context = session.get();
+  session->trace = OpenTraceA(&session->logfile);
+  if (session->trace == INVALID_PROCESSTRACE_HANDLE) {
+    errors.push_back("OpenTrace(" + session->name + ") failed");
+    Properties stop;
+    ControlTraceA(session->handle, nullptr, stop.get(), EVENT_TRACE_CONTROL_STOP);
+    return;
+  }
+  session->consumer = std::thread([s = session.get()] {
+    TRACEHANDLE t = s->trace;
+    (void)ProcessTrace(&t, 1, nullptr, nullptr);
+  });
+  const SessionOptions& o = options.sessions[index];
+  std::vector<std::vector<std::uint8_t>> storage;
+  std::vector<EVENT_FILTER_DESCRIPTOR> filters = filters_of(o, storage);
+  ENABLE_TRACE_PARAMETERS parameters{};
+  parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+  parameters.EnableFilterDesc = filters.empty() ? nullptr : filters.data();
+  parameters.FilterDescCount = static_cast<ULONG>(filters.size());
+  const ULONG st = EnableTraceEx2(session->handle, &options.provider,
+                                 EVENT_CONTROL_CODE_ENABLE_PROVIDER, o.level, o.match_any,
+                                 o.match_all, static_cast<ULONG>(options.enable_timeout.count()),
+                                 &parameters);
+  // ERROR_TIMEOUT: a callback overran; the session is enabled all the same.
+  if (st != ERROR_SUCCESS && st != ERROR_TIMEOUT) {
+    errors.push_back(win32_error("EnableTraceEx2(" + session->name + ")", st));
+  }
+  sessions.push_back(std::move(session));
+}
+
+Event Capture::State::decode(const Session& s, RawRecord& raw) const {
+  Event e;
+  const EVENT_HEADER& h = raw.header;
+  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
+  e.session = s.index;
+  e.provider = h.ProviderId;
+  e.id = d.Id;
+  e.version = d.Version;
+  e.channel = d.Channel;
+  e.level = d.Level;
+  e.opcode = d.Opcode;
+  e.task = d.Task;
+  e.keyword = d.Keyword;
+  e.timestamp = h.TimeStamp.QuadPart;
+  e.process_id = h.ProcessId;
+  e.thread_id = h.ThreadId;
+  e.activity_id = h.ActivityId;
+  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    items[i].ExtType = raw.item_types[i];
+    items[i].DataSize = static_cast<USHORT>(raw.items[i].size());
+    items[i].DataPtr = reinterpret_cast<ULONGLONG>(raw.items[i].data());
+    if (raw.item_types[i] == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID &&
+        raw.items[i].size() >= sizeof(GUID)) {
+      GUID related;
+      std::memcpy(&related, raw.items[i].data(), sizeof related);
+      e.related_activity_id = related;
+    }
+  }
+  EVENT_RECORD record{};
+  record.EventHeader = h;
+  record.BufferContext = raw.buffer_context;
+  record.ExtendedDataCount = static_cast<USHORT>(items.size());
+  record.ExtendedData = items.empty() ? nullptr : items.data();
+  record.UserDataLength = static_cast<USHORT>(raw.user_data.size());
+  record.UserData = raw.user_data.empty() ? nullptr : raw.user_data.data();
+  const nlohmann::json decoded = agent::decode_event(record, 0);
+  if (decoded.contains("status")) {
+    e.decode_status = decoded["status"].get<ULONG>();
+  } else {
+    e.name = decoded.value("name", "");
+    for (const nlohmann::json& f : decoded.value("fields", nlohmann::json::array())) {
+      e.fields.push_back({f.value("name", ""), f.value("value", "")});
+    }
+  }
+  e.user_data = std::move(raw.user_data);
+  return e;
+}
+
+Capture::Capture(CaptureOptions options) : state_(new State) {
+  state_->options = std::move(options);
+  State& s = *state_;
+  if (std::optional<std::string> problem = prepare_platform()) {
+    s.errors.push_back(*problem);
+    return;
+  }
+  if (!s.options.manifest.empty()) {
+    for (char c : s.options.manifest) s.manifest.push_back(static_cast<WCHAR>(c));
+    s.manifest.push_back(0);
+    if (ULONG st = TdhLoadManifest(s.manifest.data()); st != ERROR_SUCCESS) {
+      s.errors.push_back(win32_error("TdhLoadManifest(" + s.options.manifest + ")", st));
+      s.manifest.clear();
+    }
+  }
+  const std::string prefix =
+      session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
+  for (std::size_t i = 0; i < s.options.sessions.size(); ++i) s.start(i, prefix);
+}
+
+Capture::~Capture() {
+  if (!state_->stopped) (void)stop();
+  delete state_;
+}
+
+CaptureResult Capture::stop() {
+  State& s = *state_;
+  CaptureResult result;
+  result.allow_loss = s.options.allow_loss;
+  if (s.stopped) {
+    result.errors.push_back("Capture::stop called twice");
+    return result;
+  }
+  s.stopped = true;
+  result.errors = s.errors;
+  for (auto& session : s.sessions) {
+    Properties p;
+    SessionAccount account;
+    account.name = session->name;
+    account.stop_status =
+        ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    if (account.stop_status != ERROR_SUCCESS) {
+      result.errors.push_back(win32_error("ControlTrace(STOP, " + session->name + ")",
+                                          account.stop_status));
+    }
+    account.lost = p.get()->EventsLost;
+    account.buffers_lost = p.get()->RealTimeBuffersLost;
+    if (session->consumer.joinable()) session->consumer.join();
+    CloseTrace(session->trace);
+    account.delivered = session->records.size();
+    result.sessions.push_back(account);
+  }
+  for (auto& session : s.sessions) {
+    for (RawRecord& raw : session->records) result.events.push_back(s.decode(*session, raw));
+    session->records.clear();
+  }
+  if (!s.manifest.empty()) TdhUnloadManifest(s.manifest.data());
+  return result;
+}
+
+CaptureResult capture(const CaptureOptions& options, const std::function<void()>& code_under_test) {
+  Capture c(options);
+  code_under_test();
+  return c.stop();
+}
+
+bool CaptureResult::ok() const { return problems().empty(); }
+
+std::string CaptureResult::problems() const {
+  std::string out;
+  for (const std::string& e : errors) out += e + "\n";
+  for (const SessionAccount& a : sessions) {
+    if (!allow_loss && (a.lost > 0 || a.buffers_lost > 0)) {
+      out += "session " + a.name + " lost " + std::to_string(a.lost) + " events and " +
+             std::to_string(a.buffers_lost) + " realtime buffers (" +
+             std::to_string(a.delivered) +
+             " delivered); set CaptureOptions::allow_loss if the test tolerates loss\n";
+    }
+  }
+  return out;
+}
+
+std::vector<Event> CaptureResult::events_of(std::size_t index) const {
+  std::vector<Event> out;
+  for (const Event& e : events) {
+    if (e.session == index) out.push_back(e);
+  }
+  return out;
+}
+
+std::optional<std::string> Event::field(std::string_view name) const {
+  for (const Field& f : fields) {
+    if (f.name == name) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cannot_capture() { return prepare_platform(); }
+
+std::string guid_text(const GUID& guid) { return format_guid(guid); }
+
+}  // namespace etwh::testing
