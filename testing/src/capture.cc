@@ -50,8 +50,13 @@ struct Session {
   std::thread consumer;
 };
 
+// EventTraceGuid {68fdd900-4a3e-11d1-84f4-0000f80464e3}, the session's header event: written
+// out, since not every toolchain's import libraries define the symbol.
+constexpr GUID kEventTraceGuid = {
+    0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+
 bool is_header(const EVENT_RECORD& r) {
-  return std::memcmp(&r.EventHeader.ProviderId, &EventTraceGuid, sizeof(GUID)) == 0;
+  return std::memcmp(&r.EventHeader.ProviderId, &kEventTraceGuid, sizeof(GUID)) == 0;
 }
 
 void WINAPI on_record(PEVENT_RECORD record) {
@@ -156,10 +161,9 @@ void Capture::State::start(std::size_t index, const std::string& prefix) {
   parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
   parameters.EnableFilterDesc = filters.empty() ? nullptr : filters.data();
   parameters.FilterDescCount = static_cast<ULONG>(filters.size());
-  const ULONG st = EnableTraceEx2(session->handle, &options.provider,
-                                 EVENT_CONTROL_CODE_ENABLE_PROVIDER, o.level, o.match_any,
-                                 o.match_all, static_cast<ULONG>(options.enable_timeout.count()),
-                                 &parameters);
+  const ULONG st = EnableTraceEx2(
+      session->handle, &options.provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, o.level, o.match_any,
+      o.match_all, static_cast<ULONG>(options.enable_timeout.count()), &parameters);
   // ERROR_TIMEOUT: a callback overran; the session is enabled all the same.
   if (st != ERROR_SUCCESS && st != ERROR_TIMEOUT) {
     errors.push_back(win32_error("EnableTraceEx2(" + session->name + ")", st));
@@ -168,51 +172,21 @@ void Capture::State::start(std::size_t index, const std::string& prefix) {
 }
 
 Event Capture::State::decode(const Session& s, RawRecord& raw) const {
-  Event e;
-  const EVENT_HEADER& h = raw.header;
-  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
-  e.session = s.index;
-  e.provider = h.ProviderId;
-  e.id = d.Id;
-  e.version = d.Version;
-  e.channel = d.Channel;
-  e.level = d.Level;
-  e.opcode = d.Opcode;
-  e.task = d.Task;
-  e.keyword = d.Keyword;
-  e.timestamp = h.TimeStamp.QuadPart;
-  e.process_id = h.ProcessId;
-  e.thread_id = h.ThreadId;
-  e.activity_id = h.ActivityId;
   std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     items[i].ExtType = raw.item_types[i];
     items[i].DataSize = static_cast<USHORT>(raw.items[i].size());
     items[i].DataPtr = reinterpret_cast<ULONGLONG>(raw.items[i].data());
-    if (raw.item_types[i] == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID &&
-        raw.items[i].size() >= sizeof(GUID)) {
-      GUID related;
-      std::memcpy(&related, raw.items[i].data(), sizeof related);
-      e.related_activity_id = related;
-    }
   }
   EVENT_RECORD record{};
-  record.EventHeader = h;
+  record.EventHeader = raw.header;
   record.BufferContext = raw.buffer_context;
   record.ExtendedDataCount = static_cast<USHORT>(items.size());
   record.ExtendedData = items.empty() ? nullptr : items.data();
   record.UserDataLength = static_cast<USHORT>(raw.user_data.size());
   record.UserData = raw.user_data.empty() ? nullptr : raw.user_data.data();
-  const nlohmann::json decoded = agent::decode_event(record, 0);
-  if (decoded.contains("status")) {
-    e.decode_status = decoded["status"].get<ULONG>();
-  } else {
-    e.name = decoded.value("name", "");
-    for (const nlohmann::json& f : decoded.value("fields", nlohmann::json::array())) {
-      e.fields.push_back({f.value("name", ""), f.value("value", "")});
-    }
-  }
-  e.user_data = std::move(raw.user_data);
+  Event e = decode_record(record);
+  e.session = s.index;
   return e;
 }
 
@@ -231,8 +205,7 @@ Capture::Capture(CaptureOptions options) : state_(new State) {
       s.manifest.clear();
     }
   }
-  const std::string prefix =
-      session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
+  const std::string prefix = session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
   for (std::size_t i = 0; i < s.options.sessions.size(); ++i) s.start(i, prefix);
 }
 
@@ -258,8 +231,8 @@ CaptureResult Capture::stop() {
     account.stop_status =
         ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
     if (account.stop_status != ERROR_SUCCESS) {
-      result.errors.push_back(win32_error("ControlTrace(STOP, " + session->name + ")",
-                                          account.stop_status));
+      result.errors.push_back(
+          win32_error("ControlTrace(STOP, " + session->name + ")", account.stop_status));
     }
     account.lost = p.get()->EventsLost;
     account.buffers_lost = p.get()->RealTimeBuffersLost;
@@ -276,6 +249,44 @@ CaptureResult Capture::stop() {
   return result;
 }
 
+Event decode_record(const EVENT_RECORD& record) {
+  Event e;
+  const EVENT_HEADER& h = record.EventHeader;
+  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
+  e.provider = h.ProviderId;
+  e.id = d.Id;
+  e.version = d.Version;
+  e.channel = d.Channel;
+  e.level = d.Level;
+  e.opcode = d.Opcode;
+  e.task = d.Task;
+  e.keyword = d.Keyword;
+  e.timestamp = h.TimeStamp.QuadPart;
+  e.process_id = h.ProcessId;
+  e.thread_id = h.ThreadId;
+  e.activity_id = h.ActivityId;
+  for (USHORT i = 0; i < record.ExtendedDataCount; ++i) {
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record.ExtendedData[i];
+    if (item.ExtType == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID && item.DataSize >= sizeof(GUID)) {
+      GUID related;
+      std::memcpy(&related, reinterpret_cast<const void*>(item.DataPtr), sizeof related);
+      e.related_activity_id = related;
+    }
+  }
+  const nlohmann::json decoded = agent::decode_event(record, 0);
+  if (decoded.contains("status")) {
+    e.decode_status = decoded["status"].get<ULONG>();
+  } else {
+    e.name = decoded.value("name", "");
+    for (const nlohmann::json& f : decoded.value("fields", nlohmann::json::array())) {
+      e.fields.push_back({f.value("name", ""), f.value("value", "")});
+    }
+  }
+  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
+  if (data != nullptr) e.user_data.assign(data, data + record.UserDataLength);
+  return e;
+}
+
 CaptureResult capture(const CaptureOptions& options, const std::function<void()>& code_under_test) {
   Capture c(options);
   code_under_test();
@@ -290,8 +301,7 @@ std::string CaptureResult::problems() const {
   for (const SessionAccount& a : sessions) {
     if (!allow_loss && (a.lost > 0 || a.buffers_lost > 0)) {
       out += "session " + a.name + " lost " + std::to_string(a.lost) + " events and " +
-             std::to_string(a.buffers_lost) + " realtime buffers (" +
-             std::to_string(a.delivered) +
+             std::to_string(a.buffers_lost) + " realtime buffers (" + std::to_string(a.delivered) +
              " delivered); set CaptureOptions::allow_loss if the test tolerates loss\n";
     }
   }

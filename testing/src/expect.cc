@@ -81,7 +81,8 @@ std::string EventSpec::mismatch(const Event& e) const {
   if (level_ && e.level != *level_) {
     differ("level", std::to_string(*level_), std::to_string(e.level));
   }
-  if ((e.keyword & keywords_) != keywords_) differ("keyword", "all of " + hex(keywords_), hex(e.keyword));
+  if ((e.keyword & keywords_) != keywords_)
+    differ("keyword", "all of " + hex(keywords_), hex(e.keyword));
   for (const auto& [f, v] : equal_) {
     const std::optional<std::string> got = e.field(f);
     if (got != v) differ("field " + f, quoted(v), got ? quoted(*got) : "(no such field)");
@@ -109,7 +110,8 @@ std::string describe(const Event& e) {
          std::to_string(e.opcode) + " task " + std::to_string(e.task) + " keyword " +
          hex(e.keyword) + " pid " + std::to_string(e.process_id) + " tid " +
          std::to_string(e.thread_id);
-  if (e.decode_status != 0) return out + " (TDH could not decode it: " + std::to_string(e.decode_status) + ")";
+  if (e.decode_status != 0)
+    return out + " (TDH could not decode it: " + std::to_string(e.decode_status) + ")";
   out += " {";
   for (std::size_t i = 0; i < e.fields.size(); ++i) {
     out += (i == 0 ? "" : ", ") + e.fields[i].name + "=" + e.fields[i].value;
@@ -133,7 +135,10 @@ Verdict in_order(const std::vector<Event>& events, const std::vector<EventSpec>&
     if (next == events.size()) {
       std::string out = "expected, in order:\n";
       for (std::size_t j = 0; j < specs.size(); ++j) {
-        out += "  " + std::string(j < k ? "(found) " : j == k ? "(MISSING) " : "") +
+        out += "  " +
+               std::string(j < k    ? "(found) "
+                           : j == k ? "(MISSING) "
+                                    : "") +
                specs[j].describe() + "\n";
       }
       out += "received " + std::to_string(events.size()) + " events; after #" +

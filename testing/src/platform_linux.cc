@@ -29,8 +29,7 @@ PrivateHome& the_home() {
       h.inherited = true;
       return h;
     }
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "etwh-testing-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "etwh-testing-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
       h.error = "cannot make a private etwrt home under " + pattern;
       return h;

@@ -18,7 +18,8 @@ std::optional<std::string> prepare_platform() {
     const unsigned long pid = GetCurrentProcessId();
     if (!may_control_sessions(session_prefix() + "probe", log)) {
       return "this process may not control ETW sessions (run it elevated, or as a member of "
-             "Performance Log Users): " + log.str();
+             "Performance Log Users): " +
+             log.str();
     }
     (void)stop_stale_sessions(pid, log);
     return std::nullopt;

@@ -180,8 +180,7 @@ ProviderReport check_provider(const std::function<void()>& register_provider,
     return report;
   }
   observe::Channel& channel = *observation.channel;
-  Walker walker(channel, schedule,
-                session_prefix() + "check" + std::to_string(g_checks.load()),
+  Walker walker(channel, schedule, session_prefix() + "check" + std::to_string(g_checks.load()),
                 Clock::now() + options.timeout);
   std::atomic<bool> registered{false}, abort{false}, walked{false};
   std::thread controller([&] {
@@ -214,13 +213,15 @@ ProviderReport check_provider(const std::function<void()>& register_provider,
   const std::vector<json> records = channel.records();
   for (std::string& f : walker.faults()) report.errors.push_back(std::move(f));
   if (walker.walked() == 0) {
-    report.errors.push_back("no provider registered inside register_provider (one registered "
-                            "before the check is not observed)");
+    report.errors.push_back(
+        "no provider registered inside register_provider (one registered "
+        "before the check is not observed)");
   }
   observe::DecodedKinds decoded;
-  for (const observe::SessionAccount& a : accounts) decoded.insert(a.decoded.begin(), a.decoded.end());
-  const observe::JudgeInput in{&records, &walker.marks(), &schedule, kScheduleFile, &catalog,
-                               &decoded};
+  for (const observe::SessionAccount& a : accounts)
+    decoded.insert(a.decoded.begin(), a.decoded.end());
+  const observe::JudgeInput in{&records,      &walker.marks(), &schedule,
+                               kScheduleFile, &catalog,        &decoded};
   report_cases(observe::judge_providers(in), report);
   return report;
 }

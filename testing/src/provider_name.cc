@@ -25,7 +25,8 @@ std::array<std::uint8_t, 20> sha1(std::vector<std::uint8_t> m) {
     std::uint32_t w[80];
     for (int t = 0; t < 16; ++t) {
       const std::uint8_t* p = &m[block + 4 * t];
-      w[t] = std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
+      w[t] =
+          std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
     }
     for (int t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
     std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];

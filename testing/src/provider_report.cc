@@ -16,8 +16,8 @@ std::string ProviderReport::text() const {
   std::string out;
   for (const std::string& p : providers) out += "provider " + p + " judged\n";
   for (const ProviderFinding& f : failures) {
-    out += "FAIL " + f.rule + " (" + f.provider + (f.step.empty() ? "" : ", step \"" + f.step + "\"") +
-           "): " + f.text + "\n";
+    out += "FAIL " + f.rule + " (" + f.provider +
+           (f.step.empty() ? "" : ", step \"" + f.step + "\"") + "): " + f.text + "\n";
   }
   for (const ProviderFinding& f : not_judged) {
     out += "NOT JUDGED " + f.rule + " (" + f.provider + "): " + f.observed + ": " + f.text + "\n";

@@ -16,9 +16,9 @@
 namespace etwh::testing {
 namespace {
 
+using test::TlProvider;
 using ::testing::Contains;
 using ::testing::ElementsAre;
-using test::TlProvider;
 
 const char kName[] = "Etwh.Testing.Sample";
 
@@ -122,7 +122,8 @@ TEST(TestingCapture, AnUnstartableSessionIsAnErrorNotACrash) {
   o.manifest = "/nonexistent/provider.man";
   CaptureResult result = capture(o, [] {});
   EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.problems(), ::testing::HasSubstr("TdhLoadManifest(/nonexistent/provider.man)"));
+  EXPECT_THAT(result.problems(),
+              ::testing::HasSubstr("TdhLoadManifest(/nonexistent/provider.man)"));
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ const std::vector<Event> kEvents = {event("Open", 4, 0x1, "80"), event("Read", 5
                                     event("Close", 4, 0x1, "81")};
 
 TEST(TestingEventSpec, MatchesEachAttribute) {
-  EXPECT_TRUE(EventSpec().named("Read").level(5).keywords(0x2).field_eq("Port", "80").matches(
-      kEvents[1]));
+  EXPECT_TRUE(
+      EventSpec().named("Read").level(5).keywords(0x2).field_eq("Port", "80").matches(kEvents[1]));
   EXPECT_FALSE(EventSpec().named("Read").matches(kEvents[0]));
   EXPECT_FALSE(EventSpec().level(4).matches(kEvents[1]));
   EXPECT_FALSE(EventSpec().keywords(0x2).matches(kEvents[0]));
@@ -50,7 +50,8 @@ TEST(TestingVerdicts, ContainsInOrderAndCount) {
   EXPECT_THAT(missing.message, HasSubstr("name: expected \"Write\" | received \"Read\""));
 
   EXPECT_TRUE(in_order(kEvents, {EventSpec().named("Open"), EventSpec().named("Close")}).ok);
-  const Verdict reversed = in_order(kEvents, {EventSpec().named("Close"), EventSpec().named("Open")});
+  const Verdict reversed =
+      in_order(kEvents, {EventSpec().named("Close"), EventSpec().named("Open")});
   EXPECT_FALSE(reversed.ok);
   EXPECT_THAT(reversed.message, HasSubstr("(MISSING) an event named \"Open\""));
 
@@ -76,8 +77,7 @@ TEST(TestingMatchers, AcceptAndRejectWithTheDifference) {
   EXPECT_FALSE(m.MatchAndExplain(kEvents, &listener));
   EXPECT_THAT(::testing::DescribeMatcher<const std::vector<Event>&>(m),
               HasSubstr("contains an event named \"Read\", field Port = \"81\""));
-  EXPECT_THAT(listener.str(),
-              HasSubstr("differs: field Port: expected \"81\" | received \"80\""));
+  EXPECT_THAT(listener.str(), HasSubstr("differs: field Port: expected \"81\" | received \"80\""));
 }
 
 TEST(TestingMatchers, CaptureOkNamesTheLoss) {

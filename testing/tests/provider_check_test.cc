@@ -33,8 +33,7 @@ class Provider {
     EventSetInformation(handle_, EventProviderSetTraits, const_cast<std::uint8_t*>(traits.data()),
                         static_cast<ULONG>(traits.size()));
     if (defect_ == Defect::kTraitsTwice) {
-      EventSetInformation(handle_, EventProviderSetTraits,
-                          const_cast<std::uint8_t*>(traits.data()),
+      EventSetInformation(handle_, EventProviderSetTraits, const_cast<std::uint8_t*>(traits.data()),
                           static_cast<ULONG>(traits.size()));
     }
   }

@@ -119,6 +119,13 @@ struct Event {
   std::optional<std::string> field(std::string_view name) const;
 };
 
+// One record decoded as the capture decodes what its consumers receive (TDH: TraceLogging
+// metadata, or a manifest loaded with TdhLoadManifest); `session` is left 0. For consumer code
+// under test, with records of record_builder.h.
+//
+//   etwh::testing::Event e = etwh::testing::decode_record(*record);
+Event decode_record(const EVENT_RECORD& record);
+
 // One session's account once it stopped: delivered + lost is what the provider wrote to it.
 struct SessionAccount {
   std::string name;

@@ -35,9 +35,7 @@ class EventMatcher : public ::testing::MatcherInterface<const Event&> {
     return diff.empty();
   }
   void DescribeTo(std::ostream* os) const override { *os << "is " << spec_.describe(); }
-  void DescribeNegationTo(std::ostream* os) const override {
-    *os << "is not " << spec_.describe();
-  }
+  void DescribeNegationTo(std::ostream* os) const override { *os << "is not " << spec_.describe(); }
 
  private:
   EventSpec spec_;
