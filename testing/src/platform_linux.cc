@@ -21,18 +21,21 @@ struct PrivateHome {
   bool inherited = false;  // ETWH_TESTING_HOME=inherit
 };
 
+// Never destroyed: the exit handler that removes the folder runs after the destructors of
+// statics made after its registration, this one among them.
 PrivateHome& the_home() {
-  static PrivateHome home = [] {
-    PrivateHome h;
+  static PrivateHome& home = *[] {
+    auto* made = new PrivateHome;
+    PrivateHome& h = *made;
     const char* mode = std::getenv("ETWH_TESTING_HOME");
     if (mode != nullptr && std::string(mode) == "inherit") {
       h.inherited = true;
-      return h;
+      return made;
     }
     std::string pattern = (std::filesystem::temp_directory_path() / "etwh-testing-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
       h.error = "cannot make a private etwrt home under " + pattern;
-      return h;
+      return made;
     }
     h.dir = pattern;
     ::setenv("ETWRT_HOME", (h.dir + "/home").c_str(), 1);
@@ -41,7 +44,7 @@ PrivateHome& the_home() {
       std::error_code ignored;
       if (!the_home().dir.empty()) std::filesystem::remove_all(the_home().dir, ignored);
     });
-    return h;
+    return made;
   }();
   return home;
 }

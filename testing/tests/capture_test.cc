@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -115,6 +116,29 @@ TEST(TestingCapture, APrivateHomeOwnedByTheTestProcessFromBeforeMain) {
   ASSERT_FALSE(home.empty());
   EXPECT_EQ(std::getenv("ETWRT_HOME"), home);
   EXPECT_EQ(std::string(std::getenv("ETWRT_BROKER_OWNER_PID")), std::to_string(::getpid()));
+}
+
+// Run again as a child (the variable set), this test captures (so a broker starts) and prints its
+// home; the parent then finds the home's folder gone once the child exited.
+TEST(TestingCapture, TheHomeFolderGoesAtExit) {
+  if (std::getenv("ETWH_TESTING_PRINT_HOME") != nullptr) {
+    (void)capture(options_for_sample(), [] {});
+    std::printf("HOME=%s\n", private_home().c_str());
+    return;
+  }
+  const std::string command = "ETWH_TESTING_PRINT_HOME=1 /proc/" + std::to_string(::getpid()) +
+                              "/exe --gtest_filter=TestingCapture.TheHomeFolderGoesAtExit";
+  FILE* child = ::popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  std::string home;
+  char line[512];
+  while (std::fgets(line, sizeof line, child) != nullptr) {
+    if (std::string(line).rfind("HOME=", 0) == 0) home = std::string(line + 5);
+  }
+  ASSERT_EQ(::pclose(child), 0);
+  if (!home.empty() && home.back() == '\n') home.pop_back();
+  ASSERT_FALSE(home.empty());
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(home).parent_path())) << home;
 }
 
 TEST(TestingCapture, AnUnstartableSessionIsAnErrorNotACrash) {
