@@ -10,6 +10,7 @@
 #include <evntrace.h>
 #include <tdh.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -30,14 +31,16 @@ struct Properties {
   std::vector<std::uint8_t> bytes;
 };
 
-// A record as the consumer received it, owned: EVENT_RECORD's pointers are valid only inside
-// the callback.
+// A record as the consumer received it, owned (EVENT_RECORD's pointers are valid only inside
+// the callback): its header here, its extended items and payload in the session's arena at
+// `offset` (per item: UINT16 type, UINT16 size, the bytes; then the payload). One arena, not
+// buffers per record: the consumer must keep up with a provider writing as fast as it can.
 struct RawRecord {
   EVENT_HEADER header{};
   ETW_BUFFER_CONTEXT buffer_context{};
-  std::vector<USHORT> item_types;
-  std::vector<std::vector<std::uint8_t>> items;
-  std::vector<std::uint8_t> user_data;
+  std::size_t offset = 0;
+  USHORT item_count = 0;
+  USHORT user_data_length = 0;
 };
 
 struct Session {
@@ -46,7 +49,8 @@ struct Session {
   TRACEHANDLE handle = 0;
   TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
   EVENT_TRACE_LOGFILEA logfile{};
-  std::vector<RawRecord> records;  // the consumer thread's alone until it is joined
+  std::vector<RawRecord> records;   // the consumer thread's alone until it is joined
+  std::vector<std::uint8_t> arena;  // likewise
   std::thread consumer;
 };
 
@@ -62,18 +66,26 @@ bool is_header(const EVENT_RECORD& r) {
 void WINAPI on_record(PEVENT_RECORD record) {
   auto* session = static_cast<Session*>(record->UserContext);
   if (is_header(*record)) return;
-  RawRecord raw;
+  std::vector<std::uint8_t>& arena = session->arena;
+  RawRecord& raw = session->records.emplace_back();
   raw.header = record->EventHeader;
   raw.buffer_context = record->BufferContext;
+  raw.offset = arena.size();
+  raw.item_count = record->ExtendedDataCount;
+  const auto append = [&arena](const void* p, std::size_t n) {
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    arena.insert(arena.end(), bytes, bytes + n);
+  };
   for (USHORT i = 0; i < record->ExtendedDataCount; ++i) {
     const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record->ExtendedData[i];
-    const auto* p = reinterpret_cast<const std::uint8_t*>(item.DataPtr);
-    raw.item_types.push_back(item.ExtType);
-    raw.items.emplace_back(p, p + item.DataSize);
+    append(&item.ExtType, sizeof item.ExtType);
+    append(&item.DataSize, sizeof item.DataSize);
+    append(reinterpret_cast<const void*>(item.DataPtr), item.DataSize);
   }
-  const auto* data = static_cast<const std::uint8_t*>(record->UserData);
-  if (data != nullptr) raw.user_data.assign(data, data + record->UserDataLength);
-  session->records.push_back(std::move(raw));
+  if (record->UserData != nullptr) {
+    raw.user_data_length = record->UserDataLength;
+    append(record->UserData, record->UserDataLength);
+  }
 }
 
 std::string win32_error(const std::string& call, ULONG status) {
@@ -109,6 +121,8 @@ std::vector<EVENT_FILTER_DESCRIPTOR> filters_of(const SessionOptions& o,
 
 std::atomic<unsigned> g_captures{0};
 
+Event undecoded_record(const EVENT_RECORD& record);
+
 }  // namespace
 
 struct Capture::State {
@@ -119,7 +133,7 @@ struct Capture::State {
   bool stopped = false;
 
   void start(std::size_t index, const std::string& prefix);
-  Event decode(const Session& s, RawRecord& raw) const;
+  Event decode(const Session& s, const RawRecord& raw) const;
 };
 
 void Capture::State::start(std::size_t index, const std::string& prefix) {
@@ -130,9 +144,9 @@ void Capture::State::start(std::size_t index, const std::string& prefix) {
   p.get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
   p.get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
   p.get()->Wnode.ClientContext = 1;  // QPC
-  p.get()->BufferSize = 64;          // KB: room for bursts, so that a test rarely loses events
-  p.get()->MinimumBuffers = 16;
-  p.get()->MaximumBuffers = 64;
+  p.get()->BufferSize = options.buffer_size_kb;
+  p.get()->MinimumBuffers = std::min<ULONG>(16, options.maximum_buffers);
+  p.get()->MaximumBuffers = options.maximum_buffers;
   if (ULONG st = StartTraceA(&session->handle, session->name.c_str(), p.get());
       st != ERROR_SUCCESS) {
     errors.push_back(win32_error("StartTrace(" + session->name + ")", st));
@@ -171,21 +185,23 @@ void Capture::State::start(std::size_t index, const std::string& prefix) {
   sessions.push_back(std::move(session));
 }
 
-Event Capture::State::decode(const Session& s, RawRecord& raw) const {
-  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    items[i].ExtType = raw.item_types[i];
-    items[i].DataSize = static_cast<USHORT>(raw.items[i].size());
-    items[i].DataPtr = reinterpret_cast<ULONGLONG>(raw.items[i].data());
+Event Capture::State::decode(const Session& s, const RawRecord& raw) const {
+  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.item_count);
+  const std::uint8_t* at = s.arena.data() + raw.offset;
+  for (EVENT_HEADER_EXTENDED_DATA_ITEM& item : items) {
+    std::memcpy(&item.ExtType, at, sizeof item.ExtType);
+    std::memcpy(&item.DataSize, at + 2, sizeof item.DataSize);
+    item.DataPtr = reinterpret_cast<ULONGLONG>(at + 4);
+    at += 4 + item.DataSize;
   }
   EVENT_RECORD record{};
   record.EventHeader = raw.header;
   record.BufferContext = raw.buffer_context;
-  record.ExtendedDataCount = static_cast<USHORT>(items.size());
+  record.ExtendedDataCount = raw.item_count;
   record.ExtendedData = items.empty() ? nullptr : items.data();
-  record.UserDataLength = static_cast<USHORT>(raw.user_data.size());
-  record.UserData = raw.user_data.empty() ? nullptr : raw.user_data.data();
-  Event e = decode_record(record);
+  record.UserDataLength = raw.user_data_length;
+  record.UserData = raw.user_data_length == 0 ? nullptr : const_cast<std::uint8_t*>(at);
+  Event e = options.decode ? decode_record(record) : undecoded_record(record);
   e.session = s.index;
   return e;
 }
@@ -242,14 +258,19 @@ CaptureResult Capture::stop() {
     result.sessions.push_back(account);
   }
   for (auto& session : s.sessions) {
-    for (RawRecord& raw : session->records) result.events.push_back(s.decode(*session, raw));
+    result.events.reserve(result.events.size() + session->records.size());
+    for (const RawRecord& raw : session->records) result.events.push_back(s.decode(*session, raw));
     session->records.clear();
+    session->arena.clear();
   }
   if (!s.manifest.empty()) TdhUnloadManifest(s.manifest.data());
   return result;
 }
 
-Event decode_record(const EVENT_RECORD& record) {
+namespace {
+
+// The record's header, items and payload, without TDH.
+Event undecoded_record(const EVENT_RECORD& record) {
   Event e;
   const EVENT_HEADER& h = record.EventHeader;
   const EVENT_DESCRIPTOR& d = h.EventDescriptor;
@@ -273,6 +294,15 @@ Event decode_record(const EVENT_RECORD& record) {
       e.related_activity_id = related;
     }
   }
+  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
+  if (data != nullptr) e.user_data.assign(data, data + record.UserDataLength);
+  return e;
+}
+
+}  // namespace
+
+Event decode_record(const EVENT_RECORD& record) {
+  Event e = undecoded_record(record);
   const nlohmann::json decoded = agent::decode_event(record, 0);
   if (decoded.contains("status")) {
     e.decode_status = decoded["status"].get<ULONG>();
@@ -282,8 +312,6 @@ Event decode_record(const EVENT_RECORD& record) {
       e.fields.push_back({f.value("name", ""), f.value("value", "")});
     }
   }
-  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
-  if (data != nullptr) e.user_data.assign(data, data + record.UserDataLength);
   return e;
 }
 

@@ -81,6 +81,14 @@ struct CaptureOptions {
   // A capture that lost events (EventsLost or RealTimeBuffersLost) is not ok() unless this is
   // set: a test that must see every event should not pass on a partial view.
   bool allow_loss = false;
+  // Each session's buffers (EVENT_TRACE_PROPERTIES' BufferSize, MaximumBuffers): 16 MiB by
+  // default, room for a burst of some 100,000 small events while the consumer catches up.
+  ULONG buffer_size_kb = 64;
+  ULONG maximum_buffers = 256;
+  // Decode each event through TDH at stop() (name and fields). Off: the events carry their
+  // header, descriptor and payload bytes only, at a fraction of the cost (TDH's calls per field
+  // dominate a capture of many events: see bench/capture_bench.cc).
+  bool decode = true;
   // How long each enable waits for the provider's callbacks (EnableTraceEx2's Timeout).
   std::chrono::milliseconds enable_timeout{5000};
 };
