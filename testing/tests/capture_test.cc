@@ -111,6 +111,18 @@ TEST(TestingCapture, EventIdFilterKeepsOnlyTheListedIds) {
   EXPECT_NE(result.events[0].decode_status, 0u);
 }
 
+TEST(TestingCapture, ProcessIdFilterKeepsOnlyTheListedProcesses) {
+  TlProvider provider(provider_id_from_name(kName), kName);
+  CaptureOptions o = options_for_sample();
+  o.sessions.resize(2);
+  o.sessions[0].process_ids = {static_cast<ULONG>(::getpid())};
+  o.sessions[1].process_ids = {static_cast<ULONG>(::getpid()) + 1};  // another process
+  CaptureResult result = capture(o, [&] { provider.write("Mine", 4, 0x1, 1, "a"); });
+  ASSERT_THAT(result, CaptureOk());
+  EXPECT_THAT(result.events_of(0), ElementsAre(EventNamed("Mine")));
+  EXPECT_THAT(result.events_of(1), ::testing::IsEmpty());
+}
+
 TEST(TestingCapture, APrivateHomeOwnedByTheTestProcessFromBeforeMain) {
   const std::string home = private_home();
   ASSERT_FALSE(home.empty());
