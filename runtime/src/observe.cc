@@ -2,6 +2,7 @@
 #include "observe.h"
 
 #include "client.h"
+#include "etwrt/observation.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -64,21 +65,36 @@ bool wanted_now(REGHANDLE handle, UCHAR level, ULONGLONG keyword) {
   return registration->table.accepts(level, keyword);
 }
 
-// The channel is opened once, before main: the variable goes (a child the program starts does
-// not report into it) and the socket does not cross exec.
-__attribute__((constructor)) void start_observing() {
-  const char* path = std::getenv("ETWRT_OBSERVE_SOCKET");
-  if (path == nullptr || *path == '\0') return;
+// A connected SOCK_SEQPACKET socket to `path`, or -1 with errno set.
+int connect_channel(const char* path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::size_t length = std::strlen(path);
-  const int fd =
-      length < sizeof address.sun_path ? ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
-  if (fd >= 0) std::memcpy(address.sun_path, path, length + 1);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+  if (length >= sizeof address.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  std::memcpy(address.sun_path, path, length + 1);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+// The channel opened before main: the variable goes (a child the program starts does not
+// report into it) and the socket does not cross exec.
+__attribute__((constructor)) void start_observing() {
+  const char* path = std::getenv("ETWRT_OBSERVE_SOCKET");
+  if (path == nullptr || *path == '\0') return;
+  const int fd = connect_channel(path);
+  if (fd < 0) {
     std::fprintf(stderr, "etwrt: ETWRT_OBSERVE_SOCKET=%s cannot be reached (%s); not observing\n",
                  path, std::strerror(errno));
-    if (fd >= 0) ::close(fd);
     return;
   }
   ::unsetenv("ETWRT_OBSERVE_SOCKET");
@@ -94,6 +110,38 @@ __attribute__((destructor)) void stop_observing() {
 }
 
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) ULONG EtwrtObserveStart(const char* path) {
+  if (path == nullptr || *path == '\0' || std::strlen(path) >= sizeof(sockaddr_un{}.sun_path)) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) return ERROR_BUSY;
+  const int fd = connect_channel(path);
+  if (fd < 0) return ERROR_FILE_NOT_FOUND;
+  // The descriptor number of an earlier channel is kept (dup2 replaces it at once): a thread
+  // still sending into the old channel then never writes into an unrelated file.
+  if (g_fd >= 0) {
+    ::dup2(fd, g_fd);
+    ::close(fd);
+  } else {
+    g_fd = fd;
+  }
+  g_seq.store(0);
+  g_dropped.store(0);
+  emit("hello", "\"pid\":%ld,\"format\":1", static_cast<long>(::getpid()));
+  // Hooks read the flag without ordering (it costs nothing when off); the observer's own calls
+  // that follow (registering, enabling) go through system calls, which order it in practice.
+  __atomic_store_n(&g_on, true, __ATOMIC_RELEASE);
+  return ERROR_SUCCESS;
+}
+
+extern "C" __attribute__((visibility("default"))) ULONG EtwrtObserveStop(void) {
+  if (!__atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) return ERROR_NOT_FOUND;
+  __atomic_store_n(&g_on, false, __ATOMIC_RELEASE);
+  emit("end", "\"total_dropped\":%llu", u64(g_dropped.load()));
+  ::shutdown(g_fd, SHUT_RDWR);
+  return ERROR_SUCCESS;
+}
 
 void registered(REGHANDLE handle, const GUID& g) {
   emit("register", "\"handle\":%llu,\"guid\":\"%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",

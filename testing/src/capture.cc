@@ -1,0 +1,358 @@
+// The capture (capture.h): realtime sessions with a consumer thread each. The consumer copies
+// every record it receives (header, extended items, payload) and decoding waits for stop(), so
+// that TDH never slows the consumer down while the code under test writes.
+#include "etwh/testing/capture.h"
+
+#include "decode.h"
+#include "platform_home.h"
+#include "win32_text.h"
+
+#include <evntrace.h>
+#include <tdh.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace etwh::testing {
+namespace {
+
+// EVENT_TRACE_PROPERTIES with room for the session name after it.
+struct Properties {
+  Properties() {
+    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
+    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  }
+  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
+  std::vector<std::uint8_t> bytes;
+};
+
+// A record as the consumer received it, owned (EVENT_RECORD's pointers are valid only inside
+// the callback): its header here, its extended items and payload in the session's arena at
+// `offset` (per item: UINT16 type, UINT16 size, the bytes; then the payload). One arena, not
+// buffers per record: the consumer must keep up with a provider writing as fast as it can.
+struct RawRecord {
+  EVENT_HEADER header{};
+  ETW_BUFFER_CONTEXT buffer_context{};
+  std::size_t offset = 0;
+  USHORT item_count = 0;
+  USHORT user_data_length = 0;
+};
+
+struct Session {
+  std::size_t index = 0;
+  std::string name;
+  TRACEHANDLE handle = 0;
+  TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
+  EVENT_TRACE_LOGFILEA logfile{};
+  std::vector<RawRecord> records;   // the consumer thread's alone until it is joined
+  std::vector<std::uint8_t> arena;  // likewise
+  std::thread consumer;
+};
+
+// EventTraceGuid {68fdd900-4a3e-11d1-84f4-0000f80464e3}, the session's header event: written
+// out, since not every toolchain's import libraries define the symbol.
+constexpr GUID kEventTraceGuid = {
+    0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+
+bool is_header(const EVENT_RECORD& r) {
+  return std::memcmp(&r.EventHeader.ProviderId, &kEventTraceGuid, sizeof(GUID)) == 0;
+}
+
+void WINAPI on_record(PEVENT_RECORD record) {
+  auto* session = static_cast<Session*>(record->UserContext);
+  if (is_header(*record)) return;
+  std::vector<std::uint8_t>& arena = session->arena;
+  RawRecord& raw = session->records.emplace_back();
+  raw.header = record->EventHeader;
+  raw.buffer_context = record->BufferContext;
+  raw.offset = arena.size();
+  raw.item_count = record->ExtendedDataCount;
+  const auto append = [&arena](const void* p, std::size_t n) {
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    arena.insert(arena.end(), bytes, bytes + n);
+  };
+  for (USHORT i = 0; i < record->ExtendedDataCount; ++i) {
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record->ExtendedData[i];
+    append(&item.ExtType, sizeof item.ExtType);
+    append(&item.DataSize, sizeof item.DataSize);
+    append(reinterpret_cast<const void*>(item.DataPtr), item.DataSize);
+  }
+  if (record->UserData != nullptr) {
+    raw.user_data_length = record->UserDataLength;
+    append(record->UserData, record->UserDataLength);
+  }
+}
+
+std::string win32_error(const std::string& call, ULONG status) {
+  return call + " failed with " + std::to_string(status);
+}
+
+// EnableTraceEx2's filters for `o`; `storage` keeps the blobs the descriptors point at.
+std::vector<EVENT_FILTER_DESCRIPTOR> filters_of(const SessionOptions& o,
+                                                std::vector<std::vector<std::uint8_t>>& storage) {
+  std::vector<EVENT_FILTER_DESCRIPTOR> out;
+  if (!o.event_ids.empty()) {
+    // EVENT_FILTER_EVENT_ID: FilterIn, Reserved, Count, then the IDs.
+    std::vector<std::uint8_t>& blob = storage.emplace_back(4 + 2 * o.event_ids.size());
+    blob[0] = o.event_ids_in ? 1 : 0;
+    const auto count = static_cast<USHORT>(o.event_ids.size());
+    std::memcpy(blob.data() + 2, &count, 2);
+    std::memcpy(blob.data() + 4, o.event_ids.data(), 2 * o.event_ids.size());
+    EVENT_FILTER_DESCRIPTOR& f = out.emplace_back();
+    f.Ptr = reinterpret_cast<ULONGLONG>(blob.data());
+    f.Size = static_cast<ULONG>(blob.size());
+    f.Type = EVENT_FILTER_TYPE_EVENT_ID;
+  }
+  if (!o.process_ids.empty()) {
+    std::vector<std::uint8_t>& blob = storage.emplace_back(4 * o.process_ids.size());
+    std::memcpy(blob.data(), o.process_ids.data(), blob.size());
+    EVENT_FILTER_DESCRIPTOR& f = out.emplace_back();
+    f.Ptr = reinterpret_cast<ULONGLONG>(blob.data());
+    f.Size = static_cast<ULONG>(blob.size());
+    f.Type = EVENT_FILTER_TYPE_PID;
+  }
+  return out;
+}
+
+std::atomic<unsigned> g_captures{0};
+
+Event undecoded_record(const EVENT_RECORD& record);
+
+}  // namespace
+
+struct Capture::State {
+  CaptureOptions options;
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::string> errors;
+  std::vector<WCHAR> manifest;  // as TDH was given it, to unload
+  bool stopped = false;
+
+  void start(std::size_t index, const std::string& prefix);
+  Event decode(const Session& s, const RawRecord& raw) const;
+};
+
+void Capture::State::start(std::size_t index, const std::string& prefix) {
+  auto session = std::make_unique<Session>();
+  session->index = index;
+  session->name = prefix + "-s" + std::to_string(index);
+  Properties p;
+  p.get()->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  p.get()->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+  p.get()->Wnode.ClientContext = 1;  // QPC
+  p.get()->BufferSize = options.buffer_size_kb;
+  p.get()->MinimumBuffers = std::min<ULONG>(16, options.maximum_buffers);
+  p.get()->MaximumBuffers = options.maximum_buffers;
+  if (ULONG st = StartTraceA(&session->handle, session->name.c_str(), p.get());
+      st != ERROR_SUCCESS) {
+    errors.push_back(win32_error("StartTrace(" + session->name + ")", st));
+    return;
+  }
+  session->logfile.LoggerName = session->name.data();
+  session->logfile.ProcessTraceMode =
+      PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  session->logfile.EventRecordCallback = &on_record;
+  session->logfile.Context = session.get();
+  session->trace = OpenTraceA(&session->logfile);
+  if (session->trace == INVALID_PROCESSTRACE_HANDLE) {
+    errors.push_back("OpenTrace(" + session->name + ") failed");
+    Properties stop;
+    ControlTraceA(session->handle, nullptr, stop.get(), EVENT_TRACE_CONTROL_STOP);
+    return;
+  }
+  session->consumer = std::thread([s = session.get()] {
+    TRACEHANDLE t = s->trace;
+    (void)ProcessTrace(&t, 1, nullptr, nullptr);
+  });
+  const SessionOptions& o = options.sessions[index];
+  std::vector<std::vector<std::uint8_t>> storage;
+  std::vector<EVENT_FILTER_DESCRIPTOR> filters = filters_of(o, storage);
+  ENABLE_TRACE_PARAMETERS parameters{};
+  parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION_2;
+  parameters.EnableFilterDesc = filters.empty() ? nullptr : filters.data();
+  parameters.FilterDescCount = static_cast<ULONG>(filters.size());
+  const ULONG st = EnableTraceEx2(
+      session->handle, &options.provider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, o.level, o.match_any,
+      o.match_all, static_cast<ULONG>(options.enable_timeout.count()), &parameters);
+  // ERROR_TIMEOUT: a callback overran; the session is enabled all the same.
+  if (st != ERROR_SUCCESS && st != ERROR_TIMEOUT) {
+    errors.push_back(win32_error("EnableTraceEx2(" + session->name + ")", st));
+  }
+  sessions.push_back(std::move(session));
+}
+
+Event Capture::State::decode(const Session& s, const RawRecord& raw) const {
+  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.item_count);
+  const std::uint8_t* at = s.arena.data() + raw.offset;
+  for (EVENT_HEADER_EXTENDED_DATA_ITEM& item : items) {
+    std::memcpy(&item.ExtType, at, sizeof item.ExtType);
+    std::memcpy(&item.DataSize, at + 2, sizeof item.DataSize);
+    item.DataPtr = reinterpret_cast<ULONGLONG>(at + 4);
+    at += 4 + item.DataSize;
+  }
+  EVENT_RECORD record{};
+  record.EventHeader = raw.header;
+  record.BufferContext = raw.buffer_context;
+  record.ExtendedDataCount = raw.item_count;
+  record.ExtendedData = items.empty() ? nullptr : items.data();
+  record.UserDataLength = raw.user_data_length;
+  record.UserData = raw.user_data_length == 0 ? nullptr : const_cast<std::uint8_t*>(at);
+  Event e = options.decode ? decode_record(record) : undecoded_record(record);
+  e.session = s.index;
+  return e;
+}
+
+Capture::Capture(CaptureOptions options) : state_(new State) {
+  state_->options = std::move(options);
+  State& s = *state_;
+  if (std::optional<std::string> problem = prepare_platform()) {
+    s.errors.push_back(*problem);
+    return;
+  }
+  if (!s.options.manifest.empty()) {
+    for (char c : s.options.manifest) s.manifest.push_back(static_cast<WCHAR>(c));
+    s.manifest.push_back(0);
+    if (ULONG st = TdhLoadManifest(s.manifest.data()); st != ERROR_SUCCESS) {
+      s.errors.push_back(win32_error("TdhLoadManifest(" + s.options.manifest + ")", st));
+      s.manifest.clear();
+    }
+  }
+  const std::string prefix = session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
+  for (std::size_t i = 0; i < s.options.sessions.size(); ++i) s.start(i, prefix);
+}
+
+Capture::~Capture() {
+  if (!state_->stopped) (void)stop();
+  delete state_;
+}
+
+CaptureResult Capture::stop() {
+  State& s = *state_;
+  CaptureResult result;
+  result.allow_loss = s.options.allow_loss;
+  if (s.stopped) {
+    result.errors.push_back("Capture::stop called twice");
+    return result;
+  }
+  s.stopped = true;
+  result.errors = s.errors;
+  for (auto& session : s.sessions) {
+    Properties p;
+    SessionAccount account;
+    account.name = session->name;
+    account.stop_status =
+        ControlTraceA(session->handle, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
+    if (account.stop_status != ERROR_SUCCESS) {
+      result.errors.push_back(
+          win32_error("ControlTrace(STOP, " + session->name + ")", account.stop_status));
+    }
+    account.lost = p.get()->EventsLost;
+    account.buffers_lost = p.get()->RealTimeBuffersLost;
+    if (session->consumer.joinable()) session->consumer.join();
+    CloseTrace(session->trace);
+    account.delivered = session->records.size();
+    result.sessions.push_back(account);
+  }
+  for (auto& session : s.sessions) {
+    result.events.reserve(result.events.size() + session->records.size());
+    for (const RawRecord& raw : session->records) result.events.push_back(s.decode(*session, raw));
+    session->records.clear();
+    session->arena.clear();
+  }
+  if (!s.manifest.empty()) TdhUnloadManifest(s.manifest.data());
+  return result;
+}
+
+namespace {
+
+// The record's header, items and payload, without TDH.
+Event undecoded_record(const EVENT_RECORD& record) {
+  Event e;
+  const EVENT_HEADER& h = record.EventHeader;
+  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
+  e.provider = h.ProviderId;
+  e.id = d.Id;
+  e.version = d.Version;
+  e.channel = d.Channel;
+  e.level = d.Level;
+  e.opcode = d.Opcode;
+  e.task = d.Task;
+  e.keyword = d.Keyword;
+  e.timestamp = h.TimeStamp.QuadPart;
+  e.process_id = h.ProcessId;
+  e.thread_id = h.ThreadId;
+  e.activity_id = h.ActivityId;
+  for (USHORT i = 0; i < record.ExtendedDataCount; ++i) {
+    const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record.ExtendedData[i];
+    if (item.ExtType == EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID && item.DataSize >= sizeof(GUID)) {
+      GUID related;
+      std::memcpy(&related, reinterpret_cast<const void*>(item.DataPtr), sizeof related);
+      e.related_activity_id = related;
+    }
+  }
+  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
+  if (data != nullptr) e.user_data.assign(data, data + record.UserDataLength);
+  return e;
+}
+
+}  // namespace
+
+Event decode_record(const EVENT_RECORD& record) {
+  Event e = undecoded_record(record);
+  const nlohmann::json decoded = agent::decode_event(record, 0);
+  if (decoded.contains("status")) {
+    e.decode_status = decoded["status"].get<ULONG>();
+  } else {
+    e.name = decoded.value("name", "");
+    for (const nlohmann::json& f : decoded.value("fields", nlohmann::json::array())) {
+      e.fields.push_back({f.value("name", ""), f.value("value", "")});
+    }
+  }
+  return e;
+}
+
+CaptureResult capture(const CaptureOptions& options, const std::function<void()>& code_under_test) {
+  Capture c(options);
+  code_under_test();
+  return c.stop();
+}
+
+bool CaptureResult::ok() const { return problems().empty(); }
+
+std::string CaptureResult::problems() const {
+  std::string out;
+  for (const std::string& e : errors) out += e + "\n";
+  for (const SessionAccount& a : sessions) {
+    if (!allow_loss && (a.lost > 0 || a.buffers_lost > 0)) {
+      out += "session " + a.name + " lost " + std::to_string(a.lost) + " events and " +
+             std::to_string(a.buffers_lost) + " realtime buffers (" + std::to_string(a.delivered) +
+             " delivered); set CaptureOptions::allow_loss if the test tolerates loss\n";
+    }
+  }
+  return out;
+}
+
+std::vector<Event> CaptureResult::events_of(std::size_t index) const {
+  std::vector<Event> out;
+  for (const Event& e : events) {
+    if (e.session == index) out.push_back(e);
+  }
+  return out;
+}
+
+std::optional<std::string> Event::field(std::string_view name) const {
+  for (const Field& f : fields) {
+    if (f.name == name) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cannot_capture() { return prepare_platform(); }
+
+std::string guid_text(const GUID& guid) { return format_guid(guid); }
+
+}  // namespace etwh::testing

@@ -1,0 +1,21 @@
+// What differs between the platforms under a capture: on Linux the private etwrt home and
+// broker of the test process, on Windows the right to control sessions and the sessions that
+// crashed tests left behind.
+#pragma once
+
+#include "etwh/testing/capture.h"
+
+#include <optional>
+#include <string>
+
+namespace etwh::testing {
+
+// Readies the platform for this process's captures (once; later calls repeat the first answer).
+// A reason when captures cannot run here (no right to control sessions, no private home).
+std::optional<std::string> prepare_platform();
+
+// "etwh-<pid>-": the sessions of a test are named after its process, so that a later test can
+// tell a dead test's sessions from a live one's (harness/stale_sessions.h's rule).
+std::string session_prefix();
+
+}  // namespace etwh::testing
