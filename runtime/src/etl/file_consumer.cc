@@ -286,8 +286,8 @@ TRACEHANDLE open_file_trace(EVENT_TRACE_LOGFILEA& logfile) {
   if (const ULONG status = read_file(logfile.LogFileName, t->bytes); status != ERROR_SUCCESS) {
     std::fprintf(stderr,
                  "etwrt: OpenTraceA: %s: cannot read the file (not a regular file of at "
-                 "most 1 GiB, or not there: status %lu)\n",
-                 t->path.c_str(), status);
+                 "most 1 GiB, or not there: status %u)\n",
+                 t->path.c_str(), static_cast<unsigned>(status));
     return fail_open(status);
   }
   if (ParseStatus s = parse_header(t->bytes, t->file); !s.ok()) {
