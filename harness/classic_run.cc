@@ -61,15 +61,16 @@ void Run::compare(const std::string& label, const ExpectedControl& w, const json
   }
   const std::string logger = ev.value("logger", "");
   if (w.code == kWmiEnableEvents) {
+    const char* values_rule = w.takeover ? rules::kSesClassicOne : rules::kHdrClassicLevel;
     if (const unsigned level = ev.value("level", 256u); level != w.level) {
       hooks.fail(failed_check(
-          rules::kHdrClassicLevel, "GetTraceEnableLevel",
+          values_rule, "GetTraceEnableLevel",
           fmt::format("{}: GetTraceEnableLevel expected {}, observed {}", who, w.level, level),
           std::to_string(w.level), std::to_string(level)));
     }
     if (parse_hex(ev.value("flags", "")) != std::optional<std::uint64_t>(w.flags)) {
       const std::string flags = ev.value("flags", "?");
-      hooks.fail(failed_check(rules::kHdrClassicLevel, "GetTraceEnableFlags",
+      hooks.fail(failed_check(values_rule, "GetTraceEnableFlags",
                               fmt::format("{}: GetTraceEnableFlags expected {}, observed {}", who,
                                           format_hex(w.flags), flags),
                               format_hex(w.flags), flags));

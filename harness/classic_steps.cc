@@ -208,6 +208,7 @@ class Model {
     const std::string guid = key(call.provider);
     std::vector<std::string>& sessions = enablers_[guid];
     const std::vector<std::string> listeners = classic_listeners(guid);
+    const bool takeover = !sessions.empty() && sessions.back() != call.session;
     if (!listeners.empty()) {
       sessions.clear();  // SES-CLASSIC-ONE: the new session takes the provider over.
     } else {
@@ -217,8 +218,8 @@ class Model {
     Settings s{call.level, static_cast<std::uint32_t>(call.match_any)};
     settings_[guid + "\n" + call.session] = s;
     for (const std::string& label : listeners) {
-      e.classic.callbacks.push_back(
-          {label, kWmiEnableEvents, s.level, s.flags, call.session, "enable by " + call.session});
+      e.classic.callbacks.push_back({label, kWmiEnableEvents, s.level, s.flags, call.session,
+                                     "enable by " + call.session, takeover});
     }
   }
 

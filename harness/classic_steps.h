@@ -37,6 +37,9 @@ struct ExpectedControl {
   std::uint32_t flags = 0;  // judged for ENABLE (GetTraceEnableFlags)
   std::string session;      // the session whose logger handle it carries
   std::string cause;
+  // An enable by a session while another had the provider: its level and flags being the new
+  // session's own is what SES-CLASSIC-ONE's takeover says (HDR-CLASSIC-LEVEL otherwise).
+  bool takeover = false;
 };
 
 // The classic part of one step's expectation.

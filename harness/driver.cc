@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <set>
 
 namespace etwh {
 
@@ -50,16 +51,40 @@ std::string controller_api(const std::string& op, const json& req) {
 
 }  // namespace
 
+namespace {
+
+// The rules of `c` that no step of the first `ran` judges, when it stopped before its end (a
+// rule the oracle places in no step is judged only by a case that runs to the end).
+std::vector<std::string> unreached_rules(const Case& c,
+                                         const std::vector<oracle::StepExpectation>& expected,
+                                         std::size_t ran) {
+  if (ran >= c.steps.size()) return {};
+  std::set<std::string> judged;
+  for (std::size_t i = 0; i < ran && i < expected.size(); ++i) {
+    judged.merge(oracle::rules_judged(expected[i]));
+  }
+  std::vector<std::string> out;
+  for (const std::string& rule : c.rules) {
+    if (!judged.count(rule)) out.push_back(rule);
+  }
+  return out;
+}
+
+}  // namespace
+
 CaseOutcome CaseRun::run() {
   CaseOutcome out;
+  std::vector<oracle::StepExpectation> expected;
+  std::size_t ran = 0;  // steps run to their end
   try {
-    const std::vector<oracle::StepExpectation> expected = oracle::expect_case(case_);
+    expected = oracle::expect_case(case_);
     spawn_agents();
     for (std::size_t i = 0; i < case_.steps.size(); ++i) {
       throw_if_stop_requested();  // SIGINT/SIGTERM: the destructor's cleanup ends the case
       current_index_ = i;
       run_step(case_.steps[i], expected[i]);
       check_agents_alive(case_.steps[i]);
+      ran = i + 1;
       if (!failures_.empty()) {
         require_agents_answer();
         out.status = Status::kFail;
@@ -81,6 +106,7 @@ CaseOutcome CaseRun::run() {
     out.fault = where() + e.what();
   }
   if (options_.trace != nullptr) trace_agents();
+  out.unreached = unreached_rules(case_, expected, ran);
   out.findings = failures_;
   out.findings.insert(out.findings.end(), notes_.begin(), notes_.end());
   out.subject_events = subject_events();

@@ -37,6 +37,8 @@ struct CaseOutcome {
   // The failed checks of the step that failed the case, then the values only observed (notes).
   std::vector<Finding> findings;
   std::string fault;  // what ended the case early (TIMEOUT, CRASH, HARNESS_ERROR), with where
+  // The case's rules it stopped before judging (CaseResult::unreached).
+  std::vector<std::string> unreached;
   double duration_s = 0;
   // Per provider under test, the events of the first consumer that received any of its.
   std::vector<SubjectEvent> subject_events;

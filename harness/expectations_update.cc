@@ -31,8 +31,10 @@ const json& field(const json& object, const std::string& pointer, const char* ke
 
 std::vector<ReportedCase> parse_report(const json& doc, const std::string& name,
                                        const std::string& platform) {
-  if (!doc.is_object() || doc.value("schema_version", json()) != 2) {
-    throw InputError(name, "/schema_version", "expected an etwh run report of schema_version 2");
+  const json version = doc.is_object() ? doc.value("schema_version", json()) : json();
+  if (version != 2 && version != 3) {
+    throw InputError(name, "/schema_version",
+                     "expected an etwh run report of schema_version 2 or 3");
   }
   const std::string ran_on = field(doc.value("run_info", json()), "/run_info", "platform", name);
   if (ran_on != platform) {

@@ -424,4 +424,37 @@ std::vector<StepExpectation> expect_case(const Case& c) {
   return out;
 }
 
+std::set<std::string> rules_judged(const StepExpectation& e) {
+  std::set<std::string> out;
+  const auto add = [&](const std::string& rule) {
+    if (!rule.empty()) out.insert(rule);
+  };
+  add(e.status_rule);
+  add(e.provider_enabled_rule);
+  add(e.event_enabled_rule);
+  for (const std::string& rule : e.event_enabled_rules) add(rule);
+  for (const ExpectedCallback& cb : e.callbacks) {
+    add(cb.is_enabled_rule);
+    add(cb.source_rule);
+    add(cb.filter_rule);
+    add(rules::kCbContext);
+    if (cb.judge_values) {
+      for (const char* rule : {rules::kCbLevelMax, rules::kCbAnyOr, rules::kCbAllAnd}) add(rule);
+    }
+  }
+  if (e.timing != TimingExpect::kNone) add(rules::kCbTimeout);
+  for (const classic::ExpectedControl& cb : e.classic.callbacks) {
+    add(rules::kSesClassicOne);
+    if (cb.code == WMI_ENABLE_EVENTS && !cb.takeover) add(rules::kHdrClassicLevel);
+  }
+  for (const ConsumerExpectation& c : e.consumers) {
+    for (const ExpectedEvent& ev : c.events) {
+      add(ev.rule);
+      add(ev.flags_rule);
+    }
+    for (const auto& [seq, why] : c.excluded) add(why.rule);
+  }
+  return out;
+}
+
 }  // namespace etwh::oracle

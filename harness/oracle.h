@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -135,6 +136,8 @@ struct StepExpectation {
   std::vector<std::uint64_t> first_seq;
   std::vector<std::optional<bool>> event_enabled;
   std::string event_enabled_rule;
+  // Per entry, the rule a wrong EventEnabled answer violates (event_enabled_rule when absent).
+  std::vector<std::string> event_enabled_rules;
   // collect: the sessions to stop (in this order) and the consumers to judge.
   std::vector<std::string> collect_sessions;
   std::vector<ConsumerExpectation> consumers;
@@ -144,5 +147,10 @@ struct StepExpectation {
 
 // Replays the steps of `c` and returns one expectation per step. Pure: no I/O.
 std::vector<StepExpectation> expect_case(const Case& c);
+
+// The rules whose checks `e` places in its step (each non-empty rule field; CB-LEVEL-MAX,
+// CB-ANY-OR and CB-ALL-AND for judged callback values; CB-CONTEXT for any callback). Rules
+// checked outside the oracle's expectations are not in it.
+std::set<std::string> rules_judged(const StepExpectation& e);
 
 }  // namespace etwh::oracle

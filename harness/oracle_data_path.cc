@@ -29,6 +29,20 @@ std::string Model::delivery_rule(const std::string& deciding) const {
   return deciding;
 }
 
+// An entry some session takes is enabled by that session's deciding filter rule: a "no" for it
+// is that rule's failure (an event at a session's level, a keyword-0 event). One no session
+// takes but the sessions' aggregate would: a "yes" is filtering with the aggregate, not per
+// session. Else a "yes" is RT-WRITE-DISABLED's.
+std::string Model::enabled_rule(const std::vector<SessionEnable>& all,
+                                const EventLevelKeyword& lk) const {
+  for (const SessionEnable& s : all) {
+    if (session_accepts(s, lk)) return delivery_rule(filter_rule(s, lk));
+  }
+  if (case_has(rules::kFltPerSession) && provider_event_enabled(aggregate(all), lk))
+    return rules::kFltPerSession;
+  return rules::kRtWriteDisabled;
+}
+
 // Which filter rule decides whether `s` takes `ev`.
 std::string Model::filter_rule(const SessionEnable& s, const EventLevelKeyword& ev) {
   if (ev.level != 0 && ev.level > s.level) return rules::kFltLevel;
@@ -38,7 +52,10 @@ std::string Model::filter_rule(const SessionEnable& s, const EventLevelKeyword& 
   }
   if (s.match_any == 0) return rules::kFltAnyZero;
   if (!session_accepts(s, ev)) return rules::kFltKeyword;
-  return ev.level == 0 ? rules::kFltLevel : rules::kFltKeyword;  // level 0 passed the level test
+  // Taken: level 0 passed the level test by its bypass, an event at the session's own level on
+  // the test's boundary (level <= the session's): either checks FLT-LEVEL more sharply than the
+  // keyword that matched.
+  return ev.level == 0 || ev.level == s.level ? rules::kFltLevel : rules::kFltKeyword;
 }
 
 void Model::consume(const Step& step, StepExpectation& e) {
@@ -130,6 +147,12 @@ bool Model::deliver(const Step& step, const EventDef& def, std::uint64_t seq,
                      std::to_string(it->second.settings.level) + ", MatchAny " +
                      format_hex(it->second.settings.match_any) + ", MatchAll " +
                      format_hex(it->second.settings.match_all) + ")"};
+    // Filtered out here while another session takes it: what its arrival here would break is
+    // that each session filters on its own (a runtime filtering with the provider's aggregate).
+    if (!taken && case_has(rules::kFltPerSession) && any_session_accepts(settings_of(m), lk)) {
+      why.rule = rules::kFltPerSession;
+      why.reason += ", though another session takes it";
+    }
   }
   // An event carrying traits checks TR-IN-EVENTS as well as its filter rule: blamed on
   // TR-IN-EVENTS when the case is about it.
@@ -176,6 +199,7 @@ void Model::write(const Step& step, StepExpectation& e) {
     } else {
       e.event_enabled.push_back(any_session_accepts(all, lk));
     }
+    e.event_enabled_rules.push_back(enabled_rule(all, lk));
     for (std::uint32_t k = 0; k < def.count; ++k) {
       const std::uint64_t seq = next_seq_++;
       for (const std::string& session : started_) {

@@ -92,6 +92,10 @@ class Model {
   // MatchAny 0): its delivery checks each of those rules, and is blamed on the one the case is
   // about. (A dropped event has one deciding rule: filter_rule's.)
   std::string delivery_rule(const std::string& deciding) const;
+  // The rule a wrong EventEnabled answer for an event of `lk` violates, given every session's
+  // enable of its provider.
+  std::string enabled_rule(const std::vector<SessionEnable>& all,
+                           const EventLevelKeyword& lk) const;
   // Which filter rule decides whether `s` takes `ev`.
   static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev);
   void consume(const Step& step, StepExpectation& e);

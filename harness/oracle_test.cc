@@ -412,9 +412,17 @@ TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
   EXPECT_EQ(c1.consumer, "c1");
   EXPECT_EQ(c1.context, 0x11u);
   EXPECT_EQ(seqs(c1), (std::vector<std::uint64_t>{1, 2}));
-  EXPECT_EQ(c1.excluded.at(3).rule, "FLT-LEVEL");
+  // Filtered out by s1 (level 4 > 2; keyword 0 passes, level 3 > 2 does not) while s2 takes
+  // them: their arrival at c1 would break per-session filtering (a runtime filtering with the
+  // provider's aggregate), the rule the case names for it.
+  EXPECT_EQ(c1.excluded.at(3).rule, "FLT-PER-SESSION");
   EXPECT_EQ(c1.excluded.at(4).rule, "FLT-KEYWORD");  // level 0 passes, keyword 0x4 does not
-  EXPECT_EQ(c1.excluded.at(5).rule, "FLT-LEVEL");    // keyword 0 passes, level 3 > 2 does not
+  EXPECT_EQ(c1.excluded.at(5).rule, "FLT-PER-SESSION");
+  // A case not about FLT-PER-SESSION blames its own filter rule.
+  Case level_only = c;
+  level_only.rules = {"FLT-LEVEL", "FLT-KEYWORD"};
+  EXPECT_EQ(expect_case(level_only)[10].consumers[0].excluded.at(3).rule, "FLT-LEVEL");
+  EXPECT_EQ(expect_case(level_only)[10].consumers[0].excluded.at(5).rule, "FLT-LEVEL");
   EXPECT_EQ(seqs(e[10].consumers[1]), (std::vector<std::uint64_t>{3, 5}));
   EXPECT_TRUE(e[10].consumers[2].events.empty());
   EXPECT_EQ(e[10].consumers[2].excluded.at(1).rule, "FLT-PER-SESSION");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace etwh {
 
 namespace {
@@ -119,6 +121,72 @@ std::string summarize(const std::vector<Finding>& findings, const std::string& f
   if (!expect_lint.empty()) parts.push_back(join(expect_lint, "; "));
   for (const std::string& e : expectation) parts.push_back(e);
   return join(parts, " | ");
+}
+
+std::string verdict_name(const CaseRuleVerdict& v) {
+  return v.reached ? status_name(v.status) : "NOT_REACHED";
+}
+
+namespace {
+
+std::string step_text(const StepLocation& at) {
+  return at.index ? fmt::format(" at step {} ({})", *at.index, at.op) : std::string();
+}
+
+bool is_fault(Status s) {
+  return s == Status::kTimeout || s == Status::kCrash || s == Status::kHarnessError;
+}
+
+// Where the case stopped, for a rule it never reached.
+std::string stop_text(const CaseResult& r) {
+  for (const Finding& f : r.findings) {
+    if (f.severity == Severity::kFailure && f.step.index)
+      return fmt::format("the case stopped{} ({})", step_text(f.step), status_name(r.status));
+  }
+  return fmt::format("the case stopped ({}) before its checks ran", status_name(r.status));
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, CaseRuleVerdict>> rule_verdicts_of(const CaseResult& r) {
+  std::vector<std::pair<std::string, CaseRuleVerdict>> out;
+  std::map<std::string, const Finding*> failed;  // rule -> its first failed finding
+  for (const Finding& f : r.findings) {
+    if (f.severity == Severity::kFailure && !f.rule.empty()) failed.emplace(f.rule, &f);
+  }
+  const auto verdict = [&](const std::string& rule) {
+    CaseRuleVerdict v;
+    const auto hit = failed.find(rule);
+    const bool unreached =
+        std::find(r.unreached.begin(), r.unreached.end(), rule) != r.unreached.end();
+    if (r.status == Status::kUnsupported) {
+      v.status = Status::kUnsupported;
+      v.reason = "the case is UNSUPPORTED";
+    } else if (hit != failed.end()) {
+      // An expectation is per case: an expected FAIL covers every failed check of the case.
+      v.status = r.status == Status::kXFail ? Status::kXFail : Status::kFail;
+      const std::string& check = hit->second->check;
+      v.reason =
+          (check.empty() ? "a check" : "check " + check) + " failed" + step_text(hit->second->step);
+    } else if (r.status == Status::kXPass) {
+      v.status = Status::kXPass;
+      v.reason = "its checks passed; the platform's expectations say the case fails";
+    } else if (unreached || is_fault(r.status)) {
+      v.status = Status::kUnsupported;
+      v.reached = false;
+      v.reason = unreached ? stop_text(r) + ", before its checks"
+                           : fmt::format("the case ended in {}", status_name(r.status));
+    } else {
+      v.reason = "its checks passed";
+    }
+    return v;
+  };
+  for (const std::string& rule : r.rules) out.emplace_back(rule, verdict(rule));
+  for (const auto& [rule, f] : failed) {
+    if (std::find(r.rules.begin(), r.rules.end(), rule) == r.rules.end())
+      out.emplace_back(rule, verdict(rule));
+  }
+  return out;
 }
 
 }  // namespace etwh

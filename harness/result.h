@@ -4,6 +4,7 @@
 // writers (reports/) and `etwh selftest` only read them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,6 +34,7 @@ struct StepLocation {
   std::string op;                    // the step's op ("enable", "collect", ...)
   std::string pointer;               // JSON pointer of the step in its file
   std::string file;
+  std::size_t line = 0, col = 0;  // where the step is in its file (1-based); 0: unknown
 };
 
 // An event a consumer got, as TDH decoded it (the agent's `decoded`, PROTOCOL.md): its name
@@ -97,6 +99,9 @@ struct CaseResult {
   // With `etwh run --repeat N`: each repetition's status, in order (empty: run once). A case
   // whose repetitions differ is flaky.
   std::vector<Status> repetitions = {};
+  // Rules the case names that it never judged: it stopped (a failed step, a fault) before any
+  // step whose checks the oracle places them in. Empty when the case ran every step.
+  std::vector<std::string> unreached = {};
 
   bool flaky() const {
     for (Status s : repetitions) {
@@ -105,6 +110,25 @@ struct CaseResult {
     return false;
   }
 };
+
+// One rule's verdict in one case (rule_verdicts_of). `reached` false: the case stopped before
+// the rule's checks ran, so it says nothing of the rule (`status` is then kUnsupported).
+struct CaseRuleVerdict {
+  Status status = Status::kPass;  // PASS, FAIL, XFAIL, XPASS or UNSUPPORTED
+  bool reached = true;
+  std::string reason;  // why, for people: the failed check, or where the case stopped
+};
+
+// "PASS", "FAIL", ... or "NOT_REACHED": how a CaseRuleVerdict reads in reports.
+std::string verdict_name(const CaseRuleVerdict& v);
+
+// The one judge of rules: each rule's verdict in case `r`, from its findings. A rule with a
+// failed finding is FAIL (XFAIL when the platform expected the case to fail); a rule the case
+// names with no failed finding is PASS, or not reached when it is in `r.unreached` or a fault
+// ended the case (TIMEOUT, CRASH, HARNESS_ERROR) with no finding of it. A failure without a
+// rule (setup, harness) makes no rule red. An XPASS case's rules are XPASS, an UNSUPPORTED
+// case's UNSUPPORTED. Rules the case names, then the other rules of its failed findings.
+std::vector<std::pair<std::string, CaseRuleVerdict>> rule_verdicts_of(const CaseResult& r);
 
 // A session an earlier etwh run left running (its process had ended), stopped before this run
 // began (stale_sessions.h); `stop_status` is what ControlTrace(STOP) returned.

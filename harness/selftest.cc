@@ -64,8 +64,10 @@ RunSummary summarize_report(const json& report) {
       for (const json& rule : r["rules"]) f.rules.push_back(rule.get<std::string>());
     }
     for (const json& finding : r.value("findings", json::array())) {
-      if (finding.value("severity", "") == "failure" && !finding.value("rule", "").empty()) {
+      if (finding.is_object() && finding.value("severity", "") == "failure" &&
+          !finding.value("rule", "").empty()) {
         f.finding_rules.push_back(finding["rule"].get<std::string>());
+        f.failed_findings.push_back(finding);
       }
     }
     (f.status == "HARNESS_ERROR" ? s.harness_errors : s.failures).push_back(std::move(f));
@@ -76,17 +78,20 @@ RunSummary summarize_report(const json& report) {
 
 Verdict judge(const Mutant& mutant, const RunSummary& run) {
   Verdict v;
-  // A rule catches the mutant when a failing case checks it, or when a failed check of the
-  // case is blamed on it (a check in another rule's case may be the one that sees the defect).
+  // A rule catches the mutant when a failed check is blamed on it, in whichever case.
   for (const Failure& f : run.failures) {
-    if (mutant.kind != MutantKind::kObserve) {
-      for (const std::string& rule : f.rules) v.caught.emplace(rule, f);
-    }
     for (const std::string& rule : f.finding_rules) v.caught.emplace(rule, f);
+    for (const json& finding : f.failed_findings) {
+      const std::string rule = finding.value("rule", "");
+      if (std::find(mutant.expect_rules.begin(), mutant.expect_rules.end(), rule) ==
+          mutant.expect_rules.end())
+        continue;
+      json evidence = finding;
+      evidence["case"] = f.case_id;
+      v.killed_by.push_back(std::move(evidence));
+    }
   }
-  for (const std::string& rule : mutant.expect_rules) {
-    if (v.caught.count(rule)) v.killed = true;
-  }
+  v.killed = !v.killed_by.empty();
   return v;
 }
 
@@ -116,8 +121,8 @@ void print_matrix(const std::vector<Mutant>& mutants, const std::vector<RunSumma
     for (const auto& r : mutants[i].expect_rules) add_column(r);
     for (const auto& [r, f] : verdicts[i].caught) add_column(r);
   }
-  out << "Kill matrix (columns are rules; X = expected rule caught, o = expected rule not caught,\n"
-         "+ = another rule's case failed too, . = nothing)\n";
+  out << "Kill matrix (columns are rules; X = a check of an expected rule failed, o = none did,\n"
+         "+ = a check of another rule failed too, . = nothing)\n";
   for (std::size_t c = 0; c < columns.size(); ++c) {
     out << fmt::format("  [{:>2}] {}\n", c + 1, columns[c]);
   }
@@ -157,7 +162,7 @@ void print_matrix(const std::vector<Mutant>& mutants, const std::vector<RunSumma
                          it->second.status, excerpt(it->second.message, 160));
     }
     if (!any) {
-      out << fmt::format("    SURVIVED: no case of {} failed ({} cases ran, {} failed)\n",
+      out << fmt::format("    SURVIVED: no check of {} failed ({} cases ran, {} failed)\n",
                          fmt::join(m.expect_rules, ", "), runs[i].cases, runs[i].failures.size());
     }
     for (const Failure& h : runs[i].harness_errors) {
@@ -375,7 +380,7 @@ void run_mutants(const Options& o, const std::vector<Mutant>& mutants,
 
 void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mutant>& mutants,
                        const std::vector<RunSummary>& runs, const std::vector<Verdict>& verdicts) {
-  json out = {{"schema_version", 1}, {"clean_ok", clean_ok}};
+  json out = {{"schema_version", 2}, {"clean_ok", clean_ok}};
   out["mutants"] = json::array();
   for (std::size_t i = 0; i < mutants.size(); ++i) {
     json caught = json::object();
@@ -385,7 +390,9 @@ void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mu
     out["mutants"].push_back({{"name", mutants[i].name},
                               {"kind", kind_name(mutants[i].kind)},
                               {"killed", verdicts[i].killed},
+                              {"survived", runs[i].report_read && !verdicts[i].killed},
                               {"expect_rules", mutants[i].expect_rules},
+                              {"killed_by", verdicts[i].killed_by},
                               {"caught", caught},
                               {"error", runs[i].error}});
   }

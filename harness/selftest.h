@@ -1,7 +1,7 @@
 // `etwh selftest`: the mutation self-test. Runs the conformance suite on the clean build, then
 // once per registered mutant (mutants/mutants.json, format in mutants/README.md), and judges
-// from each run's JSON report whether some case naming one of the mutant's expected rules
-// failed. A mutant that survives is a hole in the suite.
+// from each run's JSON report whether a failed check of one of the mutant's expected rules saw
+// it. A mutant that survives is a hole in the suite.
 #pragma once
 
 #include "input_error.h"
@@ -60,6 +60,9 @@ struct Failure {
   std::vector<std::string> finding_rules;  // the rules its failed checks are blamed on
   std::string status;
   std::string message;
+  // Its failed checks blamed on a rule, as the report has them (findings[] with severity
+  // "failure"): the evidence that a rule saw the mutant.
+  std::vector<nlohmann::json> failed_findings;
 };
 
 // What one run's JSON report (reports/report.h JsonReport) says.
@@ -76,14 +79,17 @@ RunSummary summarize_report(const nlohmann::json& report);
 
 struct Verdict {
   bool killed = false;
-  // Rule -> the first failing case naming it (every rule of every failing case).
+  // Rule -> the first failing case with a failed check blamed on it.
   std::map<std::string, Failure> caught;
+  // The failed findings of the mutant's expected rules, each with its "case" added: what
+  // killed it (empty when it survived).
+  std::vector<nlohmann::json> killed_by;
 };
 
-// Killed iff some failing case names one of the mutant's expect_rules, or one of its failed
-// checks (a finding of severity "failure" in the report) is blamed on one of them. An observe
-// mutant only by a failed check: every provider case of `etwh observe` names all the rules it
-// judged, so a case naming the rule proves nothing.
+// Killed iff a failed check (a finding of severity "failure" in the report, what makes the
+// rule's verdict FAIL: result.h rule_verdicts_of) is blamed on one of the mutant's
+// expect_rules, for every kind of mutant. A failing case that merely names the rule proves
+// nothing: its failure may be another rule's.
 Verdict judge(const Mutant& mutant, const RunSummary& run);
 
 // The kill matrix: one row per mutant, one column per rule that a mutant expects or that some

@@ -112,14 +112,19 @@ json report_with(std::vector<json> results) {
   return report;
 }
 
-TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
+json failed_finding(const char* rule, const char* severity = "failure") {
+  return json{{"rule", rule}, {"check", "Level"}, {"severity", severity}, {"text", "level"}};
+}
+
+TEST(SelftestJudge, KilledOnlyByAFailedCheckOfAnExpectedRule) {
   const Mutant m{"level-min", MutantKind::kRuntime, "d", {"CB-LEVEL-MAX"}, {}, {}};
   const RunSummary caught = summarize_report(report_with(
       {{{"id", "a"},
         {"rules", {"CB-LEVEL-MAX", "CB-RECOMPUTE"}},
         {"status", "FAIL"},
         {"as_expected", false},
-        {"message", "Level 1, expected 3"}},
+        {"message", "Level 1, expected 3"},
+        {"findings", {failed_finding("CB-LEVEL-MAX"), failed_finding("CB-RECOMPUTE")}}},
        {{"id", "b"}, {"rules", {"FLT-LEVEL"}}, {"status", "PASS"}, {"as_expected", true}}}));
   ASSERT_TRUE(caught.report_read);
   EXPECT_EQ(caught.cases, 2);
@@ -127,6 +132,11 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
   EXPECT_TRUE(v.killed);
   ASSERT_TRUE(v.caught.count("CB-RECOMPUTE"));
   EXPECT_EQ(v.caught.at("CB-LEVEL-MAX").message, "Level 1, expected 3");
+  // The evidence: the expected rule's failed finding, with its case; not the other rule's.
+  ASSERT_EQ(v.killed_by.size(), 1u);
+  EXPECT_EQ(v.killed_by[0]["rule"], "CB-LEVEL-MAX");
+  EXPECT_EQ(v.killed_by[0]["check"], "Level");
+  EXPECT_EQ(v.killed_by[0]["case"], "a");
 
   const RunSummary elsewhere = summarize_report(report_with(
       {{{"id", "b"}, {"rules", {"FLT-LEVEL"}}, {"status", "FAIL"}, {"as_expected", false}}}));
@@ -134,16 +144,13 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
 
   // Another rule's case with a failed check blamed on the expected rule kills it; a warning
   // or a note on it does not, and neither does a message that only names it.
-  const auto finding = [](const char* rule, const char* severity) {
-    return json{{"rule", rule}, {"check", "lint"}, {"severity", severity}, {"text", "level"}};
-  };
   const RunSummary blamed =
       summarize_report(report_with({{{"id", "c"},
                                      {"rules", {"PROV-RECORD"}},
                                      {"status", "FAIL"},
                                      {"as_expected", false},
                                      {"message", "lint: FAILURE CB-LEVEL-MAX c provider p: level"},
-                                     {"findings", {finding("CB-LEVEL-MAX", "failure")}}}}));
+                                     {"findings", {failed_finding("CB-LEVEL-MAX")}}}}));
   EXPECT_TRUE(judge(m, blamed).killed);
   const RunSummary warned = summarize_report(
       report_with({{{"id", "c"},
@@ -152,9 +159,27 @@ TEST(SelftestJudge, KilledOnlyByAnExpectedRulesFailure) {
                     {"as_expected", false},
                     {"message", "CB-LEVEL-MAX: no"},
                     {"findings",
-                     {finding("CB-LEVEL-MAX", "warning"), finding("CB-LEVEL-MAX", "note"),
-                      finding("PROV-RECORD", "failure")}}}}));
+                     {failed_finding("CB-LEVEL-MAX", "warning"),
+                      failed_finding("CB-LEVEL-MAX", "note"), failed_finding("PROV-RECORD")}}}}));
   EXPECT_FALSE(judge(m, warned).killed);
+}
+
+// A failing case that names the expected rule, failed by another rule's check, is no kill, for
+// a runtime mutant as for the others: the evidence is the failed check, not the case.
+TEST(SelftestJudge, ACaseThatOnlyNamesTheRuleIsNoKill) {
+  const Mutant m{"level-lt", MutantKind::kRuntime, "d", {"FLT-LEVEL"}, {}, {}};
+  const RunSummary run =
+      summarize_report(report_with({{{"id", "flt-level-basic"},
+                                     {"rules", {"FLT-LEVEL", "CON-ORDER"}},
+                                     {"status", "FAIL"},
+                                     {"as_expected", false},
+                                     {"message", "CON-ORDER: out of order"},
+                                     {"findings", {failed_finding("CON-ORDER")}}}}));
+  const Verdict v = judge(m, run);
+  EXPECT_FALSE(v.killed);
+  EXPECT_TRUE(v.killed_by.empty());
+  EXPECT_TRUE(v.caught.count("CON-ORDER"));
+  EXPECT_FALSE(v.caught.count("FLT-LEVEL"));
 }
 
 // `etwh observe`'s provider case names every rule it judged: an observe mutant is killed only
@@ -198,7 +223,8 @@ TEST(SelftestMatrix, MarksExpectedCaughtAndSurvivors) {
                                                  {"rules", {"FLT-LEVEL"}},
                                                  {"status", "FAIL"},
                                                  {"as_expected", false},
-                                                 {"message", "got 2 events"}}}));
+                                                 {"message", "got 2 events"},
+                                                 {"findings", {failed_finding("FLT-LEVEL")}}}}));
   RunSummary r2 = summarize_report(report_with({}));
   const std::vector<RunSummary> runs = {r1, r2};
   const std::vector<Verdict> verdicts = {judge(mutants[0], r1), judge(mutants[1], r2)};

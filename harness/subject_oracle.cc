@@ -75,6 +75,26 @@ std::string list(const std::vector<std::string>& items) {
   return s + "]";
 }
 
+// `a` without one of each item of `b` (a multiset difference), in `a`'s order.
+std::vector<std::string> without(std::vector<std::string> a, const std::vector<std::string>& b) {
+  for (const std::string& x : b) {
+    if (auto it = std::find(a.begin(), a.end(), x); it != a.end()) a.erase(it);
+  }
+  return a;
+}
+
+// What differs between the events a step should have given and those that came: the missing,
+// the unexpected, or the order; not every event of both lists.
+std::string difference(const std::vector<std::string>& want, const std::vector<std::string>& seen) {
+  const std::vector<std::string> missing = without(want, seen), extra = without(seen, want);
+  if (missing.empty() && extra.empty()) return "the same events in another order: " + list(seen);
+  std::string out;
+  if (!missing.empty()) out = fmt::format("{} missing: {}", missing.size(), list(missing));
+  if (!extra.empty())
+    out += fmt::format("{}{} unexpected: {}", out.empty() ? "" : "; ", extra.size(), list(extra));
+  return out;
+}
+
 struct SessionState {
   bool running = false;
   std::optional<oracle::SessionEnable> enable;  // of the subject provider
@@ -308,14 +328,11 @@ std::vector<Finding> judge_records(const std::vector<Segment>& segments,
     const std::vector<std::string> seen(got.begin() + static_cast<std::ptrdiff_t>(at),
                                         got.begin() + static_cast<std::ptrdiff_t>(end));
     if (seen != want) {
-      // Show what arrived from this point on, a little past the expected count.
-      const std::size_t shown = std::min(got.size(), at + want.size() + 3);
-      const std::vector<std::string> around(got.begin() + static_cast<std::ptrdiff_t>(at),
-                                            got.begin() + static_cast<std::ptrdiff_t>(shown));
+      // The difference for people; both whole lists as data.
       return {
           failed_check(pick_rule(seg.rules, case_rules), "events",
-                       fmt::format("step {} ({}): expected {}, received {}{}", seg.step, seg.cause,
-                                   list(want), list(around), shown < got.size() ? " ..." : ""),
+                       fmt::format("step {} ({}): {} events expected, {} received: {}", seg.step,
+                                   seg.cause, want.size(), seen.size(), difference(want, seen)),
                        list(want), list(seen))};
     }
     at = end;

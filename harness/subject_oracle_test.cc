@@ -145,6 +145,15 @@ TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].rule, "PROV-EVENT-ENABLED");
   EXPECT_NE(missing[0].text.find("/w1"), std::string::npos);
+  // The difference, not both lists: the one missing event, not the one that came.
+  EXPECT_NE(missing[0].text.find("2 events expected, 1 received: 1 missing: [id 2"),
+            std::string::npos)
+      << missing[0].text;
+  EXPECT_EQ(missing[0].text.find("id 1"), std::string::npos) << missing[0].text;
+  auto swapped = judge_records(segments, {record(ev(1, 1, 1)), record(ev(3, 3, 0))}, {});
+  ASSERT_EQ(swapped.size(), 1u);
+  EXPECT_NE(swapped[0].text.find("1 missing: [id 2"), std::string::npos) << swapped[0].text;
+  EXPECT_NE(swapped[0].text.find("; 1 unexpected: [id 3"), std::string::npos) << swapped[0].text;
   auto extra =
       judge_records(segments, {record(ev(1, 1, 1)), record(ev(2, 2, 2)), record(ev(3, 3, 0))}, {});
   ASSERT_EQ(extra.size(), 1u);

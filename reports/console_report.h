@@ -1,22 +1,27 @@
-// The console summary of `etwh run`, printed after the live lines (progress.h): the per-rule
-// table, the cases as expected but not plain passes, then every case not as expected with its
-// reason, the flaky ones, and the counts.
+// The console summary of `etwh run`, printed after the live lines (progress.h), which said each
+// case's findings already: the table of the rules the run judged, the run's warnings once each
+// with the cases that raised them, the cases not as expected with the rules blamed, the flaky
+// ones, and the counts.
 #pragma once
 
 #include "console_style.h"
 #include "report.h"
 
+#include <cstddef>
+
 namespace etwh {
 
 struct ConsoleOptions {
-  Verbosity verbosity = Verbosity::kNormal;  // quiet: no table, no expected-case lines
+  Verbosity verbosity = Verbosity::kNormal;  // quiet: no table, no warnings
   ConsoleStyle style;
+  std::size_t width = 0;  // lines are cut to it (the terminal's); 0: no limit
 };
 
-// RULE STATUS CASES table (rule_verdicts); "XFAIL id (expected): reason" per expected non-PASS
-// and "PASS id (warnings): ..." per passing case with lint warnings; "Not as expected (N):"
-// with "STATUS id: reason" per such case; "Flaky (N):" with each flaky case's statuses; then
-// "N cases, M not as expected[, K flaky], platform P, T s".
+// RULE STATUS CASES table (rule_verdicts) of the rules some case judged (verbose: all); each
+// warning once, "FILE:LINE:COL: warning: text [RULE]" and under it "    in N cases: a, b" (not
+// verbose, which printed them under their cases); "Not as expected (N):" with "STATUS id [RULES]"
+// per such case; "Flaky (N):" with each flaky case's statuses; then "N cases, M not as expected[, K
+// flaky], platform P, T s".
 class ConsoleReport : public ReportWriter {
  public:
   ConsoleReport() = default;

@@ -25,4 +25,14 @@ std::string ConsoleStyle::bold(std::string_view text) const {
   return color_ ? wrapped("\x1b[1m", text) : std::string(text);
 }
 
+std::string ConsoleStyle::severity(Severity s, std::string_view text) const {
+  if (!color_) return std::string(text);
+  switch (s) {
+    case Severity::kFailure: return wrapped("\x1b[1;31m", text);
+    case Severity::kWarning: return wrapped("\x1b[1;35m", text);
+    case Severity::kNote: return wrapped("\x1b[1;36m", text);
+  }
+  return std::string(text);
+}
+
 }  // namespace etwh

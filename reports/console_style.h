@@ -26,6 +26,8 @@ class ConsoleStyle {
   // as expected (XFAIL, UNSUPPORTED), red for anything not as expected.
   std::string status(Status s, bool as_expected, std::string_view text) const;
   std::string bold(std::string_view text) const;
+  // `text` in the colour clang gives a diagnostic of that severity: red, magenta, cyan.
+  std::string severity(Severity s, std::string_view text) const;
   bool color() const { return color_; }
 
  private:

@@ -1,3 +1,7 @@
+// The console as people read it: one line per case, each failed check once under its case as a
+// compiler prints a diagnostic (FILE:LINE:COL: error: text [RULE]), warnings grouped over the
+// run with their cases, notes only verbose, the table of the rules judged, lines cut to width.
+#include "console_lines.h"
 #include "console_report.h"
 #include "progress.h"
 
@@ -14,16 +18,32 @@ Finding finding(Severity severity, std::string rule, std::string text) {
   return f;
 }
 
-CaseResult passing() {
-  CaseResult r{"a-pass", {"CB-LEVEL-MAX"}, Status::kPass, true, "", 0.1, "", {}};
+Finding located(Finding f, const char* file, std::size_t line, std::size_t col) {
+  f.step.file = file;
+  f.step.line = line;
+  f.step.col = col;
+  return f;
+}
+
+CaseResult passing(const char* id = "a-pass") {
+  CaseResult r{id, {"CB-LEVEL-MAX"}, Status::kPass, true, "", 0.1, "", {}};
   r.findings = {finding(Severity::kWarning, "DESC-CHANNEL", "channel 9 is unusual"),
                 finding(Severity::kNote, "", "Level 3 seen")};
   return r;
 }
 
 CaseResult failing() {
-  return {"b-fail", {"CB-LEVEL-MAX"}, Status::kFail, false, "CB-LEVEL-MAX: expected 3", 0.25, "",
-          {}};
+  CaseResult r{"b-fail",
+               {"CB-LEVEL-MAX", "CB-ANY-OR"},
+               Status::kFail,
+               false,
+               "CB-LEVEL-MAX: expected 3",
+               0.25,
+               "",
+               {}};
+  r.findings = {located(failed_check("CB-LEVEL-MAX", "Level", "p: Level expected 3, observed 2"),
+                        "scenarios/x.json", 12, 9)};
+  return r;
 }
 
 // A PASS the expectations did not foresee (they say TIMEOUT): not as expected, status PASS.
@@ -31,26 +51,35 @@ CaseResult unforeseen_pass() {
   return {"c-pass", {"CB-ANY-OR"}, Status::kPass, false, "expected TIMEOUT: slow", 0, "", {}};
 }
 
-std::string progress(Verbosity verbosity, bool color = false, int repetition = 0) {
+std::string progress(Verbosity verbosity, bool color = false, int repetition = 0,
+                     std::size_t width = 0) {
   std::ostringstream out;
-  ProgressPrinter printer(out, 12, verbosity, ConsoleStyle(color));
+  ProgressPrinter printer(out, 12, verbosity, ConsoleStyle(color), width);
   printer.finished(passing(), repetition);
   printer.finished(failing(), repetition);
   return out.str();
 }
 
-TEST(ProgressPrinter, OneLinePerCaseWithCounterStatusIdAndTime) {
-  const std::string text = progress(Verbosity::kNormal);
-  EXPECT_NE(text.find("[ 1/12] PASS  a-pass (0.10 s)\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("[ 2/12] FAIL  b-fail (0.25 s): CB-LEVEL-MAX: expected 3\n"),
-            std::string::npos)
-      << text;
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
-TEST(ProgressPrinter, NormalShowsWarningsOfPassingCasesButNotNotes) {
+TEST(ProgressPrinter, OneLinePerCaseAndEachFailedCheckAsADiagnostic) {
   const std::string text = progress(Verbosity::kNormal);
-  EXPECT_NE(text.find("    warning DESC-CHANNEL: channel 9 is unusual\n"), std::string::npos)
+  EXPECT_NE(text.find("[ 1/12] PASS  a-pass (0.10 s)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[ 2/12] FAIL  b-fail (0.25 s)\n"
+                      "scenarios/x.json:12:9: error: p: Level expected 3, observed 2 "
+                      "[CB-LEVEL-MAX]\n"),
+            std::string::npos)
       << text;
+  EXPECT_EQ(count(text, "Level expected 3"), 1u) << text;
+}
+
+TEST(ProgressPrinter, NormalLeavesWarningsToTheSummaryAndNotesToVerbose) {
+  const std::string text = progress(Verbosity::kNormal);
+  EXPECT_EQ(text.find("channel 9"), std::string::npos) << text;
   EXPECT_EQ(text.find("Level 3 seen"), std::string::npos) << text;
 }
 
@@ -61,10 +90,27 @@ TEST(ProgressPrinter, QuietPrintsOnlyCasesNotAsExpectedButCountsAll) {
   EXPECT_NE(text.find("[ 2/12] FAIL  b-fail"), std::string::npos) << text;
 }
 
-TEST(ProgressPrinter, VerboseShowsEveryFindingOfPassingCases) {
+TEST(ProgressPrinter, VerboseShowsEveryFindingOfEveryCase) {
   const std::string text = progress(Verbosity::kVerbose);
-  EXPECT_NE(text.find("    note Level 3 seen\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("    warning DESC-CHANNEL"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: Level 3 seen\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: channel 9 is unusual [DESC-CHANNEL]\n"), std::string::npos) << text;
+}
+
+TEST(ProgressPrinter, ACaseWhoseFailureNoFindingSaysSaysItOnItsLine) {
+  std::ostringstream out;
+  ProgressPrinter(out, 1, Verbosity::kNormal, ConsoleStyle()).finished(unforeseen_pass(), 0);
+  EXPECT_EQ(out.str(), "[1/1] PASS  c-pass (0.00 s): expected TIMEOUT: slow\n");
+}
+
+TEST(ProgressPrinter, LinesAreCutToTheWidth) {
+  const std::string text = progress(Verbosity::kNormal, true, 0, 40);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(visible_width(line), 40u) << line;
+  }
+  EXPECT_NE(text.find("scenarios/x.json:12:9: \x1b[1;31merror:\x1b[0m p: Level \u2026\x1b[0m\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(ProgressPrinter, RepetitionFollowsTheId) {
@@ -79,11 +125,19 @@ TEST(ProgressPrinter, ColourOnlyWhenAsked) {
   EXPECT_NE(colored.find("\x1b[31mFAIL \x1b[0m b-fail"), std::string::npos) << colored;
 }
 
+TEST(ConsoleLines, FitCountsWhatATerminalShows) {
+  EXPECT_EQ(visible_width("\x1b[31mab\x1b[0m\u2026"), 3u);
+  EXPECT_EQ(fit("abcdef", 4), "abc\u2026");
+  EXPECT_EQ(fit("abcd", 4), "abcd");
+  EXPECT_EQ(fit("abcdef", 0), "abcdef");
+  EXPECT_EQ(fit("\x1b[31mabcdef\x1b[0m", 3), "\x1b[31mab\u2026\x1b[0m");
+}
+
 RunInfo info() {
   RunInfo i;
   i.platform = "etwrt";
   i.duration_s = 2;
-  i.catalog_rules = {"CB-LEVEL-MAX", "CB-ANY-OR"};
+  i.catalog_rules = {"CB-LEVEL-MAX", "CB-ANY-OR", "FLT-LEVEL"};
   return i;
 }
 
@@ -93,26 +147,64 @@ std::string summary(std::vector<CaseResult> results, ConsoleOptions options = {}
   return out.str();
 }
 
-TEST(ConsoleReport, NamesEveryCaseNotAsExpectedWithItsReason) {
+TEST(ConsoleReport, NamesEveryCaseNotAsExpectedWithTheRulesBlamedOnce) {
   const std::string text = summary({passing(), failing(), unforeseen_pass()});
   const auto section = text.find("Not as expected (2):\n");
   ASSERT_NE(section, std::string::npos) << text;
-  EXPECT_NE(text.find("FAIL b-fail: CB-LEVEL-MAX: expected 3\n", section), std::string::npos);
-  EXPECT_NE(text.find("PASS c-pass: expected TIMEOUT: slow\n", section), std::string::npos);
-  EXPECT_NE(text.find("3 cases, 2 not as expected, platform etwrt"), std::string::npos);
+  EXPECT_NE(text.find("  FAIL b-fail [CB-LEVEL-MAX]\n", section), std::string::npos) << text;
+  EXPECT_NE(text.find("  PASS c-pass\n", section), std::string::npos) << text;
+  // The live lines said the findings; the summary does not again.
+  EXPECT_EQ(text.find("Level expected 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 cases, 2 not as expected, platform etwrt"), std::string::npos) << text;
 }
 
-TEST(ConsoleReport, ShowsWarningsOfPassingCases) {
-  const std::string text = summary({passing()});
-  EXPECT_NE(text.find("PASS a-pass (warnings): "), std::string::npos) << text;
+TEST(ConsoleReport, TheRuleTableListsTheRulesJudgedAllOfThemVerbose) {
+  const std::string text = summary({failing()});
+  EXPECT_NE(text.find("CB-LEVEL-MAX                   FAIL           1\n"), std::string::npos)
+      << text;
+  // CB-ANY-OR: named by the failing case, its checks passed.
+  EXPECT_NE(text.find("CB-ANY-OR                      PASS           1\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("FLT-LEVEL"), std::string::npos) << text;
+  EXPECT_NE(text.find("(1 rules of the catalog no case here judges: -v lists them)"),
+            std::string::npos)
+      << text;
+  const std::string verbose = summary({failing()}, {Verbosity::kVerbose, ConsoleStyle(), 0});
+  EXPECT_NE(verbose.find("FLT-LEVEL                      UNSUPPORTED    0 (no case)\n"),
+            std::string::npos)
+      << verbose;
+}
+
+TEST(ConsoleReport, GroupsARepeatedWarningWithItsCases) {
+  const std::string text = summary({passing("a1"), passing("a2"), passing("a3")});
+  EXPECT_EQ(count(text, "channel 9 is unusual"), 1u) << text;
+  EXPECT_NE(text.find("warning: channel 9 is unusual [DESC-CHANNEL]\n    in 3 cases: a1, a2, a3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Level 3 seen"), std::string::npos) << text;
   EXPECT_EQ(text.find("Not as expected"), std::string::npos) << text;
+  // Verbose printed them under their cases: not again.
+  EXPECT_EQ(summary({passing()}, {Verbosity::kVerbose, ConsoleStyle(), 0}).find("channel 9"),
+            std::string::npos);
 }
 
-TEST(ConsoleReport, QuietLeavesOutTheTableAndTheExpectedCases) {
-  const std::string text = summary({passing(), failing()}, {Verbosity::kQuiet, ConsoleStyle()});
+TEST(ConsoleReport, QuietLeavesOutTheTableAndTheWarnings) {
+  const std::string text = summary({passing(), failing()}, {Verbosity::kQuiet, ConsoleStyle(), 0});
   EXPECT_EQ(text.find("RULE"), std::string::npos) << text;
   EXPECT_EQ(text.find("a-pass"), std::string::npos) << text;
-  EXPECT_NE(text.find("FAIL b-fail: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("channel 9"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL b-fail"), std::string::npos) << text;
+}
+
+TEST(ConsoleReport, NoLineWiderThanTheWidth) {
+  CaseResult many = passing();
+  many.findings[0].text = std::string(300, 'x');
+  const std::string text =
+      summary({many, failing(), unforeseen_pass()}, {Verbosity::kNormal, ConsoleStyle(true), 50});
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(visible_width(line), 50u) << line;
+  // A warning cut to the width keeps its rule.
+  EXPECT_NE(text.find("x\u2026\x1b[0m [DESC-CHANNEL]\n"), std::string::npos) << text;
 }
 
 TEST(ConsoleReport, NamesFlakyCasesWithTheirStatuses) {
@@ -124,13 +216,13 @@ TEST(ConsoleReport, NamesFlakyCasesWithTheirStatuses) {
   EXPECT_FALSE(steady.flaky());
   const std::string text = summary({steady, flaky});
   EXPECT_NE(text.find("Flaky (1):\n  b-fail: PASS, FAIL, PASS\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("2 cases, 1 not as expected, 1 flaky, platform"), std::string::npos);
+  EXPECT_NE(text.find(", 1 not as expected, 1 flaky, platform"), std::string::npos) << text;
 }
 
 TEST(ConsoleReport, ColourOnlyWhenAsked) {
   EXPECT_EQ(summary({passing(), failing()}).find('\x1b'), std::string::npos);
   const std::string colored =
-      summary({passing(), failing()}, {Verbosity::kNormal, ConsoleStyle(true)});
+      summary({passing(), failing()}, {Verbosity::kNormal, ConsoleStyle(true), 0});
   EXPECT_NE(colored.find("\x1b[31mFAIL\x1b[0m b-fail"), std::string::npos) << colored;
 }
 

@@ -1,5 +1,7 @@
 #include "progress.h"
 
+#include "console_lines.h"
+
 #include <fmt/format.h>
 
 #include <string>
@@ -8,11 +10,23 @@ namespace etwh {
 
 namespace {
 
-// The findings shown under a case's line: every one (verbose), or the warnings of a case whose
-// message is not on its line already.
-bool shows(const Finding& f, Verbosity verbosity) {
+bool is_fault(Status s) {
+  return s == Status::kTimeout || s == Status::kCrash || s == Status::kHarnessError;
+}
+
+// The findings printed under a case's line, each once: every one (verbose); else the failed
+// checks of a case not as expected. Warnings are grouped over the run in the summary, notes
+// show only verbose.
+bool shows(const Finding& f, const CaseResult& r, Verbosity verbosity) {
   if (verbosity == Verbosity::kVerbose) return true;
-  return f.severity == Severity::kWarning;
+  return !r.as_expected && !is_fault(r.status) && f.severity == Severity::kFailure;
+}
+
+bool has_failure(const CaseResult& r) {
+  for (const Finding& f : r.findings) {
+    if (f.severity == Severity::kFailure) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -28,19 +42,16 @@ void ProgressPrinter::finished(const CaseResult& result, int repetition) {
   line += " " + result.id;
   if (repetition > 0) line += fmt::format(" #{}", repetition);
   line += fmt::format(" ({:.2f} s)", result.duration_s);
-  if (!result.as_expected) {
+  if (!plain && result.as_expected) line += " (expected)";
+  // A case whose failure no finding says (an unforeseen PASS, an XPASS) says it here, and a
+  // fault (TIMEOUT, CRASH, HARNESS_ERROR) says what ended the case after the failures before it.
+  if (!plain &&
+      (verbosity_ == Verbosity::kVerbose || !has_failure(result) || is_fault(result.status)) &&
+      !result.message.empty())
     line += ": " + result.message;
-  } else if (!plain) {
-    line += " (expected): " + result.message;
-  }
-  out_ << line << "\n";
-  // A case not PASS has its findings in its message already; a passing one shows its warnings
-  // (or, verbose, everything it found).
-  if (plain || verbosity_ == Verbosity::kVerbose) {
-    for (const Finding& f : result.findings) {
-      if (shows(f, verbosity_))
-        out_ << "    " << severity_name(f.severity) << " " << describe(f) << "\n";
-    }
+  out_ << fit(line, width_) << "\n";
+  for (const Finding& f : result.findings) {
+    if (shows(f, result, verbosity_)) out_ << fit(finding_line(f, style_), width_) << "\n";
   }
   out_.flush();
 }

@@ -40,6 +40,10 @@ nlohmann::ordered_json finding_json(const Finding& f) {
                    {"pointer", f.step.pointer},
                    {"file", f.step.file}};
     if (f.step.index) out["step"]["index"] = *f.step.index;
+    if (f.step.line != 0) {
+      out["step"]["line"] = f.step.line;
+      out["step"]["col"] = f.step.col;
+    }
   }
   if (!f.evidence.empty()) out["evidence"] = f.evidence;
   if (f.event) {
@@ -111,16 +115,28 @@ std::vector<RuleVerdict> rule_verdicts(const RunInfo& info,
                                        const std::vector<CaseResult>& results) {
   std::map<std::string, RuleVerdict> named;
   for (const CaseResult& r : results) {
-    for (const std::string& rule : r.rules) {
+    for (const auto& [rule, verdict] : rule_verdicts_of(r)) {
       RuleVerdict& v = named[rule];
-      if (v.cases == 0 || severity(r.status) > severity(v.status)) v.status = r.status;
+      const bool first_reached = v.cases == v.not_reached;
       ++v.cases;
+      if (!verdict.reached) {
+        ++v.not_reached;
+        continue;
+      }
+      if (first_reached || severity(verdict.status) > severity(v.status)) v.status = verdict.status;
+    }
+  }
+  for (auto& [id, v] : named) {
+    if (v.cases == v.not_reached) {
+      v.status = Status::kUnsupported;
+      v.reason = fmt::format("not reached: its {} stopped before its checks",
+                             v.cases == 1 ? "case" : fmt::format("{} cases", v.cases));
     }
   }
   std::vector<RuleVerdict> out;
   for (const std::string& id : info.catalog_rules) {
     auto it = named.find(id);
-    out.push_back(it == named.end() ? RuleVerdict{id, Status::kUnsupported, 0, {}} : it->second);
+    out.push_back(it == named.end() ? RuleVerdict{id, Status::kUnsupported, 0, 0, {}} : it->second);
     out.back().id = id;
     if (auto r = info.unsupported_reasons.find(id);
         out.back().cases == 0 && r != info.unsupported_reasons.end())
@@ -138,7 +154,7 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
                        std::ostream& out) const {
   // Ordered, so that the file reads in the documented order.
   nlohmann::ordered_json doc;
-  doc["schema_version"] = 2;
+  doc["schema_version"] = 3;
   doc["run_info"] = {{"platform", info.platform},     {"etwh_version", info.version},
                      {"start_time", info.start_time}, {"host", info.host},
                      {"duration", info.duration_s},   {"command_line", info.command_line}};
@@ -165,12 +181,19 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
     }
     result["findings"] = nlohmann::ordered_json::array();
     for (const Finding& f : r.findings) result["findings"].push_back(finding_json(f));
+    result["rule_verdicts"] = nlohmann::ordered_json::array();
+    for (const auto& [rule, v] : rule_verdicts_of(r)) {
+      result["rule_verdicts"].push_back(
+          {{"rule", rule}, {"verdict", verdict_name(v)}, {"reason", v.reason}});
+    }
     doc["results"].push_back(std::move(result));
   }
   doc["rules"] = nlohmann::ordered_json::array();
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
-    nlohmann::ordered_json rule{
-        {"id", v.id}, {"status", status_name(v.status)}, {"cases", v.cases}};
+    nlohmann::ordered_json rule{{"id", v.id},
+                                {"status", status_name(v.status)},
+                                {"cases", v.cases},
+                                {"not_reached", v.not_reached}};
     if (!v.reason.empty()) rule["reason"] = v.reason;
     doc["rules"].push_back(std::move(rule));
   }
@@ -245,10 +268,14 @@ void junit_case(pugi::xml_node suite, const CaseResult& r, const std::string& sc
   }
   std::string rules;
   for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : " ") + rule;
+  // Each rule's own verdict in the case (the one judge, rule_verdicts_of), one a line.
+  std::string verdicts;
+  for (const auto& [rule, v] : rule_verdicts_of(r))
+    verdicts += fmt::format("rule {}: {} ({})\n", rule, verdict_name(v), v.reason);
   tc.append_child("system-out")
       .text()
-      .set(fmt::format("rules: {}\nstatus: {}\nexpected: {}\n", rules, status_name(r.status),
-                       status_name(expected_status(r)))
+      .set(fmt::format("rules: {}\nstatus: {}\nexpected: {}\n{}", rules, status_name(r.status),
+                       status_name(expected_status(r)), verdicts)
                .c_str());
 }
 

@@ -10,13 +10,15 @@
 
 namespace etwh {
 
-// One rule's verdict over a run: the worst status among the cases naming it, or UNSUPPORTED
-// with no case.
+// One rule's verdict over a run: the worst of its verdicts in the cases that reached it
+// (rule_verdicts_of, result.h), or UNSUPPORTED when no case reached it.
 struct RuleVerdict {
   std::string id;
   Status status = Status::kUnsupported;
-  int cases = 0;
-  std::string reason;  // with no case: the catalog's UNSUPPORTED reason for the platform
+  int cases = 0;        // cases that name it or failed a check of it
+  int not_reached = 0;  // of those, cases that stopped before its checks
+  // With no case: the catalog's UNSUPPORTED reason for the platform; none reached: why.
+  std::string reason;
 };
 
 // The catalog's rules first (in order), then any other rule the cases name (sorted).
@@ -38,9 +40,11 @@ class ReportWriter {
 
 // ConsoleReport: console_report.h.
 
-// {schema_version: 2, run_info: {...}, results: [{id, rules, status, expected, as_expected,
+// {schema_version: 3, run_info: {...}, results: [{id, rules, status, expected, as_expected,
 //  message, duration, file, findings: [{rule, check, severity, text, expected?, observed?,
-//  step?, evidence?}]}], rules: [{id, status, cases, reason?}]}. `message` is the findings'
+//  step?, evidence?}], rule_verdicts: [{rule, verdict, reason}]}], rules: [{id, status, cases,
+//  not_reached, reason?}]}. `verdict` is a status name or NOT_REACHED (rule_verdicts_of). `message`
+//  is the findings'
 // readable summary; `expected` the status the platform's expectations named (PASS with none);
 // `file` the scenario file (relative to the working folder when inside it). Schema:
 // schemas/run.schema.json.

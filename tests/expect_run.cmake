@@ -7,9 +7,9 @@ string(REPLACE "|" ";" command "${COMMAND}")
 string(ASCII 27 esc)
 string(REPLACE "<ESC>" "${esc}" EXPECT_OUTPUT "${EXPECT_OUTPUT}")
 string(REPLACE "<ESC>" "${esc}" EXPECT_NO_OUTPUT "${EXPECT_NO_OUTPUT}")
-# `etwh run` reports are at schema_version 2 (with findings); `etwh stress` ones at 1.
+# `etwh run` reports are at schema_version 3 (findings, a verdict per rule per case); `etwh stress` ones at 1.
 if(NOT EXPECT_SCHEMA)
-  set(EXPECT_SCHEMA 2)
+  set(EXPECT_SCHEMA 3)
 endif()
 if(REPORT_DIR)
   file(REMOVE_RECURSE "${REPORT_DIR}")

@@ -1,5 +1,6 @@
 #include "case_findings.h"
 
+#include "json_text.h"
 #include "lint.h"
 #include "result.h"
 #include "rules.h"
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <mutex>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -15,13 +17,17 @@
 namespace etwh::cli {
 namespace {
 
-// A lint finding as the case reports it: its rule, its text (severity, where, what) and how it
-// counts.
-Finding lint_finding(const lint::Finding& f, Severity severity) {
+// A lint finding as the case reports it: its rule, what it says and of what (the descriptor,
+// without the case's id, which the result carries: the same warning reads the same in every
+// case), and how it counts.
+Finding lint_finding(const lint::Finding& f, Severity severity, const std::string& case_id) {
   Finding out;
   out.rule = f.rule;
   out.check = kCheckLint;
-  out.text = lint::describe(f);
+  std::string where = f.where;
+  if (where.starts_with(case_id + " ")) where.erase(0, case_id.size() + 1);
+  out.text = f.message + " (" + where + ")";
+  out.evidence = f.where;
   out.severity = severity;
   return out;
 }
@@ -50,7 +56,7 @@ void lint_subject_events(const Case& c, const Catalog& catalog, CaseOutcome& out
     }
   }
   for (const lint::Finding& f : findings) {
-    outcome.findings.push_back(lint_finding(f, f.severity));
+    outcome.findings.push_back(lint_finding(f, f.severity, c.id));
     if (f.severity == Severity::kFailure && outcome.status == Status::kPass) {
       outcome.status = Status::kFail;
     }
@@ -75,7 +81,7 @@ void apply_lint(const Case& c, const Catalog& catalog, CaseOutcome& outcome) {
         rule, kCheckExpectLint, "lint rule " + rule + " fired unexpectedly", "silent", "fires"));
   }
   for (const lint::Finding& f : found) {
-    outcome.findings.push_back(lint_finding(f, Severity::kNote));
+    outcome.findings.push_back(lint_finding(f, Severity::kNote, c.id));
   }
   if (!j.ok && outcome.status == Status::kPass) outcome.status = Status::kFail;
 }
@@ -92,6 +98,29 @@ void note_expectation(const Expectations& expectations, const std::string& case_
   f.observed = status_name(outcome.status);
   f.text = std::string("expected ") + f.expected + ": " + it->second.reason;
   outcome.findings.push_back(std::move(f));
+}
+
+void locate_findings(std::vector<Finding>& findings) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> texts;  // file -> its text ("" when unreadable)
+  std::lock_guard lock(mutex);
+  for (Finding& f : findings) {
+    if (f.step.file.empty() || f.step.pointer.empty()) continue;
+    auto it = texts.find(f.step.file);
+    if (it == texts.end()) {
+      std::string text;
+      try {
+        text = read_input_file(f.step.file);
+      } catch (const std::exception&) {
+        // Unreadable now: the findings keep no position.
+      }
+      it = texts.emplace(f.step.file, std::move(text)).first;
+    }
+    if (it->second.empty()) continue;
+    const TextPosition at = position_of(it->second, locate_pointer(it->second, f.step.pointer));
+    f.step.line = at.line;
+    f.step.col = at.col;
+  }
 }
 
 // The harness blames findings on the rules of harness/rules.h: a catalog without one of them

@@ -20,6 +20,11 @@ void apply_lint(const Case& c, const Catalog& catalog, CaseOutcome& outcome);
 void note_expectation(const Expectations& expectations, const std::string& case_id,
                       CaseOutcome& outcome);
 
+// Each finding's step position (line and column in its scenario file, from its JSON pointer),
+// for messages that name FILE:LINE:COL. A file that cannot be read leaves them unknown.
+// Thread-safe: the files' text is read once and shared.
+void locate_findings(std::vector<Finding>& findings);
+
 // The harness blames findings on the rules of harness/rules.h: a catalog without one of them
 // cannot judge a run. Throws InputError.
 void require_harness_rules(const Catalog& catalog, const std::filesystem::path& catalog_file);

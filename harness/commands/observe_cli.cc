@@ -4,6 +4,7 @@
 
 #include "case_findings.h"
 #include "catalog.h"
+#include "console_lines.h"
 #include "console_report.h"
 #include "etwh/child_process.h"
 #include "etwh/platform.h"
@@ -85,9 +86,11 @@ class ObserveCommand : public Command {
                                    : Verbosity::kNormal;
     const char* no_color = std::getenv("NO_COLOR");
     console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && isatty(1) != 0);
+    console.width = verbose_ ? 0 : console_width();
     // A line per case (as `etwh run` prints them live), with its findings under -v: the event
     // kinds seen, decoded, and each session's account.
-    ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style);
+    ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,
+                             console.width);
     for (const CaseResult& c : cases) progress.finished(c, 0);
     ConsoleReport(console).write(info, cases, std::cout);
     if (json) JsonReport().write(info, cases, *json);

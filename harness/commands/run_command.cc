@@ -6,6 +6,7 @@
 
 #include "case_findings.h"
 #include "catalog.h"
+#include "console_lines.h"
 #include "console_report.h"
 #include "driver.h"
 #include "etwh/platform.h"
@@ -251,6 +252,8 @@ ConsoleOptions RunCommand::console_options() const {
       color_ == "always" ||
       (color_ == "auto" && (no_color == nullptr || *no_color == '\0') && stdout_is_terminal());
   console.style = ConsoleStyle(color);
+  // Verbose shows everything, whole.
+  console.width = verbose_ ? 0 : console_width();
   return console;
 }
 
@@ -266,6 +269,8 @@ CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   result.duration_s = outcome.duration_s;
   result.file = c.file;
   result.findings = std::move(outcome.findings);
+  locate_findings(result.findings);
+  result.unreached = std::move(outcome.unreached);
   return result;
 }
 
@@ -300,8 +305,8 @@ std::vector<CaseResult> per_case(const Selection& selection,
 
 RunResults RunCommand::run_cases(const RunInput& input, const DriverOptions& options,
                                  const ConsoleOptions& console) const {
-  ProgressPrinter progress(std::cout, input.selection.runs.size(), console.verbosity,
-                           console.style);
+  ProgressPrinter progress(std::cout, input.selection.runs.size(), console.verbosity, console.style,
+                           console.width);
   const int repeat = selection_.repeat;
   std::vector<std::optional<CaseResult>> runs = run_in_parallel(
       input.selection, jobs_, options,

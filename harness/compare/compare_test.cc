@@ -33,7 +33,7 @@ json run_doc(int version, const std::map<std::string, std::string>& cases,
   json results = json::array(), rule_list = json::array();
   for (const auto& [id, status] : cases) {
     json r = {{"id", id}, {"rules", {"R"}}, {"status", status}, {"message", ""}, {"duration", 0.1}};
-    if (version == 2) r["findings"] = json::array();
+    if (version >= 2) r["findings"] = json::array();
     results.push_back(r);
   }
   for (const auto& [id, status] : rules)
@@ -161,7 +161,10 @@ TEST(CompareInput, BadInputNamesFileAndPlace) {
   doc["results"][3]["writers"]["events_per_s"] = "fast";
   EXPECT_EQ(message(doc),
             "x.json: /results/3/writers/events_per_s: expected a number, got a string");
-  EXPECT_EQ(message(run_doc(3, {}, {})), "x.json: /schema_version: unsupported schema_version 3");
+  EXPECT_EQ(message(run_doc(4, {}, {})), "x.json: /schema_version: unsupported schema_version 4");
+  // Version 3 (a verdict per rule from its own checks) reads as the others: rules[].status.
+  EXPECT_EQ(read_document(run_doc(3, {{"a", "FAIL"}}, {{"R", "PASS"}}), "v3").rules.at("R"),
+            "PASS");
   EXPECT_EQ(message(json::array()), "x.json: /: expected an object, got an array");
   // Two kinds cannot be compared.
   EXPECT_THROW(compare_documents(read_document(stress_doc(kCpu), "a"),

@@ -1,4 +1,4 @@
-// The rule-by-platform matrix from `etwh run --json` reports (schema_version 1 or 2).
+// The rule-by-platform matrix from `etwh run --json` reports (schema_version 1, 2 or 3).
 #include "view.h"
 
 #include <map>
@@ -29,11 +29,28 @@ json case_entry(const Fields& f, const json& r, const std::string& at, int versi
       findings.push_back(list[i]);
     }
   }
+  // Version 3: each rule's verdict in the case, as the run judged it (result.h
+  // rule_verdicts_of); before, every rule the case names shares the case's status.
+  json verdicts = json::object();
+  if (version >= 3) {
+    const json& list = f.array(r, at, "rule_verdicts");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string v_at = key_pointer(at + "/rule_verdicts", i);
+      verdicts[f.string(list[i], v_at, "rule")] = {
+          {"verdict", f.string(list[i], v_at, "verdict")},
+          {"reason", f.optional_string(list[i], v_at, "reason")}};
+    }
+  } else {
+    for (const auto& rule : rules) {
+      verdicts[rule.get<std::string>()] = {{"verdict", f.string(r, at, "status")}, {"reason", ""}};
+    }
+  }
   return {{"id", f.string(r, at, "id")},
           {"status", f.string(r, at, "status")},
           {"message", f.string(r, at, "message")},
           {"duration", f.number(r, at, "duration")},
           {"rules", rules},
+          {"verdicts", verdicts},
           {"findings", findings}};
 }
 
@@ -48,8 +65,8 @@ Column read_run(const Input& in, std::vector<std::string>& rule_order,
   const Fields f(in);
   const json& doc = in.doc;
   const json& v = f.member(doc, "", "schema_version");
-  if (!v.is_number_integer() || (v.get<int>() != 1 && v.get<int>() != 2)) {
-    f.fail("/schema_version", "unsupported schema_version " + v.dump() + " (expected 1 or 2)");
+  if (!v.is_number_integer() || v.get<int>() < 1 || v.get<int>() > 3) {
+    f.fail("/schema_version", "unsupported schema_version " + v.dump() + " (expected 1, 2 or 3)");
   }
   const int version = v.get<int>();
   Column col;
@@ -64,7 +81,7 @@ Column read_run(const Input& in, std::vector<std::string>& rule_order,
     json c = case_entry(f, results[i], key_pointer("/results", i), version);
     const std::string status = c["status"];
     counts[status] = counts.value(status, 0) + 1;
-    for (const auto& rule : c["rules"]) cases_of_rule[rule.get<std::string>()].push_back(c["id"]);
+    for (const auto& [rule, v] : c["verdicts"].items()) cases_of_rule[rule].push_back(c["id"]);
     const std::string id = c["id"];
     col.cases[id] = std::move(c);
   }

@@ -120,6 +120,33 @@ TEST(ReportConformance, OneColumnPerReportWithTheCasesOfEachRule) {
   EXPECT_EQ(v["columns"][1]["counts"]["XFAIL"], 1);
 }
 
+// Version 3: each rule's verdict in each case is the report's (rule_verdicts); a rule whose
+// checks passed in a failing case is no case of its red cell, and a failed check of a rule the
+// case does not name puts the case under that rule.
+TEST(ReportConformance, Version3CellsFollowTheRuleVerdictsOfTheCases) {
+  json doc = run_report("etwrt", "FAIL");
+  doc["schema_version"] = 3;
+  doc["results"][0]["rule_verdicts"] = {
+      {{"rule", "R1"}, {"verdict", "PASS"}, {"reason", "its checks passed"}}};
+  doc["results"][1]["rule_verdicts"] = {
+      {{"rule", "R1"}, {"verdict", "PASS"}, {"reason", "its checks passed"}},
+      {{"rule", "R2"}, {"verdict", "FAIL"}, {"reason", "check x failed"}},
+      {{"rule", "R9"}, {"verdict", "FAIL"}, {"reason", "check y failed"}}};
+  doc["rules"] = {{{"id", "R1"}, {"status", "PASS"}, {"cases", 2}, {"not_reached", 0}},
+                  {{"id", "R2"}, {"status", "FAIL"}, {"cases", 1}, {"not_reached", 0}},
+                  {{"id", "R9"}, {"status", "FAIL"}, {"cases", 1}, {"not_reached", 0}}};
+  const Input a = input_of(doc, "a.json");
+  const json v = conformance_view({&a});
+  EXPECT_EQ(v["rules"][0]["cells"][0]["status"], "PASS");
+  EXPECT_EQ(v["rules"][2]["cells"][0]["cases"], json({"case-b"}));
+  EXPECT_EQ(v["columns"][0]["cases"]["case-b"]["verdicts"]["R2"]["verdict"], "FAIL");
+  EXPECT_EQ(v["columns"][0]["cases"]["case-b"]["verdicts"]["R1"]["reason"], "its checks passed");
+  // A version 3 result without rule_verdicts is malformed.
+  doc["results"][0].erase("rule_verdicts");
+  const Input bad = input_of(doc, "bad.json");
+  EXPECT_THROW(conformance_view({&bad}), InputError);
+}
+
 TEST(ReportConformance, TwoReportsOfOnePlatformAreToldApartByFile) {
   const Input a = input_of(run_report("etwrt", "PASS"), "a.json");
   const Input b = input_of(run_report("etwrt", "FAIL"), "b.json");

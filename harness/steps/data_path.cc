@@ -90,7 +90,8 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
           const char* api =
               field == std::string("event_enabled") ? "EventEnabled" : "EventProviderEnabled";
           fail(failed_check(
-              e.event_enabled_rule, api,
+              i < e.event_enabled_rules.size() ? e.event_enabled_rules[i] : e.event_enabled_rule,
+              api,
               fmt::format("{} for events[{}] (level {}, keyword {}) expected {}, observed {}", api,
                           i, d.level, format_hex(d.keyword), want, !want),
               fmt::format("{}", want), fmt::format("{}", !want)));

@@ -69,6 +69,8 @@ function showCases(details, column, ruleId, cell) {
   cell.cases.forEach(function (id) {
     var c = column.cases[id];
     box.appendChild(el("h4", {}, [statusBadge(c.status), " " + c.id + " ", el("span", { "class": "muted", text: fmt(c.duration) + " s" })]));
+    var v = c.verdicts && c.verdicts[ruleId];
+    if (v) box.appendChild(el("p", {}, [el("strong", { text: ruleId + " in this case: " + v.verdict }), v.reason ? " (" + v.reason + ")" : ""]));
     if (c.message) box.appendChild(el("p", { text: c.message }));
     c.findings.forEach(function (f) { box.appendChild(findingLine(f)); });
   });
