@@ -473,11 +473,6 @@ bool Client::remove_registration(Registration* registration) {
   return true;
 }
 
-bool Client::has_registration(const Registration* registration) {
-  std::lock_guard lock(mu_);
-  return registrations_.contains(registration->handle);
-}
-
 void Client::publish_sessions(Registration& registration, const json& sessions) {
   std::array<SessionFilter, kMaxSessionsPerProvider> filters{};
   std::size_t count = 0;

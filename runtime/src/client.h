@@ -123,7 +123,6 @@ class Client {
   bool add_registration(Registration* registration);
   // Removes it and waits until no callback of it is running (unless called from inside one).
   bool remove_registration(Registration* registration);
-  bool has_registration(const Registration* registration);
   // The traits request a registration re-sends when the broker is reached again: written by
   // EventSetInformation, read by the reattaching reader thread, so both under the lock.
   void set_traits(Registration& registration, nlohmann::json request);
