@@ -59,6 +59,11 @@ std::string guid_key(const GUID& g) { return std::string(reinterpret_cast<const 
 
 void BrokerState::connect(PeerId peer, bool allowed) { peers_[peer] = Peer{allowed, {}, {}, {}}; }
 
+bool BrokerState::allowed(PeerId peer) const {
+  const auto it = peers_.find(peer);
+  return it != peers_.end() && it->second.allowed;
+}
+
 void BrokerState::disconnect(PeerId id) {
   auto it = peers_.find(id);
   if (it == peers_.end()) return;

@@ -90,6 +90,9 @@ class BrokerState {
       : max_sessions_(max_sessions) {}
   // A peer connected; `allowed` when it runs as the broker's user (or root).
   void connect(PeerId peer, bool allowed);
+  // Whether `peer` is this broker's user (or root): another user's frames get
+  // ERROR_ACCESS_DENIED before anything about them is judged.
+  bool allowed(PeerId peer) const;
   // Handles one request of a connected peer; what to send waits in the outbox.
   void handle(PeerId peer, const Request& request);
   // A peer whose socket closed or whose frame could not be sent: its registrations vanish,
