@@ -70,13 +70,19 @@ unsigned long process_id() {
 
 PrivateEtwrtHome::PrivateEtwrtHome() {
 #ifndef _WIN32
-  if (std::getenv("ETWRT_HOME") != nullptr) return;
+  // A broker this process starts ends with it, however it ends (a SIGKILL too): it stops the
+  // sessions and exits (runtime/README.md, ETWRT_BROKER_OWNER_PID). In a home the caller gave,
+  // too: a broker already running there is not started by us and keeps its own owner.
+  if (std::getenv("ETWRT_HOME") != nullptr) {
+    if (std::getenv("ETWRT_BROKER_OWNER_PID") == nullptr) {
+      setenv("ETWRT_BROKER_OWNER_PID", std::to_string(getpid()).c_str(), 1);
+    }
+    return;
+  }
   std::string templ = (fs::temp_directory_path() / "etwh-home-XXXXXX").string();
   if (mkdtemp(templ.data()) == nullptr) throw std::runtime_error("cannot create ETWRT_HOME");
   dir_ = templ;
   setenv("ETWRT_HOME", dir_.c_str(), 1);
-  // The broker of a throwaway home ends with this process, however it ends (a SIGKILL too):
-  // it stops the run's sessions and exits (runtime/README.md, ETWRT_BROKER_OWNER_PID).
   setenv("ETWRT_BROKER_OWNER_PID", std::to_string(getpid()).c_str(), 1);
 #endif
 }

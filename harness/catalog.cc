@@ -21,11 +21,23 @@ const Rule* Catalog::find(const std::string& id) const {
 
 namespace {
 
+// The one version this loader reads (catalog/rules.json): another is refused, never guessed.
+void check_catalog_version(const nlohmann::json& doc, const std::string& name) {
+  const auto it = doc.is_object() ? doc.find("schema_version") : doc.end();
+  if (doc.is_object() && it == doc.end()) {
+    throw InputError(name, "", "missing field \"schema_version\" (1)");
+  }
+  if (doc.is_object() && !(it->is_number_integer() && it->get<std::int64_t>() == 1)) {
+    throw InputError(name, "/schema_version", "unsupported schema_version " + it->dump() + " (1)");
+  }
+}
+
 Catalog parse_catalog(const nlohmann::json& doc, const std::string& name) {
   using nlohmann::json;
   auto fail = [&](const std::string& pointer, const std::string& reason) {
     throw InputError(name, pointer, reason);
   };
+  check_catalog_version(doc, name);
   if (!doc.is_object() || !doc.contains("rules") || !doc["rules"].is_array()) {
     fail("/rules", "expected an array of rules");
   }

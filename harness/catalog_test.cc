@@ -56,7 +56,7 @@ std::string catalog_error(const std::string& text) {
 
 // A catalog text with one platform and the given "rules" member.
 std::string with_rules(const std::string& rules) {
-  return R"({"platforms": {"etwrt": "Linux"}, "rules": )" + rules + "}";
+  return R"({"schema_version": 1, "platforms": {"etwrt": "Linux"}, "rules": )" + rules + "}";
 }
 
 TEST(LoadCatalog, RejectsBadEntries) {
@@ -72,10 +72,20 @@ TEST(LoadCatalog, RejectsBadEntries) {
   EXPECT_EQ(catalog_error(with_rules("{}")), "/rules: expected an array of rules");
 }
 
+// A version this loader does not read is refused, never guessed (-1 was accepted).
+TEST(LoadCatalog, RefusesAnotherSchemaVersion) {
+  const std::string rules = R"("platforms": {"etwrt": "Linux"}, "rules": [])";
+  EXPECT_EQ(catalog_error(R"({"schema_version": -1, )" + rules + "}"),
+            "/schema_version: unsupported schema_version -1 (1)");
+  EXPECT_EQ(catalog_error(R"({"schema_version": 1e999, )" + rules + "}"),
+            "/schema_version: number overflow parsing '1e999'");
+  EXPECT_EQ(catalog_error("{" + rules + "}"), "missing field \"schema_version\" (1)");
+}
+
 TEST(LoadCatalog, PlatformsAreTheOneList) {
   const std::string rule = R"({"id": "A-B", "text": "t", "citation": "c", "kind": "runtime",
                               "unsupported": {"wine": "w"}})";
-  EXPECT_EQ(catalog_error(R"({"rules": []})"),
+  EXPECT_EQ(catalog_error(R"({"schema_version": 1, "rules": []})"),
             "/platforms: expected an object of platform name -> description");
   EXPECT_EQ(catalog_error(with_rules("[" + rule + "]")),
             "/rules/0/unsupported/wine: unknown platform (not in /platforms)");

@@ -1,5 +1,6 @@
 #include "expectations.h"
 #include "expectations_update.h"
+#include "etwh/output_file.h"
 
 #include <gtest/gtest.h>
 
@@ -187,7 +188,7 @@ TEST(UpdateExpectations, KeepsReasonsAddsPlaceholdersDropsPasses) {
   const UpdateSummary again = update_expectations(f, run);
   EXPECT_TRUE(again.added.empty() && again.changed.empty() && again.removed.empty());
   EXPECT_EQ(expectations_text(f), expectations_text(once));
-  write_atomically(path, expectations_text(f));
+  etwh::OutputFile(path.string()).write(expectations_text(f));
   EXPECT_EQ(expectations_text(load_expectations_file(path)), expectations_text(f));
   std::filesystem::remove(path);
 }

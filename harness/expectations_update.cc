@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <random>
 
 namespace etwh {
 
@@ -109,28 +108,6 @@ UpdateSummary update_expectations(ExpectationsFile& file, const std::vector<Repo
     std::sort(list->begin(), list->end());
   }
   return s;
-}
-
-void write_atomically(const std::filesystem::path& file, const std::string& text) {
-  std::filesystem::path temp = file;
-  temp += ".tmp-" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      throw std::runtime_error(file.string() + ": cannot write " + temp.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, file, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    throw std::runtime_error(file.string() + ": cannot replace it: " + ec.message());
-  }
 }
 
 }  // namespace etwh

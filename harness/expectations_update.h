@@ -35,11 +35,7 @@ struct UpdateSummary {
 // Brings `file` in line with `cases`. Example:
 //   ExpectationsFile f = load_expectations_file(path);
 //   UpdateSummary s = update_expectations(f, load_run_report(report, "wine"));
-//   write_atomically(path, expectations_text(f));
+//   OutputFile(path).write(expectations_text(f));
 UpdateSummary update_expectations(ExpectationsFile& file, const std::vector<ReportedCase>& cases);
-
-// Writes `text` to a temporary file beside `file`, then renames it over `file`: readers see the
-// old content or the new, never a part. Throws std::runtime_error naming the file.
-void write_atomically(const std::filesystem::path& file, const std::string& text);
 
 }  // namespace etwh

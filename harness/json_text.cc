@@ -1,9 +1,19 @@
 #include "json_text.h"
 
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#ifndef _WIN32
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
 
 namespace etwh {
 
@@ -15,7 +25,12 @@ std::string json_type_name(const nlohmann::json& v) {
     case json::value_t::string: return "a string";
     case json::value_t::array: return "an array";
     case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a fractional number";
+    case json::value_t::number_float: {
+      // An integer written with an exponent or too large for 64 bits (1e30) parses as a double.
+      const double d = v.get<double>();
+      if (std::trunc(d) != d) return "a fractional number";
+      return std::fabs(d) < 0x1p63 ? "a number in floating-point form" : "a number out of range";
+    }
     default: return "a number";
   }
 }
@@ -40,64 +55,226 @@ std::string line_col(const std::string& text, std::size_t offset) {
 
 namespace {
 
-// Why `file` cannot be an input, or "" when it is a regular file (symbolic links followed).
-// Checked before opening: opening a FIFO blocks until a writer comes, and a device such as
-// /dev/zero never ends.
-std::string not_an_input_file(const std::filesystem::path& file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(file, ec);
-  if (ec) return "cannot open the file (" + ec.message() + ")";
-  switch (st.type()) {
-    case fs::file_type::regular: return "";
-    case fs::file_type::directory: return "is a directory, not a regular file";
-    case fs::file_type::fifo: return "is a FIFO, not a regular file";
-    case fs::file_type::socket: return "is a socket, not a regular file";
-    case fs::file_type::character:
-    case fs::file_type::block: return "is a device, not a regular file";
-    default: return "is not a regular file";
-  }
+std::string not_regular(bool directory, bool fifo, bool socket, bool device) {
+  if (directory) return "is a directory, not a regular file";
+  if (fifo) return "is a FIFO, not a regular file";
+  if (socket) return "is a socket, not a regular file";
+  if (device) return "is a device, not a regular file";
+  return "is not a regular file";
+}
+
+[[noreturn]] void too_large(const std::filesystem::path& file) {
+  throw InputError(file.string(), "",
+                   "larger than the maximum of " +
+                       std::to_string(kMaxInputFileBytes / (1024 * 1024)) +
+                       " MiB for an input file");
 }
 
 }  // namespace
 
+#ifndef _WIN32
+// Opened without blocking (a FIFO with no writer would block an ordinary open), then judged by
+// what the descriptor is, so that nothing can be swapped in between: only a regular file is
+// read, a device such as /dev/zero never is (it never ends).
 std::string read_input_file(const std::filesystem::path& file) {
-  if (const std::string why = not_an_input_file(file); !why.empty()) {
-    throw InputError(file.string(), "", why);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    throw InputError(file.string(), "",
+                     std::string("cannot open the file (") + std::strerror(errno) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(file.string(), "", "cannot read the file");
+  if (!S_ISREG(st.st_mode)) {
+    throw InputError(file.string(), "",
+                     not_regular(S_ISDIR(st.st_mode), S_ISFIFO(st.st_mode), S_ISSOCK(st.st_mode),
+                                 S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)));
+  }
+  // Read in chunks and stop one byte past the maximum: the size fstat gave may change.
+  std::string text;
+  char chunk[64 * 1024];
+  while (text.size() <= kMaxInputFileBytes) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError(file.string(), "", "cannot read the file");
+    if (got == 0) break;
+    text.append(chunk, static_cast<std::size_t>(got));
+  }
+  if (text.size() > kMaxInputFileBytes) too_large(file);
+  return text;
+}
+#else
+// Windows: judged by its path first (no FIFO to block on there), then read.
+std::string read_input_file(const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (ec) throw InputError(file.string(), "", "cannot open the file (" + ec.message() + ")");
+  if (st.type() != fs::file_type::regular) {
+    const fs::file_type t = st.type();
+    throw InputError(file.string(), "",
+                     not_regular(t == fs::file_type::directory, t == fs::file_type::fifo,
+                                 t == fs::file_type::socket,
+                                 t == fs::file_type::character || t == fs::file_type::block));
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string(), "", "cannot open the file");
-  // Read in chunks and stop one byte past the maximum: the size a stat gives may change.
   std::string text;
   char chunk[64 * 1024];
   while (text.size() <= kMaxInputFileBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
   }
   if (in.bad()) throw InputError(file.string(), "", "cannot read the file");
-  if (text.size() > kMaxInputFileBytes) {
-    throw InputError(file.string(), "",
-                     "larger than the maximum of " +
-                         std::to_string(kMaxInputFileBytes / (1024 * 1024)) +
-                         " MiB for an input file");
-  }
+  if (text.size() > kMaxInputFileBytes) too_large(file);
   return text;
 }
+#endif
+
+namespace {
+
+// Builds the document as json::parse does, refusing what it accepts silently: a key repeated in
+// one object (the last value would win). Knows the JSON pointer of the value being read, for a
+// number out of any double's range (1e999), which nlohmann reports without a place.
+class CheckedBuilder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  using json = nlohmann::json;
+
+  bool null() override { return put(json(nullptr)); }
+  bool boolean(bool v) override { return put(json(v)); }
+  bool number_integer(number_integer_t v) override { return put(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return put(json(v)); }
+  bool string(string_t& v) override { return put(json(std::move(v))); }
+  bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    ++keys;
+    Frame& f = frames_.back();
+    if (f.value->contains(k)) {
+      duplicate = k;
+      pointer = pointer_to(frames_.size() - 1) + "/" + escaped(k);
+      return false;
+    }
+    f.key = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
+    error_offset = position > 0 ? position - 1 : 0;
+    error = json_error_reason(e);
+    // nlohmann's syntax messages start with their own position, which ours replaces.
+    if (const auto colon = error.rfind(": "); colon != std::string::npos && e.id != 406)
+      error = error.substr(colon + 2);
+    out_of_range = e.id == 406;
+    if (out_of_range) pointer = pointer_to(frames_.size());
+    return false;
+  }
+
+  json take() { return std::move(root_); }
+
+  std::size_t keys = 0;   // key events so far: the last one is the duplicate's
+  std::string duplicate;  // the repeated key, when that stopped the parse
+  std::string pointer;    // where the duplicate or the number out of range is
+  std::string error;
+  std::size_t error_offset = 0;
+  bool out_of_range = false;
+
+ private:
+  struct Frame {
+    json* value;
+    std::string key;  // an object's current key
+  };
+
+  static std::string escaped(const std::string& token) {
+    std::string out;
+    for (const char c : token) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    return out;
+  }
+  // The pointer of the value being read inside the first `depth` frames: in an enclosing array
+  // its last element, in the innermost one the element to come.
+  std::string pointer_to(std::size_t depth) const {
+    std::string p;
+    for (std::size_t i = 0; i < depth && i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      if (f.value->is_object()) {
+        p += "/" + escaped(f.key);
+      } else {
+        const std::size_t size = f.value->size();
+        p += "/" + std::to_string(i + 1 < frames_.size() ? size - 1 : size);
+      }
+    }
+    return p;
+  }
+  json* place(json&& v) {
+    if (frames_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& parent = *frames_.back().value;
+    if (parent.is_object()) {
+      json& slot = parent[frames_.back().key];
+      slot = std::move(v);
+      return &slot;
+    }
+    parent.push_back(std::move(v));
+    return &parent.back();
+  }
+  bool put(json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(json&& container) {
+    frames_.push_back({place(std::move(container)), ""});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+
+  json root_;
+  std::vector<Frame> frames_;
+};
+
+// The offset of the `n`th key (1-based) of `text`, a JSON document read that far: keys are the
+// strings a ':' follows, met in the order the parser reports them.
+std::size_t offset_of_key(const std::string& text, std::size_t n) {
+  std::size_t seen = 0;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text[at] != '"') continue;
+    const std::size_t start = at;
+    for (++at; at < text.size() && text[at] != '"'; ++at) {
+      if (text[at] == '\\') ++at;
+    }
+    std::size_t next = at + 1;
+    while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+    if (next < text.size() && text[next] == ':' && ++seen == n) return start;
+  }
+  return 0;
+}
+
+}  // namespace
 
 nlohmann::json parse_input_json(const std::string& text, const std::string& file) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's byte offset points one past the offending character; its message starts with
-    // its own position, which ours replaces.
-    const TextPosition at = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
-    std::string reason = e.what();
-    const auto colon = reason.rfind(": ");
-    if (colon != std::string::npos) reason = reason.substr(colon + 2);
-    throw InputError(file, "", "JSON syntax error: " + reason, at.line, at.col);
-  } catch (const nlohmann::json::out_of_range& e) {  // a number no double holds (1e999)
-    const TextPosition at = position_of(text, json_error_offset(text));
-    throw InputError(file, "", json_error_reason(e), at.line, at.col);
+  CheckedBuilder builder;
+  if (nlohmann::json::sax_parse(text, &builder)) return builder.take();
+  if (!builder.duplicate.empty()) {
+    const TextPosition at = position_of(text, offset_of_key(text, builder.keys));
+    throw InputError(file, builder.pointer,
+                     "duplicate key \"" + builder.duplicate + "\" (each key once per object)",
+                     at.line, at.col);
   }
+  const TextPosition at = position_of(text, builder.error_offset);
+  if (builder.out_of_range) {  // a number no double holds (1e999): its field is known
+    throw InputError(file, builder.pointer, builder.error, at.line, at.col);
+  }
+  throw InputError(file, "", "JSON syntax error: " + builder.error, at.line, at.col);
 }
 
 namespace {

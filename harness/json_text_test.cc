@@ -114,6 +114,47 @@ TEST(ParseInputJson, HugeNumbersAndNulsInKeysGiveFileAndPlace) {
   }
 }
 
+// json::parse lets the last of two equal keys win: a loader then reads a value the file's
+// author may not have meant. Refused with the pointer of the second and its place.
+TEST(ParseInputJson, DuplicateKeysAreRefusedWithTheirPointerAndPlace) {
+  const std::string text =
+      "{\"cases\": [{\"id\": \"a\"},\n  {\"id\": \"b\", \"x/y\": 1,\n   \"x/y\": 2}]}";
+  try {
+    parse_input_json(text, "f.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "f.json:3:4: /cases/1/x~1y: duplicate key \"x/y\" (each key once per object)");
+  }
+  // Equal keys in two objects are no duplicate; the document is what json::parse builds.
+  const std::string fine = "{\"a\": {\"k\": 1}, \"b\": [{\"k\": 2}, {\"k\": [1e3, null]}]}";
+  EXPECT_EQ(parse_input_json(fine, "f.json"), nlohmann::json::parse(fine));
+}
+
+TEST(ParseInputJson, ANumberNoDoubleHoldsHasItsPointer) {
+  try {
+    parse_input_json("{\"a\": [0, {\"level\": 1e999}]}", "f.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/a/1/level") << e.what();
+    EXPECT_NE(std::string(e.what()).find("1e999"), std::string::npos) << e.what();
+  }
+  try {
+    parse_input_json("[1, 2, -1e400]", "f.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/2") << e.what();
+  }
+}
+
+// 1e30 is a whole number, not a fractional one: "expected an integer, got ..." says why.
+TEST(JsonTypeName, WholeNumbersInFloatingPointFormAreNamedSo) {
+  EXPECT_EQ(json_type_name(nlohmann::json::parse("1e30")), "a number out of range");
+  EXPECT_EQ(json_type_name(nlohmann::json::parse("-1e19")), "a number out of range");
+  EXPECT_EQ(json_type_name(nlohmann::json::parse("1e3")), "a number in floating-point form");
+  EXPECT_EQ(json_type_name(nlohmann::json::parse("0.5")), "a fractional number");
+}
+
 // A key with a NUL (\u0000 in the file) used to cut the message short where it was printed.
 TEST(InputErrorText, ControlCharactersInPointerAndReasonAreEscaped) {
   const InputError e("f.json", std::string("/cases/0/le\0vel", 15),

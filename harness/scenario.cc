@@ -91,6 +91,7 @@ Case CaseParser::parse(const json& v, const std::string& p) {
   Case c;
   c.file = file_;
   c.pointer = p;
+  case_events_ = 0;
   c.id = r_.label(r_.field(v, p, "id"), p + "/id");
   parse_rules(r_.field(v, p, "rules"), p + "/rules", c);
   if (v.contains("description")) {
@@ -175,6 +176,10 @@ void CaseParser::parse_agents(const json& v, const std::string& p, Case& c) {
     }
   }
   if (c.agents.empty()) r_.fail(p, "a case needs at least one agent");
+  if (c.agents.size() > kMaxAgentsPerCase) {
+    r_.fail(p, std::to_string(c.agents.size()) + " agents, more than the " +
+                   std::to_string(kMaxAgentsPerCase) + " a case may have");
+  }
 }
 
 bool CaseParser::has_agent(const Case& c, const std::string& a) const {
@@ -213,6 +218,10 @@ void CaseParser::parse_providers(const json& v, const std::string& p, Case& c) {
 
 void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
   if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
+  if (v.size() > kMaxSessionsPerCase) {
+    r_.fail(p, std::to_string(v.size()) + " sessions, more than the " +
+                   std::to_string(kMaxSessionsPerCase) + " a case may have");
+  }
   for (const auto& [label, def] : v.items()) {
     const std::string ps = p + "/" + pointer_token(label);
     r_.object(

@@ -112,6 +112,11 @@ class Reader {
   std::string file_;
 };
 
+// What one case may ask for (scenarios/README.md): a file can make no run without end.
+inline constexpr std::size_t kMaxAgentsPerCase = 16;
+inline constexpr std::size_t kMaxSessionsPerCase = 64;  // Windows' limit of loggers at once
+inline constexpr std::uint64_t kMaxEventsPerCase = 1000000;
+
 class CaseParser {
  public:
   CaseParser(const Reader& r, const std::set<std::string>& known_rules, std::string file)
@@ -174,6 +179,7 @@ class CaseParser {
   const std::set<std::string>& known_rules_;
   std::string file_;
   std::set<std::string> consumers_;  // "<case id>\n<consumer label>"
+  std::uint64_t case_events_ = 0;    // written by the write steps of the case being read
 };
 
 }  // namespace etwh::scenario_parse

@@ -378,6 +378,10 @@ void CaseParser::parse_events(const json& v, const std::string& p, WriteStep& s)
     s.events.push_back(std::move(e));
   }
   if (total > 1000000) r_.fail(p, "more than 1000000 events in one write step");
+  case_events_ += total;
+  if (case_events_ > kMaxEventsPerCase) {
+    r_.fail(p, "more than " + std::to_string(kMaxEventsPerCase) + " events in one case");
+  }
 }
 
 // An event's descriptors with a Type: 1 (event metadata) or 2 (provider metadata). Type 3 (a

@@ -55,6 +55,30 @@ TEST(Loader, LoadsValidCase) {
   EXPECT_EQ(c.steps[2].pointer, "/cases/0/steps/2");
 }
 
+// A case with 5,002 agents ran past 30 s: agents, sessions and events per case are bounded at
+// load (scenarios/README.md), with the pointer.
+TEST(Loader, RefusesCasesBeyondTheLimits) {
+  std::string agents, sessions;
+  for (int i = 0; i <= 16; ++i) agents += (i ? ", \"a" : "\"a") + std::to_string(i) + "\": {}";
+  for (int i = 0; i <= 64; ++i) sessions += (i ? ", \"t" : "\"t") + std::to_string(i) + "\": {}";
+  std::string many_agents = valid();
+  const std::string one_agent = "\"a\": {}";
+  many_agents.replace(many_agents.find(one_agent), one_agent.size(), agents);
+  EXPECT_EQ(error_of(many_agents),
+            "f.json: /cases/0/agents: 17 agents, more than the 16 a case may have");
+  std::string many_sessions = valid();
+  const std::string one_session = "\"s1\": {\"buffer_size_kb\": 64}";
+  many_sessions.replace(many_sessions.find(one_session), one_session.size(),
+                        sessions + ", \"s1\": {}");
+  EXPECT_EQ(error_of(many_sessions),
+            "f.json: /cases/0/sessions: 66 sessions, more than the 64 a case may have");
+  const std::string write =
+      R"({"op": "write", "provider": "p", "events": [{"id": 1, "count": 600000}]})";
+  EXPECT_EQ(error_of(valid(write + ", " + write)),
+            "f.json: /cases/0/steps/3/events: more than 1000000 events in one case");
+  EXPECT_EQ(error_of(valid(write)), "(no error)");
+}
+
 TEST(Loader, SyntaxErrorGivesLineAndColumn) {
   EXPECT_EQ(error_of("{\"cases\": [\n  {\"id\": \"x\",, }\n]}"),
             "f.json:2:14: JSON syntax error: syntax error while parsing object key - "

@@ -2,6 +2,7 @@
 
 #include "catalog.h"
 #include "etwh/child_process.h"
+#include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "json_text.h"
 
@@ -378,7 +379,7 @@ void run_mutants(const Options& o, const std::vector<Mutant>& mutants,
   for (int j = 0; j < std::max(1, o.jobs); ++j) workers.emplace_back(worker);
 }
 
-void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mutant>& mutants,
+void write_matrix_json(const OutputFile& file, bool clean_ok, const std::vector<Mutant>& mutants,
                        const std::vector<RunSummary>& runs, const std::vector<Verdict>& verdicts) {
   json out = {{"schema_version", 2}, {"clean_ok", clean_ok}};
   out["mutants"] = json::array();
@@ -396,15 +397,14 @@ void write_matrix_json(const fs::path& file, bool clean_ok, const std::vector<Mu
                               {"caught", caught},
                               {"error", runs[i].error}});
   }
-  std::ofstream f(file);
-  f << out.dump(2) << "\n";
-  if (!f) throw std::runtime_error(file.string() + ": cannot write");
+  file.write(out.dump(2) + "\n");
 }
 
 }  // namespace
 
 int run(const Options& o) {
   // Bad input first, before anything runs.
+  const std::optional<OutputFile> json_out = output_file(o.json_file.string());
   const Registry registry = selected_mutants(o);
   const std::vector<Mutant>& mutants = registry.mutants;
   const MutantBuild build = mutant_build(o, mutants);
@@ -449,7 +449,7 @@ int run(const Options& o) {
   const bool clean_ok = clean_as_expected(clean) && clean_as_expected(observe_clean);
   std::cout << fmt::format("\nselftest: {} of {} mutants killed; clean run {}\n", killed,
                            mutants.size(), clean_ok ? "as expected" : "NOT as expected");
-  if (!o.json_file.empty()) write_matrix_json(o.json_file, clean_ok, mutants, runs, verdicts);
+  if (json_out) write_matrix_json(*json_out, clean_ok, mutants, runs, verdicts);
   if (o.keep_dir.empty()) {
     std::error_code ec;
     fs::remove_all(work, ec);

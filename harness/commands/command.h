@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,6 +16,18 @@ namespace etwh::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitUnexpected = 1;
 constexpr int kExitBadInput = 2;
+
+// Before CLI::Range on a floating-point option: Range lets NaN through (every comparison with it
+// is false), this refuses "nan" by name.
+inline const CLI::Validator kANumber(
+    [](std::string& text) -> std::string {
+      double value = 0;
+      if (CLI::detail::lexical_cast(text, value) && std::isnan(value)) {
+        return "not a number: " + text;
+      }
+      return "";
+    },
+    "NUMBER");
 
 // What every command may use: where the program and its data are, and the global options.
 struct Context {

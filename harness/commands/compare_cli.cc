@@ -16,10 +16,10 @@ class CompareCommand : public Command {
     cmd->add_option("new", args_.new_file, "The results to judge")->required();
     cmd->add_option("--alpha", args_.thresholds.alpha,
                     "Significance level of the Mann-Whitney U test (default 0.05)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(kANumber & CLI::Range(0.0, 1.0));
     cmd->add_option("--min-effect", min_effect_pct_,
                     "Smallest change of a median that counts, in % (default 5)")
-        ->check(CLI::Range(0.0, 1000.0));
+        ->check(kANumber & CLI::Range(0.0, 1000.0));
     cmd->add_option("--only", args_.thresholds.only,
                     "Compare only the figures this regular expression finds");
     cmd->add_option("--markdown", args_.markdown_file,

@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "expectations_update.h"
+#include "etwh/output_file.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -43,11 +44,12 @@ class ExpectationsCommand : public Command {
     const fs::path file =
         file_.empty() ? context.data / "expectations" / (platform_ + ".json") : fs::path(file_);
     // Everything is read and checked before the file is touched.
+    const OutputFile output(file.string());
     const std::vector<ReportedCase> cases = load_run_report(report_, platform_);
     ExpectationsFile expectations =
         fs::exists(file) ? load_expectations_file(file) : ExpectationsFile{};
     const UpdateSummary s = update_expectations(expectations, cases);
-    write_atomically(file, expectations_text(expectations));
+    output.write(expectations_text(expectations));
     std::cout << fmt::format("{}: {} cases of {} read\n", file.string(), cases.size(), report_);
     print_list("added", s.added);
     print_list("changed", s.changed);

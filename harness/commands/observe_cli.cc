@@ -7,6 +7,7 @@
 #include "console_lines.h"
 #include "console_report.h"
 #include "etwh/child_process.h"
+#include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "input_error.h"
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 namespace etwh::cli {
 namespace {
@@ -62,7 +64,8 @@ class ObserveCommand : public Command {
     }
     o.args.assign(command_.begin() + 1, command_.end());
     o.timeout = std::chrono::seconds(timeout_s_);
-    std::optional<std::ofstream> json = open(json_file_), junit = open(junit_file_);
+    const std::optional<OutputFile> json = output_file(json_file_),
+                                    junit = output_file(junit_file_);
 
     catch_stop_signals();
     PrivateEtwrtHome home;
@@ -93,8 +96,8 @@ class ObserveCommand : public Command {
                              console.width);
     for (const CaseResult& c : cases) progress.finished(c, 0);
     ConsoleReport(console).write(info, cases, std::cout);
-    if (json) JsonReport().write(info, cases, *json);
-    if (junit) JunitReport().write(info, cases, *junit);
+    write_report(json, JsonReport(), info, cases);
+    write_report(junit, JunitReport(), info, cases);
     bool unexpected = false;
     for (const CaseResult& c : cases) {
       if (c.status == Status::kHarnessError) return kExitBadInput;
@@ -104,11 +107,12 @@ class ObserveCommand : public Command {
   }
 
  private:
-  static std::optional<std::ofstream> open(const std::string& path) {
-    if (path.empty()) return std::nullopt;
-    std::ofstream out(path);
-    if (!out) throw InputError(path, "", "cannot write the report");
-    return out;
+  static void write_report(const std::optional<OutputFile>& file, const ReportWriter& writer,
+                           const RunInfo& info, const std::vector<CaseResult>& cases) {
+    if (!file) return;
+    std::ostringstream text;
+    writer.write(info, cases, text);
+    file->write(text.str());
   }
 
   std::string schedule_file_, json_file_, junit_file_;

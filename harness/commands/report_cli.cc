@@ -5,6 +5,7 @@
 #include "inputs.h"
 #include "page.h"
 #include "view.h"
+#include "etwh/output_file.h"
 
 #include <iostream>
 
@@ -26,11 +27,12 @@ class ReportCommand : public Command {
   }
 
   int execute(const Context&) override {
+    const OutputFile page(output_);  // checked before anything is read (output_file.h)
     std::vector<report_html::Input> inputs;
     for (const std::string& f : files_) inputs.push_back(report_html::load_input(f));
     nlohmann::json view = report_html::build_view(inputs, "etwh " ETWH_VERSION);
     view["title"] = title_;
-    report_html::write_whole_file(output_, report_html::render_page(view));
+    page.write(report_html::render_page(view));
     std::cout << "wrote " << output_ << " from " << inputs.size() << " file"
               << (inputs.size() == 1 ? "" : "s") << "\n";
     return kExitOk;

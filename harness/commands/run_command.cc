@@ -9,6 +9,7 @@
 #include "console_lines.h"
 #include "console_report.h"
 #include "driver.h"
+#include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "expectations.h"
@@ -28,6 +29,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #ifdef _WIN32
@@ -53,12 +55,6 @@ struct RunInput {
 struct RunResults {
   std::vector<CaseResult> cases;
   std::size_t runs_done = 0;
-};
-
-// A report file, opened (and so checked to be writable) before the run starts.
-struct ReportFile {
-  std::string path;
-  std::ofstream out;
 };
 
 class RunCommand : public Command {
@@ -320,27 +316,14 @@ RunResults RunCommand::run_cases(const RunInput& input, const DriverOptions& opt
   return results;
 }
 
-std::optional<ReportFile> open_report(const std::string& path) {
-  if (path.empty() || path == "-") return std::nullopt;
-  ReportFile f{path, std::ofstream(path)};
-  if (!f.out) throw InputError(path, "", "cannot write the report");
-  return f;
-}
-
-void write_report(std::optional<ReportFile>& file, const ReportWriter& writer, const RunInfo& info,
-                  const std::vector<CaseResult>& results) {
+// A report file is checked (output_file.h) before the run starts and written when it ended; a
+// stopped run writes none.
+void write_report(const std::optional<OutputFile>& file, const ReportWriter& writer,
+                  const RunInfo& info, const std::vector<CaseResult>& results) {
   if (!file) return;
-  writer.write(info, results, file->out);
-  file->out.flush();
-  if (!file->out) throw std::runtime_error(file->path + ": cannot write the report");
-}
-
-// A stopped run writes no report: the files opened at the start go again.
-void discard_report(std::optional<ReportFile>& file) {
-  if (!file) return;
-  file->out.close();
-  std::error_code ec;
-  fs::remove(file->path, ec);
+  std::ostringstream text;
+  writer.write(info, results, text);
+  file->write(text.str());
 }
 
 // A flaky case counts as not as expected, whatever the repetition shown.
@@ -359,9 +342,9 @@ int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
   DriverOptions options = driver_options(context);
   const ConsoleOptions console = console_options();
-  std::optional<ReportFile> json = open_report(json_file_), junit = open_report(junit_file_),
-                            trace_out = open_report(trace_file_),
-                            markdown = open_report(markdown_file_);
+  const std::optional<OutputFile> json = output_file(json_file_), junit = output_file(junit_file_),
+                                  trace_out = output_file(trace_file_),
+                                  markdown = output_file(markdown_file_);
   trace::Trace timeline;
   if (trace_out) options.trace = &timeline;
 
@@ -369,13 +352,7 @@ int RunCommand::execute(const Context& context) {
   PrivateEtwrtHome home;
   std::optional<std::vector<StaleSession>> stale =
       prepare_sessions_for_run(options.session_prefix, process_id(), std::cerr);
-  if (!stale) {
-    discard_report(json);  // no right to control sessions: said once, no case run
-    discard_report(junit);
-    discard_report(trace_out);
-    discard_report(markdown);
-    return kExitBadInput;
-  }
+  if (!stale) return kExitBadInput;  // no right to control sessions: said once, no case run
   RunInfo info = run_info(context, input);
   info.stale_sessions = std::move(*stale);
   if (input.selection.seed) {
@@ -389,10 +366,6 @@ int RunCommand::execute(const Context& context) {
   if (results.runs_done < input.selection.runs.size()) {
     std::cerr << "etwh: stopped by signal " << stop_signal() << " after " << results.runs_done
               << " of " << input.selection.runs.size() << " cases\n";
-    discard_report(json);
-    discard_report(junit);
-    discard_report(trace_out);
-    discard_report(markdown);
     return stop_exit_code();
   }
   ConsoleReport(console).write(info, results.cases, std::cout);
@@ -400,7 +373,6 @@ int RunCommand::execute(const Context& context) {
   write_report(junit, JunitReport(context.scenarios_dir), info, results.cases);
   const MarkdownReport markdown_report(context.scenarios_dir);
   write_report(markdown, markdown_report, info, results.cases);
-  if (markdown_file_ == "-") markdown_report.write(info, results.cases, std::cout);
   if (trace_out) {
     timeline.name_process(driver_track().pid, "etwh run");
     const trace::Track track = driver_track();
@@ -408,8 +380,7 @@ int RunCommand::execute(const Context& context) {
       timeline.name_thread({track.pid, track.pid + k}, "driver " + std::to_string(k));
     }
     timeline.set_metadata("command_line", info.command_line);
-    trace_out->out.close();
-    timeline.write_file(trace_out->path);
+    trace_out->write(timeline.text());
   }
   // A stop that came after the last case still ends as a stop (130/143), reports written.
   return stop_requested() ? stop_exit_code() : exit_code(results.cases);

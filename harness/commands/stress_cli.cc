@@ -28,10 +28,10 @@ class StressCommand : public Command {
                     "Compare with this results file (etwh compare BASELINE <this run>)");
     cmd->add_option("--alpha", args_.thresholds.alpha,
                     "With --baseline: significance level of the U test (default 0.05)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(kANumber & CLI::Range(0.0, 1.0));
     cmd->add_option("--min-effect", min_effect_pct_,
                     "With --baseline: smallest change of a median that counts, in % (default 5)")
-        ->check(CLI::Range(0.0, 1000.0));
+        ->check(kANumber & CLI::Range(0.0, 1000.0));
     cmd->add_option("--trace", args_.trace_file,
                     "Write a timeline (Trace Event Format, for Perfetto) to FILE");
     cmd->add_option("--markdown", args_.markdown_file,

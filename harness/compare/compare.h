@@ -19,10 +19,20 @@
 
 namespace etwh::compare {
 
-// Bad input: "<file>: <line:col or JSON pointer>: reason".
+// Bad input, in the one format of every loader (input_error.h):
+// "<file>:<line>:<col>: <pointer>: <reason>", leaving out what is unknown.
 class CompareInputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // At a JSON value: load_document adds its line:col.
+  CompareInputError(std::string file, std::string pointer, std::string reason);
+
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string file_, pointer_, reason_;
 };
 
 enum class Kind { kStress, kRun, kBenchmark };

@@ -1,7 +1,9 @@
 #include "compare_command.h"
 
-#include <fstream>
+#include "etwh/output_file.h"
+
 #include <iostream>
+#include <optional>
 
 namespace etwh::compare {
 namespace {
@@ -10,23 +12,29 @@ constexpr int kExitOk = 0;
 constexpr int kExitRegression = 1;
 constexpr int kExitBadInput = 2;
 
-bool write_file(const std::string& file, const std::string& text) {
-  if (file.empty()) return true;
-  if (file == "-") {  // standard output, after the table
-    std::cout << "\n" << text;
-    return true;
+bool write_file(const std::optional<OutputFile>& file, const std::string& text) {
+  if (!file) return true;
+  try {
+    file->write(text);
+  } catch (const std::exception& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+    return false;
   }
-  std::ofstream out(file);
-  out << text;
-  if (out) return true;
-  std::cerr << "etwh: " << file << ": cannot write the comparison\n";
-  return false;
+  return true;
 }
 
 }  // namespace
 
 int run_compare_command(const CompareArgs& args) {
   Comparison c;
+  std::optional<OutputFile> markdown_out, json_out;
+  try {  // The outputs are checked before the inputs are read (output_file.h).
+    markdown_out = output_file(args.markdown_file);
+    json_out = output_file(args.json_file);
+  } catch (const OutputRefused& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   try {
     const Document old_doc = load_document(args.old_file);
     const Document new_doc = load_document(args.new_file);
@@ -36,8 +44,7 @@ int run_compare_command(const CompareArgs& args) {
     return kExitBadInput;
   }
   print_console(c, std::cout);
-  if (!write_file(args.markdown_file, markdown(c)) ||
-      !write_file(args.json_file, to_json(c).dump(2) + "\n")) {
+  if (!write_file(markdown_out, markdown(c)) || !write_file(json_out, to_json(c).dump(2) + "\n")) {
     return kExitBadInput;
   }
   return c.regressions > 0 ? kExitRegression : kExitOk;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -177,10 +179,47 @@ TEST(CompareInput, BadInputNamesFileAndPlace) {
     load_document(file);
     ADD_FAILURE() << "no error";
   } catch (const CompareInputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": 2:15: JSON syntax error: ", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":2:15: JSON syntax error: ", 0), 0u)
         << e.what();
   }
   std::filesystem::remove(file);
+}
+
+std::string load_error(const std::filesystem::path& file) {
+  try {
+    load_document(file);
+  } catch (const CompareInputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Compare and stress --baseline inputs are read as every input is (json_text.h): a FIFO never
+// blocks, /dev/zero is never read, a key given twice and an unknown status are refused, and an
+// error at a value has the one position format <file>:<line>:<col>: <pointer>: <reason>.
+TEST(CompareInput, FilesAreReadAsEveryInputIs) {
+  const auto dir = std::filesystem::temp_directory_path() / "etwh_compare_test_inputs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  EXPECT_EQ(load_error("/dev/zero"), "/dev/zero: is a device, not a regular file");
+  EXPECT_EQ(load_error(dir), dir.string() + ": is a directory, not a regular file");
+  const auto fifo = dir / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(load_error(fifo), fifo.string() + ": is a FIFO, not a regular file");
+  const auto twice = dir / "twice.json";
+  std::ofstream(twice) << "{\"schema_version\": 1,\n \"schema_version\": 2}";
+  EXPECT_EQ(load_error(twice), twice.string() +
+                                   ":2:2: /schema_version: duplicate key \"schema_version\" (each "
+                                   "key once per object)");
+  json weird = run_doc(2, {{"a", "PASS"}}, {});
+  weird["results"][0]["status"] = "WEIRD";
+  const auto odd = dir / "weird.json";
+  std::ofstream(odd) << weird.dump(1);
+  EXPECT_EQ(load_error(odd).rfind(odd.string() + ":", 0), 0u);
+  EXPECT_NE(load_error(odd).find(": /results/0/status: unknown status \"WEIRD\""),
+            std::string::npos)
+      << load_error(odd);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

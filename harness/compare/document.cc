@@ -3,6 +3,7 @@
 
 #include "json_text.h"
 #include "nonfinite.h"
+#include "result.h"
 
 #include <fmt/format.h>
 
@@ -25,7 +26,7 @@ class Reader {
   const std::string& source() const { return source_; }
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& reason) const {
-    throw CompareInputError(source_ + ": " + (pointer.empty() ? "/" : pointer) + ": " + reason);
+    throw CompareInputError(source_, pointer.empty() ? "/" : pointer, reason);
   }
   const json& field(const json& obj, const std::string& pointer, const char* key) const {
     if (!obj.is_object()) fail(pointer, "expected an object, got " + json_type_name(obj));
@@ -37,6 +38,16 @@ class Reader {
     const json& v = field(obj, pointer, key);
     if (!v.is_array()) fail(pointer + "/" + key, "expected an array, got " + json_type_name(v));
     return v;
+  }
+  // A result status (result.h): anything else would pass as "not failing" unseen.
+  std::string status(const json& obj, const std::string& pointer) const {
+    std::string s = string(obj, pointer, "status");
+    if (!parse_status(s)) {
+      fail(pointer + "/status", "unknown status \"" + s +
+                                    "\" (PASS, FAIL, XFAIL, XPASS, "
+                                    "UNSUPPORTED, TIMEOUT, CRASH or HARNESS_ERROR)");
+    }
+    return s;
   }
   std::string string(const json& obj, const std::string& pointer, const char* key) const {
     const json& v = field(obj, pointer, key);
@@ -249,12 +260,12 @@ void run_statuses(const Reader& r, const json& doc, Document& out) {
   const json& results = r.array(doc, "", "results");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::string at = fmt::format("/results/{}", i);
-    out.cases[r.string(results[i], at, "id")] = r.string(results[i], at, "status");
+    out.cases[r.string(results[i], at, "id")] = r.status(results[i], at);
   }
   const json& rules = r.array(doc, "", "rules");
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const std::string at = fmt::format("/rules/{}", i);
-    out.rules[r.string(rules[i], at, "id")] = r.string(rules[i], at, "status");
+    out.rules[r.string(rules[i], at, "id")] = r.status(rules[i], at);
   }
 }
 
@@ -291,24 +302,34 @@ Document read_document(const json& doc, const std::string& source, bool nonfinit
   return out;
 }
 
+CompareInputError::CompareInputError(std::string file, std::string pointer, std::string reason)
+    : std::runtime_error(format_input_error(file, pointer, reason, 0, 0)),
+      file_(std::move(file)),
+      pointer_(std::move(pointer)),
+      reason_(std::move(reason)) {}
+
+// Read as every input file is (json_text.h): a regular file only, at most kMaxInputFileBytes,
+// no duplicate key; an error at a value gets its line:col.
 Document load_document(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw CompareInputError(file.string() + ": cannot read: " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string text;
   json doc;
   int nonfinite = 0;
   try {
-    doc = json::parse(nonfinite_as_markers(text, nonfinite));
-  } catch (const json::parse_error& e) {
-    std::string reason = e.what();
-    if (auto colon = reason.rfind(": "); colon != std::string::npos)
-      reason = reason.substr(colon + 2);
-    throw CompareInputError(file.string() + ": " + line_col(text, e.byte > 0 ? e.byte - 1 : 0) +
-                            ": JSON syntax error: " + reason);
+    // Google Benchmark writes bare NaN and Infinity: markers of the same length stand in for
+    // them (nonfinite.h), so every position below is the file's own.
+    text = nonfinite_as_markers(read_input_file(file), nonfinite);
+    doc = parse_input_json(text, file.string());
+  } catch (const InputError& e) {
+    throw CompareInputError(e.what());
   }
-  return read_document(doc, file.string(), nonfinite > 0);
+  try {
+    return read_document(doc, file.string(), nonfinite > 0);
+  } catch (const CompareInputError& e) {
+    if (e.pointer().empty()) throw;
+    const std::string pointer = e.pointer() == "/" ? "" : e.pointer();
+    const TextPosition at = position_of(text, locate_pointer(text, pointer));
+    throw CompareInputError(format_input_error(e.file(), e.pointer(), e.reason(), at.line, at.col));
+  }
 }
 
 }  // namespace etwh::compare

@@ -47,28 +47,4 @@ std::string render_page(const nlohmann::json& view) {
   return page;
 }
 
-void write_whole_file(const std::filesystem::path& file, const std::string& text) {
-  std::filesystem::path temp = file;
-  temp += ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      const std::string why = std::strerror(errno);
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw std::runtime_error(file.string() + ": cannot write the page (" + why + ")");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, file, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    throw std::runtime_error(file.string() + ": cannot write the page (" + ec.message() + ")");
-  }
-}
-
 }  // namespace etwh::report_html

@@ -16,8 +16,4 @@ std::string json_for_script(const nlohmann::json& data);
 // The whole page for `view` (build_view's output).
 std::string render_page(const nlohmann::json& view);
 
-// Writes `text` to `file` whole or not at all (a temporary file beside it, then renamed).
-// Throws std::runtime_error naming the file when it cannot.
-void write_whole_file(const std::filesystem::path& file, const std::string& text);
-
 }  // namespace etwh::report_html

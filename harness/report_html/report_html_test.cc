@@ -360,20 +360,5 @@ TEST(ReportPage, ThePageHoldsItsScriptsAndDataAndNoMarker) {
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // nothing fetched
 }
 
-TEST(ReportPage, AFileThatCannotBeWrittenLeavesNothing) {
-  const auto dir = std::filesystem::temp_directory_path() / "etwh_report_html_test_missing";
-  std::filesystem::remove_all(dir);
-  EXPECT_THROW(write_whole_file(dir / "page.html", "x"), std::runtime_error);
-  EXPECT_FALSE(std::filesystem::exists(dir));
-  const auto ok = std::filesystem::temp_directory_path() / "etwh_report_html_test.html";
-  write_whole_file(ok, "page");
-  std::ifstream in(ok);
-  std::string back;
-  std::getline(in, back);
-  EXPECT_EQ(back, "page");
-  EXPECT_FALSE(std::filesystem::exists(ok.string() + ".tmp"));
-  std::filesystem::remove(ok);
-}
-
 }  // namespace
 }  // namespace etwh::report_html

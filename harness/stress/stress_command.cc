@@ -1,5 +1,6 @@
 #include "stress_command.h"
 
+#include "etwh/output_file.h"
 #include "etwh/stop_signals.h"
 #include "etwh/wake_floor.h"
 #include "etwrt/reader_pacing.h"
@@ -19,7 +20,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -419,17 +419,28 @@ trace::Track command_track() {
   return {pid, pid};
 }
 
-// --trace FILE: checked writable before anything runs (false: bad input, said on stderr).
-bool trace_file_writable(const std::string& file) {
-  if (file.empty()) return true;
-  if (std::ofstream(file)) return true;
-  std::cerr << "etwh: " << file << ": cannot write the trace\n";
-  return false;
+// --json and --trace, checked before anything runs (output_file.h), written after the runs.
+struct Outputs {
+  std::optional<OutputFile> json, trace, markdown;
+};
+
+// False: bad input, said on stderr.
+bool check_outputs(const StressArgs& args, Outputs& out) {
+  try {
+    out.json = output_file(args.json_file);
+    out.trace = output_file(args.trace_file);
+    out.markdown = output_file(args.markdown_file);
+  } catch (const OutputRefused& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+    return false;
+  }
+  return true;
 }
 
-bool write_trace(const trace::Trace& timeline, const StressArgs& args) {
+bool write_output(const std::optional<OutputFile>& file, const std::string& text) {
+  if (!file) return true;
   try {
-    timeline.write_file(args.trace_file);
+    file->write(text);
   } catch (const std::exception& e) {
     std::cerr << "etwh: " << e.what() << "\n";
     return false;
@@ -473,30 +484,16 @@ Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
 }
 
 // A signal stopped the run, which has undone what it started: nothing more to report.
-int stopped_by_signal(const StressArgs& args) {
+int stopped_by_signal() {
   std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
-  std::error_code ignored;  // the trace file made to check it was writable goes again
-  if (!args.trace_file.empty()) std::filesystem::remove(args.trace_file, ignored);
   return stop_exit_code();
-}
-
-bool write_markdown(const std::string& file, const std::string& text) {
-  if (file.empty()) return true;
-  if (file == "-") {
-    std::cout << "\n" << text;
-    return true;
-  }
-  std::ofstream out(file);
-  out << text;
-  if (out) return true;
-  std::cerr << "etwh: " << file << ": cannot write the markdown\n";
-  return false;
 }
 
 // After every run: the summary line, the JSON results, the trace and the comparison with the
 // baseline; the command's exit code.
-int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double duration,
-           const trace::Trace& timeline, const std::optional<compare::Document>& baseline) {
+int finish(const StressArgs& args, const Outputs& out, const std::vector<Outcome>& outcomes,
+           double duration, const trace::Trace& timeline,
+           const std::optional<compare::Document>& baseline) {
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) {
     return o.run && !o.run->failures.empty();
   });
@@ -506,15 +503,9 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
                            outcomes.size(), failed, faults, args.platform, duration);
 
   const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
-  if (!args.json_file.empty()) {
-    std::ofstream out(args.json_file);
-    out << doc.dump(2) << "\n";
-    if (!out) {
-      std::cerr << "etwh: " << args.json_file << ": cannot write the results\n";
-      return kExitBadInput;
-    }
+  if (!write_output(out.json, doc.dump(2) + "\n") || !write_output(out.trace, timeline.text())) {
+    return kExitBadInput;
   }
-  if (!args.trace_file.empty() && !write_trace(timeline, args)) return kExitBadInput;
   std::optional<compare::Comparison> c;
   if (baseline) {
     c = compare::compare_documents(
@@ -522,9 +513,7 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
         args.thresholds);
     compare::print_console(*c, std::cout);
   }
-  if (!write_markdown(args.markdown_file, stress_markdown(doc, c ? &*c : nullptr))) {
-    return kExitBadInput;
-  }
+  if (!write_output(out.markdown, stress_markdown(doc, c ? &*c : nullptr))) return kExitBadInput;
   const bool regressed = c && c->regressions > 0;
   return faults > 0 ? kExitBadInput : failed > 0 || regressed ? kExitFailed : kExitOk;
 }
@@ -533,7 +522,8 @@ int finish(const StressArgs& args, const std::vector<Outcome>& outcomes, double 
 
 int run_stress_command(const StressArgs& args) {
   std::vector<Profile> profiles;
-  if (!load_profiles(args, profiles) || !trace_file_writable(args.trace_file)) return kExitBadInput;
+  Outputs out;
+  if (!load_profiles(args, profiles) || !check_outputs(args, out)) return kExitBadInput;
   trace::Trace timeline;
   timeline.name_process(command_track().pid, "etwh stress");
   timeline.name_thread(command_track(), "driver");
@@ -560,7 +550,7 @@ int run_stress_command(const StressArgs& args) {
     for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
       const std::int64_t t0_ns = trace::steady_now_ns();
       Outcome o = run_once(p, rep, args.repetitions, options);
-      if (stop_requested()) return stopped_by_signal(args);
+      if (stop_requested()) return stopped_by_signal();
       const std::string label = p.name + repetition_text(o);
       timeline.complete(command_track(), "profile " + label, "run", t0_ns, trace::steady_now_ns(),
                         {{"status", status_of(o)}});
@@ -572,7 +562,7 @@ int run_stress_command(const StressArgs& args) {
   }
   const double duration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return finish(run_args, outcomes, duration, timeline, baseline);
+  return finish(run_args, out, outcomes, duration, timeline, baseline);
 }
 
 }  // namespace etwh::stress

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 
@@ -105,14 +104,7 @@ json Trace::document() const {
           {"metadata", std::move(metadata)}};
 }
 
-void Trace::write(std::ostream& out) const { out << document().dump() << '\n'; }
-
-void Trace::write_file(const std::filesystem::path& file) const {
-  std::ofstream out(file, std::ios::binary);
-  if (out) write(out);
-  out.flush();
-  if (!out) throw std::runtime_error(file.string() + ": cannot write the trace");
-}
+std::string Trace::text() const { return document().dump() + '\n'; }
 
 std::size_t Trace::size() const {
   std::lock_guard lock(mutex_);

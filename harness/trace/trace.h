@@ -13,7 +13,7 @@
 //   const auto driver = t.track(process_id(), process_id());
 //   t.name_process(driver.pid, "etwh run");
 //   { etwh::trace::Slice s(&t, driver, "StartTrace", "controller"); ... }
-//   t.write_file("run.trace.json");
+//   etwh::OutputFile("run.trace.json").write(t.text());
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -69,9 +69,8 @@ class Trace {
   // The whole document; events ordered by time (a slice before the slices it contains), the
   // names first.
   nlohmann::json document() const;
-  void write(std::ostream& out) const;
-  // Throws std::runtime_error naming the file when it cannot be written.
-  void write_file(const std::filesystem::path& file) const;
+  // The document as written to a file (etwh/output_file.h): one line of JSON.
+  std::string text() const;
 
   std::size_t size() const;
 

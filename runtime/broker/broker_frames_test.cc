@@ -13,7 +13,9 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -110,6 +112,48 @@ pid_t broker_pid(const std::string& home) {
   pid_t pid = 0;
   in >> pid;
   return pid;
+}
+
+// Another user's request gets ERROR_ACCESS_DENIED and nothing else, malformed or not: the access
+// check comes before the decoding (a malformed one got 87 with the reason).
+TEST(EtwrtBrokerFrames, AnotherUsersMalformedRequestIsAccessDeniedWithoutAReason) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user";
+  etwrt::testing::PrivateBrokerHome home("etwrt-frames-user");
+  Properties p;
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(StartTraceA(&session, "frames-user", p.get()), ERROR_SUCCESS);  // the broker runs
+  // Let nobody reach the socket (the broker checked its home when it started).
+  const std::string socket = etwrt::socket_path(home.home());
+  const std::string parent = home.home().substr(0, home.home().rfind('/'));
+  ASSERT_EQ(::chmod(parent.c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(home.home().c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(socket.c_str(), 0666), 0);
+  constexpr uid_t kNobody = 65534;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(3);
+    RawPeer peer(home.home());
+    if (!peer.connected()) ::_exit(4);
+    const json frames[] = {json{{"op", "start"}, {"id", 7}, {"name", 5}},
+                           json{{"op", 5}, {"id", 8}}, json::array({1, 2}),
+                           json{{"op", "hello"}, {"id", 9}}};
+    for (const json& frame : frames) {
+      if (!peer.send(frame)) ::_exit(5);
+      const std::optional<json> reply = peer.receive();
+      if (!reply || !reply->is_object() || reply->value("status", 0u) != ERROR_ACCESS_DENIED ||
+          reply->contains("reason")) {
+        ::_exit(6);
+      }
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ::chmod(home.home().c_str(), 0700);
+  ::chmod(parent.c_str(), 0700);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child status " << status << " (exit 6: a reply other than a bare 5)";
+  EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
 
 TEST(EtwrtBrokerFrames, MalformedRequestsGetAnErrorAndTheBrokerKeepsServing) {

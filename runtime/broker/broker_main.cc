@@ -161,6 +161,13 @@ void EventLoop::read_peer(int fd) {
 }
 
 void EventLoop::handle_frame(int fd, const json& frame) {
+  // Another user learns nothing from the broker, not even what is wrong with a request: the
+  // access check comes before the decoding that would say it.
+  if (!state_.allowed(fd)) {
+    const json id = frame.is_object() ? frame.value("id", json()) : json();
+    if (!send_frame(fd, {{"id", id}, {"status", ERROR_ACCESS_DENIED}})) drop_peer(fd);
+    return;
+  }
   const broker::Decoded decoded = broker::decode_request(frame);
   if (const auto* bad = std::get_if<broker::DecodeError>(&decoded)) {
     std::fprintf(stderr, "etwrt-broker: refused a request from fd %d: %s\n", fd,

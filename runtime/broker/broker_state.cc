@@ -61,6 +61,11 @@ void BrokerState::connect(PeerId peer, bool allowed, std::uint32_t pid) {
   peers_[peer] = Peer{allowed, {}, {}, {}, pid};
 }
 
+bool BrokerState::allowed(PeerId peer) const {
+  const auto it = peers_.find(peer);
+  return it != peers_.end() && it->second.allowed;
+}
+
 void BrokerState::disconnect(PeerId id) {
   auto it = peers_.find(id);
   if (it == peers_.end()) return;

@@ -91,6 +91,9 @@ class BrokerState {
   // A peer connected; `allowed` when it runs as the broker's user (or root); `pid` its process
   // (0 when unknown), which EnumerateTraceGuidsEx reports for its registrations.
   void connect(PeerId peer, bool allowed, std::uint32_t pid = 0);
+  // Whether `peer` is this broker's user (or root): another user's frames get
+  // ERROR_ACCESS_DENIED before anything about them is judged.
+  bool allowed(PeerId peer) const;
   // Handles one request of a connected peer; what to send waits in the outbox.
   void handle(PeerId peer, const Request& request);
   // A peer whose socket closed or whose frame could not be sent: its registrations vanish,

@@ -33,8 +33,10 @@ using namespace std::chrono_literals;
 // An upper bound for calls that have no timeout of their own, so that nothing hangs.
 constexpr auto kCallLimit = 30s;
 
-Registration* registration_of(REGHANDLE handle) {
-  return reinterpret_cast<Registration*>(static_cast<std::uintptr_t>(handle));
+// The registration `handle` names, nullptr for a value EventRegister never returned (or one
+// unregistered since): such a handle is never dereferenced (registration_handles.h).
+inline Registration* registration_of(REGHANDLE handle) {
+  return etwrt::g_registration_handles.find(handle);
 }
 
 // Thread-locals of this library use the initial-exec model: one %fs-relative access instead
@@ -322,23 +324,22 @@ inline ULONG write_plain(Route& route, const etwrt::dataplane::EventInput& in) {
 // (written or lost there), from the very snapshot of the sessions it used; the unobserved
 // instantiation has no trace of it.
 template <bool kObserved = false>
-ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
-                  const GUID* related, ULONG64 exclude, ULONG count,
+ULONG write_typed(Registration* registration, const EVENT_DESCRIPTOR& descriptor,
+                  const GUID* activity, const GUID* related, ULONG64 exclude, ULONG count,
                   const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags,
                   etwrt::observe::Delivered* to);
 
 template <bool kObserved = false>
-ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
-                  const GUID* related, ULONG64 exclude, ULONG count,
+ULONG write_event(Registration* registration, const EVENT_DESCRIPTOR& descriptor,
+                  const GUID* activity, const GUID* related, ULONG64 exclude, ULONG count,
                   const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags = 0, ULONG write_flags = 0,
                   const etwrt::TypedEvent* typed = nullptr,
                   etwrt::observe::Delivered* to = nullptr) {
-  if (handle == 0) return ERROR_INVALID_HANDLE;
-  Registration* registration = registration_of(handle);
-  if (registration->table.empty()) return ERROR_SUCCESS;  // No session: one relaxed load.
+  if (registration == nullptr) return ERROR_INVALID_HANDLE;  // registration_of found none
+  if (registration->table.empty()) return ERROR_SUCCESS;     // No session: one relaxed load.
   if (typed == nullptr && registration->use_descriptor_type.load(std::memory_order_relaxed))
       [[unlikely]] {
-    return write_typed<kObserved>(handle, descriptor, activity, related, exclude, count, data,
+    return write_typed<kObserved>(registration, descriptor, activity, related, exclude, count, data,
                                   extra_flags, write_flags, to);
   }
   Route& route = route_for(registration, descriptor.Level, descriptor.Keyword);
@@ -402,17 +403,16 @@ ULONG write_event(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 // EVENT_DATA_DESCRIPTOR.Type honoured (tracelogging.h): the payload descriptors alone are
 // written, the metadata and timestamp travel beside them.
 template <bool kObserved>
-ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GUID* activity,
-                  const GUID* related, ULONG64 exclude, ULONG count,
+ULONG write_typed(Registration* registration, const EVENT_DESCRIPTOR& descriptor,
+                  const GUID* activity, const GUID* related, ULONG64 exclude, ULONG count,
                   const EVENT_DATA_DESCRIPTOR* data, USHORT extra_flags, ULONG write_flags,
                   etwrt::observe::Delivered* to) {
   etwrt::TypedEvent typed;  // 2 KB of descriptors: on this frame, not write_event's.
-  const bool traits_set =
-      registration_of(handle)->traits_blob.load(std::memory_order_acquire) != nullptr;
+  const bool traits_set = registration->traits_blob.load(std::memory_order_acquire) != nullptr;
   const ULONG split =
       etwrt::split_by_type(std::span<const EVENT_DATA_DESCRIPTOR>(data, count), traits_set, typed);
   if (split != ERROR_SUCCESS) return split;
-  return write_event<kObserved>(handle, descriptor, activity, related, exclude,
+  return write_event<kObserved>(registration, descriptor, activity, related, exclude,
                                 static_cast<ULONG>(typed.payload_count), typed.payload.data(),
                                 extra_flags, write_flags, &typed, to);
 }
@@ -421,12 +421,13 @@ ULONG write_typed(REGHANDLE handle, const EVENT_DESCRIPTOR& descriptor, const GU
 // mode only (evntprov.h), so a user-mode caller passing it is refused (etwrt choice).
 constexpr ULONG kUserWriteFlags = EVENT_WRITE_FLAG_INPRIVATE;
 
-// The disabled path, inlined into each EventWrite* entry point ahead of write_event: a load
-// and a branch, no stack frame (write_event's frame, six saved registers and the call cost
-// more than the load when they came first).
-inline bool no_session(REGHANDLE handle) {
-  return __builtin_expect(handle != 0, 1) &&
-         __builtin_expect(registration_of(handle)->table.empty(), 1);
+// The disabled path, inlined into each EventWrite* entry point ahead of write_event: the
+// handle's lookup, a load and a branch, no stack frame (write_event's frame, six saved
+// registers and the call cost more than the load when they came first). A handle that names
+// no registration is not "no session": write_event answers ERROR_INVALID_HANDLE for it.
+inline bool no_session(const Registration* registration) {
+  return __builtin_expect(registration != nullptr, 1) &&
+         __builtin_expect(registration->table.empty(), 1);
 }
 
 // Bitwise, not short-circuit: with the descriptor test the argument checks are one predicted
@@ -446,10 +447,11 @@ ULONG observed(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descri
                const EVENT_DATA_DESCRIPTOR* data) {
   etwrt::observe::Delivered to;
   ULONG status = ERROR_SUCCESS;
-  if (!no_session(handle)) {
+  Registration* const registration = registration_of(handle);
+  if (!no_session(registration)) {
     status = etwrt::guarded(api, [&] {
-      return write_event<true>(handle, descriptor, activity, related, filter, count, data, 0, flags,
-                               nullptr, &to);
+      return write_event<true>(registration, descriptor, activity, related, filter, count, data, 0,
+                               flags, nullptr, &to);
     });
   }
   etwrt::observe::write(api, handle, descriptor, to);
@@ -541,9 +543,9 @@ ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* contex
   registration->guid = guid;
   registration->callback = callback;
   registration->context = context;
-  const auto token = reinterpret_cast<std::uint64_t>(registration);
   Client& client = Client::instance();
-  client.add_registration(registration);
+  if (!client.add_registration(registration)) return ERROR_NOT_ENOUGH_MEMORY;
+  const std::uint64_t token = registration->handle;
   struct Undo {
     Client& client;
     Registration* registration;
@@ -641,7 +643,8 @@ ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
     Registration* registration = registration_of(RegHandle);
     Client& client = Client::instance();
     // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
-    if (RegHandle == 0 || !client.remove_registration(registration)) return ERROR_INVALID_HANDLE;
+    if (registration == nullptr || !client.remove_registration(registration))
+      return ERROR_INVALID_HANDLE;
     if (etwrt::observe::on()) etwrt::observe::unregistered(RegHandle);
     client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
     registration->table.publish(nullptr, 0);
@@ -655,10 +658,9 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
                                   PVOID EventInformation, ULONG InformationLength) {
   return etwrt::guarded("EventSetInformation", [&]() -> ULONG {
     Registration* registration = registration_of(RegHandle);
-    Client& client = Client::instance();
     // The page: ERROR_INVALID_PARAMETER "if the RegHandle parameter is not a valid provider
     // registration handle".
-    if (RegHandle == 0 || !client.has_registration(registration)) return ERROR_INVALID_PARAMETER;
+    if (registration == nullptr) return ERROR_INVALID_PARAMETER;
     // A caller may pass any integer: read the parameter's bytes as one, never as the enum
     // (loading a value outside EVENT_INFO_CLASS's range is undefined behaviour).
     std::underlying_type_t<EVENT_INFO_CLASS> raw_class = 0;
@@ -686,9 +688,10 @@ ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS Informat
 }
 
 BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor) {
-  if (RegHandle == 0 || EventDescriptor == nullptr) return FALSE;
+  const Registration* registration = registration_of(RegHandle);
+  if (registration == nullptr || EventDescriptor == nullptr) return FALSE;
   const BOOLEAN answer =
-      registration_of(RegHandle)->table.accepts(EventDescriptor->Level, EventDescriptor->Keyword);
+      registration->table.accepts(EventDescriptor->Level, EventDescriptor->Keyword);
   if (etwrt::observe::on()) [[unlikely]] {
     etwrt::observe::enabled_query("EventEnabled", RegHandle, EventDescriptor->Level,
                                   EventDescriptor->Keyword, answer);
@@ -697,8 +700,9 @@ BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescri
 }
 
 BOOLEAN EVNTAPI EventProviderEnabled(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keyword) {
-  if (RegHandle == 0) return FALSE;
-  const BOOLEAN answer = registration_of(RegHandle)->table.accepts(Level, Keyword);
+  const Registration* registration = registration_of(RegHandle);
+  if (registration == nullptr) return FALSE;
+  const BOOLEAN answer = registration->table.accepts(Level, Keyword);
   if (etwrt::observe::on()) [[unlikely]] {
     etwrt::observe::enabled_query("EventProviderEnabled", RegHandle, Level, Keyword, answer);
   }
@@ -711,10 +715,12 @@ ULONG EVNTAPI EventWrite(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor
     return ERROR_INVALID_PARAMETER;
   if (etwrt::observe::on()) [[unlikely]]
     return observed_write(RegHandle, EventDescriptor, UserDataCount, UserData);
-  if (no_session(RegHandle)) [[likely]]
+  Registration* const registration = registration_of(RegHandle);
+  if (no_session(registration)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWrite", [&] {
-    return write_event(RegHandle, *EventDescriptor, nullptr, nullptr, 0, UserDataCount, UserData);
+    return write_event(registration, *EventDescriptor, nullptr, nullptr, 0, UserDataCount,
+                       UserData);
   });
 }
 
@@ -726,11 +732,12 @@ ULONG EVNTAPI EventWriteTransfer(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDe
   if (etwrt::observe::on()) [[unlikely]]
     return observed_write_transfer(RegHandle, EventDescriptor, ActivityId, RelatedActivityId,
                                    UserDataCount, UserData);
-  if (no_session(RegHandle)) [[likely]]
+  Registration* const registration = registration_of(RegHandle);
+  if (no_session(registration)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteTransfer", [&] {
-    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, 0, UserDataCount,
-                       UserData);
+    return write_event(registration, *EventDescriptor, ActivityId, RelatedActivityId, 0,
+                       UserDataCount, UserData);
   });
 }
 
@@ -743,10 +750,11 @@ ULONG EVNTAPI EventWriteEx(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescript
   if (etwrt::observe::on()) [[unlikely]]
     return observed_write_ex(RegHandle, EventDescriptor, Filter, Flags, ActivityId,
                              RelatedActivityId, UserDataCount, UserData);
-  if (no_session(RegHandle)) [[likely]]
+  Registration* const registration = registration_of(RegHandle);
+  if (no_session(registration)) [[likely]]
     return ERROR_SUCCESS;
   return etwrt::guarded("EventWriteEx", [&] {
-    return write_event(RegHandle, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
+    return write_event(registration, *EventDescriptor, ActivityId, RelatedActivityId, Filter,
                        UserDataCount, UserData, 0, Flags);
   });
 }
@@ -763,12 +771,13 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
     EventDataDescCreate(&data, String, static_cast<ULONG>((length + 1) * sizeof(WCHAR)));
     if (etwrt::observe::on()) [[unlikely]] {
       etwrt::observe::Delivered to;
-      const ULONG status = write_event<true>(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
-                                             EVENT_HEADER_FLAG_STRING_ONLY, 0, nullptr, &to);
+      const ULONG status =
+          write_event<true>(registration_of(RegHandle), descriptor, nullptr, nullptr, 0, 1, &data,
+                            EVENT_HEADER_FLAG_STRING_ONLY, 0, nullptr, &to);
       etwrt::observe::write("EventWriteString", RegHandle, descriptor, to);
       return status;
     }
-    return write_event(RegHandle, descriptor, nullptr, nullptr, 0, 1, &data,
+    return write_event(registration_of(RegHandle), descriptor, nullptr, nullptr, 0, 1, &data,
                        EVENT_HEADER_FLAG_STRING_ONLY);
   });
 }

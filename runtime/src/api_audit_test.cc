@@ -17,12 +17,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -665,6 +667,54 @@ TEST_F(Audit, EnabledChecksAndSetInformationCodes) {
             ERROR_NOT_SUPPORTED);
   EXPECT_EQ(EventSetInformation(h, EventProviderUseDescriptorType, &yes, sizeof yes),
             ERROR_SUCCESS);
+}
+
+// nf-evntprov-eventwrite.md: ERROR_INVALID_HANDLE, "The registration handle of the provider is
+// not valid" (so EventWriteTransfer, EventWriteEx, EventWriteString and EventUnregister too;
+// EventEnabled and EventProviderEnabled answer FALSE; EventSetInformation's page gives
+// ERROR_INVALID_PARAMETER for it). A value EventRegister
+// never returned, one unregistered since, or any pointer-sized integer is such a handle, with a
+// session or without: never a crash of the caller.
+TEST_F(Audit, HandlesEventRegisterNeverReturnedAreInvalid) {
+  const REGHANDLE freed = provider();
+  providers_.pop_back();
+  ASSERT_EQ(EventUnregister(freed), ERROR_SUCCESS);
+  const REGHANDLE live = provider();
+  auto junk = std::make_unique<std::uint64_t[]>(64);
+  std::memset(junk.get(), 0xa5, 64 * sizeof(std::uint64_t));
+  std::mt19937_64 random(20261128);
+  std::vector<REGHANDLE> bad = {1,
+                                freed,
+                                reinterpret_cast<REGHANDLE>(junk.get()),
+                                reinterpret_cast<REGHANDLE>(&junk),
+                                ~REGHANDLE{0},
+                                live + 1};
+  for (int i = 0; i < 32; ++i) bad.push_back(random());
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
+  const char16_t text[] = u"x";
+  BOOLEAN yes = TRUE;
+  const auto check_all = [&](const char* when) {
+    for (const REGHANDLE h : bad) {
+      SCOPED_TRACE(testing::Message() << when << ", handle 0x" << std::hex << h);
+      EXPECT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_INVALID_HANDLE);
+      EXPECT_EQ(EventWriteTransfer(h, &d, nullptr, nullptr, 0, nullptr), ERROR_INVALID_HANDLE);
+      EXPECT_EQ(EventWriteEx(h, &d, 0, 0, nullptr, nullptr, 0, nullptr), ERROR_INVALID_HANDLE);
+      EXPECT_EQ(EventWriteString(h, 4, 0x1, reinterpret_cast<PCWSTR>(text)), ERROR_INVALID_HANDLE);
+      EXPECT_FALSE(EventEnabled(h, &d));
+      EXPECT_FALSE(EventProviderEnabled(h, 4, 0x1));
+      EXPECT_EQ(EventSetInformation(h, EventProviderUseDescriptorType, &yes, sizeof yes),
+                ERROR_INVALID_PARAMETER);
+      EXPECT_EQ(EventUnregister(h), ERROR_INVALID_HANDLE);
+    }
+  };
+  check_all("no session");
+  const TRACEHANDLE s = start("audit-bad-handles");
+  ASSERT_EQ(enable(s), ERROR_SUCCESS);
+  ASSERT_TRUE(EventEnabled(live, &d));
+  check_all("one session");
+  EXPECT_EQ(EventWrite(live, &d, 0, nullptr), ERROR_SUCCESS);
+  EXPECT_EQ(stop(s), ERROR_SUCCESS);
 }
 
 }  // namespace

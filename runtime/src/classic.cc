@@ -243,8 +243,8 @@ ULONG WMIAPI RegisterTraceGuidsA(WMIDPREQUEST RequestAddress, PVOID RequestConte
     r->request = RequestAddress;
     r->request_context = RequestContext;
     etwrt::Client& client = etwrt::Client::instance();
-    client.add_registration(&r->base);
-    const auto token = reinterpret_cast<std::uint64_t>(&r->base);
+    if (!client.add_registration(&r->base)) return ERROR_NOT_ENOUGH_MEMORY;
+    const std::uint64_t token = r->base.handle;
     nlohmann::json request = {{"op", "register"},
                               {"token", token},
                               {"guid", etwrt::guid_to_wire(*ControlGuid)},
@@ -302,9 +302,9 @@ ULONG WMIAPI UnregisterTraceGuids(TRACEHANDLE RegistrationHandle) {
     }
     etwrt::Client& client = etwrt::Client::instance();
     // Waits for a running callback of it, so nothing touches `r` after it is deleted.
+    const std::uint64_t token = r->base.handle;
     client.remove_registration(&r->base);
-    client.call({{"op", "unregister"}, {"token", reinterpret_cast<std::uint64_t>(&r->base)}},
-                etwrt::kCallLimit);
+    client.call({{"op", "unregister"}, {"token", token}}, etwrt::kCallLimit);
     r->base.table.publish(nullptr, 0);
     {
       std::lock_guard lock(registry.mu);

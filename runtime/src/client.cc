@@ -410,7 +410,7 @@ void Client::reattach() {
     }
     bool ok = true;
     for (Registration* r : registrations) {
-      const auto token = reinterpret_cast<std::uint64_t>(r);
+      const std::uint64_t token = r->handle;
       json request = {{"op", "register"}, {"token", token}, {"guid", guid_to_wire(r->guid)}};
       ClientReply reply = call(request, 30s, [this, token](const json& body) {
         std::lock_guard lock(mu_);
@@ -454,24 +454,23 @@ std::optional<nlohmann::json> Client::traits_of(Registration& registration) {
   return registration.traits;
 }
 
-void Client::add_registration(Registration* registration) {
+bool Client::add_registration(Registration* registration) {
   std::lock_guard lock(mu_);
-  registrations_[reinterpret_cast<std::uint64_t>(registration)] = registration;
+  registration->handle = g_registration_handles.add(registration);
+  if (registration->handle == 0) return false;
+  registrations_[registration->handle] = registration;
+  return true;
 }
 
 bool Client::remove_registration(Registration* registration) {
-  const auto token = reinterpret_cast<std::uint64_t>(registration);
+  const std::uint64_t token = registration->handle;
   std::unique_lock lock(mu_);
   if (registrations_.erase(token) == 0) return false;
+  g_registration_handles.remove(token);
   if (std::this_thread::get_id() != callback_thread_id_) {
     idle_cv_.wait(lock, [&] { return running_token_ != token; });
   }
   return true;
-}
-
-bool Client::has_registration(const Registration* registration) {
-  std::lock_guard lock(mu_);
-  return registrations_.contains(reinterpret_cast<std::uint64_t>(registration));
 }
 
 void Client::publish_sessions(Registration& registration, const json& sessions) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "enable_table.h"
+#include "registration_handles.h"
 
 #include <etwrt/dataplane.h>
 
@@ -82,8 +83,10 @@ inline constexpr ULONG kBrokerLostStatus = ERROR_WMI_INSTANCE_NOT_FOUND;
 inline std::atomic<std::uint32_t> g_fork_generation{0};
 inline std::uint32_t fork_generation() { return g_fork_generation.load(std::memory_order_relaxed); }
 
-// A provider registration; REGHANDLE is its address.
+// A provider registration.
 struct Registration {
+  // Its REGHANDLE and its token on the wire (registration_handles.h), given by add_registration.
+  std::uint64_t handle = 0;
   GUID guid{};
   PENABLECALLBACK callback = nullptr;
   void* context = nullptr;
@@ -115,11 +118,11 @@ class Client {
   ClientReply call(nlohmann::json request, std::chrono::milliseconds timeout,
                    std::function<void(const nlohmann::json&)> on_reply = {});
 
-  // Adds/removes a registration in the table notifications are routed through.
-  void add_registration(Registration* registration);
+  // Adds/removes a registration in the table notifications are routed through. Adding gives it
+  // its handle; false (no handle) when the process has no handle left.
+  bool add_registration(Registration* registration);
   // Removes it and waits until no callback of it is running (unless called from inside one).
   bool remove_registration(Registration* registration);
-  bool has_registration(const Registration* registration);
   // The traits request a registration re-sends when the broker is reached again: written by
   // EventSetInformation, read by the reattaching reader thread, so both under the lock.
   void set_traits(Registration& registration, nlohmann::json request);

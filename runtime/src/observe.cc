@@ -60,9 +60,8 @@ __attribute__((format(printf, 2, 3))) void emit(const char* kind, const char* fi
 unsigned long long u64(std::uint64_t v) { return static_cast<unsigned long long>(v); }
 
 bool wanted_now(REGHANDLE handle, UCHAR level, ULONGLONG keyword) {
-  if (handle == 0) return false;
-  const auto* registration = reinterpret_cast<const Registration*>(handle);
-  return registration->table.accepts(level, keyword);
+  const Registration* registration = g_registration_handles.find(handle);
+  return registration != nullptr && registration->table.accepts(level, keyword);
 }
 
 // A connected SOCK_SEQPACKET socket to `path`, or -1 with errno set.
@@ -193,7 +192,7 @@ CallbackScope::CallbackScope(const Registration& registration, ULONG is_enabled,
       has_filter_(has_filter),
       start_ns_(now_ns()),
       outer_(t_in_callback) {
-  t_in_callback = reinterpret_cast<REGHANDLE>(&registration_);
+  t_in_callback = registration_.handle;
 }
 
 CallbackScope::~CallbackScope() {
@@ -202,7 +201,7 @@ CallbackScope::~CallbackScope() {
   emit("callback",
        "\"handle\":%llu,\"is_enabled\":%u,\"level\":%u,\"any\":%llu,\"all\":%llu,"
        "\"filter\":%s,\"duration_ns\":%lld",
-       u64(reinterpret_cast<REGHANDLE>(&registration_)), is_enabled_, level_, u64(any_), u64(all_),
+       u64(registration_.handle), is_enabled_, level_, u64(any_), u64(all_),
        has_filter_ ? "true" : "false", static_cast<long long>(duration));
 }
 

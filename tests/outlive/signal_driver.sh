@@ -13,11 +13,14 @@
 # own, and etwh puts the run's ETWRT_HOME (etwh-home-*) there, which every child inherits.
 # The run's broker must be gone within 1 s too: etwh owns its private home
 # (ETWRT_BROKER_OWNER_PID), so the broker stops the run's sessions and exits when etwh ends.
+# ETWH_OUTLIVE_GIVEN_HOME=1 gives etwh the home instead (ETWRT_HOME set, as a user or CI may):
+# a broker etwh starts there must end with etwh all the same.
 # ETWH_OUTLIVE_ITERATIONS, when set, replaces ITERATIONS (the CTests run 3 to 20;
 # `ETWH_OUTLIVE_ITERATIONS=20 ctest -R 'outlives|exits_1[34]'` runs 20 of each).
 set -u
 
 signal=$1 iterations=${ETWH_OUTLIVE_ITERATIONS:-$2} max_delay_ms=$3 expect_exit=$4
+given_home=${ETWH_OUTLIVE_GIVEN_HOME:-0}
 shift 5
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-outlive-XXXXXX")
 
@@ -38,7 +41,13 @@ for ((i = 1; i <= iterations; i++)); do
   delay_ms=$((50 + RANDOM % (max_delay_ms - 49)))
   # A background job of a script starts with SIGINT ignored; the driver must start as a user's
   # would (default action), so that a signal before its handlers are set still ends it (130).
-  env --default-signal=INT -u ETWRT_HOME TMPDIR="$tmp" "$@" >"$tmp.log" 2>&1 &
+  home_env=(-u ETWRT_HOME)
+  if ((given_home)); then
+    mkdir -m 700 "$tmp/etwh-home-given"
+    home_env=(ETWRT_HOME="$tmp/etwh-home-given")
+  fi
+  env --default-signal=INT -u ETWRT_BROKER_OWNER_PID "${home_env[@]}" TMPDIR="$tmp" "$@" \
+    >"$tmp.log" 2>&1 &
   driver=$!
   # Odd runs count the delay from the start (a signal may come before any child or handler);
   # even runs from the first child seen, so that a slow start (a sanitizer build, a loaded

@@ -21,8 +21,9 @@ std::string utc_now();  // ISO 8601, seconds, "Z"
 std::string host_name();
 unsigned long process_id();
 
-// Gives a run a private etwrt broker home (ETWRT_HOME) unless the caller set one, owned by this
-// process (ETWRT_BROKER_OWNER_PID: its broker ends with it), and removes it on destruction.
+// Gives a run a private etwrt broker home (ETWRT_HOME) unless the caller set one, and removes it
+// on destruction. Either way a broker the run starts is owned by this process
+// (ETWRT_BROKER_OWNER_PID, unless the caller set it: the broker ends with its owner).
 // Nothing on Windows, where the platform's own ETW answers.
 class PrivateEtwrtHome {
  public:

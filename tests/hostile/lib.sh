@@ -1,0 +1,51 @@
+# Sourced by the tests/hostile/ scripts: run one etwh command bounded in time and memory and
+# judge how it refused a hostile file. The sourcing script sets $work (a private folder) and
+# counts $failures.
+
+readonly kLimitSeconds=5 kLimitKib=$((200 * 1024))
+
+# expect_refused LABEL NAMED -- COMMAND...: COMMAND must exit 2 within 5 s, with NAMED (the
+# hostile path) in its error output, its resident memory staying under 200 MB. A command that
+# outlives the bound or the memory is killed, its process group with it.
+expect_refused() {
+  local label=$1 named=$2
+  shift 3
+  local out="$work/out.$$" err="$work/err.$$"
+  setsid "$@" >"$out" 2>"$err" </dev/null &
+  local pid=$! peak=0 rss ticks=0 verdict=""
+  while kill -0 "$pid" 2>/dev/null; do
+    rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
+    ((${rss:-0} > peak)) && peak=${rss:-0}
+    if ((peak > kLimitKib)); then
+      verdict="over 200 MB (${peak} KiB)"
+    elif ((ticks >= kLimitSeconds * 20)); then
+      verdict="still running after ${kLimitSeconds} s"
+    fi
+    if [[ -n $verdict ]]; then
+      kill -KILL -- "-$pid" 2>/dev/null
+      break
+    fi
+    sleep 0.05
+    ticks=$((ticks + 1))
+  done
+  wait "$pid"
+  local status=$?
+  if [[ -z $verdict && $status -ne 2 ]]; then
+    verdict="exit $status, not 2"
+  elif [[ -z $verdict ]] && ! grep -qF -- "$named" "$err"; then
+    verdict="the error does not name $named"
+  fi
+  if [[ -n $verdict ]]; then
+    echo "FAIL $label: $verdict"
+    sed 's/^/  | /' "$err" | head -5
+    failures=$((failures + 1))
+  else
+    echo "ok   $label: $(head -1 "$err")"
+  fi
+}
+
+# What `path` is, without following it, to see that a refusal left it as it was.
+shape_of() {
+  stat -c '%F %t:%T %i' "$1" 2>/dev/null || echo absent
+  [[ -L $1 ]] && readlink "$1"
+}
