@@ -8,6 +8,7 @@
 
 #include "enable_filters.h"
 #include "enable_table.h"
+#include "file_logger.h"
 #include "requests.h"
 
 #include <etwrt/dataplane.h>
@@ -68,6 +69,9 @@ struct Session : SessionSettings {
   // key, and the providers it keeps out of them (TraceSetDisallowList), by provider GUID key.
   std::map<std::string, Enable> group_enables;
   std::set<std::string> disallow;
+  // A session with a log file: the broker's thread that writes it (runtime/README.md,
+  // "Trace files (writing)").
+  std::shared_ptr<FileLogger> logger;
 };
 
 struct Registration {
@@ -182,6 +186,9 @@ class BrokerState {
   void take_over_classic(const std::string& key);
 
   Session* find_session(std::uint64_t handle, const std::string& name);
+  // Trace files (broker_files.cc): starts the logger of a session with a log file; its
+  // StartTrace status (ERROR_BAD_PATHNAME when another session writes that file).
+  ULONG start_logger(Session& s);
   void stop_session(std::uint64_t handle);
   static nlohmann::json properties_json(const Session& s);
   GUID random_guid();
