@@ -26,7 +26,7 @@ constexpr std::uint16_t kBufferFlagProcIndex = 0x0020;    // ETW_BUFFER_FLAG_PRO
 constexpr std::uint16_t kBufferTypeGeneric = 0;           // ETW_BUFFER_TYPE_GENERIC
 constexpr std::uint16_t kBufferTypeHeader = 4;            // ETW_BUFFER_TYPE_HEADER
 constexpr std::uint32_t kBufferStateFlush = 3;            // EtwBufferStateFlush
-constexpr std::uint16_t kExtLinkage = 1;  // another extended item follows
+constexpr std::uint16_t kExtLinkage = 1;                  // another extended item follows
 // What the header claims to be: Windows 10 (build 19041), file layout 1.5 (uncompressed).
 constexpr std::uint8_t kVersion[4] = {10, 0, 1, 5};
 constexpr std::uint32_t kProviderVersion = 19041;
@@ -85,16 +85,12 @@ std::int64_t file_time_now() {
 ULONG status_of_errno(int error) {
   switch (error) {
     case ENOENT:
-    case ENOTDIR:
-      return ERROR_PATH_NOT_FOUND;
+    case ENOTDIR: return ERROR_PATH_NOT_FOUND;
     case EACCES:
     case EPERM:
-    case EROFS:
-      return ERROR_ACCESS_DENIED;
-    case ENOSPC:
-      return ERROR_DISK_FULL;
-    default:
-      return ERROR_BAD_PATHNAME;
+    case EROFS: return ERROR_ACCESS_DENIED;
+    case ENOSPC: return ERROR_DISK_FULL;
+    default: return ERROR_BAD_PATHNAME;
   }
 }
 
@@ -230,8 +226,8 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
   put<std::uint32_t>(e, 8, static_cast<std::uint32_t>(::gettid()));
   put<std::uint32_t>(e, 12, static_cast<std::uint32_t>(::getpid()));
   // Appending: the header stays the first session's (its StartTime and the clock reading of it).
-  put<std::int64_t>(e, 16, appended_start_ != 0 ? appended_system_time_
-                                                : file_clock(settings_.start_ns));
+  put<std::int64_t>(e, 16,
+                    appended_start_ != 0 ? appended_system_time_ : file_clock(settings_.start_ns));
   std::byte* h = e + kSystemHeaderBytes;  // TRACE_LOGFILE_HEADER (x64)
   const bool appended = appended_start_ != 0;
   put<std::uint32_t>(h, 0x00, bs);
@@ -243,14 +239,13 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
   put<std::uint32_t>(h, 0x1C, settings_.maximum_file_size);
   put<std::uint32_t>(h, 0x20, settings_.log_file_mode);
   put<std::uint32_t>(h, 0x24, static_cast<std::uint32_t>(file_buffers_));  // in this file
-  put<std::uint32_t>(h, 0x28, 1);  // StartBuffers
-  put<std::uint32_t>(h, 0x2C, 8);  // PointerSize
-  put<std::uint32_t>(h, 0x30,
-                     static_cast<std::uint32_t>(pool_events_lost + events_lost_.load() +
-                                                appended_lost_));
+  put<std::uint32_t>(h, 0x28, 1);                                          // StartBuffers
+  put<std::uint32_t>(h, 0x2C, 8);                                          // PointerSize
+  put<std::uint32_t>(
+      h, 0x30, static_cast<std::uint32_t>(pool_events_lost + events_lost_.load() + appended_lost_));
   put<std::uint32_t>(h, 0x34, kCpuSpeedMHz);
-  std::memcpy(h + 0x48 + 4, kZoneName, sizeof kZoneName);        // StandardName
-  std::memcpy(h + 0x48 + 4 + 84, kZoneName, sizeof kZoneName);   // DaylightName
+  std::memcpy(h + 0x48 + 4, kZoneName, sizeof kZoneName);       // StandardName
+  std::memcpy(h + 0x48 + 4 + 84, kZoneName, sizeof kZoneName);  // DaylightName
   put<std::int64_t>(h, 0xF8, boot_file_time());
   put<std::int64_t>(h, 0x100, kPerfFreq);
   put<std::int64_t>(h, 0x108, appended ? appended_start_ : settings_.start_file_time);
@@ -286,8 +281,9 @@ void EtlFile::write_buffer() {
     wrapped_ = true;
   }
   const bool sequential_full =
-      capacity != 0 && (mode & (EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE)) ==
-                           0 && file_buffers_ >= capacity;
+      capacity != 0 &&
+      (mode & (EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE)) == 0 &&
+      file_buffers_ >= capacity;
   if (full_ || sequential_full || fd_ < 0) {
     full_ = true;  // "stops when the file reaches its maximum size"
     events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
@@ -344,14 +340,18 @@ void EtlFile::add(const dataplane::RecordView& r) {
       items[count++] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
                         std::as_bytes(std::span(&r.related_activity_id, 1))};
     }
-    if (!r.provider_traits.empty()) items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
-    if (!r.event_schema.empty()) items[count++] = {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, r.event_schema};
+    if (!r.provider_traits.empty())
+      items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
+    if (!r.event_schema.empty())
+      items[count++] = {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, r.event_schema};
   }
   std::size_t size = classic ? kClassicHeaderBytes : kEventHeaderBytes;
-  for (std::size_t i = 0; i < count; ++i) size += 8 + align8(static_cast<std::uint32_t>(items[i].data.size()));
+  for (std::size_t i = 0; i < count; ++i)
+    size += 8 + align8(static_cast<std::uint32_t>(items[i].data.size()));
   size += r.user_data.size();
   // A record's Size is a USHORT and it must fit in a buffer after the buffer's header.
-  if (size > 0xFFFF || align8(static_cast<std::uint32_t>(size)) > settings_.buffer_bytes - kBufferHeaderBytes) {
+  if (size > 0xFFFF ||
+      align8(static_cast<std::uint32_t>(size)) > settings_.buffer_bytes - kBufferHeaderBytes) {
     events_lost_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -374,8 +374,8 @@ void EtlFile::add(const dataplane::RecordView& r) {
     std::memcpy(e + 24, &r.provider_id, 16);
     at = kClassicHeaderBytes;
   } else {  // EVENT_HEADER; the 64-bit flag is the header type's, not stored
-    std::uint16_t flags = r.flags & ~std::uint16_t{EVENT_HEADER_FLAG_64_BIT_HEADER |
-                                                   EVENT_HEADER_FLAG_EXTENDED_INFO};
+    std::uint16_t flags =
+        r.flags & ~std::uint16_t{EVENT_HEADER_FLAG_64_BIT_HEADER | EVENT_HEADER_FLAG_EXTENDED_INFO};
     if (count != 0) flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
     put<std::uint8_t>(e, 2, kTypeEventHeader64);
     put<std::uint8_t>(e, 3, kMarkerFlags);

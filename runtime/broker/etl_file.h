@@ -30,8 +30,8 @@ struct EtlSettings {
   std::uint32_t clock = 1;              // Wnode.ClientContext: 1 QPC, 2 system time, 3 cycles
   std::uint16_t logger_id = 0;
   std::uint32_t processors = 1;
-  std::int64_t start_file_time = 0;   // FILETIME of StartTrace
-  std::uint64_t start_ns = 0;         // the pool's clock at that moment
+  std::int64_t start_file_time = 0;     // FILETIME of StartTrace
+  std::uint64_t start_ns = 0;           // the pool's clock at that moment
   std::int64_t realtime_offset_ns = 0;  // CLOCK_REALTIME minus the pool's clock, in ns
 };
 
@@ -86,12 +86,13 @@ class EtlFile {
   std::uint32_t buffer_events_ = 0;  // records in buffer_
   std::uint64_t last_timestamp_ = 0;
   std::uint64_t sequence_ = 0;
-  std::uint64_t slot_ = 1;  // where the next buffer goes in the file (0 is the header)
+  std::uint64_t slot_ = 1;          // where the next buffer goes in the file (0 is the header)
   std::uint64_t file_buffers_ = 1;  // buffers in the current file, its header included
   std::vector<std::uint32_t> slot_events_;  // circular: records held by each slot
   bool wrapped_ = false;
   bool full_ = false;
-  std::uint64_t pool_events_lost_ = 0;  // sequential: MaximumFileSize reached, nothing more is written
+  std::uint64_t pool_events_lost_ =
+      0;  // sequential: MaximumFileSize reached, nothing more is written
   // Appending: what the existing file's header already counted.
   std::uint64_t appended_lost_ = 0;
   std::uint64_t appended_buffers_lost_ = 0;

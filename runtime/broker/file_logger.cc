@@ -69,8 +69,8 @@ void FileLogger::run() {
     lock.unlock();
     std::size_t n = poll(false);
     const auto now = std::chrono::steady_clock::now();
-    const bool timer = flush_timer_ns_ != 0 && now - last_flush >= std::chrono::nanoseconds(
-                                                                    flush_timer_ns_);
+    const bool timer =
+        flush_timer_ns_ != 0 && now - last_flush >= std::chrono::nanoseconds(flush_timer_ns_);
     if (timer || asked != flush_done_) {
       // Bounded: writers that never pause would keep a flushing poll busy for ever.
       for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;

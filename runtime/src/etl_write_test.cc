@@ -72,8 +72,8 @@ Checked check_layout(const std::string& file, const json& expect) {
 ULONG write_events(TRACEHANDLE session, ULONG count) {
   REGHANDLE reg = 0;
   EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
-  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0,
-                           10000, nullptr),
+  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                           nullptr),
             ERROR_SUCCESS);
   EVENT_DESCRIPTOR descriptor{};
   descriptor.Id = 7;
@@ -131,12 +131,17 @@ TEST_F(EtlWrite, SequentialFileHoldsEveryEventNotReportedLost) {
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   EXPECT_EQ(s.log_file, file);  // ControlTrace(STOP) too
   EXPECT_EQ(written + s.events_lost, kEvents);
-  const Checked c = check_layout(
-      file, {{"strict", true}, {"logger_name", "etl-seq"}, {"log_file_name", file},
-             {"log_file_mode", EVENT_TRACE_FILE_MODE_SEQUENTIAL}, {"buffer_size", 4096},
-             {"clock", 1}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost},
-             {"buffers_written", s.buffers_written}, {"provider", kProviderText},
-             {"user_data_size", kPayload}});
+  const Checked c = check_layout(file, {{"strict", true},
+                                        {"logger_name", "etl-seq"},
+                                        {"log_file_name", file},
+                                        {"log_file_mode", EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+                                        {"buffer_size", 4096},
+                                        {"clock", 1},
+                                        {"events", kEvents - s.events_lost},
+                                        {"events_lost", s.events_lost},
+                                        {"buffers_written", s.buffers_written},
+                                        {"provider", kProviderText},
+                                        {"user_data_size", kPayload}});
   EXPECT_EQ(c.status, 0) << c.output;
   EXPECT_EQ(std::filesystem::file_size(file), std::uintmax_t{s.buffers_written} * 4096);
 }
@@ -155,9 +160,9 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   EXPECT_GT(s.events_lost, 0u) << "no loss: this test proves nothing on this machine";
   EXPECT_EQ(written + s.events_lost, kEvents);
-  const Checked c = check_layout(file, {{"strict", true},
-                                        {"events", kEvents - s.events_lost},
-                                        {"events_lost", s.events_lost}});
+  const Checked c = check_layout(
+      file,
+      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
 }
 
@@ -224,8 +229,8 @@ TEST_F(EtlWrite, AppendAddsToTheFileOfAnEarlierSession) {
     ASSERT_EQ(s.status, ERROR_SUCCESS);
     lost += s.events_lost;
   }
-  const Checked c = check_layout(file, {{"strict", true}, {"clock", 2}, {"events", 2000 - lost},
-                                        {"events_lost", lost}});
+  const Checked c = check_layout(
+      file, {{"strict", true}, {"clock", 2}, {"events", 2000 - lost}, {"events_lost", lost}});
   EXPECT_EQ(c.status, 0) << c.output;
   FileProperties other(file, EVENT_TRACE_FILE_MODE_APPEND);
   other.get()->BufferSize = 8;  // not the file's: refused
@@ -263,9 +268,9 @@ TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   const Stopped s = stop("etl-max");
   EXPECT_EQ(std::filesystem::file_size(file), 32u * 1024);
   EXPECT_GT(s.log_buffers_lost, 0u);
-  const Checked c = check_layout(file, {{"strict", true},
-                                        {"events", kEvents - s.events_lost},
-                                        {"events_lost", s.events_lost}});
+  const Checked c = check_layout(
+      file,
+      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
 }
 
@@ -296,6 +301,90 @@ TEST_F(EtlWrite, RealtimeAndFileAtOnceBothGetEveryEvent) {
   EXPECT_EQ(received.load() + s.events_lost, kEvents);
   const Checked c = check_layout(file, {{"strict", true}, {"events", kEvents - s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+}
+
+// Extended items go into the file as its format keeps them (after the EVENT_HEADER, chained by
+// their linkage bit): provider traits set with EventSetInformation and EventWriteTransfer's
+// related activity ID, one of each per event.
+TEST_F(EtlWrite, ExtendedItemsFollowTheEventHeader) {
+  const std::string file = path("items.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-items", p.get()), ERROR_SUCCESS);
+  REGHANDLE reg = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  std::array<std::uint8_t, 7> traits = {7, 0, 'P', 0, 3, 0, 130};  // name "P", one trait
+  ASSERT_EQ(EventSetInformation(reg, EventProviderSetTraits, traits.data(), traits.size()),
+            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
+  EVENT_DESCRIPTOR descriptor{};
+  descriptor.Level = 4;
+  const GUID activity = kProvider;
+  const GUID related = {1, 2, 3, {4, 5, 6, 7, 8, 9, 10, 11}};
+  std::array<char, kPayload> payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, payload.data(), kPayload);
+  constexpr ULONG kEvents = 50;
+  for (ULONG i = 0; i < kEvents; ++i) {
+    EXPECT_EQ(EventWriteTransfer(reg, &descriptor, &activity, &related, 1, &data), ERROR_SUCCESS);
+  }
+  EventUnregister(reg);
+  const Stopped s = stop("etl-items");
+  ASSERT_EQ(s.events_lost, 0u);
+  const Checked c =
+      check_layout(file, {{"strict", true}, {"events", kEvents}, {"user_data_size", kPayload}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(c.summary.value("extended_items", 0u), 2 * kEvents);
+}
+
+// Classic providers (TraceEvent) are written as EVENT_TRACE_HEADER records (FULL_HEADER64).
+const GUID kControl = {
+    0x6f1d8b52, 0x3cae, 0x4d74, {0x90, 0x25, 0x7b, 0x31, 0xa4, 0xe8, 0x2f, 0x69}};
+const GUID kClass = {0x701e9c63, 0x4dbf, 0x4e85, {0xa1, 0x36, 0x8c, 0x42, 0xb5, 0xf9, 0x30, 0x7a}};
+std::atomic<TRACEHANDLE> g_logger{0};
+
+ULONG WINAPI control_callback(WMIDPREQUESTCODE code, PVOID, ULONG*, PVOID buffer) {
+  if (code == WMI_ENABLE_EVENTS) g_logger = GetTraceLoggerHandle(buffer);
+  return ERROR_SUCCESS;
+}
+
+TEST_F(EtlWrite, ClassicEventsAreEventTraceHeaderRecords) {
+  const std::string file = path("classic.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-classic", p.get()), ERROR_SUCCESS);
+  TRACEHANDLE reg = 0;
+  TRACE_GUID_REGISTRATION classes[1] = {{&kClass, nullptr}};
+  g_logger = 0;
+  ASSERT_EQ(RegisterTraceGuidsA(&control_callback, nullptr, &kControl, 1, classes, nullptr, nullptr,
+                                &reg),
+            ERROR_SUCCESS);
+  ASSERT_EQ(EnableTrace(TRUE, 0, TRACE_LEVEL_INFORMATION, &kControl, h), ERROR_SUCCESS);
+  for (int i = 0; i < 500 && g_logger == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(g_logger.load(), 0u);
+  struct {
+    EVENT_TRACE_HEADER header;
+    ULONG value;
+  } e{};
+  e.header.Size = sizeof e;
+  e.header.Flags = WNODE_FLAG_TRACED_GUID;
+  e.header.Guid = kClass;
+  e.header.Class.Type = 10;
+  e.header.Class.Level = TRACE_LEVEL_INFORMATION;
+  constexpr ULONG kEvents = 40;
+  for (ULONG i = 0; i < kEvents; ++i) EXPECT_EQ(TraceEvent(g_logger, &e.header), ERROR_SUCCESS);
+  UnregisterTraceGuids(reg);
+  const Stopped s = stop("etl-classic");
+  ASSERT_EQ(s.events_lost, 0u);
+  const Checked c = check_layout(file, {{"strict", true},
+                                        {"events", kEvents},
+                                        {"provider", "701e9c63-4dbf-4e85-a136-8c42b5f9307a"}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(c.summary.value("classic", 0u), kEvents);
 }
 
 // StartTrace page: a LogFileMode combination that is not valid is ERROR_INVALID_PARAMETER;
