@@ -76,9 +76,11 @@ void FileLogger::run() {
       for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
       file_->flush();
       last_flush = now;
+      // For the header of a NEWFILE file closed before the stop. Not at every poll: QUERY
+      // reads every buffer's descriptor, lines the writers are writing.
+      const dataplane::Counters c = pool_->query(session_);
+      file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
     }
-    const dataplane::Counters c = pool_->query(session_);
-    file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
     lock.lock();
     if (asked != flush_done_) {
       flush_done_ = asked;
