@@ -24,6 +24,10 @@ std::unique_ptr<FileLogger> FileLogger::start(std::shared_ptr<dataplane::Pool> p
   try {
     dataplane::ReaderOptions options;
     options.max_claim_per_poll = 0;  // every full buffer at each poll: the file takes them all
+    if (realtime) {  // Realtime consumers fed from here get records as the hub's would.
+      options.eager_partial = true;
+      options.streaming_hold_back_ns = 10'000;
+    }
     logger->reader_ = std::make_unique<dataplane::Reader>(*logger->pool_, options, session);
     if (realtime) {
       logger->feeder_ = std::make_unique<dataplane::RelayFeeder>(*logger->pool_, session);
