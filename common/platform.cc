@@ -15,14 +15,6 @@ namespace etwh {
 
 namespace fs = std::filesystem;
 
-const char* build_platform() {
-#ifdef _WIN32
-  return "windows";
-#else
-  return "etwrt";
-#endif
-}
-
 std::string executable_name(std::string_view stem) {
 #ifdef _WIN32
   return std::string(stem) + ".exe";

@@ -11,8 +11,8 @@ namespace {
 
 TEST(ShippedCatalog, LoadsWithEveryRuleOfRulesMd) {
   const Catalog c = load_catalog(ETWH_CATALOG_FILE);
-  // shared/RULES.md's 62 rules, issue 12's four TL-* rules and three TL-META-* lint rules, and
-  // issue 13's CON-CLOCK; IDs never change once shipped.
+  // shared/RULES.md's 62 rules, the four TL-* rules of TraceLogging, three TL-META-* lint rules
+  // and the consumer clock rule CON-CLOCK; IDs never change once shipped.
   EXPECT_EQ(c.rules.size(), 70u);
   EXPECT_EQ(c.ids().size(), c.rules.size());
   for (const char* id : {"CB-LEVEL-MAX", "TR-FORMAT", "HDR-CPU-TIME", "CON-WPP", "DESC-MOF-OPCODE",

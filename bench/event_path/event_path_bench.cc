@@ -1,4 +1,4 @@
-// etwh_bench_event_path: issue 3's side-by-side run, in one binary and one run:
+// etwh_bench_event_path: the side-by-side run of the event path, in one binary and one run:
 //  - EventWrite of 32 bytes with no session, one and four realtime sessions (runtime_bench.cc,
 //    linked in, with the rest of the etwrt control-plane benchmarks);
 //  - an LTTng-UST tracepoint with the same 32-byte payload, recorded by a snapshot session (no

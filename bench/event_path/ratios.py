@@ -5,13 +5,13 @@ Usage: ./build/bin/etwh_bench_event_path --benchmark_repetitions=5 \
            --benchmark_report_aggregates_only=true --benchmark_out=build/event_path.json
        bench/event_path/ratios.py build/event_path.json
 
-Reads the medians (wall and the benchmark thread's cpu time) and cv of Google Benchmark's JSON output and prints the issue 3 goals:
+Reads the medians (wall and the benchmark thread's cpu time) and cv of Google Benchmark's JSON output and prints the goals (bench/README.md):
 EventWrite with one session against the LTTng-UST tracepoint (<= 0.7; snapshot session and
 file session drained by lttng-consumerd) and the raw ring (<= 3; also against the ring with a
 timestamp per item), EventWrite with no session against 2 ns and the shared-library call floor,
-and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's rate (issue 15:
->= 0.3 of the ring with a timestamp per item), and the latency floor of the same run: a
-cross-process wake-up through a futex in shared memory, p50 and p99. Issue 15's write goals:
+and the end-to-end rate in events/s (>= 5 M) and as a fraction of the raw ring's rate
+(>= 0.3 of the ring with a timestamp per item), and the latency floor of the same run: a
+cross-process wake-up through a futex in shared memory, p50 and p99. The write goals:
 EventWrite to 4 sessions against 1 session (<= 1.5 by the writing thread's cpu time, <= 2 by
 wall time; beside it the wall's floor when the consumers share the writer's CPUs (the process's
 cpu time per event over its CPUs), the cache-line round trip between two CPUs measured beside each
@@ -28,9 +28,9 @@ Exit status: 0 when every goal this run measured is met, 1 when one is missed (t
 each), 2 for bad input. A goal whose benchmarks did not run (e.g. LTTng without root) is reported
 as not measured and does not fail the run. So is EventWrite 4/1 when the cache line's round trip
 beside the two benchmarks differs more than 3-fold: the host ran the vCPUs differently for each
-(bench/README.md, "The four-session slow mode"), and a ratio across that is no comparison; the
+(bench/reducing_variance.md, "The host's modes"), and a ratio across that is no comparison; the
 last line names it, to be run again. EventWrite 1 session / ring is judged in either mode: the
-ring's cost does not move with it (bench/README.md, "Where issue 15 stands").
+ring's cost does not move with it (bench/reducing_variance.md).
 """
 import json
 import sys
@@ -137,7 +137,7 @@ def main(path):
     ratio("one", "lttng_file", 0.7, "EventWrite 1 session / LTTng-UST tracepoint, file session")
     ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
     ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item")
-    # Issue 15.
+    # The write goals: several sessions, and the ring with a timestamp per item.
     trips = round_trips("four", "one")
     ratio("four", "one", 2, "EventWrite 4 sessions / 1 session", cpu_goal=1.5,
           apart=modes_apart("four", "one"))
@@ -162,7 +162,7 @@ def main(path):
               f"{f4 / f1:.2f}; wall / that floor: {median[NAMES['four']] / f4:.2f} and "
               f"{median[NAMES['one']] / f1:.2f}")
     if all(trips):
-        print(f"  a cache line's round trip between two CPUs beside them (bench/README.md: it "
+        print(f"  a cache line's round trip between two CPUs beside them (bench/reducing_variance.md: it "
               f"decides the slow mode): {trips[0]:.0f} ns and {trips[1]:.0f} ns")
     floor("ring4_ts", "ring_ts", "four timestamped rings of 32-byte items / one")
     floor("ring4_112_ts", "ring112_ts",
@@ -170,10 +170,10 @@ def main(path):
     floor("ring1x4_112_ts", "ring112_ts",
           "one timestamped ring of 112-byte items read by four consumers (buffers shared "
           "among the sessions) / one read by one")
-    ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item (issue 15)")
+    ratio("one", "ring_ts", 2, "EventWrite 1 session / raw ring with a timestamp per item")
     ring_trips = round_trips("one", "ring_ts")
     if all(ring_trips):
-        # Judged in either mode: the ring's cost does not move with it (bench/README.md).
+        # Judged in either mode: the ring's cost does not move with it (bench/reducing_variance.md).
         print(f"  the cache line's round trip beside them: {ring_trips[0]:.0f} ns and "
               f"{ring_trips[1]:.0f} ns")
     one = counters.get(NAMES["one"], {})

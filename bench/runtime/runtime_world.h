@@ -34,7 +34,7 @@ void runtime_end(const std::string& owned_dir);
 // One cache line bounced between two threads pinned to the first two CPUs this process may use,
 // ns per round trip (0: fewer than two, or pinning refused). Measured beside each EventWrite and
 // raw-ring repetition: it tells in which of the host's modes the repetition ran, and ratios.py
-// compares only repetitions of one mode (bench/README.md, "The four-session slow mode").
+// compares only repetitions of one mode (bench/reducing_variance.md, "The host's modes").
 double cpu_round_trip_ns(int round_trips = 20000);
 
 }  // namespace etwh_bench

@@ -63,7 +63,7 @@ double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 // their spacing (the child is asleep each time). Each placement apart: left to the scheduler,
 // a wake-up lands on the waker's CPU (3-4 us here) or on another (16-40 us, through the host),
 // in a share that changes from one window to the next, so an unpinned p99 lands on either
-// (harness/stress/README.md, "The latency floor has two values").
+// (harness/stress/README.md, "The floors beside the latency").
 constexpr std::size_t kFloorSamples = 1000;
 constexpr std::chrono::microseconds kFloorGap{50};
 

@@ -1,4 +1,5 @@
 #include "agent.h"
+#include "etwh/build_platform.h"
 #include "platform.h"
 
 #include <iostream>
@@ -7,7 +8,7 @@
 namespace etwh::agent {
 
 void run_agent_loop(Agent& agent, LineWriter& out) {
-  out.write({{"event", "ready"}, {"pid", current_pid()}, {"platform", platform_name()}});
+  out.write({{"event", "ready"}, {"pid", current_pid()}, {"platform", etwh::build_platform()}});
   std::string line;
   while (std::getline(std::cin, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -29,14 +29,6 @@ std::uint64_t current_tid() {
 #endif
 }
 
-const char* platform_name() {
-#ifdef _WIN32
-  return "windows";
-#else
-  return "etwrt";
-#endif
-}
-
 void prepare_stdio() {
 #ifdef _WIN32
   _setmode(_fileno(stdin), _O_BINARY);

@@ -13,9 +13,6 @@ std::uint64_t current_pid();
 // The id of the calling thread, as the OS reports it (what `--trace` puts callbacks on).
 std::uint64_t current_tid();
 
-// "etwrt" or "windows": which implementation answers the Win32 ETW API here.
-const char* platform_name();
-
 // Makes stdin/stdout byte streams (no newline translation), so JSON lines arrive unchanged.
 void prepare_stdio();
 

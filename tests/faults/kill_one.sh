@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault injection (issue 10): runs an etwh command ITERATIONS times and SIGKILLs one process of
+# Fault injection: runs an etwh command ITERATIONS times and SIGKILLs one process of
 # the run, TARGET, at a random moment, then checks that the run
 #   - ends within BOUND_S seconds (a hang fails the test; the hung run is killed),
 #   - leaves nothing running 1 s after it ended (agents, writers, the broker),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nothing outlives the harness (issues 10/11). Starts an etwh command ITERATIONS times, sends
+# Nothing outlives the harness. Starts an etwh command ITERATIONS times, sends
 # it SIGNAL after a random delay of up to MAX_DELAY_MS, and counts what that run left behind.
 #
 #   signal_driver.sh SIGNAL ITERATIONS MAX_DELAY_MS EXPECT_EXIT -- ETWH ARGS...

@@ -7,11 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace etwh {
+#include "etwh/build_platform.h"
 
-// The platform this build judges when none is named: "windows" for the Windows build (real
-// ETW), "etwrt" on Linux. The list of platforms is the catalog's (`platforms` in rules.json).
-const char* build_platform();
+namespace etwh {
 
 // `stem` as an executable file name here ("etwh-agent" or "etwh-agent.exe").
 std::string executable_name(std::string_view stem);

@@ -1,13 +1,13 @@
 // The latency floor of this machine: how long a process asleep on a futex in shared memory
 // takes to run again after another process wakes it. Every etwrt delivery to a sleeping
 // consumer pays at least this, so `etwh stress` and etwh_bench_event_path report latencies
-// against it, measured in the same run (issue 15). Linux only.
+// against it, measured in the same run. Linux only.
 //
 // Where the sleeper runs decides the figure: on the waker's CPU the wake-up is a context switch
 // (3-4 us on a 2-vCPU guest); on another, idle CPU it is an interrupt to that CPU, which on a
 // virtual machine goes through the host (16-40 us there). Left to the scheduler, a pair starts
 // on two CPUs and is moved onto one after a varying number of wake-ups, so the unpinned p99 lands
-// on either figure (harness/stress/README.md, "The latency floor has two values"); each
+// on either figure (harness/stress/README.md, "The floors beside the latency"); each
 // placement measured alone is stable.
 #pragma once
 
