@@ -255,6 +255,26 @@ TEST_F(EtlWrite, FlushPutsBufferedEventsInTheFileBeforeItReturns) {
   EXPECT_EQ(stop("etl-flush").status, ERROR_SUCCESS);
 }
 
+// QUERY gives the file's name at LogFileNameOffset (EVENT_TRACE_PROPERTIES page); a relative
+// name is the caller's, made absolute (the broker's working directory is not the caller's).
+TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(home_.dir());
+  FileProperties p("relative.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  const ULONG started = StartTraceA(&h, "etl-relative", p.get());
+  std::filesystem::current_path(before);
+  ASSERT_EQ(started, ERROR_SUCCESS);
+  FileProperties q("", 0);
+  q.get()->LogFileNameOffset = 0;
+  ASSERT_EQ(ControlTraceA(h, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  ASSERT_NE(q.get()->LogFileNameOffset, 0u);
+  EXPECT_EQ(std::string(q.bytes.data() + q.get()->LogFileNameOffset), path("relative.etl"));
+  EXPECT_EQ(q.get()->LogFileMode, static_cast<ULONG>(EVENT_TRACE_FILE_MODE_SEQUENTIAL));
+  EXPECT_TRUE(std::filesystem::exists(path("relative.etl")));
+  EXPECT_EQ(stop("etl-relative").status, ERROR_SUCCESS);
+}
+
 // SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size"; the events
 // that no longer fit are counted lost.
 TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
