@@ -255,6 +255,24 @@ TEST_F(EtlWrite, FlushPutsBufferedEventsInTheFileBeforeItReturns) {
   EXPECT_EQ(stop("etl-flush").status, ERROR_SUCCESS);
 }
 
+// FlushTimer: "how often, in seconds, the trace buffers are forcibly flushed"
+// (EVENT_TRACE_PROPERTIES page): a partly filled buffer reaches the file without a FLUSH.
+TEST_F(EtlWrite, FlushTimerWritesAPartlyFilledBuffer) {
+  const std::string file = path("timer.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  p.get()->FlushTimer = 1;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-timer", p.get()), ERROR_SUCCESS);
+  write_events(h, 10);
+  int events = 0;
+  for (int i = 0; i < 40 && events != 10; ++i) {  // within 4 s: a FlushTimer of 1 s and slack
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    events = check_layout(file, {}).summary.value("events", -1);
+  }
+  EXPECT_EQ(events, 10);
+  EXPECT_EQ(stop("etl-timer").status, ERROR_SUCCESS);
+}
+
 // QUERY gives the file's name at LogFileNameOffset (EVENT_TRACE_PROPERTIES page); a relative
 // name is the caller's, made absolute (the broker's working directory is not the caller's).
 TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
