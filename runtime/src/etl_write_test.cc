@@ -68,8 +68,10 @@ Checked check_layout(const std::string& file, const json& expect) {
 }
 
 // A provider enabled by the session, writing `count` events of kPayload bytes (the index
-// first). Returns how many EventWrite calls returned ERROR_SUCCESS.
-ULONG write_events(TRACEHANDLE session, ULONG count) {
+// first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
+// file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
+// many EventWrite calls returned ERROR_SUCCESS.
+ULONG write_events(TRACEHANDLE session, ULONG count, ULONG burst = 0) {
   REGHANDLE reg = 0;
   EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
   EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
@@ -85,6 +87,9 @@ ULONG write_events(TRACEHANDLE session, ULONG count) {
     EVENT_DATA_DESCRIPTOR data;
     EventDataDescCreate(&data, payload.data(), kPayload);
     if (EventWrite(reg, &descriptor, 1, &data) == ERROR_SUCCESS) ++ok;
+    if (burst != 0 && (i + 1) % burst == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   EventUnregister(reg);
   return ok;
@@ -176,7 +181,7 @@ TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
   TRACEHANDLE h = 0;
   ASSERT_EQ(StartTraceA(&h, "etl-circ", p.get()), ERROR_SUCCESS);
   constexpr ULONG kEvents = 20000;
-  write_events(h, kEvents);
+  write_events(h, kEvents, 200);
   const Stopped s = stop("etl-circ");
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   EXPECT_EQ(std::filesystem::file_size(file), 64u * 1024);
@@ -197,7 +202,7 @@ TEST_F(EtlWrite, NewFileSwitchesFilesAtMaximumFileSizeEachOneValid) {
   TRACEHANDLE h = 0;
   ASSERT_EQ(StartTraceA(&h, "etl-new", p.get()), ERROR_SUCCESS);
   constexpr ULONG kEvents = 8000;
-  write_events(h, kEvents);
+  write_events(h, kEvents, 200);
   const Stopped s = stop("etl-new");
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   ULONG in_files = 0;
@@ -302,7 +307,7 @@ TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   TRACEHANDLE h = 0;
   ASSERT_EQ(StartTraceA(&h, "etl-max", p.get()), ERROR_SUCCESS);
   constexpr ULONG kEvents = 5000;
-  write_events(h, kEvents);
+  write_events(h, kEvents, 200);
   const Stopped s = stop("etl-max");
   EXPECT_EQ(std::filesystem::file_size(file), 32u * 1024);
   EXPECT_GT(s.log_buffers_lost, 0u);
