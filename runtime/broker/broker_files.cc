@@ -9,6 +9,7 @@
 namespace etwrt::broker {
 
 ULONG BrokerState::start_logger(Session& s) {
+  if (!log_files_) return ERROR_NOT_SUPPORTED;
   // StartTrace page: ERROR_BAD_PATHNAME when "another session is already using the file name".
   for (const auto& [handle, other] : sessions_) {
     if (other.logger && other.log_file == s.log_file) return ERROR_BAD_PATHNAME;

@@ -112,6 +112,9 @@ class BrokerState {
   // Stops every session as ControlTrace(STOP) would (the broker is ending on a signal or
   // because its owner is gone): providers are notified, consumers drain and return.
   void stop_all_sessions();
+  // For the fuzz target: a StartTrace with a log file gets ERROR_NOT_SUPPORTED and nothing is
+  // written to disk (fuzzed names must not create or truncate files).
+  void disable_log_files() { log_files_ = false; }
   // The frames to send, in order, since the last call.
   std::vector<Outgoing> take_outbox() { return std::exchange(outbox_, {}); }
   // No session and no peer: the broker may exit.
@@ -194,6 +197,7 @@ class BrokerState {
   GUID random_guid();
 
   std::size_t max_sessions_;
+  bool log_files_ = true;
   std::map<PeerId, Peer> peers_;
   std::map<std::uint64_t, Session> sessions_;
   // Stopped sessions whose index is still in a shared pool: a consumer's hub drains them and
