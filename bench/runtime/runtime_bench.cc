@@ -290,6 +290,49 @@ void BM_EventWrite_FourSessions_32B(benchmark::State& state) {
 }
 BENCHMARK(BM_EventWrite_FourSessions_32B);
 
+const GUID kWriteFile = {
+    0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
+std::string g_trace_file;  // the file session's .etl, removed by runtime_end
+
+// A provider enabled by one file session and no consumer: the session's logger (etwrt: a
+// thread of the broker) writes its buffers to the file. Circular, 64 MB, so that the disk
+// taken stays bounded however long the benchmark runs (beside LTTng's file session).
+REGHANDLE file_writer_setup(const GUID& guid) {
+  const REGHANDLE r = register_provider(guid);
+  if (r == 0) return 0;
+  g_trace_file =
+      (std::filesystem::temp_directory_path() /
+       ("etwh-bench-" +
+        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
+          .string();
+  std::vector<char> bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
+  auto* p = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
+  p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
+  p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+  p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
+  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", g_trace_file.c_str());
+  p->LogFileMode = EVENT_TRACE_FILE_MODE_CIRCULAR;
+  p->MaximumFileSize = 64;
+  TRACEHANDLE s = 0;
+  if (StartTraceA(&s, "etwh-bench-file", p) != ERROR_SUCCESS) return 0;
+  world().sessions.push_back(s);
+  if (EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
+      ERROR_SUCCESS) {
+    return 0;
+  }
+  return r;
+}
+
+void BM_EventWrite_FileSession_32B(benchmark::State& state) {
+  static const REGHANDLE h = file_writer_setup(kWriteFile);
+  if (h == 0) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  write_loop(state, h);
+}
+BENCHMARK(BM_EventWrite_FileSession_32B);
+
 // The floor on this machine: an out-of-line call that only returns FALSE, made the way a PLT
 // call to libetwrt is (indirect). EventProviderEnabled with no session should be close to it.
 BOOLEAN NTAPI return_false(REGHANDLE, UCHAR, ULONGLONG) { return FALSE; }
@@ -415,6 +458,10 @@ void runtime_end(const std::string& owned_dir) {
   }
   for (std::thread& t : world().consumers) t.join();
   for (REGHANDLE h : world().providers) EventUnregister(h);
+  if (!g_trace_file.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(g_trace_file, ignored);
+  }
 #ifndef _WIN32
   if (!owned_dir.empty()) {
     stop_broker(owned_dir + "/home");

@@ -265,6 +265,13 @@ GUID BrokerState::random_guid() {
 json BrokerState::properties_json(const Session& s) {
   dataplane::Counters c;
   if (s.pool) c = s.pool->query(s.pool_index);
+  std::uint64_t log_buffers_lost = 0;
+  if (s.logger) {  // A file session: what reached the file, and every loss on the way.
+    const EtlCounts file = s.logger->counts();
+    c.buffers_written = file.buffers_written;
+    c.events_lost = s.logger->events_lost();
+    log_buffers_lost = file.buffers_lost;
+  }
   return {{"handle", s.handle},
           {"name", s.name},
           {"guid", guid_to_wire(s.guid)},
@@ -282,7 +289,7 @@ json BrokerState::properties_json(const Session& s) {
           {"free_buffers", c.free_buffers},
           {"events_lost", c.events_lost},
           {"buffers_written", c.buffers_written},
-          {"log_buffers_lost", 0},
+          {"log_buffers_lost", log_buffers_lost},
           {"real_time_buffers_lost", c.realtime_buffers_lost},
           {"real_time_events_lost", c.realtime_events_lost},
           {"events_delivered", c.events_delivered}};
@@ -291,7 +298,7 @@ json BrokerState::properties_json(const Session& s) {
 // Sessions that deliver in real time and are not private may share a pool (a private
 // session's events never leave its process).
 bool BrokerState::shares_pools(const SessionSettings& s) {
-  return (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0 &&
+  return (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0 && s.log_file.empty() &&
          (s.log_file_mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) == 0;
 }
 
@@ -368,6 +375,9 @@ json BrokerState::on_start(const StartRequest& request) {
     s.pool_index = 0;
     s.pool_group = s.pool_id;
   }
+  if (!s.log_file.empty()) {
+    if (const ULONG status = start_logger(s); status != ERROR_SUCCESS) return {{"status", status}};
+  }
   const auto handle = s.handle;
   sessions_.emplace(handle, std::move(s));
   return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
@@ -410,6 +420,7 @@ void BrokerState::stop_session(std::uint64_t handle) {
     // A stopping session notifies with SourceId GUID_NULL.
     notify_aggregate(key, GUID_NULL, 0);
   }
+  if (s.logger) s.logger->stop();  // the file complete, the realtime feed ended
   // Consumers drain what is left and return from ProcessTrace; peers keep their own mapping.
   for (auto& [id, peer] : peers_) {
     if (peer.pools.contains(s.pool_id)) send(id, {{"op", "stopped"}, {"pool", s.pool_id}});
@@ -468,6 +479,10 @@ json BrokerState::on_control(const ControlRequest& request) {
                          (request.log_file_mode & EVENT_TRACE_REAL_TIME_MODE);
     }
   }
+  // FLUSH: the buffers reach the file before the call returns; STOP: the file is complete
+  // (its header final) before the reply gives its counts.
+  if (request.code == EVENT_TRACE_CONTROL_FLUSH && s->logger) s->logger->flush();
+  if (request.code == EVENT_TRACE_CONTROL_STOP && s->logger) s->logger->stop();
   json reply = {{"status", ERROR_SUCCESS}, {"properties", properties_json(*s)}};
   if (request.code == EVENT_TRACE_CONTROL_FLUSH && s->pool) s->pool->request_flush(s->pool_index);
   if (request.code == EVENT_TRACE_CONTROL_STOP) stop_session(s->handle);

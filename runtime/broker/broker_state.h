@@ -8,6 +8,7 @@
 
 #include "enable_filters.h"
 #include "enable_table.h"
+#include "file_logger.h"
 #include "requests.h"
 
 #include <etwrt/dataplane.h>
@@ -68,6 +69,9 @@ struct Session : SessionSettings {
   // key, and the providers it keeps out of them (TraceSetDisallowList), by provider GUID key.
   std::map<std::string, Enable> group_enables;
   std::set<std::string> disallow;
+  // A session with a log file: the broker's thread that writes it (runtime/README.md,
+  // "Trace files (writing)").
+  std::shared_ptr<FileLogger> logger;
 };
 
 struct Registration {
@@ -112,6 +116,9 @@ class BrokerState {
   // Stops every session as ControlTrace(STOP) would (the broker is ending on a signal or
   // because its owner is gone): providers are notified, consumers drain and return.
   void stop_all_sessions();
+  // For the fuzz target: a StartTrace with a log file gets ERROR_NOT_SUPPORTED and nothing is
+  // written to disk (fuzzed names must not create or truncate files).
+  void disable_log_files() { log_files_ = false; }
   // The frames to send, in order, since the last call.
   std::vector<Outgoing> take_outbox() { return std::exchange(outbox_, {}); }
   // No session and no peer: the broker may exit.
@@ -190,11 +197,15 @@ class BrokerState {
   void take_over_classic(const std::string& key);
 
   Session* find_session(std::uint64_t handle, const std::string& name);
+  // Trace files (broker_files.cc): starts the logger of a session with a log file; its
+  // StartTrace status (ERROR_BAD_PATHNAME when another session writes that file).
+  ULONG start_logger(Session& s);
   void stop_session(std::uint64_t handle);
   static nlohmann::json properties_json(const Session& s);
   GUID random_guid();
 
   std::size_t max_sessions_;
+  bool log_files_ = true;
   std::map<PeerId, Peer> peers_;
   std::map<std::uint64_t, Session> sessions_;
   // Stopped sessions whose index is still in a shared pool: a consumer's hub drains them and

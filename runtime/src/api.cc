@@ -18,12 +18,22 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <type_traits>
 #include <vector>
 
 namespace {
+
+// The broker writes the file from its own working directory: a relative LogFileName is the
+// caller's, so it travels made absolute (as QUERY then returns it).
+std::string absolute_log_file(const std::string& name) {
+  if (name.empty()) return name;
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::absolute(name, error);
+  return error ? name : path.string();
+}
 
 using json = nlohmann::json;
 using etwrt::Client;
@@ -811,7 +821,7 @@ ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
     json request = {{"op", "start"},
                     {"name", InstanceName},
                     {"guid", etwrt::guid_to_wire(Properties->Wnode.Guid)},
-                    {"log_file", check.log_file_name},
+                    {"log_file", absolute_log_file(check.log_file_name)},
                     {"buffer_size", Properties->BufferSize},
                     {"minimum_buffers", Properties->MinimumBuffers},
                     {"maximum_buffers", Properties->MaximumBuffers},

@@ -19,6 +19,43 @@ bool offset_in_tail(ULONG offset, ULONG buffer_size) {
   return offset >= kFixed && offset < buffer_size;
 }
 
+// LogFileMode against the log file and MaximumFileSize (Logging Mode Constants page).
+StartTraceCheck check_log_file_mode(ULONG mode, const std::string& log_file,
+                                    ULONG maximum_file_size) {
+  const ULONG file_kinds = mode & (EVENT_TRACE_FILE_MODE_SEQUENTIAL |
+                                   EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE);
+  if (file_kinds != 0 && (file_kinds & (file_kinds - 1)) != 0) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "SEQUENTIAL, CIRCULAR and NEWFILE file modes exclude each other");
+  }
+  // Logging Mode Constants page: APPEND is not for CIRCULAR, NEWFILE, REAL_TIME or PRIVATE.
+  constexpr ULONG kNotWithAppend = EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE |
+                                   EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_PRIVATE_LOGGER_MODE;
+  if ((mode & EVENT_TRACE_FILE_MODE_APPEND) != 0 && (mode & kNotWithAppend) != 0) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "APPEND cannot be combined with CIRCULAR, NEWFILE, REAL_TIME or PRIVATE_LOGGER");
+  }
+  // NEWFILE: "the specified file name must be a formatted string" with a %d (same page).
+  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0) {
+    const auto at = log_file.find("%d");
+    if (at == std::string::npos || log_file.find('%', at + 2) != std::string::npos ||
+        log_file.find('%') != at) {
+      return fail(ERROR_INVALID_PARAMETER, "NEWFILE needs a log file name with one %d");
+    }
+  }
+  if ((mode & EVENT_TRACE_BUFFERING_MODE) != 0 && !log_file.empty()) {
+    return fail(ERROR_INVALID_PARAMETER, "BUFFERING_MODE sessions take no log file");
+  }
+  if ((mode & (EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_FILE_MODE_CIRCULAR)) != 0 &&
+      maximum_file_size == 0) {
+    return fail(ERROR_INVALID_PARAMETER, "NEWFILE and CIRCULAR need a MaximumFileSize");
+  }
+  if (log_file.empty() && (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
+    return fail(ERROR_BAD_PATHNAME, "neither a log file nor a real-time or buffering mode");
+  }
+  return {};
+}
+
 }  // namespace
 
 StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instance_name,
@@ -72,25 +109,10 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
                 "Wnode.ClientContext " + std::to_string(properties->Wnode.ClientContext) +
                     " is not a clock type (1 QPC, 2 system time, 3 CPU cycles)");
   }
-  const ULONG mode = properties->LogFileMode;
-  const ULONG file_kinds = mode & (EVENT_TRACE_FILE_MODE_SEQUENTIAL |
-                                   EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE);
-  if (file_kinds != 0 && (file_kinds & (file_kinds - 1)) != 0) {
-    return fail(ERROR_INVALID_PARAMETER,
-                "SEQUENTIAL, CIRCULAR and NEWFILE file modes exclude each other");
-  }
-  if ((mode & EVENT_TRACE_FILE_MODE_APPEND) != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0) {
-    return fail(ERROR_INVALID_PARAMETER, "APPEND cannot be combined with CIRCULAR");
-  }
-  if ((mode & EVENT_TRACE_BUFFERING_MODE) != 0 && !log_file.empty()) {
-    return fail(ERROR_INVALID_PARAMETER, "BUFFERING_MODE sessions take no log file");
-  }
-  if ((mode & (EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_FILE_MODE_CIRCULAR)) != 0 &&
-      properties->MaximumFileSize == 0) {
-    return fail(ERROR_INVALID_PARAMETER, "NEWFILE and CIRCULAR need a MaximumFileSize");
-  }
-  if (log_file.empty() && (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
-    return fail(ERROR_BAD_PATHNAME, "neither a log file nor a real-time or buffering mode");
+  if (StartTraceCheck mode =
+          check_log_file_mode(properties->LogFileMode, log_file, properties->MaximumFileSize);
+      mode.status != ERROR_SUCCESS) {
+    return mode;
   }
   StartTraceCheck ok;
   ok.log_file_name = std::move(log_file);

@@ -1,0 +1,45 @@
+// File sessions in the broker's state: the logger that writes a session's .etl file.
+#include "broker_state.h"
+
+#include <time.h>
+
+#include <cstdio>
+#include <thread>
+
+namespace etwrt::broker {
+
+ULONG BrokerState::start_logger(Session& s) {
+  if (!log_files_) return ERROR_NOT_SUPPORTED;
+  // StartTrace page: ERROR_BAD_PATHNAME when "another session is already using the file name".
+  for (const auto& [handle, other] : sessions_) {
+    if (other.logger && other.log_file == s.log_file) return ERROR_BAD_PATHNAME;
+  }
+  EtlSettings settings;
+  settings.logger_name = s.name;
+  settings.file_name = s.log_file;
+  settings.buffer_bytes = s.buffer_size_kb * 1024;
+  settings.log_file_mode = s.log_file_mode;
+  settings.maximum_file_size = s.maximum_file_size;
+  settings.clock = s.client_context;
+  settings.logger_id = static_cast<std::uint16_t>(s.handle);
+  settings.processors = std::max(1u, std::thread::hardware_concurrency());
+  settings.start_file_time = s.start_time;
+  settings.start_ns = s.pool->now_ns();
+  timespec real{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  const std::int64_t real_ns = real.tv_sec * 1'000'000'000LL + real.tv_nsec;
+  settings.realtime_offset_ns = real_ns - static_cast<std::int64_t>(s.pool->now_ns());
+  ULONG status = ERROR_SUCCESS;
+  std::string reason;
+  std::unique_ptr<FileLogger> logger =
+      FileLogger::start(s.pool, s.pool_index, settings, s.flush_timer,
+                        (s.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0, status, reason);
+  if (!logger) {
+    std::fprintf(stderr, "etwrt-broker: session %s: %s\n", s.name.c_str(), reason.c_str());
+    return status;
+  }
+  s.logger = std::move(logger);
+  return ERROR_SUCCESS;
+}
+
+}  // namespace etwrt::broker

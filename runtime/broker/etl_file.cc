@@ -1,0 +1,424 @@
+#include "etl_file.h"
+
+#include <evntrace.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace etwrt::broker {
+namespace {
+
+// Facts of the on-disk format (phnt's ntwmi.h, checked against the files of
+// ../shared/etl-corpus, which Windows wrote).
+constexpr std::uint8_t kTypeSystem64 = 0x02;       // TRACE_HEADER_TYPE_SYSTEM64
+constexpr std::uint8_t kTypeEventHeader64 = 0x13;  // TRACE_HEADER_TYPE_EVENT_HEADER64
+constexpr std::uint8_t kTypeFullHeader64 = 0x14;   // TRACE_HEADER_TYPE_FULL_HEADER64
+constexpr std::uint8_t kMarkerFlags = 0xC0;        // TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE
+constexpr std::uint16_t kBufferFlagFlushMarker = 0x0001;  // ETW_BUFFER_FLAG_FLUSH_MARKER
+constexpr std::uint16_t kBufferFlagProcIndex = 0x0020;    // ETW_BUFFER_FLAG_PROC_INDEX
+constexpr std::uint16_t kBufferTypeGeneric = 0;           // ETW_BUFFER_TYPE_GENERIC
+constexpr std::uint16_t kBufferTypeHeader = 4;            // ETW_BUFFER_TYPE_HEADER
+constexpr std::uint32_t kBufferStateFlush = 3;            // EtwBufferStateFlush
+constexpr std::uint16_t kExtLinkage = 1;                  // another extended item follows
+// What the header claims to be: Windows 10 (build 19041), file layout 1.5 (uncompressed).
+constexpr std::uint8_t kVersion[4] = {10, 0, 1, 5};
+constexpr std::uint32_t kProviderVersion = 19041;
+constexpr std::uint32_t kTimerResolution = 156250;  // 15.625 ms, in 100 ns, as Windows writes
+constexpr std::uint32_t kCpuSpeedMHz = 1000;        // the cycle clock's unit (consumer_delivery)
+constexpr std::int64_t kPerfFreq = 10'000'000;      // QPC: the monotonic clock at 10 MHz
+constexpr std::int64_t kUnixEpochAsFileTime = 116444736000000000LL;
+constexpr char16_t kZoneName[] = u"Coordinated Universal Time";
+
+template <typename T>
+void put(std::byte* at, std::size_t offset, T value) {
+  std::memcpy(at + offset, &value, sizeof value);
+}
+
+std::uint32_t align8(std::uint32_t n) { return (n + 7u) & ~7u; }
+
+// UTF-8 to UTF-16 (the names are valid UTF-8: the library checked them), with the NUL.
+std::u16string utf16(const std::string& s) {
+  std::u16string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp = c;
+    int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+    if (extra > 0) cp = c & (0x3F >> extra);
+    for (int k = 1; k <= extra && i + k < s.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    }
+    i += static_cast<std::size_t>(extra) + 1;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      out.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      out.push_back(static_cast<char16_t>(cp));
+    }
+  }
+  out.push_back(u'\0');
+  return out;
+}
+
+std::int64_t boot_file_time() {
+  timespec real{}, boot{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  ::clock_gettime(CLOCK_BOOTTIME, &boot);
+  const std::int64_t real_ns = real.tv_sec * 1'000'000'000LL + real.tv_nsec;
+  const std::int64_t boot_ns = boot.tv_sec * 1'000'000'000LL + boot.tv_nsec;
+  return kUnixEpochAsFileTime + (real_ns - boot_ns) / 100;
+}
+
+std::int64_t file_time_now() {
+  timespec real{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  return kUnixEpochAsFileTime + real.tv_sec * 10'000'000LL + real.tv_nsec / 100;
+}
+
+ULONG status_of_errno(int error) {
+  switch (error) {
+    case ENOENT:
+    case ENOTDIR: return ERROR_PATH_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case EROFS: return ERROR_ACCESS_DENIED;
+    case ENOSPC: return ERROR_DISK_FULL;
+    default: return ERROR_BAD_PATHNAME;
+  }
+}
+
+// The name of NEWFILE's file number `index` (the pattern's one %d).
+std::string numbered(const std::string& pattern, std::uint32_t index) {
+  const auto at = pattern.find("%d");
+  if (at == std::string::npos) return pattern;
+  return pattern.substr(0, at) + std::to_string(index) + pattern.substr(at + 2);
+}
+
+}  // namespace
+
+EtlFile::EtlFile(const EtlSettings& settings)
+    : settings_(settings), buffer_(settings.buffer_bytes) {}
+
+EtlFile::~EtlFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<EtlFile> EtlFile::open(const EtlSettings& settings, ULONG& status,
+                                       std::string& reason) {
+  std::unique_ptr<EtlFile> file(new EtlFile(settings));
+  if (!file->open_file(1, status, reason)) return nullptr;
+  file->start_buffer();
+  status = ERROR_SUCCESS;
+  return file;
+}
+
+bool EtlFile::open_file(std::uint32_t index, ULONG& status, std::string& reason) {
+  const bool newfile = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0;
+  const bool append = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0;
+  current_name_ = newfile ? numbered(settings_.file_name, index) : settings_.file_name;
+  file_index_ = index;
+  if (fd_ >= 0) ::close(fd_);
+  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | (append ? 0 : O_TRUNC);
+  fd_ = ::open(current_name_.c_str(), flags, 0644);
+  if (fd_ < 0) {
+    status = status_of_errno(errno);
+    reason = current_name_ + ": " + std::strerror(errno);
+    return false;
+  }
+  slot_ = 1;
+  file_buffers_ = 1;
+  wrapped_ = false;
+  slot_events_.assign(1, 0);
+  if (append && !adopt_existing(status, reason)) return false;
+  if (slot_ == 1) {
+    write_header_buffer(0, 0);
+    buffers_written_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+// EVENT_TRACE_FILE_MODE_APPEND: an existing file must have been written with the same
+// BufferSize, NumberOfProcessors and clock (Logging Mode Constants page); its header's counts
+// are carried on.
+bool EtlFile::adopt_existing(ULONG& status, std::string& reason) {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || st.st_size == 0) return true;  // a new file
+  const std::uint32_t bs = settings_.buffer_bytes;
+  std::vector<std::byte> head(bs);
+  if (st.st_size % bs != 0 || ::pread(fd_, head.data(), bs, 0) != static_cast<ssize_t>(bs)) {
+    status = ERROR_INVALID_PARAMETER;
+    reason = current_name_ + ": not a trace file of BufferSize " + std::to_string(bs);
+    return false;
+  }
+  const std::byte* h = head.data() + kBufferHeaderBytes + kSystemHeaderBytes;
+  auto u32 = [&](std::size_t off) {
+    std::uint32_t v;
+    std::memcpy(&v, h + off, 4);
+    return v;
+  };
+  if (u32(0x00) != bs || u32(0x0C) != settings_.processors || u32(0x110) != settings_.clock) {
+    status = ERROR_INVALID_PARAMETER;
+    reason = current_name_ + ": BufferSize, NumberOfProcessors or clock differ from the file's";
+    return false;
+  }
+  appended_lost_ = u32(0x30);
+  appended_buffers_lost_ = u32(0x114);
+  std::memcpy(&appended_start_, h + 0x108, 8);
+  std::memcpy(&appended_system_time_, h - kSystemHeaderBytes + 16, 8);
+  file_buffers_ = static_cast<std::uint64_t>(st.st_size) / bs;
+  slot_ = file_buffers_;
+  slot_events_.assign(slot_, 0);
+  return true;
+}
+
+std::int64_t EtlFile::file_clock(std::uint64_t ns) const {
+  switch (settings_.clock) {
+    case 2:  // system time: FILETIME
+      return kUnixEpochAsFileTime +
+             (static_cast<std::int64_t>(ns) + settings_.realtime_offset_ns) / 100;
+    case 3:  // CPU cycles: the monotonic clock at 1000 MHz
+      return static_cast<std::int64_t>(ns);
+    default:  // QPC: the monotonic clock at 10 MHz
+      return static_cast<std::int64_t>(ns / 100);
+  }
+}
+
+std::uint64_t EtlFile::capacity_buffers() const {
+  if (settings_.maximum_file_size == 0) return 0;
+  const std::uint64_t unit =
+      (settings_.log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE) != 0 ? 1024 : 1024 * 1024;
+  return std::max<std::uint64_t>(2, settings_.maximum_file_size * unit / settings_.buffer_bytes);
+}
+
+// The header buffer: the log-file header event (SYSTEM_TRACE_HEADER, TRACE_LOGFILE_HEADER,
+// LoggerName, LogFileName), then 0xFF. end_time 0: still running (EndTime 0).
+void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time) {
+  const std::uint32_t bs = settings_.buffer_bytes;
+  std::vector<std::byte> b(bs, std::byte{0xFF});
+  std::byte* p = b.data();
+  const std::u16string logger = utf16(settings_.logger_name);
+  const std::u16string file = utf16(current_name_);
+  const auto names = static_cast<std::uint32_t>((logger.size() + file.size()) * 2);
+  const std::uint32_t size = kSystemHeaderBytes + kLogfileHeaderBytes + names;
+  const std::uint32_t used = kBufferHeaderBytes + align8(size);
+  std::memset(p, 0, used);
+  put<std::uint32_t>(p, 0x00, bs);
+  put<std::uint32_t>(p, 0x04, used);  // SavedOffset
+  put<std::uint32_t>(p, 0x08, used);  // CurrentOffset
+  put<std::uint16_t>(p, 0x2A, settings_.logger_id);
+  put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
+  put<std::uint32_t>(p, 0x30, used);  // Offset
+  put<std::uint16_t>(p, 0x34, kBufferFlagFlushMarker | kBufferFlagProcIndex);
+  put<std::uint16_t>(p, 0x36, kBufferTypeHeader);
+  std::byte* e = p + kBufferHeaderBytes;  // SYSTEM_TRACE_HEADER
+  put<std::uint16_t>(e, 0, 2);            // SYSTEM_TRACE_VERSION
+  put<std::uint8_t>(e, 2, kTypeSystem64);
+  put<std::uint8_t>(e, 3, kMarkerFlags);
+  put<std::uint16_t>(e, 4, static_cast<std::uint16_t>(size));
+  put<std::uint16_t>(e, 6, 0);  // HookId: EventTrace header (group 0, type 0)
+  put<std::uint32_t>(e, 8, static_cast<std::uint32_t>(::gettid()));
+  put<std::uint32_t>(e, 12, static_cast<std::uint32_t>(::getpid()));
+  // Appending: the header stays the first session's (its StartTime and the clock reading of it).
+  put<std::int64_t>(e, 16,
+                    appended_start_ != 0 ? appended_system_time_ : file_clock(settings_.start_ns));
+  std::byte* h = e + kSystemHeaderBytes;  // TRACE_LOGFILE_HEADER (x64)
+  const bool appended = appended_start_ != 0;
+  put<std::uint32_t>(h, 0x00, bs);
+  std::memcpy(h + 0x04, kVersion, 4);
+  put<std::uint32_t>(h, 0x08, kProviderVersion);
+  put<std::uint32_t>(h, 0x0C, settings_.processors);
+  put<std::int64_t>(h, 0x10, end_time);
+  put<std::uint32_t>(h, 0x18, kTimerResolution);
+  put<std::uint32_t>(h, 0x1C, settings_.maximum_file_size);
+  put<std::uint32_t>(h, 0x20, settings_.log_file_mode);
+  put<std::uint32_t>(h, 0x24, static_cast<std::uint32_t>(file_buffers_));  // in this file
+  put<std::uint32_t>(h, 0x28, 1);                                          // StartBuffers
+  put<std::uint32_t>(h, 0x2C, 8);                                          // PointerSize
+  put<std::uint32_t>(
+      h, 0x30, static_cast<std::uint32_t>(pool_events_lost + events_lost_.load() + appended_lost_));
+  put<std::uint32_t>(h, 0x34, kCpuSpeedMHz);
+  std::memcpy(h + 0x48 + 4, kZoneName, sizeof kZoneName);       // StandardName
+  std::memcpy(h + 0x48 + 4 + 84, kZoneName, sizeof kZoneName);  // DaylightName
+  put<std::int64_t>(h, 0xF8, boot_file_time());
+  put<std::int64_t>(h, 0x100, kPerfFreq);
+  put<std::int64_t>(h, 0x108, appended ? appended_start_ : settings_.start_file_time);
+  put<std::uint32_t>(h, 0x110, settings_.clock);
+  put<std::uint32_t>(h, 0x114,
+                     static_cast<std::uint32_t>(buffers_lost_.load() + appended_buffers_lost_));
+  std::memcpy(h + kLogfileHeaderBytes, logger.data(), logger.size() * 2);
+  std::memcpy(h + kLogfileHeaderBytes + logger.size() * 2, file.data(), file.size() * 2);
+  (void)!::pwrite(fd_, b.data(), bs, 0);
+}
+
+void EtlFile::start_buffer() {
+  used_ = kBufferHeaderBytes;
+  buffer_events_ = 0;
+}
+
+// Writes buffer_ (header, records, 0xFF to the end) where the mode puts it, or counts it lost.
+void EtlFile::write_buffer() {
+  const std::uint32_t bs = settings_.buffer_bytes;
+  const std::uint32_t mode = settings_.log_file_mode;
+  const std::uint64_t capacity = capacity_buffers();
+  if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_buffers_ >= capacity) {
+    write_header_buffer(pool_events_lost_, file_time_now());
+    ULONG status = 0;
+    std::string reason;
+    if (!open_file(file_index_ + 1, status, reason)) {
+      std::fprintf(stderr, "etwrt-broker: %s\n", reason.c_str());
+      full_ = true;
+    }
+  }
+  if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0 && slot_ >= capacity) {
+    slot_ = 1;  // the oldest buffer is overwritten: its records are counted lost
+    wrapped_ = true;
+  }
+  const bool sequential_full =
+      capacity != 0 &&
+      (mode & (EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE)) == 0 &&
+      file_buffers_ >= capacity;
+  if (full_ || sequential_full || fd_ < 0) {
+    full_ = true;  // "stops when the file reaches its maximum size"
+    events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
+    buffers_lost_.fetch_add(1, std::memory_order_relaxed);
+    start_buffer();
+    return;
+  }
+  std::byte* p = buffer_.data();
+  std::memset(p, 0, kBufferHeaderBytes);
+  std::memset(p + used_, 0xFF, bs - used_);
+  put<std::uint32_t>(p, 0x00, bs);
+  put<std::uint32_t>(p, 0x04, used_);  // SavedOffset
+  put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
+  put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
+  put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
+  put<std::uint16_t>(p, 0x28, 0);  // ProcessorIndex (see README: one stream, processor 0)
+  put<std::uint16_t>(p, 0x2A, settings_.logger_id);
+  put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
+  put<std::uint32_t>(p, 0x30, used_);  // Offset
+  put<std::uint16_t>(p, 0x34, kBufferFlagProcIndex);
+  put<std::uint16_t>(p, 0x36, kBufferTypeGeneric);
+  if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
+  if (wrapped_ && slot_events_[slot_] != 0) {
+    events_lost_.fetch_add(slot_events_[slot_], std::memory_order_relaxed);
+    events_in_file_.fetch_sub(slot_events_[slot_], std::memory_order_relaxed);
+    buffers_lost_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (::pwrite(fd_, p, bs, static_cast<off_t>(slot_ * bs)) != static_cast<ssize_t>(bs)) {
+    std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
+    events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
+    buffers_lost_.fetch_add(1, std::memory_order_relaxed);
+    slot_events_[slot_] = 0;
+    start_buffer();
+    return;
+  }
+  slot_events_[slot_] = buffer_events_;
+  events_in_file_.fetch_add(buffer_events_, std::memory_order_relaxed);
+  buffers_written_.fetch_add(1, std::memory_order_relaxed);
+  ++slot_;
+  file_buffers_ = std::max(file_buffers_, slot_);
+  start_buffer();
+}
+
+void EtlFile::add(const dataplane::RecordView& r) {
+  const bool classic = (r.flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) != 0;
+  struct Item {
+    std::uint16_t type;
+    std::span<const std::byte> data;
+  };
+  Item items[3];
+  std::size_t count = 0;
+  if (!classic) {
+    if (r.has_related_activity_id) {
+      items[count++] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
+                        std::as_bytes(std::span(&r.related_activity_id, 1))};
+    }
+    if (!r.provider_traits.empty())
+      items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
+    if (!r.event_schema.empty())
+      items[count++] = {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, r.event_schema};
+  }
+  std::size_t size = classic ? kClassicHeaderBytes : kEventHeaderBytes;
+  for (std::size_t i = 0; i < count; ++i)
+    size += 8 + align8(static_cast<std::uint32_t>(items[i].data.size()));
+  size += r.user_data.size();
+  // A record's Size is a USHORT and it must fit in a buffer after the buffer's header.
+  if (size > 0xFFFF ||
+      align8(static_cast<std::uint32_t>(size)) > settings_.buffer_bytes - kBufferHeaderBytes) {
+    events_lost_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const auto aligned = align8(static_cast<std::uint32_t>(size));
+  if (used_ + aligned > settings_.buffer_bytes) write_buffer();
+  std::byte* e = buffer_.data() + used_;
+  std::memset(e, 0, aligned);  // the gap to the next record is zeros, as Windows 10 leaves it
+  const std::int64_t stamp = file_clock(r.timestamp_ns);
+  put<std::uint16_t>(e, 0, static_cast<std::uint16_t>(size));
+  put<std::uint32_t>(e, 8, r.thread_id);
+  put<std::uint32_t>(e, 12, r.process_id);
+  put<std::int64_t>(e, 16, stamp);
+  std::size_t at;
+  if (classic) {  // EVENT_TRACE_HEADER: Class.Type/Level/Version from the descriptor
+    put<std::uint8_t>(e, 2, kTypeFullHeader64);
+    put<std::uint8_t>(e, 3, kMarkerFlags);
+    put<std::uint8_t>(e, 4, r.descriptor.Opcode);
+    put<std::uint8_t>(e, 5, r.descriptor.Level);
+    put<std::uint16_t>(e, 6, r.descriptor.Version);
+    std::memcpy(e + 24, &r.provider_id, 16);
+    at = kClassicHeaderBytes;
+  } else {  // EVENT_HEADER; the 64-bit flag is the header type's, not stored
+    std::uint16_t flags =
+        r.flags & ~std::uint16_t{EVENT_HEADER_FLAG_64_BIT_HEADER | EVENT_HEADER_FLAG_EXTENDED_INFO};
+    if (count != 0) flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
+    put<std::uint8_t>(e, 2, kTypeEventHeader64);
+    put<std::uint8_t>(e, 3, kMarkerFlags);
+    put<std::uint16_t>(e, 4, flags);
+    std::memcpy(e + 24, &r.provider_id, 16);
+    std::memcpy(e + 40, &r.descriptor, 16);
+    std::memcpy(e + 64, &r.activity_id, 16);
+    at = kEventHeaderBytes;
+    for (std::size_t i = 0; i < count; ++i) {  // {size, type, linkage, data size} + data
+      const auto data = static_cast<std::uint16_t>(items[i].data.size());
+      put<std::uint16_t>(e, at, static_cast<std::uint16_t>(8 + align8(data)));
+      put<std::uint16_t>(e, at + 2, items[i].type);
+      put<std::uint16_t>(e, at + 4, i + 1 < count ? kExtLinkage : 0);
+      put<std::uint16_t>(e, at + 6, data);
+      std::memcpy(e + at + 8, items[i].data.data(), data);
+      at += 8 + align8(data);
+    }
+  }
+  std::memcpy(e + at, r.user_data.data(), r.user_data.size());
+  used_ += aligned;
+  ++buffer_events_;
+  last_timestamp_ = std::max(last_timestamp_, r.timestamp_ns);
+}
+
+void EtlFile::flush() {
+  if (buffer_events_ != 0) write_buffer();
+}
+
+void EtlFile::finish(std::uint64_t pool_events_lost) {
+  pool_events_lost_ = pool_events_lost;
+  flush();
+  if (fd_ < 0) return;
+  write_header_buffer(pool_events_lost, file_time_now());
+  ::fsync(fd_);
+  ::close(fd_);
+  fd_ = -1;
+}
+
+EtlCounts EtlFile::counts() const {
+  return {buffers_written_.load(std::memory_order_relaxed),
+          events_in_file_.load(std::memory_order_relaxed),
+          events_lost_.load(std::memory_order_relaxed),
+          buffers_lost_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace etwrt::broker

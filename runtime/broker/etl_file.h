@@ -1,0 +1,115 @@
+// A session's trace file in Windows' own .etl layout, as the broker's logger writes it
+// (runtime/README.md, "Trace files (writing)"): buffers of BufferSize bytes, each a
+// WMI_BUFFER_HEADER (0x48 bytes) then 8-aligned records then 0xFF to its end; the first buffer
+// holds the log-file header event (SYSTEM_TRACE_HEADER + TRACE_LOGFILE_HEADER + the two names
+// in UTF-16), the others EVENT_HEADER records (with their extended items) and, for classic
+// providers, EVENT_TRACE_HEADER records. One thread uses an EtlFile; counts() may be read from
+// any thread.
+#pragma once
+
+#include <etwrt/dataplane.h>
+
+#include <windows.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace etwrt::broker {
+
+// What shapes the file: the session's EVENT_TRACE_PROPERTIES and when it started.
+struct EtlSettings {
+  std::string logger_name;
+  std::string file_name;  // UTF-8; with EVENT_TRACE_FILE_MODE_NEWFILE a pattern with one %d
+  std::uint32_t buffer_bytes = 64 * 1024;
+  std::uint32_t log_file_mode = 0;
+  std::uint32_t maximum_file_size = 0;  // MB, or KB with EVENT_TRACE_USE_KBYTES_FOR_SIZE; 0 none
+  std::uint32_t clock = 1;              // Wnode.ClientContext: 1 QPC, 2 system time, 3 cycles
+  std::uint16_t logger_id = 0;
+  std::uint32_t processors = 1;
+  std::int64_t start_file_time = 0;     // FILETIME of StartTrace
+  std::uint64_t start_ns = 0;           // the pool's clock at that moment
+  std::int64_t realtime_offset_ns = 0;  // CLOCK_REALTIME minus the pool's clock, in ns
+};
+
+// What the file took and lost, for ControlTrace(QUERY/STOP) and the final header.
+struct EtlCounts {
+  std::uint64_t buffers_written = 0;  // buffers written to the file(s), the header buffers too
+  std::uint64_t events_in_file = 0;   // records written and not overwritten since
+  std::uint64_t events_lost = 0;      // too large for a buffer, file full, or overwritten
+  std::uint64_t buffers_lost = 0;     // not written (file full) or overwritten (circular)
+};
+
+class EtlFile {
+ public:
+  // Creates the file (with EVENT_TRACE_FILE_MODE_APPEND opens an existing one and checks that
+  // it can be appended to) and writes its header buffer. nullptr on failure, with the Win32
+  // status StartTrace returns and a reason.
+  static std::unique_ptr<EtlFile> open(const EtlSettings& settings, ULONG& status,
+                                       std::string& reason);
+  ~EtlFile();
+  EtlFile(const EtlFile&) = delete;
+  EtlFile& operator=(const EtlFile&) = delete;
+
+  // One record of the session, in the order the reader delivers them.
+  void add(const dataplane::RecordView& record);
+  // Writes the buffer being filled, if it holds any record (FlushTimer, ControlTrace FLUSH).
+  void flush();
+  // Stop: flushes, then rewrites the header buffer with EndTime, BuffersWritten, EventsLost
+  // (`pool_events_lost` plus the file's own) and BuffersLost. The file is closed after.
+  void finish(std::uint64_t pool_events_lost);
+  // The pool's EventsLost so far, for the header of a NEWFILE file closed before the stop.
+  void note_pool_lost(std::uint64_t pool_events_lost) { pool_events_lost_ = pool_events_lost; }
+  EtlCounts counts() const;
+  // The name of the file being written (NEWFILE: the current one).
+  const std::string& current_name() const { return current_name_; }
+
+ private:
+  explicit EtlFile(const EtlSettings& settings);
+  bool open_file(std::uint32_t index, ULONG& status, std::string& reason);
+  bool adopt_existing(ULONG& status, std::string& reason);
+  void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
+  void start_buffer();
+  void write_buffer();
+  std::int64_t file_clock(std::uint64_t ns) const;
+  std::uint64_t capacity_buffers() const;
+
+  EtlSettings settings_;
+  int fd_ = -1;
+  std::string current_name_;
+  std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
+  std::vector<std::byte> buffer_;
+  std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
+  std::uint32_t buffer_events_ = 0;  // records in buffer_
+  std::uint64_t last_timestamp_ = 0;
+  std::uint64_t sequence_ = 0;
+  std::uint64_t slot_ = 1;          // where the next buffer goes in the file (0 is the header)
+  std::uint64_t file_buffers_ = 1;  // buffers in the current file, its header included
+  std::vector<std::uint32_t> slot_events_;  // circular: records held by each slot
+  bool wrapped_ = false;
+  bool full_ = false;
+  std::uint64_t pool_events_lost_ =
+      0;  // sequential: MaximumFileSize reached, nothing more is written
+  // Appending: what the existing file's header already counted.
+  std::uint64_t appended_lost_ = 0;
+  std::uint64_t appended_buffers_lost_ = 0;
+  std::int64_t appended_start_ = 0;
+  std::int64_t appended_system_time_ = 0;
+  std::atomic<std::uint64_t> buffers_written_{0};
+  std::atomic<std::uint64_t> events_in_file_{0};
+  std::atomic<std::uint64_t> events_lost_{0};
+  std::atomic<std::uint64_t> buffers_lost_{0};
+};
+
+// TRACE_LOGFILE_HEADER's place in the header event and the layout constants, shared with the
+// tests that read files back.
+inline constexpr std::uint32_t kBufferHeaderBytes = 0x48;
+inline constexpr std::uint32_t kSystemHeaderBytes = 0x20;
+inline constexpr std::uint32_t kLogfileHeaderBytes = 0x118;
+inline constexpr std::uint32_t kEventHeaderBytes = 0x50;
+inline constexpr std::uint32_t kClassicHeaderBytes = 0x30;
+
+}  // namespace etwrt::broker

@@ -1,0 +1,476 @@
+// File sessions against a real broker: what StartTrace takes (Logging Mode Constants page,
+// StartTrace page), what the broker's logger writes, and the accounting written = in the file +
+// reported lost. The bytes are read back by tests/etl/check_layout.py, a checker that shares
+// no code with the writer (and passes on the files Windows wrote, tests/etl/check_corpus.py).
+#include "test_broker_home.h"
+#include "test_properties.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace {
+
+using etwrt::testing::PrivateBrokerHome;
+using etwrt::testing::TraceProperties;
+using json = nlohmann::json;
+
+const GUID kProvider = {
+    0x5e0c7a41, 0x2b9d, 0x4c63, {0x8f, 0x14, 0x6a, 0x20, 0x93, 0xd7, 0x1e, 0x58}};
+constexpr const char* kProviderText = "5e0c7a41-2b9d-4c63-8f14-6a2093d71e58";
+constexpr ULONG kPayload = 32;  // bytes of user data per event
+
+// Properties of a file session: the name of the file at LogFileNameOffset.
+struct FileProperties : TraceProperties {
+  FileProperties(const std::string& file, ULONG mode) {
+    get()->LogFileMode = mode;
+    get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
+    std::memcpy(bytes.data() + get()->LogFileNameOffset, file.c_str(), file.size() + 1);
+    get()->BufferSize = 4;  // KB: small buffers, so that a few thousand events fill many
+    get()->FlushTimer = 1;
+  }
+};
+
+// The checker's verdict and its JSON summary of the file.
+struct Checked {
+  int status = -1;
+  json summary;
+  std::string output;
+};
+
+Checked check_layout(const std::string& file, const json& expect) {
+  std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
+                        "' --expect '" + expect.dump() + "' 2>&1";
+  Checked out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.output += chunk.data();
+  const int raw = ::pclose(pipe);
+  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  const auto first_line = out.output.substr(0, out.output.find('\n'));
+  out.summary = json::parse(first_line, nullptr, false);
+  return out;
+}
+
+// A provider enabled by the session, writing `count` events of kPayload bytes (the index
+// first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
+// file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
+// many EventWrite calls returned ERROR_SUCCESS.
+ULONG write_events(TRACEHANDLE session, ULONG count, ULONG burst = 0) {
+  REGHANDLE reg = 0;
+  EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                           nullptr),
+            ERROR_SUCCESS);
+  EVENT_DESCRIPTOR descriptor{};
+  descriptor.Id = 7;
+  descriptor.Level = 4;
+  ULONG ok = 0;
+  for (ULONG i = 0; i < count; ++i) {
+    std::array<ULONG, kPayload / 4> payload{};
+    payload[0] = i;
+    EVENT_DATA_DESCRIPTOR data;
+    EventDataDescCreate(&data, payload.data(), kPayload);
+    if (EventWrite(reg, &descriptor, 1, &data) == ERROR_SUCCESS) ++ok;
+    if (burst != 0 && (i + 1) % burst == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  EventUnregister(reg);
+  return ok;
+}
+
+struct Stopped {
+  ULONG status = 0;
+  ULONG events_lost = 0;
+  ULONG buffers_written = 0;
+  ULONG log_buffers_lost = 0;
+  std::string log_file;
+};
+
+Stopped stop(const std::string& name) {
+  FileProperties p("", 0);
+  p.get()->LogFileNameOffset = 0;
+  Stopped s;
+  s.status = ControlTraceA(0, name.c_str(), p.get(), EVENT_TRACE_CONTROL_STOP);
+  s.events_lost = p.get()->EventsLost;
+  s.buffers_written = p.get()->BuffersWritten;
+  s.log_buffers_lost = p.get()->LogBuffersLost;
+  if (p.get()->LogFileNameOffset != 0) s.log_file = p.bytes.data() + p.get()->LogFileNameOffset;
+  return s;
+}
+
+class EtlWrite : public ::testing::Test {
+ protected:
+  EtlWrite() : home_("etwrt-etl") {}
+  std::string path(const std::string& name) const { return home_.dir() + "/" + name; }
+  PrivateBrokerHome home_;
+};
+
+// Logging Mode Constants page: SEQUENTIAL "writes events to a log file sequentially".
+TEST_F(EtlWrite, SequentialFileHoldsEveryEventNotReportedLost) {
+  const std::string file = path("seq.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-seq", p.get()), ERROR_SUCCESS);
+  // StartTrace writes the name back at LogFileNameOffset (EVENT_TRACE_PROPERTIES page).
+  EXPECT_EQ(std::string(p.bytes.data() + p.get()->LogFileNameOffset), file);
+  constexpr ULONG kEvents = 2000;
+  const ULONG written = write_events(h, kEvents);
+  const Stopped s = stop("etl-seq");
+  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  EXPECT_EQ(s.log_file, file);  // ControlTrace(STOP) too
+  EXPECT_EQ(written + s.events_lost, kEvents);
+  const Checked c = check_layout(file, {{"strict", true},
+                                        {"logger_name", "etl-seq"},
+                                        {"log_file_name", file},
+                                        {"log_file_mode", EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+                                        {"buffer_size", 4096},
+                                        {"clock", 1},
+                                        {"events", kEvents - s.events_lost},
+                                        {"events_lost", s.events_lost},
+                                        {"buffers_written", s.buffers_written},
+                                        {"provider", kProviderText},
+                                        {"user_data_size", kPayload}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(std::filesystem::file_size(file), std::uintmax_t{s.buffers_written} * 4096);
+}
+
+// Loss is accounted as for realtime: buffers too few for the writer's pace lose events, and
+// the file's events plus EventsLost (header and STOP) are every event written.
+TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
+  const std::string file = path("loss.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  p.get()->MaximumBuffers = 2;  // raised to the minimum etwrt allows: still a few dozen KB
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-loss", p.get()), ERROR_SUCCESS);
+  constexpr ULONG kEvents = 300000;
+  const ULONG written = write_events(h, kEvents);
+  const Stopped s = stop("etl-loss");
+  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  EXPECT_GT(s.events_lost, 0u) << "no loss: this test proves nothing on this machine";
+  EXPECT_EQ(written + s.events_lost, kEvents);
+  const Checked c = check_layout(
+      file,
+      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+}
+
+// CIRCULAR: "after the file reaches the maximum size, the oldest events are replaced". etwrt
+// counts the replaced events in EventsLost and their buffers in BuffersLost (README "Trace
+// files (writing)"), so that the file's events + EventsLost are every event written.
+TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
+  const std::string file = path("circ.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
+  p.get()->MaximumFileSize = 64;  // KB: 16 buffers of 4 KB, the header's included
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-circ", p.get()), ERROR_SUCCESS);
+  constexpr ULONG kEvents = 20000;
+  write_events(h, kEvents, 200);
+  const Stopped s = stop("etl-circ");
+  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  EXPECT_EQ(std::filesystem::file_size(file), 64u * 1024);
+  EXPECT_GT(s.log_buffers_lost, 0u);
+  const Checked c = check_layout(file, {{"strict", true},
+                                        {"events", kEvents - s.events_lost},
+                                        {"events_lost", s.events_lost},
+                                        {"buffers_lost", s.log_buffers_lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+}
+
+// NEWFILE: "automatically switches to a new log file when the file reaches the maximum size",
+// the %d replaced by a counter. Each file is a whole trace file.
+TEST_F(EtlWrite, NewFileSwitchesFilesAtMaximumFileSizeEachOneValid) {
+  const std::string pattern = path("new%d.etl");
+  FileProperties p(pattern, EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
+  p.get()->MaximumFileSize = 64;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-new", p.get()), ERROR_SUCCESS);
+  constexpr ULONG kEvents = 8000;
+  write_events(h, kEvents, 200);
+  const Stopped s = stop("etl-new");
+  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  ULONG in_files = 0;
+  int files = 0;
+  for (int i = 1; std::filesystem::exists(path("new" + std::to_string(i) + ".etl")); ++i) {
+    const std::string file = path("new" + std::to_string(i) + ".etl");
+    EXPECT_LE(std::filesystem::file_size(file), 64u * 1024);
+    const Checked c = check_layout(file, {{"strict", true}, {"log_file_name", file}});
+    EXPECT_EQ(c.status, 0) << c.output;
+    in_files += c.summary.value("events", 0u);
+    ++files;
+  }
+  EXPECT_GE(files, 2);
+  EXPECT_EQ(in_files + s.events_lost, kEvents);
+}
+
+// APPEND: "appends events to an existing sequential log file"; BufferSize and the clock must be
+// the file's. The header keeps the first session's StartTime and counts both.
+TEST_F(EtlWrite, AppendAddsToTheFileOfAnEarlierSession) {
+  const std::string file = path("append.etl");
+  ULONG lost = 0;
+  for (const char* name : {"etl-append-1", "etl-append-2"}) {
+    FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_APPEND);
+    p.get()->Wnode.ClientContext = 2;  // system time, as the page asks for APPEND
+    TRACEHANDLE h = 0;
+    ASSERT_EQ(StartTraceA(&h, name, p.get()), ERROR_SUCCESS);
+    write_events(h, 1000);
+    const Stopped s = stop(name);
+    ASSERT_EQ(s.status, ERROR_SUCCESS);
+    lost += s.events_lost;
+  }
+  const Checked c = check_layout(
+      file, {{"strict", true}, {"clock", 2}, {"events", 2000 - lost}, {"events_lost", lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  FileProperties other(file, EVENT_TRACE_FILE_MODE_APPEND);
+  other.get()->BufferSize = 8;  // not the file's: refused
+  TRACEHANDLE h = 0;
+  EXPECT_EQ(StartTraceA(&h, "etl-append-3", other.get()), ERROR_INVALID_PARAMETER);
+}
+
+// FLUSH: the buffers reach the file before ControlTrace returns (the session still runs).
+TEST_F(EtlWrite, FlushPutsBufferedEventsInTheFileBeforeItReturns) {
+  const std::string file = path("flush.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  p.get()->FlushTimer = 0;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-flush", p.get()), ERROR_SUCCESS);
+  write_events(h, 10);
+  EXPECT_EQ(check_layout(file, {}).summary.value("events", -1), 0);  // still in the pool
+  FileProperties q("", 0);
+  ASSERT_EQ(ControlTraceA(h, nullptr, q.get(), EVENT_TRACE_CONTROL_FLUSH), ERROR_SUCCESS);
+  const Checked c = check_layout(file, {{"events", 10}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(q.get()->BuffersWritten, 2u);  // the header and the flushed buffer
+  EXPECT_EQ(stop("etl-flush").status, ERROR_SUCCESS);
+}
+
+// FlushTimer: "how often, in seconds, the trace buffers are forcibly flushed"
+// (EVENT_TRACE_PROPERTIES page): a partly filled buffer reaches the file without a FLUSH.
+TEST_F(EtlWrite, FlushTimerWritesAPartlyFilledBuffer) {
+  const std::string file = path("timer.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  p.get()->FlushTimer = 1;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-timer", p.get()), ERROR_SUCCESS);
+  write_events(h, 10);
+  int events = 0;
+  for (int i = 0; i < 40 && events != 10; ++i) {  // within 4 s: a FlushTimer of 1 s and slack
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    events = check_layout(file, {}).summary.value("events", -1);
+  }
+  EXPECT_EQ(events, 10);
+  EXPECT_EQ(stop("etl-timer").status, ERROR_SUCCESS);
+}
+
+// QUERY gives the file's name at LogFileNameOffset (EVENT_TRACE_PROPERTIES page); a relative
+// name is the caller's, made absolute (the broker's working directory is not the caller's).
+TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(home_.dir());
+  FileProperties p("relative.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  const ULONG started = StartTraceA(&h, "etl-relative", p.get());
+  std::filesystem::current_path(before);
+  ASSERT_EQ(started, ERROR_SUCCESS);
+  FileProperties q("", 0);
+  q.get()->LogFileNameOffset = 0;
+  ASSERT_EQ(ControlTraceA(h, nullptr, q.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+  ASSERT_NE(q.get()->LogFileNameOffset, 0u);
+  EXPECT_EQ(std::string(q.bytes.data() + q.get()->LogFileNameOffset), path("relative.etl"));
+  EXPECT_EQ(q.get()->LogFileMode, static_cast<ULONG>(EVENT_TRACE_FILE_MODE_SEQUENTIAL));
+  EXPECT_TRUE(std::filesystem::exists(path("relative.etl")));
+  EXPECT_EQ(stop("etl-relative").status, ERROR_SUCCESS);
+}
+
+// SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size"; the events
+// that no longer fit are counted lost.
+TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
+  const std::string file = path("max.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
+  p.get()->MaximumFileSize = 32;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-max", p.get()), ERROR_SUCCESS);
+  constexpr ULONG kEvents = 5000;
+  write_events(h, kEvents, 200);
+  const Stopped s = stop("etl-max");
+  EXPECT_EQ(std::filesystem::file_size(file), 32u * 1024);
+  EXPECT_GT(s.log_buffers_lost, 0u);
+  const Checked c = check_layout(
+      file,
+      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+}
+
+// Realtime and file at once: the consumer and the file each get every event.
+TEST_F(EtlWrite, RealtimeAndFileAtOnceBothGetEveryEvent) {
+  const std::string file = path("both.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_REAL_TIME_MODE);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-both", p.get()), ERROR_SUCCESS);
+  static std::atomic<ULONG> received{0};
+  received = 0;
+  EVENT_TRACE_LOGFILEA log{};
+  log.LoggerName = const_cast<char*>("etl-both");
+  log.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  log.EventRecordCallback = [](PEVENT_RECORD r) {
+    if (IsEqualGUID(r->EventHeader.ProviderId, kProvider)) ++received;
+  };
+  TRACEHANDLE consumer = OpenTraceA(&log);
+  ASSERT_NE(consumer, INVALID_PROCESSTRACE_HANDLE);
+  std::thread reading([&] { ProcessTrace(&consumer, 1, nullptr, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the relay feed is set up
+  constexpr ULONG kEvents = 1000;
+  write_events(h, kEvents);
+  const Stopped s = stop("etl-both");
+  reading.join();
+  CloseTrace(consumer);
+  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  EXPECT_EQ(received.load() + s.events_lost, kEvents);
+  const Checked c = check_layout(file, {{"strict", true}, {"events", kEvents - s.events_lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+}
+
+// Extended items go into the file as its format keeps them (after the EVENT_HEADER, chained by
+// their linkage bit): provider traits set with EventSetInformation and EventWriteTransfer's
+// related activity ID, one of each per event.
+TEST_F(EtlWrite, ExtendedItemsFollowTheEventHeader) {
+  const std::string file = path("items.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-items", p.get()), ERROR_SUCCESS);
+  REGHANDLE reg = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  std::array<std::uint8_t, 7> traits = {7, 0, 'P', 0, 3, 0, 130};  // name "P", one trait
+  ASSERT_EQ(EventSetInformation(reg, EventProviderSetTraits, traits.data(), traits.size()),
+            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
+  EVENT_DESCRIPTOR descriptor{};
+  descriptor.Level = 4;
+  const GUID activity = kProvider;
+  const GUID related = {1, 2, 3, {4, 5, 6, 7, 8, 9, 10, 11}};
+  std::array<char, kPayload> payload{};
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, payload.data(), kPayload);
+  constexpr ULONG kEvents = 50;
+  for (ULONG i = 0; i < kEvents; ++i) {
+    EXPECT_EQ(EventWriteTransfer(reg, &descriptor, &activity, &related, 1, &data), ERROR_SUCCESS);
+  }
+  EventUnregister(reg);
+  const Stopped s = stop("etl-items");
+  ASSERT_EQ(s.events_lost, 0u);
+  const Checked c =
+      check_layout(file, {{"strict", true}, {"events", kEvents}, {"user_data_size", kPayload}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(c.summary.value("extended_items", 0u), 2 * kEvents);
+}
+
+// Classic providers (TraceEvent) are written as EVENT_TRACE_HEADER records (FULL_HEADER64).
+const GUID kControl = {
+    0x6f1d8b52, 0x3cae, 0x4d74, {0x90, 0x25, 0x7b, 0x31, 0xa4, 0xe8, 0x2f, 0x69}};
+const GUID kClass = {0x701e9c63, 0x4dbf, 0x4e85, {0xa1, 0x36, 0x8c, 0x42, 0xb5, 0xf9, 0x30, 0x7a}};
+std::atomic<TRACEHANDLE> g_logger{0};
+
+ULONG WINAPI control_callback(WMIDPREQUESTCODE code, PVOID, ULONG*, PVOID buffer) {
+  if (code == WMI_ENABLE_EVENTS) g_logger = GetTraceLoggerHandle(buffer);
+  return ERROR_SUCCESS;
+}
+
+TEST_F(EtlWrite, ClassicEventsAreEventTraceHeaderRecords) {
+  const std::string file = path("classic.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-classic", p.get()), ERROR_SUCCESS);
+  TRACEHANDLE reg = 0;
+  TRACE_GUID_REGISTRATION classes[1] = {{&kClass, nullptr}};
+  g_logger = 0;
+  ASSERT_EQ(RegisterTraceGuidsA(&control_callback, nullptr, &kControl, 1, classes, nullptr, nullptr,
+                                &reg),
+            ERROR_SUCCESS);
+  ASSERT_EQ(EnableTrace(TRUE, 0, TRACE_LEVEL_INFORMATION, &kControl, h), ERROR_SUCCESS);
+  for (int i = 0; i < 500 && g_logger == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(g_logger.load(), 0u);
+  struct {
+    EVENT_TRACE_HEADER header;
+    ULONG value;
+  } e{};
+  e.header.Size = sizeof e;
+  e.header.Flags = WNODE_FLAG_TRACED_GUID;
+  e.header.Guid = kClass;
+  e.header.Class.Type = 10;
+  e.header.Class.Level = TRACE_LEVEL_INFORMATION;
+  constexpr ULONG kEvents = 40;
+  for (ULONG i = 0; i < kEvents; ++i) EXPECT_EQ(TraceEvent(g_logger, &e.header), ERROR_SUCCESS);
+  UnregisterTraceGuids(reg);
+  const Stopped s = stop("etl-classic");
+  ASSERT_EQ(s.events_lost, 0u);
+  const Checked c = check_layout(file, {{"strict", true},
+                                        {"events", kEvents},
+                                        {"provider", "701e9c63-4dbf-4e85-a136-8c42b5f9307a"}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(c.summary.value("classic", 0u), kEvents);
+}
+
+// StartTrace page: a LogFileMode combination that is not valid is ERROR_INVALID_PARAMETER;
+// another session already using the file name is ERROR_BAD_PATHNAME. Logging Mode Constants
+// page: APPEND not with CIRCULAR, NEWFILE, REAL_TIME or PRIVATE; NEWFILE needs a %d;
+// SEQUENTIAL not with CIRCULAR or NEWFILE; CIRCULAR and NEWFILE need a MaximumFileSize.
+TEST_F(EtlWrite, InvalidCombinationsAndNamesGetTheDocumentedStatus) {
+  struct Case {
+    const char* file;
+    ULONG mode;
+    ULONG max;
+    ULONG status;
+  };
+  const Case cases[] = {
+      {"a.etl", EVENT_TRACE_FILE_MODE_APPEND | EVENT_TRACE_FILE_MODE_CIRCULAR, 1,
+       ERROR_INVALID_PARAMETER},
+      {"a.etl", EVENT_TRACE_FILE_MODE_APPEND | EVENT_TRACE_REAL_TIME_MODE, 0,
+       ERROR_INVALID_PARAMETER},
+      {"a%d.etl", EVENT_TRACE_FILE_MODE_APPEND | EVENT_TRACE_FILE_MODE_NEWFILE, 1,
+       ERROR_INVALID_PARAMETER},
+      {"a.etl", EVENT_TRACE_FILE_MODE_APPEND | EVENT_TRACE_PRIVATE_LOGGER_MODE, 0,
+       ERROR_INVALID_PARAMETER},
+      {"a.etl", EVENT_TRACE_FILE_MODE_NEWFILE, 1, ERROR_INVALID_PARAMETER},
+      {"a%d%d.etl", EVENT_TRACE_FILE_MODE_NEWFILE, 1, ERROR_INVALID_PARAMETER},
+      {"a%d.etl", EVENT_TRACE_FILE_MODE_NEWFILE, 0, ERROR_INVALID_PARAMETER},
+      {"a.etl", EVENT_TRACE_FILE_MODE_CIRCULAR, 0, ERROR_INVALID_PARAMETER},
+      {"a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_CIRCULAR, 1,
+       ERROR_INVALID_PARAMETER},
+      {"no-such-dir/a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL, 0, ERROR_PATH_NOT_FOUND},
+  };
+  for (const Case& c : cases) {
+    FileProperties p(path(c.file), c.mode);
+    p.get()->MaximumFileSize = c.max;
+    TRACEHANDLE h = 0;
+    EXPECT_EQ(StartTraceA(&h, "etl-invalid", p.get()), c.status) << c.file << " " << c.mode;
+    EXPECT_FALSE(std::filesystem::exists(path(c.file)));
+  }
+  FileProperties first(path("taken.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-taken-1", first.get()), ERROR_SUCCESS);
+  FileProperties second(path("taken.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  EXPECT_EQ(StartTraceA(&h, "etl-taken-2", second.get()), ERROR_BAD_PATHNAME);
+  EXPECT_EQ(stop("etl-taken-1").status, ERROR_SUCCESS);
+}
+
+}  // namespace
