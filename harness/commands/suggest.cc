@@ -77,10 +77,10 @@ std::vector<std::string> closest(const std::string& typed,
 }
 
 std::string did_you_mean(const std::string& typed, const std::vector<std::string>& candidates) {
-  const std::vector<std::string> near = closest(typed, candidates);
-  if (near.empty()) return "";
-  if (near.size() == 1) return "; did you mean '" + near.front() + "'?";
-  return "; did you mean one of " + quoted_list(near) + "?";
+  const std::vector<std::string> nearest = closest(typed, candidates);
+  if (nearest.empty()) return "";
+  if (nearest.size() == 1) return "; did you mean '" + nearest.front() + "'?";
+  return "; did you mean one of " + quoted_list(nearest) + "?";
 }
 
 std::optional<std::string> unknown_word_hint(const CLI::App& app, int argc, char** argv) {
