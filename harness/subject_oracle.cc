@@ -321,12 +321,31 @@ std::vector<Finding> judge_records(const std::vector<Segment>& segments,
     }
   }
   std::size_t at = 0;
+  const Segment* empty_before = nullptr;  // the last segment that expected nothing, since `at`
   for (const Segment& seg : segments) {
     std::vector<std::string> want;
     for (const EventDef& e : seg.events) want.push_back(describe_event(e));
+    if (want.empty()) {
+      empty_before = &seg;
+      continue;
+    }
     const std::size_t end = std::min(got.size(), at + want.size());
     const std::vector<std::string> seen(got.begin() + static_cast<std::ptrdiff_t>(at),
                                         got.begin() + static_cast<std::ptrdiff_t>(end));
+    if (seen != want && empty_before != nullptr) {
+      // A provider's events reach a consumer in the order written: events that came before
+      // this step's expected ones, after a step that expected none, were written in that step.
+      const auto found = std::search(got.begin() + static_cast<std::ptrdiff_t>(at), got.end(),
+                                     want.begin(), want.end());
+      if (found != got.end()) {
+        const std::vector<std::string> extra(got.begin() + static_cast<std::ptrdiff_t>(at), found);
+        return {failed_check(
+            pick_rule(empty_before->rules, case_rules), "extra events",
+            fmt::format("step {} ({}): {} events, none expected: {}", empty_before->step,
+                        empty_before->cause, extra.size(), list(extra)),
+            "none", list(extra))};
+      }
+    }
     if (seen != want) {
       // The difference for people; both whole lists as data.
       return {
@@ -336,6 +355,7 @@ std::vector<Finding> judge_records(const std::vector<Segment>& segments,
                        list(want), list(seen))};
     }
     at = end;
+    empty_before = nullptr;
   }
   if (at < got.size()) {
     const std::vector<std::string> extra(got.begin() + static_cast<std::ptrdiff_t>(at), got.end());

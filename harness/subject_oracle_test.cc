@@ -159,6 +159,22 @@ TEST(SubjectOracle, JudgeNamesTheSegmentsRuleOnAMismatchAndOnExtras) {
   ASSERT_EQ(extra.size(), 1u);
   EXPECT_EQ(extra[0].rule, "PROV-RECORD");
   EXPECT_NE(extra[0].text.find("id 3"), std::string::npos);
+
+  // Events written in a step that expected none come before the next step's: they are that
+  // step's extras (the provider that ignores DISABLE), not a mismatch of the step after it.
+  const std::vector<Segment> after_disable = {
+      {"/w1", "first", {"PROV-EVENT-ENABLED"}, {ev(1, 1, 1)}},
+      {"/w2", "while disabled", {"PROV-RECORD"}, {}},
+      {"/w3", "enabled again", {"PROV-EVENT-ENABLED", "PROV-RECORD"}, {ev(2, 2, 2)}}};
+  auto early =
+      judge_records(after_disable, {record(ev(1, 1, 1)), record(ev(3, 3, 0)), record(ev(2, 2, 2))},
+                    {"PROV-RECORD", "PROV-EVENT-ENABLED"});
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0].rule, "PROV-RECORD");
+  EXPECT_EQ(early[0].check, "extra events");
+  EXPECT_NE(early[0].text.find("step /w2 (while disabled): 1 events, none expected: [id 3"),
+            std::string::npos)
+      << early[0].text;
 }
 
 const std::set<std::string> kRules = {"PROV-RECORD", "CB-FAST"};
