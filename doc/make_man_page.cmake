@@ -75,6 +75,10 @@ etwh selftest puts the mutant build's library folder in front of it for each mut
 .B NO_COLOR
 set and not empty: no colour on the console (unless --color always).
 .TP
+.B COLUMNS
+the console's width: etwh run cuts its lines to it (else to the terminal's width; a pipe or a
+log, and --verbose, keep them whole).
+.TP
 .B ETWH_STRESS_WRITER_SPIN
 N: the stress writer busies itself N empty iterations after each write, a planted slowdown to
 check a regression gate (harness/compare/README.md).

@@ -84,20 +84,30 @@ void MarkdownReport::write(const RunInfo& info, const std::vector<CaseResult>& r
   }
   out << "| status | cases |\n|---|---:|\n";
   for (const auto& [status, count] : per_status) out << fmt::format("| {} | {} |\n", status, count);
-  std::vector<std::string> judged_not_pass;
+  std::vector<std::string> judged_not_pass, not_reached;
   std::size_t judged = 0;
   for (const RuleVerdict& v : rule_verdicts(info, results)) {
-    if (v.cases == 0) continue;  // no case in this run: not judged here
+    if (v.cases == 0) continue;      // no case in this run: not judged here
+    if (v.not_reached == v.cases) {  // every case stopped before its checks: not judged either
+      not_reached.push_back(fmt::format("`{}`", v.id));
+      continue;
+    }
     ++judged;
     if (v.status != Status::kPass) {
       judged_not_pass.push_back(fmt::format("`{}` {}", v.id, status_name(v.status)));
     }
   }
+  const auto joined = [](const std::vector<std::string>& items) {
+    std::string list;
+    for (const std::string& s : items) list += (list.empty() ? "" : ", ") + s;
+    return list;
+  };
   out << fmt::format("\n{} rules judged", judged);
   if (!judged_not_pass.empty()) {
-    std::string list;
-    for (const std::string& s : judged_not_pass) list += (list.empty() ? "" : ", ") + s;
-    out << fmt::format("; not PASS ({}): {}", judged_not_pass.size(), list);
+    out << fmt::format("; not PASS ({}): {}", judged_not_pass.size(), joined(judged_not_pass));
+  }
+  if (!not_reached.empty()) {
+    out << fmt::format("; not reached ({}): {}", not_reached.size(), joined(not_reached));
   }
   out << fmt::format(".\n\n<sub>etwh {}, {}, {:.1f} s</sub>\n", info.version, info.host,
                      info.duration_s);

@@ -361,8 +361,14 @@ TEST(MarkdownReport, FailuresFirstThenCountsShortCells) {
   EXPECT_LT(herr, counts);
   EXPECT_EQ(md.find("a pipe"), std::string::npos);  // cut at 200 characters
   EXPECT_NE(md.find("| PASS | 1 |"), std::string::npos) << md;
-  // Judged rules not PASS; a rule no case names (GRP-ENABLE) is not listed.
-  EXPECT_NE(md.find("4 rules judged; not PASS (4): "), std::string::npos) << md;
+  // Judged rules not PASS (CB-ANY-OR: the harness error did not reach its checks, the passing
+  // case judged it); a rule no case names (GRP-ENABLE) is not listed.
+  EXPECT_NE(md.find("4 rules judged; not PASS (3): "), std::string::npos) << md;
+  EXPECT_EQ(md.find("not reached"), std::string::npos) << md;
+  // A rule whose every case stopped before its checks is not reached, not judged.
+  const std::string stopped = written<MarkdownReport>(i, {results[3]});
+  EXPECT_NE(stopped.find("0 rules judged; not reached (1): `CB-ANY-OR`."), std::string::npos)
+      << stopped;
   EXPECT_EQ(md.find("GRP-ENABLE"), std::string::npos);
   // A clean run says so in its title, with no table of failures.
   const std::string clean = written<MarkdownReport>(i, {results[0], results[2]});

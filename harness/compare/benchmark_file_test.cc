@@ -137,7 +137,7 @@ TEST(BenchmarkFile, SyntaxErrorAfterNaNKeepsItsPlace) {
     load_document(file);
     ADD_FAILURE() << "no error";
   } catch (const CompareInputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ": 1:57: JSON syntax error: ", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":1:57: JSON syntax error: ", 0), 0u)
         << e.what();
   }
   std::filesystem::remove(file);
