@@ -123,4 +123,15 @@ std::optional<OutputFile> output_file(const std::string& path) {
   return OutputFile(path);
 }
 
+bool write_output(const std::optional<OutputFile>& file, std::string_view text) {
+  if (!file) return true;
+  try {
+    file->write(text);
+  } catch (const std::exception& e) {
+    std::cerr << "etwh: " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace etwh

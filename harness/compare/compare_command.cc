@@ -12,17 +12,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitRegression = 1;
 constexpr int kExitBadInput = 2;
 
-bool write_file(const std::optional<OutputFile>& file, const std::string& text) {
-  if (!file) return true;
-  try {
-    file->write(text);
-  } catch (const std::exception& e) {
-    std::cerr << "etwh: " << e.what() << "\n";
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int run_compare_command(const CompareArgs& args) {
@@ -44,7 +33,8 @@ int run_compare_command(const CompareArgs& args) {
     return kExitBadInput;
   }
   print_console(c, std::cout);
-  if (!write_file(markdown_out, markdown(c)) || !write_file(json_out, to_json(c).dump(2) + "\n")) {
+  if (!write_output(markdown_out, markdown(c)) ||
+      !write_output(json_out, to_json(c).dump(2) + "\n")) {
     return kExitBadInput;
   }
   return c.regressions > 0 ? kExitRegression : kExitOk;

@@ -437,17 +437,6 @@ bool check_outputs(const StressArgs& args, Outputs& out) {
   return true;
 }
 
-bool write_output(const std::optional<OutputFile>& file, const std::string& text) {
-  if (!file) return true;
-  try {
-    file->write(text);
-  } catch (const std::exception& e) {
-    std::cerr << "etwh: " << e.what() << "\n";
-    return false;
-  }
-  return true;
-}
-
 // The baseline is read before anything runs: a bad one is bad input, not a wasted run.
 bool load_baseline(const StressArgs& args, std::optional<compare::Document>& baseline) {
   if (args.baseline.empty()) return true;

@@ -48,4 +48,8 @@ class OutputFile {
 // OutputFile(path), or nothing for an empty path (an output option not given).
 std::optional<OutputFile> output_file(const std::string& path);
 
+// Writes `text` to `file` when there is one. A failure is said on stderr ("etwh: <reason>") and
+// gives false: the command then exits 2.
+bool write_output(const std::optional<OutputFile>& file, std::string_view text);
+
 }  // namespace etwh
