@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "console_lines.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
@@ -66,30 +68,17 @@ std::string findings_text(const std::vector<Finding>& findings) {
   return out;
 }
 
-// The scenario file as reports name it: relative to the working folder when inside it, so that
-// CI readers can link it to the repository.
-std::string report_path(const std::string& file) {
-  if (file.empty()) return file;
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  const std::filesystem::path path(file);
-  if (ec || !path.is_absolute()) return path.generic_string();
-  const std::filesystem::path relative = path.lexically_relative(cwd);
-  if (relative.empty() || *relative.begin() == "..") return path.generic_string();
-  return relative.generic_string();
-}
-
 }  // namespace
 
 std::string scenario_path(const std::string& file, const std::string& scenarios_dir) {
-  if (file.empty() || scenarios_dir.empty()) return report_path(file);
+  if (file.empty() || scenarios_dir.empty()) return display_path(file);
   std::error_code ec;
   const std::filesystem::path root =
       std::filesystem::absolute(scenarios_dir, ec).lexically_normal();
   const std::filesystem::path path = std::filesystem::absolute(file, ec).lexically_normal();
-  if (ec) return report_path(file);
+  if (ec) return display_path(file);
   const std::filesystem::path relative = path.lexically_relative(root);
-  if (relative.empty() || *relative.begin() == "..") return report_path(file);
+  if (relative.empty() || *relative.begin() == "..") return display_path(file);
   return relative.generic_string();
 }
 
@@ -172,7 +161,7 @@ void JsonReport::write(const RunInfo& info, const std::vector<CaseResult>& resul
                                   {"as_expected", r.as_expected},
                                   {"message", r.message},
                                   {"duration", r.duration_s},
-                                  {"file", report_path(r.file)}};
+                                  {"file", display_path(r.file)}};
     // --repeat N: every repetition's status; differing statuses make the case flaky.
     if (r.repetitions.size() > 1) {
       result["repetitions"] = nlohmann::ordered_json::array();
