@@ -280,7 +280,10 @@ json Agent::do_unregister(const json& request) {
 json Agent::do_set_information(const json& request) {
   RequestFields f(request);
   Registration& reg = registration(f.string("provider"));
-  auto info_class = static_cast<EVENT_INFO_CLASS>(f.unsigned_int("class", 0xFFFFFFFF));
+  // At most 4, the Windows SDK's MaxEventInfo (mingw-w64's header declares fewer classes): C++
+  // cannot form an EVENT_INFO_CLASS outside its enumerators' range without undefined behaviour,
+  // so a larger value is a bad request, not a probe.
+  auto info_class = static_cast<EVENT_INFO_CLASS>(f.unsigned_int("class", 4));
   std::vector<std::uint8_t> data = f.bytes("data");
   // A length other than the data's own lets a case probe how the platform checks it; the
   // buffer is padded with zeros so that the platform never reads past our allocation.
