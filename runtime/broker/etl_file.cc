@@ -299,7 +299,8 @@ void EtlFile::write_buffer() {
   put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
   put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
   put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
-  put<std::uint16_t>(p, 0x28, 0);  // ProcessorIndex (see README: one stream, processor 0)
+  put<std::uint16_t>(p, 0x28,
+                     0);  // ProcessorIndex (docs/etwrt/internals.md: one stream, processor 0)
   put<std::uint16_t>(p, 0x2A, settings_.logger_id);
   put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
   put<std::uint32_t>(p, 0x30, used_);  // Offset

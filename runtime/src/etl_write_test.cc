@@ -172,8 +172,9 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
 }
 
 // CIRCULAR: "after the file reaches the maximum size, the oldest events are replaced". etwrt
-// counts the replaced events in EventsLost and their buffers in BuffersLost (README "Trace
-// files (writing)"), so that the file's events + EventsLost are every event written.
+// counts the replaced events in EventsLost and their buffers in BuffersLost (docs/etwrt/
+// internals.md, "Trace files (writing)"), so that the file's events + EventsLost are every event
+// written.
 TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
   const std::string file = path("circ.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_USE_KBYTES_FOR_SIZE);

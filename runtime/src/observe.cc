@@ -1,4 +1,4 @@
-// etwrt observation: see observe.h; the record format is in runtime/README.md ("Observation").
+// etwrt observation: see observe.h; the record format is in docs/etwrt/use.md ("Observation").
 #include "observe.h"
 
 #include "client.h"

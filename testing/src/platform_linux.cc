@@ -1,4 +1,4 @@
-// Linux: a private etwrt home per test process (runtime/README.md, "Environment"), made before
+// Linux: a private etwrt home per test process (docs/etwrt/use.md, "ENVIRONMENT"), made before
 // main: etwrt's library follows ETWRT_HOME at its next call, but a provider registered with
 // another broker never meets the capture's sessions. The broker is owned by the process
 // (ETWRT_BROKER_OWNER_PID), so a test killed by ctest's timeout leaves no broker and no session

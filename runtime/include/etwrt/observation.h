@@ -1,5 +1,5 @@
 /*
- * etwrt only, no Windows counterpart: the observation of this process (runtime/README.md,
+ * etwrt only, no Windows counterpart: the observation of this process (docs/etwrt/use.md,
  * "Observation") switched on and off while it runs, for an observer inside the same process
  * (etwh::testing's provider check). ETWRT_OBSERVE_SOCKET does the same before main for an
  * observer outside it.

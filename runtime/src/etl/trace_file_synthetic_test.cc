@@ -2,7 +2,7 @@
 // layout, independent of etwrt's own writer): the MS-XCA decompressor's cases, and files that
 // lie (truncated, sizes past their buffer, a compressed buffer whose data is corrupt), each an
 // error with its status (ERROR_BAD_FORMAT for no trace file at all, ERROR_FILE_CORRUPT for a
-// damaged one: runtime/README.md, "Trace files (reading)") and never a crash.
+// damaged one: docs/etwrt/conformance.md, "Trace files (reading)") and never a crash.
 #include "etl/record_decode.h"
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
