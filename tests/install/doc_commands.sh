@@ -12,8 +12,9 @@
 #   ETWH_BENCH_ETL) its line is skipped, saying so.
 # `./build/` and `build/` in a command are the build directory. Needs at least 8 synopsis lines
 # (one per command page), 10 command lines and 4 benchmark lines: a renamed section fails.
-# Also: README, the command pages and the catalog point nowhere outside the clone, and every
-# catalog citation names one of the catalog's sources.
+# Also: every command of `etwh --help` has its page docs/commands/<command>.md; README, the
+# command pages and the catalog point nowhere outside the clone, and every catalog citation
+# names one of the catalog's sources.
 # Usage: doc_commands.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 
@@ -48,6 +49,13 @@ bench_commands=$(code_lines Running bench/README.md | cut -f 2)
   fail "bench/README.md 'Running' has $(count "$bench_commands") command lines"
 
 etwh=$build/bin/etwh
+# Every command of `etwh --help` has its page.
+subcommands=$("$etwh" --help | awk '/^Subcommands:/ { inside = 1; next } inside && NF == 0 { exit }
+  inside { print $1 }')
+[ -n "$subcommands" ] || fail "etwh --help lists no subcommand: the parse is broken"
+for name in $subcommands; do
+  [ -f "docs/commands/$name.md" ] || fail "etwh $name has no page docs/commands/$name.md"
+done
 # The synopsis is what comes before the description (two or more spaces).
 while IFS=$'\t' read -r page line; do
   words=${line%%  *}
