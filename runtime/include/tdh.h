@@ -222,6 +222,10 @@ typedef struct _TDH_CONTEXT {
  * is not loaded. */
 TDHAPI TdhLoadManifest(PWSTR Manifest);
 TDHAPI TdhUnloadManifest(PWSTR Manifest);
+/* etwrt reads no PE resources: ERROR_INVALID_PARAMETER (NULL, empty, MAX_PATH or longer),
+ * ERROR_FILE_NOT_FOUND, else ERROR_RESOURCE_NOT_FOUND (TdhLoadManifestFromBinary page: "The
+ * file does not contain any eventing metadata resources"). */
+TDHAPI TdhLoadManifestFromBinary(PWSTR BinaryPath);
 
 /* ERROR_INSUFFICIENT_BUFFER with *BufferSize set when the buffer is too small (or NULL);
  * ERROR_NOT_FOUND when the event has no TraceLogging schema and no loaded manifest has it;

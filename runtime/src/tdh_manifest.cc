@@ -410,6 +410,21 @@ TDHAPI TdhLoadManifest(PWSTR Manifest) {
   }
 }
 
+// etwrt reads no PE resources: a binary that exists holds no metadata it can read
+// (ERROR_RESOURCE_NOT_FOUND, the page's "does not contain any eventing metadata resources").
+TDHAPI TdhLoadManifestFromBinary(PWSTR BinaryPath) {
+  try {
+    std::u16string path;
+    if (const ULONG s = path_of(BinaryPath, path); s != ERROR_SUCCESS) return s;
+    std::string file;
+    if (!etwh::utf16::to_utf8(path, file)) return ERROR_INVALID_PARAMETER;
+    if (!std::ifstream(file, std::ios::binary)) return ERROR_FILE_NOT_FOUND;
+    return ERROR_RESOURCE_NOT_FOUND;
+  } catch (const std::bad_alloc&) {
+    return ERROR_NOT_ENOUGH_MEMORY;
+  }
+}
+
 TDHAPI TdhUnloadManifest(PWSTR Manifest) {
   try {
     return unload(Manifest);

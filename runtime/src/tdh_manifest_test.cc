@@ -216,4 +216,17 @@ TEST(TdhLoadManifest, StatusesOfTheReferencePage) {
   EXPECT_EQ(load(write_temp("undefined-task.man", undefined_task)), ULONG{ERROR_XML_PARSE_ERROR});
 }
 
+// TdhLoadManifestFromBinary page: ERROR_INVALID_PARAMETER, ERROR_FILE_NOT_FOUND, and
+// ERROR_RESOURCE_NOT_FOUND "The file does not contain any eventing metadata resources" (etwrt
+// reads none: the samples of "Retrieving Event Data Using TDH" take a -b: option that calls it).
+TEST(TdhLoadManifestFromBinary, StatusesOfTheReferencePage) {
+  EXPECT_EQ(TdhLoadManifestFromBinary(nullptr), ULONG{ERROR_INVALID_PARAMETER});
+  std::u16string path = wide(::testing::TempDir() + "no-such.dll");
+  EXPECT_EQ(TdhLoadManifestFromBinary(reinterpret_cast<PWSTR>(path.data())),
+            ULONG{ERROR_FILE_NOT_FOUND});
+  path = wide(write_temp("provider.dll", "MZ not a provider"));
+  EXPECT_EQ(TdhLoadManifestFromBinary(reinterpret_cast<PWSTR>(path.data())),
+            ULONG{ERROR_RESOURCE_NOT_FOUND});
+}
+
 }  // namespace
