@@ -30,8 +30,7 @@ void civil_date(std::uint64_t days, WORD& year, WORD& month, WORD& day) {
 
 }  // namespace
 
-extern "C" BOOL WINAPI FileTimeToSystemTime(const FILETIME* lpFileTime,
-                                            LPSYSTEMTIME lpSystemTime) {
+extern "C" BOOL WINAPI FileTimeToSystemTime(const FILETIME* lpFileTime, LPSYSTEMTIME lpSystemTime) {
   if (lpFileTime == nullptr || lpSystemTime == nullptr) {
     SetLastError(ERROR_INVALID_PARAMETER);
     return FALSE;

@@ -28,8 +28,11 @@ using Unit = char16_t;
 void append_narrow(std::u16string& out, const char* s, std::size_t n) {
   for (std::size_t i = 0; i < n;) {
     const unsigned char b = static_cast<unsigned char>(s[i]);
-    const int extra = b < 0x80 ? 0 : (b & 0xE0) == 0xC0 ? 1 : (b & 0xF0) == 0xE0 ? 2
-                                   : (b & 0xF8) == 0xF0 ? 3 : -1;
+    const int extra = b < 0x80             ? 0
+                      : (b & 0xE0) == 0xC0 ? 1
+                      : (b & 0xF0) == 0xE0 ? 2
+                      : (b & 0xF8) == 0xF0 ? 3
+                                           : -1;
     char32_t c = extra == 0 ? b : extra == 1 ? b & 0x1F : extra == 2 ? b & 0x0F : b & 0x07;
     bool ok = extra >= 0 && i + extra < n;
     for (int k = 1; ok && k <= extra; ++k) {
@@ -80,7 +83,9 @@ class Formatter {
   }
 
  private:
-  static bool is_flag(Unit c) { return c == u'-' || c == u'+' || c == u' ' || c == u'#' || c == u'0'; }
+  static bool is_flag(Unit c) {
+    return c == u'-' || c == u'+' || c == u' ' || c == u'#' || c == u'0';
+  }
 
   int number(const Unit*& p) {
     if (*p == u'*') {
@@ -149,7 +154,9 @@ class Formatter {
   static void append_formatted(std::u16string& out, const std::string& spec, T value) {
     char buffer[512];
     const int n = snprintf(buffer, sizeof buffer, spec.c_str(), value);
-    if (n > 0) append_narrow(out, buffer, static_cast<std::size_t>(n) < sizeof buffer ? n : sizeof buffer - 1);
+    if (n > 0)
+      append_narrow(out, buffer,
+                    static_cast<std::size_t>(n) < sizeof buffer ? n : sizeof buffer - 1);
   }
 
   void integer(const Spec& spec, std::u16string& out) {
@@ -157,8 +164,10 @@ class Formatter {
     const bool wide = spec.size == Spec::Size::kLong64;
     const long long v = wide ? va_arg(*args_, long long) : va_arg(*args_, int);
     long long value = v;
-    if (spec.size == Spec::Size::kShort) value = is_signed ? static_cast<short>(v) : static_cast<unsigned short>(v);
-    if (spec.size == Spec::Size::kChar) value = is_signed ? static_cast<signed char>(v) : static_cast<unsigned char>(v);
+    if (spec.size == Spec::Size::kShort)
+      value = is_signed ? static_cast<short>(v) : static_cast<unsigned short>(v);
+    if (spec.size == Spec::Size::kChar)
+      value = is_signed ? static_cast<signed char>(v) : static_cast<unsigned char>(v);
     if (!wide && !is_signed) value = static_cast<unsigned int>(value);
     append_formatted(out, narrow_spec(spec, "ll", spec.type), value);
   }
@@ -168,7 +177,8 @@ class Formatter {
     if (spec.precision >= 0 && text.size() > static_cast<std::size_t>(spec.precision)) {
       text.resize(static_cast<std::size_t>(spec.precision));
     }
-    const std::size_t pad = static_cast<std::size_t>(spec.width) > text.size() ? spec.width - text.size() : 0;
+    const std::size_t pad =
+        static_cast<std::size_t>(spec.width) > text.size() ? spec.width - text.size() : 0;
     const bool left = spec.flags.find('-') != std::string::npos;
     if (!left) out.append(pad, u' ');
     out += text;
@@ -179,7 +189,8 @@ class Formatter {
     const bool wide = spec.type == 's' ? spec.size != Spec::Size::kShort : spec.wide_prefix;
     const void* arg = va_arg(*args_, const void*);
     std::u16string value;
-    const std::size_t most = spec.precision >= 0 ? static_cast<std::size_t>(spec.precision) : std::string::npos;
+    const std::size_t most =
+        spec.precision >= 0 ? static_cast<std::size_t>(spec.precision) : std::string::npos;
     if (arg == nullptr) {
       value = u"(null)";  // as the CRT prints a NULL string
     } else if (wide) {
@@ -211,10 +222,20 @@ class Formatter {
 
   bool convert(const Spec& spec, std::u16string& out) {
     switch (spec.type) {
-      case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-        integer(spec, out);
-        return true;
-      case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A':
+      case 'd':
+      case 'i':
+      case 'u':
+      case 'o':
+      case 'x':
+      case 'X': integer(spec, out); return true;
+      case 'e':
+      case 'E':
+      case 'f':
+      case 'F':
+      case 'g':
+      case 'G':
+      case 'a':
+      case 'A':
         append_formatted(out, narrow_spec(spec, "", spec.type), va_arg(*args_, double));
         return true;
       case 'p': {
@@ -223,15 +244,14 @@ class Formatter {
         p.width = 16;
         p.precision = -1;
         append_formatted(out, narrow_spec(p, "ll", 'X'),
-                         static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(va_arg(*args_, void*))));
+                         static_cast<unsigned long long>(
+                             reinterpret_cast<std::uintptr_t>(va_arg(*args_, void*))));
         return true;
       }
-      case 's': case 'S':
-        text(spec, out);
-        return true;
-      case 'c': case 'C':
-        character(spec, out);
-        return true;
+      case 's':
+      case 'S': text(spec, out); return true;
+      case 'c':
+      case 'C': character(spec, out); return true;
       default:  // %n (off in Microsoft's CRT), %Z, and what no CRT knows
         return false;
     }
