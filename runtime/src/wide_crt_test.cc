@@ -109,6 +109,9 @@ void formatted_output() {
   CHECK(swprintf(out, 64, L"[%5.2f][%-4s][%*ls][%08X][%c%hc]", 3.14159, L"ab", 3, L"z", 0xBEEFu,
                  L'\u00e9', 'x') > 0);
   CHECK(units_are(out, u"[ 3.14][ab  ][  z][0000BEEF][\u00e9x]"));
+  static wchar_t wide_field[700];
+  CHECK(swprintf(wide_field, 700, L"%600d|", 7) == 601);  // a field wider than 512
+  CHECK(wide_field[598] == L' ' && wide_field[599] == L'7' && wide_field[600] == L'|');
   CHECK(swprintf(out, 64, L"%p", reinterpret_cast<void*>(0x1234)) == 16);
   CHECK(units_are(out, u"0000000000001234"));
   CHECK(swprintf(out, 64, L"%s %.2ls", static_cast<const wchar_t*>(nullptr), L"abc") > 0);

@@ -154,9 +154,14 @@ class Formatter {
   static void append_formatted(std::u16string& out, const std::string& spec, T value) {
     char buffer[512];
     const int n = snprintf(buffer, sizeof buffer, spec.c_str(), value);
-    if (n > 0)
-      append_narrow(out, buffer,
-                    static_cast<std::size_t>(n) < sizeof buffer ? n : sizeof buffer - 1);
+    if (n <= 0) return;
+    if (static_cast<std::size_t>(n) < sizeof buffer) {
+      append_narrow(out, buffer, static_cast<std::size_t>(n));
+      return;
+    }
+    std::string wide_field(static_cast<std::size_t>(n) + 1, '\0');  // a width above 511
+    snprintf(wide_field.data(), wide_field.size(), spec.c_str(), value);
+    append_narrow(out, wide_field.data(), static_cast<std::size_t>(n));
   }
 
   void integer(const Spec& spec, std::u16string& out) {
