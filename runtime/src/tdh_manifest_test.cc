@@ -229,4 +229,44 @@ TEST(TdhLoadManifestFromBinary, StatusesOfTheReferencePage) {
             ULONG{ERROR_RESOURCE_NOT_FOUND});
 }
 
+// The "Enumerating Providers" sample's loop (TdhEnumerateProviders page): ask with a size of 0,
+// grow the buffer to the size returned, ask again; each provider's GUID, its name at
+// ProviderNameOffset, SchemaSource 0 for "XML manifest". Here the loaded manifests' providers.
+std::vector<std::pair<std::u16string, ULONG>> enumerate_providers_named(const GUID& guid) {
+  std::vector<unsigned char> buffer;
+  ULONG size = 0;
+  ULONG status = TdhEnumerateProviders(nullptr, &size);
+  while (status == ERROR_INSUFFICIENT_BUFFER) {
+    buffer.assign(size, 0);
+    status =
+        TdhEnumerateProviders(reinterpret_cast<PPROVIDER_ENUMERATION_INFO>(buffer.data()), &size);
+  }
+  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
+  std::vector<std::pair<std::u16string, ULONG>> found;
+  if (status != ERROR_SUCCESS) return found;
+  const auto* info = reinterpret_cast<const PROVIDER_ENUMERATION_INFO*>(buffer.data());
+  for (ULONG i = 0; i < info->NumberOfProviders; ++i) {
+    const TRACE_PROVIDER_INFO& p = info->TraceProviderInfoArray[i];
+    if (std::memcmp(&p.ProviderGuid, &guid, sizeof guid) != 0) continue;
+    EXPECT_LT(p.ProviderNameOffset, size);
+    found.emplace_back(reinterpret_cast<const char16_t*>(buffer.data() + p.ProviderNameOffset),
+                       p.SchemaSource);
+  }
+  return found;
+}
+
+TEST(TdhEnumerateProviders, TheLoadedManifestsProvidersAsTheSampleReadsThem) {
+  ULONG size = 0;
+  EXPECT_EQ(TdhEnumerateProviders(nullptr, nullptr), ULONG{ERROR_INVALID_PARAMETER});
+  ASSERT_EQ(load(ETWRT_TDH_TEST_MANIFEST), ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(TdhEnumerateProviders(nullptr, &size), ULONG{ERROR_INSUFFICIENT_BUFFER});
+  EXPECT_GE(size, sizeof(PROVIDER_ENUMERATION_INFO));
+  const auto found = enumerate_providers_named(kProvider);
+  ASSERT_EQ(found.size(), 1u);  // once, though the manifest has several events
+  EXPECT_EQ(found[0].first, u"Etwh-Test-Manifest");
+  EXPECT_EQ(found[0].second, 0u);  // an XML manifest
+  ASSERT_EQ(unload(ETWRT_TDH_TEST_MANIFEST), ULONG{ERROR_SUCCESS});
+  EXPECT_TRUE(enumerate_providers_named(kProvider).empty());
+}
+
 }  // namespace
