@@ -280,7 +280,9 @@ TEST(ConsumerOpen, CloseTraceFromTheOwnersThreadWhileTheConsumerIsInItsCallback)
   write_events(20);  // after CloseTrace: "will not receive any new events"
   std::this_thread::sleep_for(50ms);
   g_hold_callback = false;
-  EXPECT_TRUE(wait_until([&] { return returned.load(); })) << "ProcessTrace still runs";
+  const bool ended = wait_until([&] { return returned.load(); });
+  EXPECT_TRUE(ended) << "ProcessTrace still runs";
+  if (!ended) stop(name);  // a failing run ends, rather than hang in join
   consumer.join();
   EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
   EXPECT_EQ(g_delivered.load(), 1);
