@@ -10,6 +10,9 @@
                heading of that page (GitHub's slugs).
   environment  every variable runtime/ and mutants/ read with getenv is named in the ENVIRONMENT
                section of docs/etwrt/use.md.
+  section-refs every reference of the source and docs to a page's section (`docs/etwrt/use.md,
+               "Wide strings"`, comments wrapped over lines too) names an existing page and one
+               of its headings: moving text leaves no comment pointing at nothing.
   self-test    each check above fails on a planted fault (a dated heading, an "issue N", a long
                README, a broken link and anchor, a variable read but not documented): a guard
                that cannot fail guards nothing.
@@ -158,12 +161,88 @@ def check_environment(root):
             for v in sorted(read - named)]
 
 
+SOURCE_SUFFIXES = (".cc", ".h", ".c", ".cpp", ".py", ".sh", ".cmake", ".txt", ".md", ".yml")
+SECTION_REF = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_./-]*\.md)\s*[,:]?\s*\(?\s*\"([^\"]{2,80})\"")
+COMMENT_LEAD = re.compile(r"^\s*(//+|#+|/?\*+|--)?\s?")
+
+
+def source_files(root):
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs
+                         if d not in SKIP_DIRS and not d.startswith("build")
+                         and not d.startswith(".") and d != "testdata")
+        for name in sorted(files):
+            if name.endswith(SOURCE_SUFFIXES) or name in ("CMakeLists.txt",):
+                yield os.path.join(folder, name)
+
+
+def headings_of(path):
+    with open(path, encoding="utf-8") as f:
+        return [m.group(1).strip().lower() for _, line in prose_lines(path)
+                for m in [re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)] if m]
+
+
+def page_candidates(root, path, page):
+    """A bare README.md is the nearest one up from the file; a path is from the root, else from
+    the file's folder."""
+    if "/" not in page:
+        folder = os.path.dirname(path)
+        while True:
+            yield os.path.join(folder, page)
+            if os.path.samefile(folder, root) or folder == os.path.dirname(folder):
+                return
+            folder = os.path.dirname(folder)
+    yield os.path.join(root, page)
+    yield os.path.join(os.path.dirname(path), page)
+
+
+def names_place(page, section):
+    """A heading of the page, or a term it sets apart (**bold** or `code`)."""
+    wanted = section.strip().lstrip("#").strip().lower()
+    if any(h == wanted or h.startswith(wanted) for h in headings_of(page)):
+        return True
+    with open(page, encoding="utf-8") as f:
+        body = f.read().lower()
+    return f"**{wanted}**" in body or f"`{wanted}`" in body
+
+
+def check_section_refs(root):
+    problems = []
+    me = os.path.realpath(__file__)
+    for path in source_files(root):
+        if os.path.realpath(path) == me:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except UnicodeDecodeError:
+            continue
+        # Comments wrap a reference over lines: join the lines, their comment leaders removed.
+        text, starts = "", []
+        for number, line in enumerate(lines, 1):
+            starts.append((len(text), number))
+            piece = COMMENT_LEAD.sub("", line, count=1)
+            text += piece if text.endswith("/") else " " + piece
+        for m in SECTION_REF.finditer(text):
+            page, section = m.group(1), m.group(2)
+            number = max(n for offset, n in starts if offset <= m.start())
+            if "$" in section or "git history of" in text[max(0, m.start() - 20):m.start()]:
+                continue  # shell code; a page's past
+            found = [c for c in page_candidates(root, path, page) if os.path.isfile(c)]
+            if not found:
+                continue  # a page of another project (a reference page's file name, SOURCES.md)
+            if not names_place(found[0], section):
+                problems.append(f"{rel(root, path)}:{number}: {page} has no section "
+                                f"\"{section}\"")
+    return problems
+
+
 def rel(root, path):
     return os.path.relpath(path, root)
 
 
 CHECKS = {"no-diaries": check_no_diaries, "sizes": check_sizes, "links": check_links,
-          "environment": check_environment}
+          "environment": check_environment, "section-refs": check_section_refs}
 
 
 def self_test(_root):
@@ -185,7 +264,8 @@ def self_test(_root):
             write("bench/README.md", "# Bench\n")
             write("runtime/README.md", "# Runtime\n")
             write("docs/page.md", "# Page\n\n## A section\n\n```\n2020-01-01 in code is fine\n```\n")
-            write("runtime/src/x.cc", 'auto h = std::getenv("ETWRT_HOME");\n')
+            write("runtime/src/x.cc", 'auto h = std::getenv("ETWRT_HOME");  // docs/page.md,\n'
+                  '// "A section"\n')
             write("mutants/m.h", "// none\n")
             write("docs/etwrt/use.md", "# Use\n\n## ENVIRONMENT\n`ETWRT_HOME`\n- the home\n")
 
@@ -199,6 +279,7 @@ def self_test(_root):
             ("links", "README.md", "\n[gone](docs/missing.md)\n"),
             ("links", "README.md", "\n[no anchor](docs/page.md#no-such-section)\n"),
             ("environment", "runtime/src/y.cc", 'auto v = getenv("ETWRT_NEW_KNOB");\n'),
+            ("section-refs", "runtime/src/x.cc", '// See docs/page.md,\n// "A moved section".\n'),
         ]
         for name, _, _ in faults:
             clean()
