@@ -177,9 +177,8 @@ def source_files(root):
 
 
 def headings_of(path):
-    with open(path, encoding="utf-8") as f:
-        return [m.group(1).strip().lower() for _, line in prose_lines(path)
-                for m in [re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)] if m]
+    return [m.group(1).strip().lower() for _, line in prose_lines(path)
+            for m in [re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)] if m]
 
 
 def page_candidates(root, path, page):
