@@ -10,6 +10,8 @@
                heading of that page (GitHub's slugs).
   environment  every variable runtime/ and mutants/ read with getenv is named in the ENVIRONMENT
                section of docs/etwrt/use.md.
+  paths        every repository path a page names in code (`harness/model/result.h`,
+               `runtime/src/etl/`, globs too) exists: a moved file leaves no page behind.
   section-refs every reference of the source and docs to a page's section (`docs/etwrt/use.md,
                "Wide strings"`, comments wrapped over lines too) names an existing page and one
                of its headings: moving text leaves no comment pointing at nothing.
@@ -19,6 +21,7 @@
 
 Usage: check_docs.py CHECK SOURCE_DIR
 """
+import glob
 import os
 import re
 import shutil
@@ -161,6 +164,23 @@ def check_environment(root):
             for v in sorted(read - named)]
 
 
+TOP_FOLDERS = ("harness", "runtime", "providers", "common", "testing", "tests", "ci", "bench",
+               "scenarios", "catalog", "expectations", "schemas", "mutants", "fuzz", "doc",
+               "docs", "cmake")
+REPO_PATH = re.compile(r"`((?:%s)/[A-Za-z0-9_./*-]*)`" % "|".join(TOP_FOLDERS))
+
+
+def check_paths(root):
+    problems = []
+    for path in markdown_files(root):
+        for number, line in prose_lines(path):
+            for m in REPO_PATH.finditer(line):
+                named = m.group(1).rstrip(".,")
+                if not glob.glob(os.path.join(root, named)):
+                    problems.append(f"{rel(root, path)}:{number}: no such path {named}")
+    return problems
+
+
 SOURCE_SUFFIXES = (".cc", ".h", ".c", ".cpp", ".py", ".sh", ".cmake", ".txt", ".md", ".yml")
 SECTION_REF = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_./-]*\.md)\s*[,:]?\s*\(?\s*\"([^\"]{2,80})\"")
 COMMENT_LEAD = re.compile(r"^\s*(//+|#+|/?\*+|--)?\s?")
@@ -241,7 +261,8 @@ def rel(root, path):
 
 
 CHECKS = {"no-diaries": check_no_diaries, "sizes": check_sizes, "links": check_links,
-          "environment": check_environment, "section-refs": check_section_refs}
+          "environment": check_environment, "section-refs": check_section_refs,
+          "paths": check_paths}
 
 
 def self_test(_root):
@@ -262,7 +283,8 @@ def self_test(_root):
             write("README.md", "# Title\n\nSee [the page](docs/page.md#a-section).\n")
             write("bench/README.md", "# Bench\n")
             write("runtime/README.md", "# Runtime\n")
-            write("docs/page.md", "# Page\n\n## A section\n\n```\n2020-01-01 in code is fine\n```\n")
+            write("docs/page.md", "# Page\n\n## A section\n\n```\n2020-01-01 in code is fine\n```\n"
+                  "The source: `runtime/src/x.cc`, `runtime/src/*.cc`.\n")
             write("runtime/src/x.cc", 'auto h = std::getenv("ETWRT_HOME");  // docs/page.md,\n'
                   '// "A section"\n')
             write("mutants/m.h", "// none\n")
@@ -278,6 +300,7 @@ def self_test(_root):
             ("links", "README.md", "\n[gone](docs/missing.md)\n"),
             ("links", "README.md", "\n[no anchor](docs/page.md#no-such-section)\n"),
             ("environment", "runtime/src/y.cc", 'auto v = getenv("ETWRT_NEW_KNOB");\n'),
+            ("paths", "docs/page.md", "\nThe model is `harness/model/gone.h`.\n"),
             ("section-refs", "runtime/src/x.cc", '// See docs/page.md,\n// "A moved section".\n'),
         ]
         for name, _, _ in faults:
