@@ -33,7 +33,8 @@ void BM_Capture(benchmark::State& state) {
   etwh::testing::CaptureOptions options;
   options.provider = id;
   options.decode = state.range(0) != 0;
-  options.allow_loss = true;  // counted below, not hidden
+  options.allow_loss = true;                         // counted below, not hidden
+  options.home = etwh::testing::HomeScope::process;  // the provider registered once, above
   double received = 0, lost = 0, buffers_lost = 0;
   for (auto _ : state) {
     etwh::testing::Capture capture(options);

@@ -221,6 +221,7 @@ Capture::Capture(CaptureOptions options) : state_(new State) {
       s.manifest.clear();
     }
   }
+  enter_home(s.options.home);
   const std::string prefix = session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
   for (std::size_t i = 0; i < s.options.sessions.size(); ++i) s.start(i, prefix);
 }
@@ -264,6 +265,7 @@ CaptureResult Capture::stop() {
     session->arena.clear();
   }
   if (!s.manifest.empty()) TdhUnloadManifest(s.manifest.data());
+  leave_home(s.options.home);
   return result;
 }
 

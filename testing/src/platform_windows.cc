@@ -55,4 +55,7 @@ std::string session_prefix() { return "etwh-" + std::to_string(GetCurrentProcess
 
 std::string private_home() { return {}; }
 
+void enter_home(HomeScope) {}
+void leave_home(HomeScope) {}
+
 }  // namespace etwh::testing

@@ -4,12 +4,12 @@
 // stop, and read what a real consumer received, decoded by TDH (TraceLogging fields through the
 // events' own metadata, manifest fields through a manifest you name), with each session's loss
 // counts. On Windows the sessions run on real ETW (the process must be allowed to control
-// sessions). On Linux they run on etwrt, in a private home (ETWRT_HOME) and broker of the test
-// process, set up before main (so that providers your code registers anywhere meet the
-// sessions) and gone with the process: nothing needs root, tests run in parallel under
-// `ctest -j`, a test killed by ctest's timeout leaves no broker (ETWRT_BROKER_OWNER_PID) and its
-// folder goes at exit. With ETWH_TESTING_HOME=inherit in the environment, the process keeps the
-// ETWRT_HOME it was given (or etwrt's default) instead: the caller manages that broker.
+// sessions). On Linux they run on etwrt, each capture in a private home (ETWRT_HOME) and broker
+// of its own (HomeScope), in a folder of the test process made before main and gone with the
+// process: nothing needs root, tests run in parallel under `ctest -j`, a test killed by ctest's
+// timeout leaves no broker and no session (ETWRT_BROKER_OWNER_PID), and its folder goes when the
+// next test process starts. With ETWH_TESTING_HOME=inherit in the environment, the process keeps
+// the ETWRT_HOME it was given (or etwrt's default) instead: the caller manages that broker.
 //
 //   TEST(MyProvider, WritesStarted) {
 //     etwh::testing::CaptureOptions options;
@@ -66,6 +66,20 @@ struct SessionOptions {
   std::vector<ULONG> process_ids;
 };
 
+// Which etwrt home (and so which broker) a capture's sessions run in (Linux; Windows has one
+// ETW per machine). A provider meets the sessions of the home it registered in.
+//   capture: a home no capture used before; when the capture stops, ETWRT_HOME moves to a fresh
+//     home for what registers next. Register the provider after the previous capture stopped
+//     (in the test, before or inside the capture). A provider registered once for the whole
+//     process is not in the new home when the capture starts (etwrt registers it there again
+//     only after a moment, so what it writes first may be missed): give it `process`.
+//   process: the home the process is in (the first capture's, or the one the last capture left),
+//     shared with the captures before and after: for a provider registered once, before main
+//     or in a test environment's SetUp, captured by several tests of one process.
+//
+//   options.home = etwh::testing::HomeScope::process;
+enum class HomeScope { capture, process };
+
 // What to capture.
 //
 //   etwh::testing::CaptureOptions options;
@@ -91,6 +105,8 @@ struct CaptureOptions {
   bool decode = true;
   // How long each enable waits for the provider's callbacks (EnableTraceEx2's Timeout).
   std::chrono::milliseconds enable_timeout{5000};
+  // Whose broker the sessions run on (Linux): see HomeScope.
+  HomeScope home = HomeScope::capture;
 };
 
 // One decoded field: its name and its value as text (integers in decimal, hex types as 0x...,
@@ -191,10 +207,10 @@ class Capture {
 //   auto result = etwh::testing::capture(options, [] { my_component_start(); });
 CaptureResult capture(const CaptureOptions& options, const std::function<void()>& code_under_test);
 
-// The private etwrt home of this process (Linux; see above), empty on Windows, with
+// The private etwrt home the process is in now (Linux; see HomeScope), empty on Windows, with
 // ETWH_TESTING_HOME=inherit, or when it could not be made (cannot_capture() says why).
 //
-//   std::string home = etwh::testing::private_home();  // "/tmp/etwh-testing-XXXXXX/home"
+//   std::string home = etwh::testing::private_home();  // "/tmp/etwh-testing-4242-Ab12Cd/home-0"
 std::string private_home();
 
 // Why this process cannot capture (on Windows: neither elevated nor in Performance Log Users),
