@@ -107,10 +107,10 @@ TEST(TestingHome, ATestKilledMidCaptureLeavesNoBrokerAndItsFolderIsSwept) {
   }
   if (std::getenv("ETWH_TESTING_JUST_START") != nullptr) return;
   const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
-  const std::string test = "--gtest_filter=" + std::string(::testing::UnitTest::GetInstance()
-                                                               ->current_test_info()
-                                                               ->test_suite_name()) +
-                           "." + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string test =
+      "--gtest_filter=" +
+      std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
+      "." + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   int out[2];
   ASSERT_EQ(::pipe(out), 0);
   const pid_t child = ::fork();

@@ -28,7 +28,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,9 +101,9 @@ struct CaptureOptions {
   // default, room for a burst of some 100,000 small events while the consumer catches up.
   ULONG buffer_size_kb = 64;
   ULONG maximum_buffers = 256;
-  // Decode each event through TDH at stop() (name and fields). Off: the events carry their
-  // header, descriptor and payload bytes only, at a fraction of the cost (TDH's calls per field
-  // dominate a capture of many events: see bench/capture_bench.cc).
+  // Decode each event at stop() (name and fields), as TDH does: TDH's schema once per kind of
+  // event, the payload read in place where its fields allow. Off: the events carry their
+  // header, descriptor and payload bytes only.
   bool decode = true;
   // How long each enable waits for the provider's callbacks (EnableTraceEx2's Timeout).
   std::chrono::milliseconds enable_timeout{5000};
@@ -137,7 +139,10 @@ struct Event {
   // TdhGetEventInformation's status when the event could not be decoded (then name and fields
   // are empty); ERROR_SUCCESS otherwise.
   ULONG decode_status = 0;
-  std::vector<std::uint8_t> user_data;  // the payload's bytes
+  // The payload's bytes, where the capture's consumer copied them: valid while this event (or
+  // a copy of it) lives, since it shares `storage`.
+  std::span<const std::uint8_t> user_data;
+  std::shared_ptr<const void> storage;
 
   // The value of field `name`, or nullopt when the event has no such field.
   std::optional<std::string> field(std::string_view name) const;
