@@ -56,10 +56,14 @@ bool is_terminated_string(USHORT in_type) {
   return in_type == TDH_INTYPE_UNICODESTRING || in_type == TDH_INTYPE_ANSISTRING;
 }
 
+// PropertyHasTags (EVENT_PROPERTY_INFO's Flags): tags change nothing of the value. Written out,
+// since mingw-w64 10's tdh.h ends PROPERTY_FLAGS before it.
+constexpr unsigned kPropertyHasTags = 0x40;
+
 // A property read in place: one value (no array, no struct), its size its type's or up to its
 // NUL (no length of its own, none from another property).
 bool readable_in_place(const EVENT_PROPERTY_INFO& p) {
-  if ((p.Flags & ~PropertyHasTags) != 0 || p.count > 1) return false;
+  if ((static_cast<unsigned>(p.Flags) & ~kPropertyHasTags) != 0 || p.count > 1) return false;
   const USHORT in_type = p.nonStructType.InType;
   if (is_terminated_string(in_type)) return p.length == 0;
   // POINTER's size is the record's (its header flags): checked per record.

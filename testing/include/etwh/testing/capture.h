@@ -218,8 +218,9 @@ CaptureResult capture(const CaptureOptions& options, const std::function<void()>
 //   std::string home = etwh::testing::private_home();  // "/tmp/etwh-testing-4242-Ab12Cd/home-0"
 std::string private_home();
 
-// Why this process cannot capture (on Windows: neither elevated nor in Performance Log Users),
-// or nullopt when it can. For a test to skip with the reason rather than fail.
+// Why this process cannot capture (on Windows: neither elevated nor in Performance Log Users,
+// or an ETW that opens no realtime consumer, as Wine's), or nullopt when it can. For a test to
+// skip with the reason rather than fail.
 //
 //   if (auto why = etwh::testing::cannot_capture()) GTEST_SKIP() << *why;
 std::optional<std::string> cannot_capture();
