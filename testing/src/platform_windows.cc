@@ -10,6 +10,7 @@
 #include <windows.h>
 #include <evntrace.h>
 
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -61,6 +62,8 @@ std::optional<std::string> prepare_platform() {
   static const std::optional<std::string> answer = []() -> std::optional<std::string> {
     std::ostringstream log;
     (void)stop_stale_sessions(GetCurrentProcessId(), log);
+    // What the sweep stopped (or why it could not list the sessions), for the test's log.
+    if (!log.str().empty()) std::cerr << "etwh::testing: " << log.str() << std::flush;
     const Probe probe = probe_session(session_prefix() + "probe");
     if (probe.start_status == ERROR_ACCESS_DENIED) {
       return std::string(
