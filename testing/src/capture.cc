@@ -390,7 +390,10 @@ std::optional<std::string> Event::field(std::string_view name) const {
   return std::nullopt;
 }
 
-std::optional<std::string> cannot_capture() { return prepare_platform(); }
+std::optional<std::string> cannot_capture() {
+  if (std::optional<std::string> problem = prepare_platform()) return problem;
+  return capture_refusal();
+}
 
 std::string guid_text(const GUID& guid) { return format_guid(guid); }
 
