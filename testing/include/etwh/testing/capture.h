@@ -77,7 +77,8 @@ struct SessionOptions {
 //     only after a moment, so what it writes first may be missed): give it `process`.
 //   process: the home the process is in (the first capture's, or the one the last capture left),
 //     shared with the captures before and after: for a provider registered once, before main
-//     or in a test environment's SetUp, captured by several tests of one process.
+//     or in a test environment's SetUp, captured by several tests of one process (give every
+//     capture of that process `process`: one `capture` capture moves the process on).
 //
 //   options.home = etwh::testing::HomeScope::process;
 enum class HomeScope { capture, process };
