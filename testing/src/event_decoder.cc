@@ -128,6 +128,7 @@ bool EventDecoder::read_in_place(const Schema& schema, const EVENT_RECORD& recor
       if (size + 1 >= left) return false;  // no NUL: TDH decides
       used = size + 2;
     } else if (p.in_type == TDH_INTYPE_ANSISTRING) {
+      if (left == 0) return false;  // (memchr may not be given a null pointer)
       const void* nul = std::memchr(at, 0, left);
       if (nul == nullptr) return false;
       size = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - at);

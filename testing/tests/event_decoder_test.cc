@@ -62,6 +62,14 @@ TEST(TestingEventDecoder, APayloadShorterThanItsSchemaGoesToTdh) {
     r.UserDataLength = static_cast<USHORT>(r.UserDataLength - cut);
     expect_as_tdh(decoder, r);
   }
+  r.UserData = nullptr;  // no payload at all
+  r.UserDataLength = 0;
+  expect_as_tdh(decoder, r);
+  RecordBuilder text_only(kProvider, kDescriptor);
+  text_only.tracelogging("TextOnly").add_ansi_string("Host", "example.org");
+  text_only.record().UserData = nullptr;
+  text_only.record().UserDataLength = 0;
+  expect_as_tdh(decoder, text_only.record());
 }
 
 TEST(TestingEventDecoder, AnEventWithoutSchemaHasTdhStatus) {
