@@ -85,13 +85,15 @@ void copy_match(std::uint8_t* out, std::size_t at, std::size_t offset, std::size
 // `offset` back when that is at least 8, else from the smallest multiple of `offset` that is,
 // after its first bytes are written one by one (the output repeats with period `offset`).
 void wild_copy(std::uint8_t* dst, std::size_t offset, std::size_t length) {
-  std::size_t back = offset;
-  std::size_t i = 0;
-  if (offset < 8) {
-    back = (8 + offset - 1) / offset * offset;
-    for (; i < back; ++i) dst[i] = dst[i - offset];
+  if (offset >= 8) {
+    const std::uint8_t* src = dst - offset;
+    for (std::size_t i = 0; i < length; i += 8) std::memcpy(dst + i, src + i, 8);
+    return;
   }
-  for (; i < length; i += 8) std::memcpy(dst + i, dst + i - back, 8);
+  const std::size_t back = (8 + offset - 1) / offset * offset;
+  const std::uint8_t* period = dst - offset;
+  for (std::size_t i = 0; i < back; ++i) dst[i] = period[i];
+  for (std::size_t i = back; i < length; i += 8) std::memcpy(dst + i, dst + (i - back), 8);
 }
 
 }  // namespace
