@@ -296,8 +296,11 @@ std::string g_trace_file;  // the file session's .etl, removed by runtime_end
 TRACEHANDLE g_file_session = 0;
 
 // A provider enabled by one file session and no consumer: the session's logger (etwrt: a
-// thread of the broker) writes its buffers to the file. Circular, 64 MB, so that the disk
-// taken stays bounded however long the benchmark runs (beside LTTng's file session).
+// thread of the broker) writes its buffers to the file. Sequential, like LTTng's file session
+// beside it (discard mode, every event it keeps reaches the disk), so that EventsLost counts
+// only what the logger did not write (a circular file would count its overwritten buffers
+// too); at most 4 GB, so that the disk taken stays bounded (past it, events are lost, and
+// counted so).
 REGHANDLE file_writer_setup(const GUID& guid) {
   const REGHANDLE r = register_provider(guid);
   if (r == 0) return 0;
@@ -312,8 +315,8 @@ REGHANDLE file_writer_setup(const GUID& guid) {
   p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
   std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", g_trace_file.c_str());
-  p->LogFileMode = EVENT_TRACE_FILE_MODE_CIRCULAR;
-  p->MaximumFileSize = 64;
+  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  p->MaximumFileSize = 4096;
   TRACEHANDLE s = 0;
   if (StartTraceA(&s, "etwh-bench-file", p) != ERROR_SUCCESS) return 0;
   world().sessions.push_back(s);
