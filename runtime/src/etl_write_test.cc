@@ -375,8 +375,10 @@ TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
   EXPECT_EQ(stop("etl-relative").status, ERROR_SUCCESS);
 }
 
-// SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size"; the events
-// that no longer fit are counted lost.
+// SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size" (Logging Mode
+// Constants); xperf's "Log File Modes" page says of the same mode that "older events are kept
+// preferentially, while newer events may be discarded if the maximum file size has been
+// reached": the file keeps its first events, and the events that no longer fit are counted lost.
 TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   const std::string file = path("max.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
