@@ -11,7 +11,8 @@ namespace etwh {
 #ifdef ETWH_PATTERN_RE2
 
 struct Pattern::Engine {
-  explicit Engine(std::string_view text) : re(re2::StringPiece(text.data(), text.size()), options()) {}
+  explicit Engine(std::string_view text)
+      : re(re2::StringPiece(text.data(), text.size()), options()) {}
   static RE2::Options options() {
     RE2::Options o;
     o.set_log_errors(false);  // the caller says what was wrong, once

@@ -45,16 +45,19 @@ TEST(Pattern, CatastrophicPatternRunsInLinearTime) {
 // The fallback matcher (the Windows build's) against RE2, on every pattern of its subset below
 // and every text: the same answer each time.
 TEST(LinearPattern, AgreesWithRe2OnItsSubset) {
+  // Tables, a few entries a row.
+  // clang-format off
   const std::vector<std::string> patterns = {
       "", "a", "abc", "^abc$", "a|b|", "(a|ab)(c|bcd)(d*)", "a*", "a+b", "a?b?c", "(?:ab)+$",
       ".", "^.$", "[a-c]+", "[^a-c]", "[]a]", "[a-]", "\\d+", "\\D", "\\w+\\s\\W", "[\\d_]+$",
       "\\.", "x\\*y", "^(a*)*$", "(a|b)*c", "a*?b", "((a*)*)*b", "^$", "$^", "^", "$", "a^b",
-      "colou?r", "a??b", "a+?", "[0-9]+(\\.[0-9]+)?", "^run/.*clocks", "\\(\\)", "[\\]]", "[\\-a]", "(|a)b"};
+      "colou?r", "a??b", "a+?", "[0-9]+(\\.[0-9]+)?", "^run/.*clocks", "\\(\\)", "[\\]]",
+      "[\\-a]", "(|a)b"};
   const std::vector<std::string> texts = {
-      "",       "a",        "b",      "ab",        "abc",      "abcd",       "xabcx",  "aaab",
-      "aaa",    "c",        "d",      "\n",        "a\nb",     "color",      "colour", "12.5",
-      "12.",    "x*y",      "xy",     "_9 !",      "hello world", "run/a/clocks", "()", "]",
-      "-",      "abbcd",    "aaaaac", "a b",       "ba",       "9"};
+      "", "a", "b", "ab", "abc", "abcd", "xabcx", "aaab", "aaa", "c", "d", "\n", "a\nb",
+      "color", "colour", "12.5", "12.", "x*y", "xy", "_9 !", "hello world", "run/a/clocks",
+      "()", "]", "-", "abbcd", "aaaaac", "a b", "ba", "9"};
+  // clang-format on
   for (const std::string& p : patterns) {
     RE2 re(p);
     ASSERT_TRUE(re.ok()) << p;
@@ -69,8 +72,8 @@ TEST(LinearPattern, AgreesWithRe2OnItsSubset) {
 // texts: both accept or refuse each pattern, and agree on every text they match.
 TEST(LinearPattern, AgreesWithRe2OnRandomPatterns) {
   std::mt19937 rng(20261128);
-  const std::string pieces[] = {"a", "b", ".", "[ab]", "[^a]", "(", ")", "|", "*", "+",
-                                "?", "^", "$", "(?:", "\\.", "\\d", "1"};
+  const std::string pieces[] = {"a", "b", ".", "[ab]", "[^a]", "(",   ")",   "|", "*",
+                                "+", "?", "^", "$",    "(?:",  "\\.", "\\d", "1"};
   const char letters[] = {'a', 'b', '1', '.', '\n'};
   int compared = 0;
   for (int i = 0; i < 3000; ++i) {
@@ -91,7 +94,8 @@ TEST(LinearPattern, AgreesWithRe2OnRandomPatterns) {
     for (int t = 0; t < 20; ++t) {
       std::string text;
       for (std::size_t n = rng() % 7; n > 0; --n) text += letters[rng() % std::size(letters)];
-      ASSERT_EQ(ours->found_in(text), RE2::PartialMatch(text, re)) << "/" << p << "/ on \"" << text << "\"";
+      ASSERT_EQ(ours->found_in(text), RE2::PartialMatch(text, re))
+          << "/" << p << "/ on \"" << text << "\"";
       ++compared;
     }
   }
@@ -99,8 +103,8 @@ TEST(LinearPattern, AgreesWithRe2OnRandomPatterns) {
 }
 
 TEST(LinearPattern, RefusesWhatItDoesNotTake) {
-  for (const char* p : {"a{2}", "(?i)a", "\\bword", "\\pL", "(a", "a)", "[a", "*a", "a\\",
-                        "a**", "[b-a]"}) {
+  for (const char* p :
+       {"a{2}", "(?i)a", "\\bword", "\\pL", "(a", "a)", "[a", "*a", "a\\", "a**", "[b-a]"}) {
     EXPECT_THROW(detail::LinearPattern{p}, PatternError) << p;
   }
   EXPECT_THROW(detail::LinearPattern(std::string(1001, 'a')), PatternError);
