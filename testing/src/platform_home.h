@@ -15,7 +15,7 @@ namespace etwh::testing {
 std::optional<std::string> prepare_platform();
 
 // "etwh-<pid>-": the sessions of a test are named after its process, so that a later test can
-// tell a dead test's sessions from a live one's (harness/stale_sessions.h's rule).
+// tell a dead test's sessions from a live one's (harness/environment/stale_sessions.h's rule).
 std::string session_prefix();
 
 }  // namespace etwh::testing

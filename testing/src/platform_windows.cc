@@ -4,7 +4,7 @@
 // their process gone: ETW sessions outlive their controller).
 #include "platform_home.h"
 
-#include "stale_sessions.h"
+#include "harness/environment/stale_sessions.h"
 
 #include <windows.h>
 #include <evntrace.h>

@@ -4,13 +4,13 @@
 // registers while the calling thread runs the code under test.
 #include "etwh/testing/provider_check.h"
 
-#include "catalog.h"
+#include "harness/model/catalog.h"
 #include "embedded_data.h"
 #include "etwrt/observation.h"
-#include "observe/channel.h"
-#include "observe/judge.h"
-#include "observe/schedule.h"
-#include "observe/sessions.h"
+#include "harness/observe/channel.h"
+#include "harness/observe/judge.h"
+#include "harness/observe/schedule.h"
+#include "harness/observe/sessions.h"
 #include "platform_home.h"
 #include "win32_text.h"
 
