@@ -14,7 +14,7 @@ function(help_as_roff out)
     message(FATAL_ERROR "etwh ${ARGN} --help exited with ${rc}")
   endif()
   string(REPLACE "\\" "\\e" help "${help}")
-  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\e&\\2" help "${help}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" help "${help}")
   set(${out} ".nf\n${help}.fi\n" PARENT_SCOPE)
 endfunction()
 
@@ -30,10 +30,11 @@ The patterns of run --filter, compare --only and stress --only are searched in e
 them with ^ and $) in time linear in the pattern and the name, so that no pattern can hang a run.
 On Linux their syntax is RE2's (the Debian package libre2). The Windows build has no RE2: its own
 matcher takes a subset of that syntax, on bytes: literals, . (any byte but a newline), classes
-[a-z_] and [^...], the escapes \\ed \\ew \\es \\eD \\eW \\eS \\en \\et \\er and a backslash before any
-punctuation, ^ and $ (the name's start and end), groups (...) and (?:...), alternation |, and
-repetition * + ? (a lazy *? is the same for a search); counted repetition {n,m}, flags (?i),
-Unicode classes, other escapes and a pattern over 1,000 bytes are refused, exit 2.
+[a-z_] and [^...], a backslash before d, w, s (digits, word characters, white space), D, W, S
+(their complements), n, t, r, f, v or any punctuation, ^ and $ (the name's start and end), groups
+(...) and (?:...), alternation |, and repetition * + ? (a lazy *? is the same for a search);
+counted repetition {n,m}, flags (?i), Unicode classes, other escapes and a pattern over 1,000
+bytes are refused, exit 2.
 [EXIT STATUS]
 0 when every result is what the platform's expectations say; 1 when some are not (a FAIL, or an
 XPASS: a stale expectation), or a mutant survives (selftest); 2 for bad input or a harness fault.
