@@ -14,12 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -557,6 +561,45 @@ TEST_F(EtlWrite, InvalidCombinationsAndNamesGetTheDocumentedStatus) {
   FileProperties second(path("taken.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
   EXPECT_EQ(StartTraceA(&h, "etl-taken-2", second.get()), ERROR_BAD_PATHNAME);
   EXPECT_EQ(stop("etl-taken-1").status, ERROR_SUCCESS);
+}
+
+// A log file name that is there but is not a regular file: a symlink (to a file or to a
+// device), a FIFO, a device, a directory. StartTrace refuses each with ERROR_ACCESS_DENIED (the
+// page's code for a log file the caller may not create; docs/etwrt/conformance.md, "Choices where
+// the documents are silent") and writes nothing through it: the link's target keeps its bytes, the
+// FIFO is never opened.
+TEST_F(EtlWrite, ANameThatIsNoRegularFileIsRefusedAndNeverWrittenThrough) {
+  const std::string target = path("target.txt");
+  { std::ofstream(target) << "not a trace"; }
+  ASSERT_EQ(::symlink(target.c_str(), path("to-file.etl").c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/null", path("to-device.etl").c_str()), 0);
+  ASSERT_EQ(::symlink(path("nowhere").c_str(), path("dangling.etl").c_str()), 0);
+  ASSERT_EQ(::mkfifo(path("fifo.etl").c_str(), 0600), 0);
+  ASSERT_EQ(::mkdir(path("dir.etl").c_str(), 0700), 0);
+  const std::string names[] = {path("to-file.etl"), path("to-device.etl"), path("dangling.etl"),
+                               path("fifo.etl"),    path("dir.etl"),       "/dev/null"};
+  for (const std::string& name : names) {
+    for (ULONG mode : {ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+                       ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_APPEND}}) {
+      FileProperties p(name, mode);
+      TRACEHANDLE h = 0;
+      const ULONG status = StartTraceA(&h, "etl-not-a-file", p.get());
+      EXPECT_EQ(status, ERROR_ACCESS_DENIED) << name << " mode " << mode;
+      if (status == ERROR_SUCCESS) stop("etl-not-a-file");
+    }
+  }
+  std::ifstream in(target);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "not a trace");
+  EXPECT_FALSE(std::filesystem::exists(path("nowhere")));
+  EXPECT_TRUE(std::filesystem::is_fifo(path("fifo.etl")));
+  EXPECT_TRUE(std::filesystem::is_directory(path("dir.etl")));
+  EXPECT_TRUE(std::filesystem::is_empty(path("dir.etl")));
+  // A regular file of that name is still written.
+  FileProperties ok(path("plain.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-plain", ok.get()), ERROR_SUCCESS);
+  EXPECT_EQ(stop("etl-plain").status, ERROR_SUCCESS);
 }
 
 }  // namespace
