@@ -4,6 +4,7 @@
 #include "etwh/testing/capture.h"
 
 #include "decode.h"
+#include "harness/environment/session_properties.h"
 #include "platform_home.h"
 #include "win32_text.h"
 
@@ -19,17 +20,6 @@
 
 namespace etwh::testing {
 namespace {
-
-// EVENT_TRACE_PROPERTIES with room for the session name after it.
-struct Properties {
-  Properties() {
-    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<std::uint8_t> bytes;
-};
 
 // A record as the consumer received it, owned (EVENT_RECORD's pointers are valid only inside
 // the callback): its header here, its extended items and payload in the session's arena at
