@@ -325,10 +325,7 @@ void write_reports(const std::vector<std::optional<OutputFile>>& files, const Co
                    const RunInfo& info, const std::vector<CaseResult>& results) {
   const ReportSettings settings{context.scenarios_dir};
   for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!files[i]) continue;
-    std::ostringstream text;
-    report_formats()[i].make(settings)->write(info, results, text);
-    files[i]->write(text.str());
+    if (files[i]) files[i]->write(report_text(report_formats()[i], settings, info, results));
   }
 }
 

@@ -1,5 +1,8 @@
 #include "harness/report/formats.h"
 
+#include <sstream>
+#include <stdexcept>
+
 namespace etwh {
 
 // Each format's writer, made in its own file (sarif_report.cc, ...).
@@ -30,5 +33,19 @@ constexpr ReportFormat kFormats[] = {
 }  // namespace
 
 std::span<const ReportFormat> report_formats() { return kFormats; }
+
+const ReportFormat& report_format(std::string_view option) {
+  for (const ReportFormat& format : kFormats) {
+    if (format.option == option) return format;
+  }
+  throw std::out_of_range("no report format \"" + std::string(option) + "\"");
+}
+
+std::string report_text(const ReportFormat& format, const ReportSettings& settings,
+                        const RunInfo& info, const std::vector<CaseResult>& results) {
+  std::ostringstream text;
+  format.make(settings)->write(info, results, text);
+  return text.str();
+}
 
 }  // namespace etwh

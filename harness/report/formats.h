@@ -8,6 +8,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace etwh {
 
@@ -24,5 +26,13 @@ struct ReportFormat {
 
 // Every file format of `etwh run`, in the order of its help.
 std::span<const ReportFormat> report_formats();
+
+// The format whose option is `option` ("json", for `etwh observe`); throws std::out_of_range
+// for a name the table lacks.
+const ReportFormat& report_format(std::string_view option);
+
+// `format`'s report of a run, as the file's text.
+std::string report_text(const ReportFormat& format, const ReportSettings& settings,
+                        const RunInfo& info, const std::vector<CaseResult>& results);
 
 }  // namespace etwh

@@ -32,9 +32,15 @@ std::vector<CaseResult> sample() {
   seen.check = kCheckObserved;
   seen.severity = Severity::kNote;
   seen.text = "a value recorded";
-  CaseResult fail{"b-fail", {"CB-LEVEL-MAX"}, Status::kFail, false, "", 0.2, "g.json",
-                  {level, lint, seen}};
-  CaseResult xfail{"c-xfail", {"SES-MAX-8"}, Status::kXFail, true, "", 0.1, "g.json",
+  CaseResult fail{"b-fail", {"CB-LEVEL-MAX"}, Status::kFail,      false, "",
+                  0.2,      "g.json",         {level, lint, seen}};
+  CaseResult xfail{"c-xfail",
+                   {"SES-MAX-8"},
+                   Status::kXFail,
+                   true,
+                   "",
+                   0.1,
+                   "g.json",
                    {failed_check("SES-MAX-8", "status", "the ninth session started")}};
   CaseResult pass{"a-pass", {"CB-ANY-OR"}, Status::kPass, true, "", 0.1, "g.json", {}};
   return {pass, fail, xfail};
@@ -57,6 +63,11 @@ TEST(ReportFormats, EachOptionOnceAndEachWriterWrites) {
     EXPECT_NE(out.str(), "") << f.option;
   }
   EXPECT_TRUE(options.count("sarif"));
+  EXPECT_EQ(std::string(report_format("junit").option), "junit");
+  EXPECT_THROW(report_format("tap"), std::out_of_range);
+  std::ostringstream direct;
+  JsonReport().write(info(), sample(), direct);
+  EXPECT_EQ(report_text(report_format("json"), {}, info(), sample()), direct.str());
 }
 
 TEST(SarifReport, HasTheShapeCodeScanningReads) {

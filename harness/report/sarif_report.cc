@@ -55,15 +55,13 @@ class SarifReport : public ReportWriter {
     }
     json rule_list = json::array();
     for (const std::string& id : rules) rule_list.push_back({{"id", id}});
-    const json driver = {{"name", "etwh"},
-                         {"version", info.version},
-                         {"rules", rule_list}};
-    const json run = {{"tool", {{"driver", driver}}},
-                      {"invocations",
-                       json::array({{{"commandLine", info.command_line},
-                                     {"executionSuccessful", true}}})},
-                      {"properties", {{"platform", info.platform}}},
-                      {"results", found}};
+    const json driver = {{"name", "etwh"}, {"version", info.version}, {"rules", rule_list}};
+    const json run = {
+        {"tool", {{"driver", driver}}},
+        {"invocations",
+         json::array({{{"commandLine", info.command_line}, {"executionSuccessful", true}}})},
+        {"properties", {{"platform", info.platform}}},
+        {"results", found}};
     out << json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
                 {"version", "2.1.0"},
                 {"runs", json::array({run})}}

@@ -20,9 +20,9 @@
 namespace {
 
 using etwrt::Client;
+using etwrt::kCallLimit;
 using etwrt::Registration;
 using etwrt::registration_of;
-using etwrt::kCallLimit;
 using json = nlohmann::json;
 
 // EventRegister's work: the registration is routed before the request goes out (so no
