@@ -19,7 +19,7 @@ _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations --filter --rule --jobs" \
-           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown" ;;
+           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown --sarif" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
     "expectations update") echo "--platform --from --file" ;;
@@ -66,7 +66,7 @@ _etwh() {
 
   # The value of an option.
   case $prev in
-    --catalog | --expectations | --mutants | --json | --junit | --trace | --from | --file | --baseline | --schedule)
+    --catalog | --expectations | --mutants | --json | --junit | --sarif | --trace | --from | --file | --baseline | --schedule)
       _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --markdown) _etwh_paths '*.md' "$cur"; return ;;

@@ -1,4 +1,5 @@
 #include "harness/commands/help_text.h"
+#include "harness/report/formats.h"
 
 #include <map>
 #include <string>
@@ -51,6 +52,9 @@ std::string metavar(const std::string& command, const std::string& option) {
       {"command", "PROGRAM"},
   };
   if (option == "only") return command == "selftest" ? "NAME" : "REGEX";
+  for (const ReportFormat& format : report_formats()) {
+    if (command == "run" && option == format.option) return "FILE";
+  }
   auto it = kByName.find(option);
   return it == kByName.end() ? "" : it->second;
 }

@@ -13,6 +13,7 @@
 #include "harness/model/input_error.h"
 #include "harness/observe/observe_run.h"
 #include "harness/observe/schedule.h"
+#include "harness/report/formats.h"
 #include "harness/report/progress.h"
 #include "harness/report/report.h"
 
@@ -96,8 +97,9 @@ class ObserveCommand : public Command {
                              console.width);
     for (const CaseResult& c : cases) progress.finished(c, 0);
     ConsoleReport(console).write(info, cases, std::cout);
-    write_report(json, JsonReport(), info, cases);
-    write_report(junit, JunitReport(), info, cases);
+    // The formats of `etwh run` it shares (report/formats.h).
+    if (json) json->write(report_text(report_format("json"), {}, info, cases));
+    if (junit) junit->write(report_text(report_format("junit"), {}, info, cases));
     bool unexpected = false;
     for (const CaseResult& c : cases) {
       if (c.status == Status::kHarnessError) return kExitBadInput;
@@ -107,14 +109,6 @@ class ObserveCommand : public Command {
   }
 
  private:
-  static void write_report(const std::optional<OutputFile>& file, const ReportWriter& writer,
-                           const RunInfo& info, const std::vector<CaseResult>& cases) {
-    if (!file) return;
-    std::ostringstream text;
-    writer.write(info, cases, text);
-    file->write(text.str());
-  }
-
   std::string schedule_file_, json_file_, junit_file_;
   unsigned timeout_s_ = 60;
   bool quiet_ = false, verbose_ = false;

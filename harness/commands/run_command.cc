@@ -15,6 +15,7 @@
 #include "etwh/stop_signals.h"
 #include "harness/model/expectations.h"
 #include "harness/report/progress.h"
+#include "harness/report/formats.h"
 #include "harness/report/report.h"
 #include "harness/commands/run_parallel.h"
 #include "harness/commands/run_selection.h"
@@ -76,10 +77,11 @@ class RunCommand : public Command {
                        const ConsoleOptions& console) const;
 
   std::vector<std::string> paths_;
-  std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
-  std::string markdown_file_;  // "-": standard output
-  std::string subject_;        // the provider under test's agent (providers/adapter/)
-  std::string trace_file_;     // --trace: a Trace Event Format timeline (harness/report/trace/)
+  std::string agent_, platform_, expectations_file_;
+  // A file per report format (report/formats.h), in its order; empty: not asked for.
+  std::vector<std::string> report_files_ = std::vector<std::string>(report_formats().size());
+  std::string subject_;     // the provider under test's agent (providers/adapter/)
+  std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/report/trace/)
   SelectionOptions selection_;
   int jobs_ = 1;
   bool quiet_ = false, verbose_ = false;
@@ -89,11 +91,10 @@ class RunCommand : public Command {
 CLI::App* RunCommand::define(CLI::App& app, const Context&) {
   CLI::App* cmd = app.add_subcommand("run", "Run conformance scenarios");
   cmd->add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
-  cmd->add_option("--json", json_file_, "Write the JSON report to FILE");
-  cmd->add_option("--junit", junit_file_, "Write JUnit XML to FILE");
-  cmd->add_option("--markdown", markdown_file_,
-                  "Write a markdown summary to FILE (- for standard output), for a CI job "
-                  "summary or a merge-request comment");
+  for (std::size_t i = 0; i < report_files_.size(); ++i) {
+    const ReportFormat& format = report_formats()[i];
+    cmd->add_option(std::string("--") + format.option, report_files_[i], format.help);
+  }
   cmd->add_option("--agent", agent_, "The provider agent executable");
   cmd->add_option("--subject", subject_,
                   "Provider under test: an agent built with etwh_provider_under_test (default: "
@@ -320,14 +321,14 @@ RunResults RunCommand::run_cases(const RunInput& input, const DriverOptions& opt
   return results;
 }
 
-// A report file is checked (output_file.h) before the run starts and written when it ended; a
-// stopped run writes none.
-void write_report(const std::optional<OutputFile>& file, const ReportWriter& writer,
-                  const RunInfo& info, const std::vector<CaseResult>& results) {
-  if (!file) return;
-  std::ostringstream text;
-  writer.write(info, results, text);
-  file->write(text.str());
+// The report files asked for, one per format (report_formats()), each checked (output_file.h)
+// before the run starts; written when it ended; a stopped run writes none.
+void write_reports(const std::vector<std::optional<OutputFile>>& files, const Context& context,
+                   const RunInfo& info, const std::vector<CaseResult>& results) {
+  const ReportSettings settings{context.scenarios_dir};
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (files[i]) files[i]->write(report_text(report_formats()[i], settings, info, results));
+  }
 }
 
 // A flaky case counts as not as expected, whatever the repetition shown.
@@ -346,9 +347,9 @@ int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
   DriverOptions options = driver_options(context);
   const ConsoleOptions console = console_options();
-  const std::optional<OutputFile> json = output_file(json_file_), junit = output_file(junit_file_),
-                                  trace_out = output_file(trace_file_),
-                                  markdown = output_file(markdown_file_);
+  std::vector<std::optional<OutputFile>> reports;
+  for (const std::string& file : report_files_) reports.push_back(output_file(file));
+  const std::optional<OutputFile> trace_out = output_file(trace_file_);
   trace::Trace timeline;
   if (trace_out) options.trace = &timeline;
 
@@ -373,10 +374,7 @@ int RunCommand::execute(const Context& context) {
     return stop_exit_code();
   }
   ConsoleReport(console).write(info, results.cases, std::cout);
-  write_report(json, JsonReport(), info, results.cases);
-  write_report(junit, JunitReport(context.scenarios_dir), info, results.cases);
-  const MarkdownReport markdown_report(context.scenarios_dir);
-  write_report(markdown, markdown_report, info, results.cases);
+  write_reports(reports, context, info, results.cases);
   if (trace_out) {
     timeline.name_process(driver_track().pid, "etwh run");
     const trace::Track track = driver_track();

@@ -8,12 +8,12 @@
 #pragma once
 
 #include "agent_client.h"
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/conformance/driver.h"
 #include "harness/conformance/oracle.h"
 #include "harness/model/result.h"
 #include "harness/conformance/scenario.h"
-#include "harness/conformance/subject_oracle.h"
+#include "harness/conformance/families/subjects/subject_oracle.h"
 #include "win32_ops.h"
 
 #include <nlohmann/json.hpp>
@@ -104,7 +104,7 @@ class CaseRun {
   // Stops every session the case started, by name, even those of exited agents.
   void cleanup() noexcept;
 
-  // --- Sessions, enables and their callbacks (steps/sessions.cc) --------------------------
+  // --- Sessions, enables and their callbacks (families/sessions/sessions_run.cc) -----------------
   std::optional<StepReply> start_session(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> stop_session(const Step& step, const oracle::StepExpectation& e);
   // enable, disable and capture_state, of a provider or a provider group.
@@ -118,10 +118,10 @@ class CaseRun {
   // CB-TIMEOUT compares orderings on the system-wide steady clock, never durations.
   void check_timing(const oracle::StepExpectation& e, std::int64_t returned_ns);
 
-  // --- Groups and disallow lists (steps/groups.cc) --------------------------------------
+  // --- Groups and disallow lists (families/groups/groups_run.cc) ---------------------------------
   std::optional<StepReply> disallow(const Step& step, const oracle::StepExpectation& e);
 
-  // --- Providers and agents (steps/providers.cc) ----------------------------------------
+  // --- Providers and agents (families/providers/providers_run.cc) --------------------------------
   std::optional<StepReply> register_provider(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> unregister_provider(const Step& step, const oracle::StepExpectation& e);
   // query_enabled: EventProviderEnabled against the oracle (no status to judge).
@@ -129,10 +129,10 @@ class CaseRun {
   std::optional<StepReply> exit_agent(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> kill_agent(const Step& step, const oracle::StepExpectation& e);
 
-  // --- Traits (steps/traits.cc) -----------------------------------------------------------
+  // --- Traits (families/traits/traits_run.cc) ----------------------------------------------------
   std::optional<StepReply> set_traits(const Step& step, const oracle::StepExpectation& e);
 
-  // --- Data path and consumers (steps/data_path.cc) ---------------------------------------
+  // --- Data path and consumers (families/data_path/data_path_run.cc) -----------------------------
   std::optional<StepReply> consume(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> write(const Step& step, const oracle::StepExpectation& e);
   // collect: ends the consumers and judges them (consumer_judge.h), then the callbacks.
@@ -144,7 +144,8 @@ class CaseRun {
   // committed), takes each consumer's records and judges them against the oracle's.
   void collect(const oracle::StepExpectation& e);
 
-  // --- Providers under test (steps/subjects.cc, harness/conformance/subject_oracle.h)
+  // --- Providers under test (families/subjects/subjects_run.cc,
+  // families/subjects/subject_oracle.h)
   // ----------------- subject_write and inject_callback.
   std::optional<StepReply> subject(const Step& step, const oracle::StepExpectation& e);
   // The GUID a controller call names: a subject's own, else the case's.
@@ -162,7 +163,7 @@ class CaseRun {
   // What each consumer received from each provider under test, against subject_oracle.
   void judge_subjects(const oracle::StepExpectation& e);
 
-  // --- Classic providers (steps/classic.cc, classic_steps.h) -----------------------------
+  // --- Classic providers (families/classic/classic_run.cc, classic_steps.h) ----------------------
   std::optional<StepReply> classic_step(const Step& step, const oracle::StepExpectation& e);
   // What classic_steps.cc needs of this run.
   classic::DriverHooks classic_hooks();

@@ -240,31 +240,31 @@ void CaseRun::run_step(const Step& step, const oracle::StepExpectation& e) {
 
 const std::map<StepOp, CaseRun::StepRunner>& CaseRun::runners() {
   static const std::map<StepOp, StepRunner> table = {
-      // Sessions, enables and their callbacks (steps/sessions.cc)
+      // Sessions, enables and their callbacks (families/sessions/sessions_run.cc)
       {StepOp::kStart, &CaseRun::start_session},
       {StepOp::kStop, &CaseRun::stop_session},
       {StepOp::kEnable, &CaseRun::enable},
       {StepOp::kDisable, &CaseRun::enable},
       {StepOp::kCaptureState, &CaseRun::enable},
       {StepOp::kFlush, &CaseRun::flush_session},
-      // Groups and disallow lists (steps/groups.cc)
+      // Groups and disallow lists (families/groups/groups_run.cc)
       {StepOp::kDisallow, &CaseRun::disallow},
-      // Providers and agents (steps/providers.cc)
+      // Providers and agents (families/providers/providers_run.cc)
       {StepOp::kRegister, &CaseRun::register_provider},
       {StepOp::kUnregister, &CaseRun::unregister_provider},
       {StepOp::kQueryEnabled, &CaseRun::query_enabled},
       {StepOp::kExitAgent, &CaseRun::exit_agent},
       {StepOp::kKillAgent, &CaseRun::kill_agent},
-      // Traits (steps/traits.cc)
+      // Traits (families/traits/traits_run.cc)
       {StepOp::kSetTraits, &CaseRun::set_traits},
-      // Data path and consumers (steps/data_path.cc)
+      // Data path and consumers (families/data_path/data_path_run.cc)
       {StepOp::kConsume, &CaseRun::consume},
       {StepOp::kWrite, &CaseRun::write},
       {StepOp::kCollect, &CaseRun::collect_step},
-      // Providers under test (steps/subjects.cc)
+      // Providers under test (families/subjects/subjects_run.cc)
       {StepOp::kSubjectWrite, &CaseRun::subject},
       {StepOp::kInjectCallback, &CaseRun::subject},
-      // Classic providers (steps/classic.cc)
+      // Classic providers (families/classic/classic_run.cc)
       {StepOp::kRegisterClassic, &CaseRun::classic_step},
       {StepOp::kUnregisterClassic, &CaseRun::classic_step},
       {StepOp::kTraceEvent, &CaseRun::classic_step},

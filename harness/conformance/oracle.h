@@ -4,7 +4,7 @@
 // replay of a scenario case that yields, step by step, the statuses and callbacks to expect.
 #pragma once
 
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/conformance/scenario.h"
 
 #include <windows.h>

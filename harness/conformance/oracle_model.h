@@ -1,7 +1,8 @@
 // The oracle's replay of a case (internal to oracle*.cc): Model holds who enables which
 // provider, who is registered and each session's data path, and answers each step with its
 // expectation. Sessions, enables and callbacks in oracle.cc, the data path in
-// oracle_data_path.cc, provider groups and disallow lists in oracle_groups.cc.
+// families/data_path/data_path_oracle.cc, provider groups and disallow lists in
+// families/groups/groups_oracle.cc.
 #pragma once
 
 #include "harness/conformance/oracle.h"
@@ -87,10 +88,11 @@ class Model {
   void agent_gone(const Step& step);
   bool case_has(const std::string& rule) const;
 
-  // --- Data path (oracle_data_path.cc) ---------------------------------------------------
-  // An event a session takes has passed every filter test at once (level, keyword, keyword 0,
-  // MatchAny 0): its delivery checks each of those rules, and is blamed on the one the case is
-  // about. (A dropped event has one deciding rule: filter_rule's.)
+  // --- Data path (families/data_path/data_path_oracle.cc)
+  // --------------------------------------------------- An event a session takes has passed every
+  // filter test at once (level, keyword, keyword 0, MatchAny 0): its delivery checks each of those
+  // rules, and is blamed on the one the case is about. (A dropped event has one deciding rule:
+  // filter_rule's.)
   std::string delivery_rule(const std::string& deciding) const;
   // The rule a wrong EventEnabled answer for an event of `lk` violates, given every session's
   // enable of its provider.
@@ -104,11 +106,11 @@ class Model {
                const SessionMap& m);
   void collect(const Step& step, StepExpectation& e);
 
-  // --- Provider groups and disallow lists (oracle_groups.cc) ------------------------------
-  // The sessions enabling registration `label`: its GUID's own enables, plus the group enable
-  // of each session that enabled the group its traits named, unless that session enables the
-  // GUID directly or disallows it (GRP-ENABLE, GRP-DISALLOW). Event ID filters given with a
-  // group enable do not apply (GRP-NO-ID-FILTERS).
+  // --- Provider groups and disallow lists (families/groups/groups_oracle.cc)
+  // ------------------------------ The sessions enabling registration `label`: its GUID's own
+  // enables, plus the group enable of each session that enabled the group its traits named, unless
+  // that session enables the GUID directly or disallows it (GRP-ENABLE, GRP-DISALLOW). Event ID
+  // filters given with a group enable do not apply (GRP-NO-ID-FILTERS).
   SessionMap effective(const std::string& label) const;
   bool disallowed_group(const std::string& session, const std::string& label) const;
   // The sessions enabling each registered provider with a callback, to compare after a change.

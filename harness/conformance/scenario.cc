@@ -1,7 +1,7 @@
 #include "harness/conformance/scenario.h"
 #include "harness/conformance/scenario_parser.h"
 
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/model/json_text.h"
 
 #include "win32_text.h"

@@ -4,13 +4,13 @@
 #pragma once
 
 #include "harness/model/input_error.h"
-#include "harness/conformance/steps/classic_ops.h"
-#include "harness/conformance/steps/data_path_ops.h"
-#include "harness/conformance/steps/groups_ops.h"
-#include "harness/conformance/steps/providers_ops.h"
-#include "harness/conformance/steps/sessions_ops.h"
-#include "harness/conformance/steps/subjects_ops.h"
-#include "harness/conformance/steps/traits_ops.h"
+#include "harness/conformance/families/classic/classic_ops.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/groups/groups_ops.h"
+#include "harness/conformance/families/providers/providers_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
+#include "harness/conformance/families/subjects/subjects_ops.h"
+#include "harness/conformance/families/traits/traits_ops.h"
 
 #include <windows.h>
 
@@ -66,7 +66,7 @@ enum class StepOp {
   kDisallow,
   kSubjectWrite,    // a provider under test writes its test (or state) events
   kInjectCallback,  // the subject's callback is called directly with chosen arguments
-  // Classic providers (harness/conformance/classic_steps.h).
+  // Classic providers (harness/conformance/families/classic/classic_steps.h).
   kRegisterClassic,
   kUnregisterClassic,
   kTraceEvent,
@@ -83,7 +83,7 @@ struct ExplicitStatus {
 };
 
 // One step: what every op has, and the op's own fields in `body`, an alternative defined in
-// its family's header (steps/<family>_ops.h). Which alternative each op has: StepBody's
+// its family's header (families/<family>/<family>_ops.h). Which alternative each op has: StepBody's
 // comments; read it with std::get_if.
 using StepBody = std::variant<SessionStep,          // start, stop, flush
                               ControlStep,          // enable, disable, capture_state

@@ -1,6 +1,6 @@
 // The scenario loader's steps: one table of ops (CaseParser::ops), each parsed by its
 // family's function, with JSON pointer errors.
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/conformance/scenario_parser.h"
 #include "win32_text.h"
 

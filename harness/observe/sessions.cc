@@ -1,6 +1,7 @@
 #include "harness/observe/sessions.h"
 
 #include "decode.h"
+#include "harness/environment/session_properties.h"
 #include "harness/observe/judge.h"
 #include "win32_text.h"
 
@@ -9,17 +10,6 @@
 
 namespace etwh::observe {
 namespace {
-
-// EVENT_TRACE_PROPERTIES with room for the session name after it.
-struct Properties {
-  Properties() {
-    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<std::uint8_t> bytes;
-};
 
 bool is_header(const EVENT_RECORD& r) {
   return std::memcmp(&r.EventHeader.ProviderId, &EventTraceGuid, sizeof(GUID)) == 0;

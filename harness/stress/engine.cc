@@ -1,7 +1,7 @@
 #include "harness/stress/engine.h"
 #include "harness/stress/stats.h"
 #include "harness/stress/session_consumer.h"
-#include "harness/stress/session_properties.h"
+#include "harness/environment/session_properties.h"
 
 #include "harness/environment/broker_watch.h"
 

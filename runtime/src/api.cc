@@ -1,5 +1,7 @@
-// The Win32 ETW entry points of libetwrt: argument checks in the calling process, then the
-// broker through the process's Client.
+// The Win32 ETW entry points of libetwrt that write events: argument checks in the calling
+// process, then the sessions' buffers (registration and traits: api_register.cc; sessions and
+// enables: api_controller.cc; activity IDs: api_activity.cc).
+#include "api_shared.h"
 #include "client.h"
 #include "observe.h"
 #include "replies.h"
@@ -26,36 +28,12 @@
 
 namespace {
 
-// The broker writes the file from its own working directory: a relative LogFileName is the
-// caller's, so it travels made absolute (as QUERY then returns it).
-std::string absolute_log_file(const std::string& name) {
-  if (name.empty()) return name;
-  std::error_code error;
-  const std::filesystem::path path = std::filesystem::absolute(name, error);
-  return error ? name : path.string();
-}
-
 using json = nlohmann::json;
 using etwrt::Client;
+using etwrt::kCallLimit;
 using etwrt::Registration;
-using namespace std::chrono_literals;
-
-// An upper bound for calls that have no timeout of their own, so that nothing hangs.
-constexpr auto kCallLimit = 30s;
-
-// The registration `handle` names, nullptr for a value EventRegister never returned (or one
-// unregistered since): such a handle is never dereferenced (registration_handles.h).
-inline Registration* registration_of(REGHANDLE handle) {
-  return etwrt::g_registration_handles.find(handle);
-}
-
-// Thread-locals of this library use the initial-exec model: one %fs-relative access instead
-// of a __tls_get_addr call (general-dynamic), which showed in EventWrite profiles. They are
-// small; a process that dlopens libetwrt needs that much static TLS surplus (glibc keeps some).
-#define ETWRT_FAST_TLS __attribute__((tls_model("initial-exec"))) thread_local
-
-// The calling thread's activity ID (EventActivityIdControl); events carry it by default.
-ETWRT_FAST_TLS GUID t_activity_id = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
+using etwrt::registration_of;
+using etwrt::t_activity_id;
 
 // The common case without the owner's guarded access: the writers this thread used, one entry
 // per pool's cache_slot modulo the size (trivial, so no initialization guard; direct-mapped:
@@ -489,140 +467,12 @@ ULONG observed(const char* api, REGHANDLE handle, const EVENT_DESCRIPTOR& descri
                   data);
 }
 
-// Unique in this process by the counter, across processes by the random half.
-GUID new_activity_id() {
-  static const std::uint64_t base = [] {
-    std::random_device device;
-    return (std::uint64_t{device()} << 32) ^ device();
-  }();
-  static std::atomic<std::uint64_t> counter{1};
-  const std::uint64_t serial = counter.fetch_add(1, std::memory_order_relaxed);
-  GUID g;
-  std::memcpy(&g, &serial, 8);
-  std::memcpy(reinterpret_cast<char*>(&g) + 8, &base, 8);
-  return g;
-}
-
-// A session request whose reply carries the session's properties: on success they are copied
-// into the caller's EVENT_TRACE_PROPERTIES, as StartTrace and ControlTrace return them.
-ULONG call_for_properties(const json& request, EVENT_TRACE_PROPERTIES* properties,
-                          const char* what) {
-  const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
-  const ULONG status = etwrt::reply_status(reply, what);
-  if (status != ERROR_SUCCESS) return status;
-  etwrt::fill_properties(properties, reply.body.at("properties"));
-  return ERROR_SUCCESS;
-}
-
 }  // namespace
 
 namespace etwrt {
 
-ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
-                      ULONG code, SessionNames& names) {
-  const ULONG check = check_control_trace(handle, name, properties, code);
-  if (check != ERROR_SUCCESS) return check;
-  // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
-  const bool by_name = name != nullptr && *name != '\0';
-  json request = {{"op", "control"},
-                  {"handle", by_name ? TRACEHANDLE{0} : handle},
-                  {"name", name != nullptr ? name : ""},
-                  {"code", code}};
-  if (code == EVENT_TRACE_CONTROL_UPDATE) {
-    request["flush_timer"] = properties->FlushTimer;
-    request["maximum_buffers"] = properties->MaximumBuffers;
-    request["enable_flags"] = properties->EnableFlags;
-    request["log_file_mode"] = properties->LogFileMode;
-  }
-  const ClientReply reply = Client::instance().call(request, kCallLimit);
-  const ULONG status = reply_status(reply, "ControlTraceA");
-  if (status != ERROR_SUCCESS) return status;
-  names = fill_fixed_properties(properties, reply.body.at("properties"));
-  return ERROR_SUCCESS;
-}
-
-}  // namespace etwrt
-
-namespace {
-
-// EventRegister's work: the registration is routed before the request goes out (so no
-// notification that follows the reply is lost) and undone on any failure, the broker's side too.
-ULONG register_provider(const GUID& guid, PENABLECALLBACK callback, void* context, REGHANDLE& out) {
-  auto owned = std::make_unique<Registration>();
-  Registration* registration = owned.get();
-  registration->guid = guid;
-  registration->callback = callback;
-  registration->context = context;
-  Client& client = Client::instance();
-  if (!client.add_registration(registration)) return ERROR_NOT_ENOUGH_MEMORY;
-  const std::uint64_t token = registration->handle;
-  struct Undo {
-    Client& client;
-    Registration* registration;
-    bool armed = true;
-    ~Undo() {
-      if (armed) client.remove_registration(registration);
-    }
-  } undo{client, registration};
-  json request = {{"op", "register"}, {"token", token}, {"guid", etwrt::guid_to_wire(guid)}};
-  const etwrt::ClientReply reply =
-      client.call(request, kCallLimit, [&client, registration](const json& body) {
-        client.publish_sessions(*registration, body.value("sessions", json::array()));
-      });
-  ULONG status = etwrt::reply_status(reply, "EventRegister");
-  etwrt::PreEnabled pre;
-  if (status == ERROR_SUCCESS) {
-    try {
-      pre = etwrt::read_pre_enabled(reply.body);
-    } catch (const json::exception& e) {
-      std::fprintf(stderr, "etwrt: EventRegister: %s\n", e.what());
-      status = ERROR_INVALID_DATA;
-    }
-  }
-  // The broker answered, but not readably: it may hold the registration, so drop it there too.
-  if (status == ERROR_INVALID_DATA) {
-    client.call({{"op", "unregister"}, {"token", token}}, kCallLimit);
-  }
-  if (status != ERROR_SUCCESS) return status;
-  undo.armed = false;
-  out = token;
-  owned.release();
-  if (etwrt::observe::on()) etwrt::observe::registered(token, guid);
-  // An already enabled provider learns it inside EventRegister, on the calling thread, with
-  // SourceId GUID_NULL and no filter data (as Windows does).
-  if (pre.enabled) {
-    Client::invoke(*registration, pre.source, 1, pre.level, pre.any, pre.all, nullptr);
-  }
-  return ERROR_SUCCESS;
-}
-
-// EventSetInformation(EventProviderSetTraits): the broker learns the traits, then the events.
-ULONG set_traits(Registration* registration, REGHANDLE RegHandle, PVOID EventInformation,
-                 ULONG InformationLength) {
-  const etwrt::TraitsParseResult parsed = etwrt::parse_traits(EventInformation, InformationLength);
-  if (!parsed.ok) return ERROR_INVALID_PARAMETER;
-  json request = {
-      {"op", "set_traits"}, {"token", RegHandle}, {"name", parsed.traits.name}, {"group", nullptr}};
-  if (parsed.traits.group) request["group"] = etwrt::guid_to_wire(*parsed.traits.group);
-  const etwrt::ClientReply reply = Client::instance().call(request, kCallLimit);
-  const ULONG status = etwrt::reply_status(reply, "EventSetInformation");
-  if (status == ERROR_SUCCESS) {
-    Client::instance().set_traits(*registration, request);
-    const auto* bytes = static_cast<const std::byte*>(EventInformation);
-    registration->traits_blob.store(new std::vector<std::byte>(bytes, bytes + InformationLength),
-                                    std::memory_order_release);
-    registration->use_descriptor_type.store(true, std::memory_order_relaxed);
-  }
-  return status;
-}
-
-json filter_json(const etwrt::FilterBlob& blob) {
-  return {{"type", blob.type}, {"data", etwrt::bytes_to_hex(blob.data.data(), blob.data.size())}};
-}
-
-}  // namespace
-
-namespace etwrt {
+// The calling thread's activity ID (api_shared.h).
+constinit ETWRT_FAST_TLS GUID t_activity_id = {0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}};
 
 // TraceEvent's and TraceMessage's way into one session (classic.cc): the same per-thread
 // writers as EventWrite, so classic and manifest events of a thread share its buffer.
@@ -638,64 +488,6 @@ ULONG write_to_pool(SessionPool* pool, const dataplane::EventInput& in) {
 }  // namespace etwrt
 
 extern "C" {
-
-ULONG EVNTAPI EventRegister(LPCGUID ProviderId, PENABLECALLBACK EnableCallback,
-                            PVOID CallbackContext, PREGHANDLE RegHandle) {
-  if (ProviderId == nullptr || RegHandle == nullptr) return ERROR_INVALID_PARAMETER;
-  *RegHandle = 0;
-  return etwrt::guarded("EventRegister", [&] {
-    return register_provider(*ProviderId, EnableCallback, CallbackContext, *RegHandle);
-  });
-}
-
-ULONG EVNTAPI EventUnregister(REGHANDLE RegHandle) {
-  return etwrt::guarded("EventUnregister", [&]() -> ULONG {
-    Registration* registration = registration_of(RegHandle);
-    Client& client = Client::instance();
-    // etwrt choice: an unknown handle gets ERROR_INVALID_HANDLE.
-    if (registration == nullptr || !client.remove_registration(registration))
-      return ERROR_INVALID_HANDLE;
-    if (etwrt::observe::on()) etwrt::observe::unregistered(RegHandle);
-    client.call({{"op", "unregister"}, {"token", RegHandle}}, kCallLimit);
-    registration->table.publish(nullptr, 0);
-    delete registration->traits_blob.load();
-    delete registration;
-    return ERROR_SUCCESS;
-  });
-}
-
-ULONG EVNTAPI EventSetInformation(REGHANDLE RegHandle, EVENT_INFO_CLASS InformationClass,
-                                  PVOID EventInformation, ULONG InformationLength) {
-  return etwrt::guarded("EventSetInformation", [&]() -> ULONG {
-    Registration* registration = registration_of(RegHandle);
-    // The page: ERROR_INVALID_PARAMETER "if the RegHandle parameter is not a valid provider
-    // registration handle".
-    if (registration == nullptr) return ERROR_INVALID_PARAMETER;
-    // A caller may pass any integer: read the parameter's bytes as one, never as the enum
-    // (loading a value outside EVENT_INFO_CLASS's range is undefined behaviour).
-    std::underlying_type_t<EVENT_INFO_CLASS> raw_class = 0;
-    static_assert(sizeof raw_class == sizeof InformationClass);
-    std::memcpy(&raw_class, &InformationClass, sizeof raw_class);
-    switch (raw_class) {
-      case EventProviderBinaryTrackInfo:
-        return ERROR_SUCCESS;  // Only matters to Windows' binary tracking; nothing to keep.
-      case EventProviderUseDescriptorType:
-        if (EventInformation == nullptr || InformationLength != sizeof(BOOLEAN))
-          return ERROR_INVALID_PARAMETER;
-        // Traits keep the Type honoured whatever this says (EVENT_DATA_DESCRIPTOR page).
-        registration->use_descriptor_type.store(
-            *static_cast<const BOOLEAN*>(EventInformation) != 0 ||
-                registration->traits_blob.load(std::memory_order_acquire) != nullptr,
-            std::memory_order_relaxed);
-        return ERROR_SUCCESS;
-      case EventProviderSetTraits: break;
-      default: return ERROR_NOT_SUPPORTED;
-    }
-    const ULONG status = set_traits(registration, RegHandle, EventInformation, InformationLength);
-    if (etwrt::observe::on()) etwrt::observe::traits(RegHandle, InformationLength, status);
-    return status;
-  });
-}
 
 BOOLEAN EVNTAPI EventEnabled(REGHANDLE RegHandle, PCEVENT_DESCRIPTOR EventDescriptor) {
   const Registration* registration = registration_of(RegHandle);
@@ -790,169 +582,6 @@ ULONG EVNTAPI EventWriteString(REGHANDLE RegHandle, UCHAR Level, ULONGLONG Keywo
     return write_event(registration_of(RegHandle), descriptor, nullptr, nullptr, 0, 1, &data,
                        EVENT_HEADER_FLAG_STRING_ONLY);
   });
-}
-
-ULONG EVNTAPI EventActivityIdControl(ULONG ControlCode, LPGUID ActivityId) {
-  return etwrt::guarded("EventActivityIdControl", [&]() -> ULONG {
-    if (ActivityId == nullptr) return ERROR_INVALID_PARAMETER;
-    switch (ControlCode) {
-      case EVENT_ACTIVITY_CTRL_GET_ID: *ActivityId = t_activity_id; return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_SET_ID: t_activity_id = *ActivityId; return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_CREATE_ID: *ActivityId = new_activity_id(); return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_GET_SET_ID:
-        std::swap(*ActivityId, t_activity_id);
-        return ERROR_SUCCESS;
-      case EVENT_ACTIVITY_CTRL_CREATE_SET_ID:
-        *ActivityId = std::exchange(t_activity_id, new_activity_id());
-        return ERROR_SUCCESS;
-      default: return ERROR_INVALID_PARAMETER;
-    }
-  });
-}
-
-ULONG WMIAPI StartTraceA(PTRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties) {
-  return etwrt::guarded("StartTraceA", [&]() -> ULONG {
-    if (etwrt::observe::on()) [[unlikely]]
-      etwrt::observe::control_call("StartTraceA");
-    const etwrt::StartTraceCheck check =
-        etwrt::check_start_trace(TraceHandle, InstanceName, Properties);
-    if (check.status != ERROR_SUCCESS) return check.status;
-    json request = {{"op", "start"},
-                    {"name", InstanceName},
-                    {"guid", etwrt::guid_to_wire(Properties->Wnode.Guid)},
-                    {"log_file", absolute_log_file(check.log_file_name)},
-                    {"buffer_size", Properties->BufferSize},
-                    {"minimum_buffers", Properties->MinimumBuffers},
-                    {"maximum_buffers", Properties->MaximumBuffers},
-                    {"maximum_file_size", Properties->MaximumFileSize},
-                    {"log_file_mode", Properties->LogFileMode},
-                    {"flush_timer", Properties->FlushTimer},
-                    {"enable_flags", Properties->EnableFlags},
-                    {"client_context", Properties->Wnode.ClientContext}};
-    if (const ULONG status = call_for_properties(request, Properties, "StartTraceA");
-        status != ERROR_SUCCESS) {
-      return status;
-    }
-    *TraceHandle = Properties->Wnode.HistoricalContext;
-    return ERROR_SUCCESS;
-  });
-}
-
-ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
-                           PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode) {
-  return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
-    if (etwrt::observe::on()) [[unlikely]]
-      etwrt::observe::control_call("ControlTraceA");
-    etwrt::SessionNames names;
-    const ULONG status =
-        etwrt::control_session(TraceHandle, InstanceName, Properties, ControlCode, names);
-    if (status != ERROR_SUCCESS) return status;
-    // Each name with its NUL (std::string's c_str() holds one past size()).
-    return etwrt::write_control_names(
-        Properties, std::string_view(names.logger.c_str(), names.logger.size() + 1),
-        std::string_view(names.log_file.c_str(), names.log_file.size() + 1));
-  });
-}
-
-ETWRT_CONTROL_SHORTHAND(StopTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_STOP)
-ETWRT_CONTROL_SHORTHAND(QueryTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_QUERY)
-ETWRT_CONTROL_SHORTHAND(FlushTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_FLUSH)
-ETWRT_CONTROL_SHORTHAND(UpdateTraceA, ControlTraceA, LPCSTR, EVENT_TRACE_CONTROL_UPDATE)
-
-ULONG WMIAPI EnableTraceEx2(TRACEHANDLE TraceHandle, LPCGUID ProviderId, ULONG ControlCode,
-                            UCHAR Level, ULONGLONG MatchAnyKeyword, ULONGLONG MatchAllKeyword,
-                            ULONG Timeout, PENABLE_TRACE_PARAMETERS EnableParameters) {
-  return etwrt::guarded("EnableTraceEx2", [&]() -> ULONG {
-    if (etwrt::observe::on()) [[unlikely]]
-      etwrt::observe::control_call("EnableTraceEx2");
-    if (ProviderId == nullptr || TraceHandle == 0) return ERROR_INVALID_PARAMETER;
-    if (ControlCode > EVENT_CONTROL_CODE_CAPTURE_STATE) return ERROR_INVALID_PARAMETER;
-    json request = {{"op", "enable"},
-                    {"handle", TraceHandle},
-                    {"guid", etwrt::guid_to_wire(*ProviderId)},
-                    {"code", ControlCode},
-                    {"level", Level},
-                    {"any", MatchAnyKeyword},
-                    {"all", MatchAllKeyword},
-                    {"wait", Timeout > 0},
-                    {"source", nullptr},
-                    {"property", 0},
-                    {"provider_filter", nullptr},
-                    {"system_filters", json::array()}};
-    if (EnableParameters != nullptr) {
-      if (EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION &&
-          EnableParameters->Version != ENABLE_TRACE_PARAMETERS_VERSION_2) {
-        return ERROR_INVALID_PARAMETER;
-      }
-      const etwrt::FilterCheck filters = etwrt::check_filters(EnableParameters->EnableFilterDesc,
-                                                              EnableParameters->FilterDescCount);
-      if (filters.status != ERROR_SUCCESS) return filters.status;
-      // With parameters the SourceId is taken as given, even GUID_NULL.
-      request["source"] = etwrt::guid_to_wire(EnableParameters->SourceId);
-      request["property"] = EnableParameters->EnableProperty;
-      if (filters.filters.provider_bound) {
-        request["provider_filter"] = filter_json(*filters.filters.provider_bound);
-      }
-      for (const etwrt::FilterBlob& blob : filters.filters.system) {
-        request["system_filters"].push_back(filter_json(blob));
-      }
-    }
-    const auto limit =
-        Timeout > 0 ? std::chrono::milliseconds(Timeout) : std::chrono::milliseconds(kCallLimit);
-    return etwrt::reply_status(Client::instance().call(request, limit), "EnableTraceEx2");
-  });
-}
-
-// TraceSetDisallowList: an array of provider GUIDs (InformationLength a multiple of 16; 0
-// clears the list) kept out of the session's group enables (rule GRP-DISALLOW). Other classes
-// are not implemented: ERROR_NOT_SUPPORTED.
-ULONG WMIAPI TraceSetInformation(TRACEHANDLE SessionHandle, TRACE_INFO_CLASS InformationClass,
-                                 PVOID TraceInformation, ULONG InformationLength) {
-  return etwrt::guarded("TraceSetInformation", [&]() -> ULONG {
-    if (SessionHandle == 0) return ERROR_INVALID_HANDLE;
-    if (InformationClass != TraceSetDisallowList) return ERROR_NOT_SUPPORTED;
-    if (InformationLength % sizeof(GUID) != 0 ||
-        (InformationLength > 0 && TraceInformation == nullptr)) {
-      return ERROR_INVALID_PARAMETER;
-    }
-    json guids = json::array();
-    for (ULONG at = 0; at < InformationLength; at += sizeof(GUID)) {
-      GUID g;
-      std::memcpy(&g, static_cast<const char*>(TraceInformation) + at, sizeof g);
-      guids.push_back(etwrt::guid_to_wire(g));
-    }
-    return etwrt::reply_status(
-        Client::instance().call({{"op", "disallow"}, {"handle", SessionHandle}, {"guids", guids}},
-                                kCallLimit),
-        "TraceSetInformation");
-  });
-}
-
-ULONG WMIAPI EnableTraceEx(LPCGUID ProviderId, LPCGUID SourceId, TRACEHANDLE TraceHandle,
-                           ULONG IsEnabled, UCHAR Level, ULONGLONG MatchAnyKeyword,
-                           ULONGLONG MatchAllKeyword, ULONG EnableProperty,
-                           PEVENT_FILTER_DESCRIPTOR EnableFilterDesc) {
-  ENABLE_TRACE_PARAMETERS parameters{};
-  parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION;
-  parameters.EnableProperty = EnableProperty;
-  parameters.SourceId = SourceId != nullptr ? *SourceId : GUID_NULL;
-  parameters.EnableFilterDesc = EnableFilterDesc;
-  parameters.FilterDescCount = EnableFilterDesc != nullptr ? 1 : 0;
-  // EnableTraceEx does not wait for the callbacks.
-  return EnableTraceEx2(TraceHandle, ProviderId, IsEnabled, Level, MatchAnyKeyword, MatchAllKeyword,
-                        0, &parameters);
-}
-
-ULONG WMIAPI EnableTrace(ULONG Enable, ULONG EnableFlag, ULONG EnableLevel, LPCGUID ControlGuid,
-                         TRACEHANDLE TraceHandle) {
-  if (Enable > 1 || EnableLevel > EVENT_MAX_LEVEL) return ERROR_INVALID_PARAMETER;
-  // Legacy enable: the flags become MatchAnyKeyword and the provider sees SourceId GUID_NULL.
-  ENABLE_TRACE_PARAMETERS parameters{};
-  parameters.Version = ENABLE_TRACE_PARAMETERS_VERSION;
-  parameters.SourceId = GUID_NULL;
-  return EnableTraceEx2(TraceHandle, ControlGuid, Enable, static_cast<UCHAR>(EnableLevel),
-                        EnableFlag, 0, 0, &parameters);
 }
 
 }  // extern "C"

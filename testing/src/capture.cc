@@ -5,6 +5,7 @@
 #include "etwh/testing/capture.h"
 
 #include "event_decoder.h"
+#include "harness/environment/session_properties.h"
 #include "platform_home.h"
 #include "win32_text.h"
 
@@ -22,17 +23,6 @@
 
 namespace etwh::testing {
 namespace {
-
-// EVENT_TRACE_PROPERTIES with room for the session name after it.
-struct Properties {
-  Properties() {
-    bytes.resize(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
-    get()->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-    get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  }
-  EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data()); }
-  std::vector<std::uint8_t> bytes;
-};
 
 // Where a session's consumer copies what it receives (EVENT_RECORD's pointers are valid only
 // inside the callback): blocks of 1 MiB, never moved once written, so that the consumer keeps

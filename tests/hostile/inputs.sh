@@ -7,11 +7,7 @@
 #
 #   inputs.sh ETWH SOURCE_DIR
 set -u
-etwh=$1 source_dir=$2
-work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-hostile-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 mkfifo "$work/fifo.json"
 mkdir "$work/dir.json"

@@ -1,6 +1,11 @@
-# Sourced by the tests/hostile/ scripts: run one etwh command bounded in time and memory and
-# judge how it refused a hostile file. The sourcing script sets $work (a private folder) and
-# counts $failures.
+# Sourced by the tests/hostile/ scripts with their arguments (ETWH SOURCE_DIR): sets $etwh,
+# $source_dir, $work (a private folder, removed on exit) and $failures (0, the script counts);
+# expect_refused runs one etwh command bounded in time and memory and judges how it refused a
+# hostile file.
+etwh=$1 source_dir=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-hostile-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
 
 readonly kLimitSeconds=5 kLimitKib=$((200 * 1024))
 

@@ -6,11 +6,7 @@
 #
 #   outputs.sh ETWH SOURCE_DIR
 set -u
-etwh=$1 source_dir=$2
-work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-hostile-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-failures=0
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 mkfifo "$work/fifo"
 mkdir "$work/dir"
@@ -38,6 +34,7 @@ JSON
 commands=(
   "run $scenario --json OUT"
   "run $scenario --junit OUT"
+  "run $scenario --sarif OUT"
   "run $scenario --trace OUT"
   "stress $stress_profile --json OUT"
   "stress $stress_profile --trace OUT"

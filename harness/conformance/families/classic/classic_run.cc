@@ -1,4 +1,4 @@
-// Classic providers: the steps go to classic::Run (classic_run.cc), which lends the driver's
+// Classic providers: the steps go to classic::Run (classic_driver.cc), which lends the driver's
 // agents, findings and waits through DriverHooks.
 #include "harness/conformance/case_run.h"
 

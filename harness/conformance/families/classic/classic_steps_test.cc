@@ -1,6 +1,6 @@
 // The classic oracle (classic_steps.h) on made-up cases: takeover, ControlCallbacks, statuses
 // of TraceEvent's header checks, and which consumer must (or must not) get each event.
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 
 #include "harness/conformance/oracle.h"
 #include "harness/conformance/scenario.h"

@@ -1,5 +1,5 @@
-// The ops of the classic providers family (harness/conformance/classic_steps.h): register_classic,
-// unregister_classic, trace_event, trace_message.
+// The ops of the classic providers family (harness/conformance/families/classic/classic_steps.h):
+// register_classic, unregister_classic, trace_event, trace_message.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // driver started (group_steps.h). Enabling a group is an enable step (sessions.cc).
 #include "harness/conformance/case_run.h"
 
-#include "harness/conformance/group_steps.h"
+#include "harness/conformance/families/groups/group_steps.h"
 #include "win32_text.h"
 
 namespace etwh {

@@ -1,4 +1,4 @@
-#include "harness/conformance/subject_oracle.h"
+#include "harness/conformance/families/subjects/subject_oracle.h"
 #include "harness/model/rules.h"
 
 #include "win32_text.h"

@@ -56,8 +56,8 @@ inline constexpr std::uint64_t kFirstSequence = std::uint64_t{1} << 32;
 bool is_classic_op(const std::string& op);
 
 // Validates a classic step's JSON `v` at `pointer` of `file` and sets `s.body` to its
-// ClassicStep (steps/classic_ops.h: the provider and the request fields for the agent). `providers`
-// are the case's labels. Throws InputError.
+// ClassicStep (families/classic/classic_ops.h: the provider and the request fields for the agent).
+// `providers` are the case's labels. Throws InputError.
 void parse_step(const nlohmann::json& v, const std::string& file, const std::string& pointer,
                 const std::set<std::string>& providers, Step& s);
 

@@ -1,4 +1,4 @@
-#include "harness/conformance/group_steps.h"
+#include "harness/conformance/families/groups/group_steps.h"
 
 #include <evntrace.h>
 

@@ -3,7 +3,7 @@
 // ended and judged by consumer_judge.h).
 #include "harness/conformance/case_run.h"
 
-#include "harness/conformance/consumer_judge.h"
+#include "harness/conformance/families/data_path/consumer_judge.h"
 #include "win32_text.h"
 
 #include <evntrace.h>

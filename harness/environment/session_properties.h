@@ -1,5 +1,5 @@
-// The EVENT_TRACE_PROPERTIES buffer `etwh stress` controls its sessions with, and how it reads
-// ControlTrace's status.
+// The EVENT_TRACE_PROPERTIES buffer etwh starts and controls its sessions with (stress, observe,
+// etwh::testing's capture), and how ControlTrace's status reads.
 #pragma once
 
 #include <windows.h>
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace etwh::stress {
+namespace etwh {
 
 // EVENT_TRACE_PROPERTIES followed by room for the logger name and the (empty) log file name
 // ControlTrace writes after it.
@@ -30,4 +30,4 @@ inline bool control_done(ULONG status) {
   return status == ERROR_SUCCESS || status == ERROR_MORE_DATA;
 }
 
-}  // namespace etwh::stress
+}  // namespace etwh

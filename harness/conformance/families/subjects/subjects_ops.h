@@ -1,4 +1,4 @@
-// The ops of the providers under test family (harness/conformance/subject_oracle.h): subject_write,
+// The ops of the providers under test family (families/subjects/subject_oracle.h): subject_write,
 // inject_callback.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/model/rules.h"
 
 #include "harness/conformance/oracle.h"

@@ -1,4 +1,4 @@
-#include "harness/conformance/consumer_judge.h"
+#include "harness/conformance/families/data_path/consumer_judge.h"
 
 #include "harness/model/rules.h"
 #include "win32_text.h"

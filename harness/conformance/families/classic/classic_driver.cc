@@ -1,6 +1,6 @@
 // The driver's part of classic providers (classic_steps.h): agent requests and the check of
 // the "classic_callback" events.
-#include "harness/conformance/classic_steps.h"
+#include "harness/conformance/families/classic/classic_steps.h"
 
 #include "agent_client.h"
 #include "harness/conformance/oracle.h"

@@ -1,4 +1,4 @@
-#include "harness/conformance/subject_oracle.h"
+#include "harness/conformance/families/subjects/subject_oracle.h"
 
 #include "harness/conformance/oracle.h"
 #include "harness/conformance/test_steps.h"
