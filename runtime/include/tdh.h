@@ -222,6 +222,28 @@ typedef struct _TDH_CONTEXT {
  * is not loaded. */
 TDHAPI TdhLoadManifest(PWSTR Manifest);
 TDHAPI TdhUnloadManifest(PWSTR Manifest);
+typedef struct _TRACE_PROVIDER_INFO {
+  GUID ProviderGuid;
+  ULONG SchemaSource; /* 0: an instrumentation manifest, 1: a MOF class */
+  ULONG ProviderNameOffset;
+} TRACE_PROVIDER_INFO;
+
+typedef struct _PROVIDER_ENUMERATION_INFO {
+  ULONG NumberOfProviders;
+  ULONG Reserved;
+  TRACE_PROVIDER_INFO TraceProviderInfoArray[ANYSIZE_ARRAY];
+} PROVIDER_ENUMERATION_INFO, *PPROVIDER_ENUMERATION_INFO;
+
+/* The providers of the manifests loaded with TdhLoadManifest (etwrt's stand-in for the
+ * manifests installed on the computer; no registry, no MOF), each once, SchemaSource 0, their
+ * names after the array. As the page says: *pBufferSize receives the size used, or
+ * ERROR_INSUFFICIENT_BUFFER with the size needed (a size of 0 asks for it); a NULL pBufferSize
+ * is ERROR_INVALID_PARAMETER. */
+TDHAPI TdhEnumerateProviders(PPROVIDER_ENUMERATION_INFO pBuffer, ULONG* pBufferSize);
+/* etwrt reads no PE resources: ERROR_INVALID_PARAMETER (NULL, empty, MAX_PATH or longer),
+ * ERROR_FILE_NOT_FOUND, else ERROR_RESOURCE_NOT_FOUND (TdhLoadManifestFromBinary page: "The
+ * file does not contain any eventing metadata resources"). */
+TDHAPI TdhLoadManifestFromBinary(PWSTR BinaryPath);
 
 /* ERROR_INSUFFICIENT_BUFFER with *BufferSize set when the buffer is too small (or NULL);
  * ERROR_NOT_FOUND when the event has no TraceLogging schema and no loaded manifest has it;

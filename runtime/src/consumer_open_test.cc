@@ -236,4 +236,58 @@ TEST(ConsumerOpen, CloseTraceFromTheEventCallbackEndsProcessTrace) {
   EXPECT_EQ(stop(seen.session), ERROR_SUCCESS);
 }
 
+// The shape of consumer classes (Chromium's EtwTraceConsumerBase, krabsetw's trace::stop): a
+// thread of their own runs ProcessTrace and the owner calls CloseTrace from its thread, here
+// while the consumer is inside its EventCallback. CloseTrace's page: ERROR_CTX_CLOSE_PENDING,
+// "the ProcessTrace function will stop processing events after it processes all events in its
+// buffers (ProcessTrace will not receive any new events after you call the CloseTrace
+// function)".
+std::atomic<bool> g_hold_callback{false};
+std::atomic<bool> g_in_callback{false};
+std::atomic<int> g_delivered{0};
+
+void WINAPI on_event_held(PEVENT_RECORD r) {
+  if (!same_guid(r->EventHeader.ProviderId, kProvider)) return;
+  ++g_delivered;
+  g_in_callback = true;
+  while (g_hold_callback.load()) std::this_thread::sleep_for(1ms);
+  g_in_callback = false;
+}
+
+TEST(ConsumerOpen, CloseTraceFromTheOwnersThreadWhileTheConsumerIsInItsCallback) {
+  PrivateBrokerHome home("etwrt-consumer-open");
+  const std::string name = "open-close-from-owner";
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(start(name, &session), ERROR_SUCCESS);
+  ASSERT_EQ(enable(session), ERROR_SUCCESS);
+  EVENT_TRACE_LOGFILEA logfile{};
+  logfile.LoggerName = const_cast<char*>(name.c_str());
+  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  logfile.EventRecordCallback = &on_event_held;
+  TRACEHANDLE handle = OpenTraceA(&logfile);
+  ASSERT_NE(handle, INVALID_PROCESSTRACE_HANDLE);
+  g_hold_callback = true;
+  g_delivered = 0;
+  ULONG status = 12345;
+  std::atomic<bool> returned{false};
+  std::thread consumer([&] {
+    status = ProcessTrace(&handle, 1, nullptr, nullptr);
+    returned = true;
+  });
+  write_events(1);
+  ASSERT_TRUE(wait_until([] { return g_in_callback.load(); }));
+  EXPECT_EQ(CloseTrace(handle), ULONG{ERROR_CTX_CLOSE_PENDING});
+  write_events(20);  // after CloseTrace: "will not receive any new events"
+  std::this_thread::sleep_for(50ms);
+  g_hold_callback = false;
+  const bool ended = wait_until([&] { return returned.load(); });
+  EXPECT_TRUE(ended) << "ProcessTrace still runs";
+  if (!ended) stop(name);  // a failing run ends, rather than hang in join
+  consumer.join();
+  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(g_delivered.load(), 1);
+  EXPECT_EQ(CloseTrace(handle), ULONG{ERROR_INVALID_HANDLE});  // gone with its ProcessTrace
+  EXPECT_EQ(stop(name), ERROR_SUCCESS);
+}
+
 }  // namespace

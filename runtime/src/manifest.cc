@@ -400,6 +400,9 @@ class Parser {
           s.members.push_back(data_of(m, s.members, maps));
         }
         out.push_back(std::move(s));
+      } else if (kind == "UserData") {
+        // How the Event Log renders the event as XML (the documentation's sample manifest has
+        // one): no property of its own, so TDH has nothing to decode in it.
       } else {
         throw Fault(n, "<" + kind + "> in a template: etwrt decodes data and struct elements");
       }

@@ -9,6 +9,8 @@
 #include <etwh/utf16.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -87,6 +89,47 @@ ULONG unload(const WCHAR* manifest) {
   return std::erase_if(g_loaded, [&](const Loaded& l) { return l.path == path; }) > 0
              ? ERROR_SUCCESS
              : ERROR_FILE_NOT_FOUND;
+}
+
+// TdhEnumerateProviders over the loaded manifests: each provider GUID once, in load order.
+ULONG enumerate_providers(PPROVIDER_ENUMERATION_INFO buffer, ULONG* size) {
+  if (size == nullptr) return ERROR_INVALID_PARAMETER;
+  std::vector<std::pair<GUID, std::u16string>> providers;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (const Loaded& l : g_loaded) {
+      for (const auto& ev : l.events) {
+        const bool known = std::any_of(providers.begin(), providers.end(), [&](const auto& p) {
+          return std::memcmp(&p.first, &ev->provider, sizeof(GUID)) == 0;
+        });
+        if (!known) providers.emplace_back(ev->provider, etwrt::tdh::utf16(ev->provider_name));
+      }
+    }
+  }
+  const std::size_t array_at = offsetof(PROVIDER_ENUMERATION_INFO, TraceProviderInfoArray);
+  std::size_t total = array_at + providers.size() * sizeof(TRACE_PROVIDER_INFO);
+  for (const auto& p : providers) total += (p.second.size() + 1) * sizeof(char16_t);
+  if (total > ULONG_MAX) return ERROR_NOT_ENOUGH_MEMORY;
+  if (buffer == nullptr || *size < total) {
+    *size = static_cast<ULONG>(total);
+    return ERROR_INSUFFICIENT_BUFFER;
+  }
+  std::byte* out = reinterpret_cast<std::byte*>(buffer);
+  std::memset(out, 0, total);
+  buffer->NumberOfProviders = static_cast<ULONG>(providers.size());
+  std::size_t name_at = array_at + providers.size() * sizeof(TRACE_PROVIDER_INFO);
+  for (std::size_t i = 0; i < providers.size(); ++i) {
+    TRACE_PROVIDER_INFO info{};
+    info.ProviderGuid = providers[i].first;
+    info.SchemaSource = 0;
+    info.ProviderNameOffset = static_cast<ULONG>(name_at);
+    std::memcpy(out + array_at + i * sizeof info, &info, sizeof info);
+    const std::u16string& name = providers[i].second;
+    std::memcpy(out + name_at, name.c_str(), (name.size() + 1) * sizeof(char16_t));
+    name_at += (name.size() + 1) * sizeof(char16_t);
+  }
+  *size = static_cast<ULONG>(total);
+  return ERROR_SUCCESS;
 }
 
 std::uint32_t read_uint(std::span<const std::byte> payload, std::size_t at, std::size_t size) {
@@ -405,6 +448,29 @@ extern "C" {
 TDHAPI TdhLoadManifest(PWSTR Manifest) {
   try {
     return load(Manifest);
+  } catch (const std::bad_alloc&) {
+    return ERROR_NOT_ENOUGH_MEMORY;
+  }
+}
+
+TDHAPI TdhEnumerateProviders(PPROVIDER_ENUMERATION_INFO pBuffer, ULONG* pBufferSize) {
+  try {
+    return enumerate_providers(pBuffer, pBufferSize);
+  } catch (const std::bad_alloc&) {
+    return ERROR_NOT_ENOUGH_MEMORY;
+  }
+}
+
+// etwrt reads no PE resources: a binary that exists holds no metadata it can read
+// (ERROR_RESOURCE_NOT_FOUND, the page's "does not contain any eventing metadata resources").
+TDHAPI TdhLoadManifestFromBinary(PWSTR BinaryPath) {
+  try {
+    std::u16string path;
+    if (const ULONG s = path_of(BinaryPath, path); s != ERROR_SUCCESS) return s;
+    std::string file;
+    if (!etwh::utf16::to_utf8(path, file)) return ERROR_INVALID_PARAMETER;
+    if (!std::ifstream(file, std::ios::binary)) return ERROR_FILE_NOT_FOUND;
+    return ERROR_RESOURCE_NOT_FOUND;
   } catch (const std::bad_alloc&) {
     return ERROR_NOT_ENOUGH_MEMORY;
   }

@@ -216,4 +216,57 @@ TEST(TdhLoadManifest, StatusesOfTheReferencePage) {
   EXPECT_EQ(load(write_temp("undefined-task.man", undefined_task)), ULONG{ERROR_XML_PARSE_ERROR});
 }
 
+// TdhLoadManifestFromBinary page: ERROR_INVALID_PARAMETER, ERROR_FILE_NOT_FOUND, and
+// ERROR_RESOURCE_NOT_FOUND "The file does not contain any eventing metadata resources" (etwrt
+// reads none: the samples of "Retrieving Event Data Using TDH" take a -b: option that calls it).
+TEST(TdhLoadManifestFromBinary, StatusesOfTheReferencePage) {
+  EXPECT_EQ(TdhLoadManifestFromBinary(nullptr), ULONG{ERROR_INVALID_PARAMETER});
+  std::u16string path = wide(::testing::TempDir() + "no-such.dll");
+  EXPECT_EQ(TdhLoadManifestFromBinary(reinterpret_cast<PWSTR>(path.data())),
+            ULONG{ERROR_FILE_NOT_FOUND});
+  path = wide(write_temp("provider.dll", "MZ not a provider"));
+  EXPECT_EQ(TdhLoadManifestFromBinary(reinterpret_cast<PWSTR>(path.data())),
+            ULONG{ERROR_RESOURCE_NOT_FOUND});
+}
+
+// The "Enumerating Providers" sample's loop (TdhEnumerateProviders page): ask with a size of 0,
+// grow the buffer to the size returned, ask again; each provider's GUID, its name at
+// ProviderNameOffset, SchemaSource 0 for "XML manifest". Here the loaded manifests' providers.
+std::vector<std::pair<std::u16string, ULONG>> enumerate_providers_named(const GUID& guid) {
+  std::vector<unsigned char> buffer;
+  ULONG size = 0;
+  ULONG status = TdhEnumerateProviders(nullptr, &size);
+  while (status == ERROR_INSUFFICIENT_BUFFER) {
+    buffer.assign(size, 0);
+    status =
+        TdhEnumerateProviders(reinterpret_cast<PPROVIDER_ENUMERATION_INFO>(buffer.data()), &size);
+  }
+  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
+  std::vector<std::pair<std::u16string, ULONG>> found;
+  if (status != ERROR_SUCCESS) return found;
+  const auto* info = reinterpret_cast<const PROVIDER_ENUMERATION_INFO*>(buffer.data());
+  for (ULONG i = 0; i < info->NumberOfProviders; ++i) {
+    const TRACE_PROVIDER_INFO& p = info->TraceProviderInfoArray[i];
+    if (std::memcmp(&p.ProviderGuid, &guid, sizeof guid) != 0) continue;
+    EXPECT_LT(p.ProviderNameOffset, size);
+    found.emplace_back(reinterpret_cast<const char16_t*>(buffer.data() + p.ProviderNameOffset),
+                       p.SchemaSource);
+  }
+  return found;
+}
+
+TEST(TdhEnumerateProviders, TheLoadedManifestsProvidersAsTheSampleReadsThem) {
+  ULONG size = 0;
+  EXPECT_EQ(TdhEnumerateProviders(nullptr, nullptr), ULONG{ERROR_INVALID_PARAMETER});
+  ASSERT_EQ(load(ETWRT_TDH_TEST_MANIFEST), ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(TdhEnumerateProviders(nullptr, &size), ULONG{ERROR_INSUFFICIENT_BUFFER});
+  EXPECT_GE(size, sizeof(PROVIDER_ENUMERATION_INFO));
+  const auto found = enumerate_providers_named(kProvider);
+  ASSERT_EQ(found.size(), 1u);  // once, though the manifest has several events
+  EXPECT_EQ(found[0].first, u"Etwh-Test-Manifest");
+  EXPECT_EQ(found[0].second, 0u);  // an XML manifest
+  ASSERT_EQ(unload(ETWRT_TDH_TEST_MANIFEST), ULONG{ERROR_SUCCESS});
+  EXPECT_TRUE(enumerate_providers_named(kProvider).empty());
+}
+
 }  // namespace

@@ -450,14 +450,66 @@ std::optional<Decoded> decode_delivered(PEVENT_RECORD e) {
   return Decoded{by_format_property(e), by_get_property(e)};
 }
 
+// A broker of the test's own (a home in a fresh folder, ended with the test), the caller's
+// ETWRT_HOME put back afterwards.
+class PrivateHome {
+ public:
+  PrivateHome() {
+    char pattern[] = "/tmp/etwrt-tdh-samples-XXXXXX";
+    if (::mkdtemp(pattern) != nullptr) dir = pattern;
+    const char* before = ::getenv("ETWRT_HOME");
+    had_home_ = before != nullptr;
+    if (had_home_) home_kept_ = before;
+    ::setenv("ETWRT_HOME", (dir + "/home").c_str(), 1);
+    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
+  }
+  ~PrivateHome() {
+    std::ifstream in(dir + "/home/broker.pid");
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    if (had_home_) {
+      ::setenv("ETWRT_HOME", home_kept_.c_str(), 1);
+    } else {
+      ::unsetenv("ETWRT_HOME");
+    }
+  }
+  std::string dir;
+
+ private:
+  bool had_home_ = false;
+  std::string home_kept_;
+};
+
+// The Records event written as the "Writing Manifest-based Events" sample writes its event:
+// each field, struct members included, its own EVENT_DATA_DESCRIPTOR.
+ULONG write_records_event(REGHANDLE provider) {
+  const ULONG size = 2, secure = 0;
+  const BYTE payload[] = {0xAB, 0xCD}, tag[] = {9, 8, 7, 6, 5, 4};
+  const std::u16string file = u"D:\\x.log", first = u"one";
+  const USHORT entries = 1, code = 0x7;
+  std::vector<EVENT_DATA_DESCRIPTOR> d(8);
+  EventDataDescCreate(&d[0], &size, 4);
+  EventDataDescCreate(&d[1], payload, 2);
+  EventDataDescCreate(&d[2], tag, 6);
+  EventDataDescCreate(&d[3], &secure, 4);
+  EventDataDescCreate(&d[4], file.c_str(), static_cast<ULONG>(2 * (file.size() + 1)));
+  EventDataDescCreate(&d[5], &entries, 2);
+  EventDataDescCreate(&d[6], &code, 2);
+  EventDataDescCreate(&d[7], first.c_str(), static_cast<ULONG>(2 * (first.size() + 1)));
+  EVENT_DESCRIPTOR event;
+  EventDescCreate(&event, 2, 0, 0, 4, 0, 1, 0);
+  return EventWrite(provider, &event, static_cast<ULONG>(d.size()), d.data());
+}
+
+const std::vector<std::string> kRecordsDecoded = {
+    "Size: 2",         "Payload: 0xABCD", "Tag: 0x090807060504", "Secure: false",
+    "File: D:\\x.log", "EntryCount: 1",   "Code: 0x7",           "Label: one"};
+
 TEST_F(TdhSamples, DeliveredEventsDecodeInTheCallback) {
-  char pattern[] = "/tmp/etwrt-tdh-samples-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::string dir = pattern;
-  const char* home_before = ::getenv("ETWRT_HOME");
-  const std::string home_kept = home_before != nullptr ? home_before : "";
-  ::setenv("ETWRT_HOME", (dir + "/home").c_str(), 1);
-  ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
+  PrivateHome home;
+  ASSERT_FALSE(home.dir.empty());
   REGHANDLE provider = 0;
   TRACEHANDLE session = 0;
   ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
@@ -467,23 +519,7 @@ TEST_F(TdhSamples, DeliveredEventsDecodeInTheCallback) {
   std::vector<Decoded> seen;
   {
     etwrt::testing::ThreadConsumer<Decoded> consumer("tdh-samples", &decode_delivered);
-    const ULONG size = 2, secure = 0;
-    const BYTE payload[] = {0xAB, 0xCD}, tag[] = {9, 8, 7, 6, 5, 4};
-    const std::u16string file = u"D:\\x.log", first = u"one";
-    const USHORT entries = 1, code = 0x7;
-    std::vector<EVENT_DATA_DESCRIPTOR> d(8);
-    EventDataDescCreate(&d[0], &size, 4);
-    EventDataDescCreate(&d[1], payload, 2);
-    EventDataDescCreate(&d[2], tag, 6);
-    EventDataDescCreate(&d[3], &secure, 4);
-    EventDataDescCreate(&d[4], file.c_str(), static_cast<ULONG>(2 * (file.size() + 1)));
-    EventDataDescCreate(&d[5], &entries, 2);
-    EventDataDescCreate(&d[6], &code, 2);
-    EventDataDescCreate(&d[7], first.c_str(), static_cast<ULONG>(2 * (first.size() + 1)));
-    EVENT_DESCRIPTOR event;
-    EventDescCreate(&event, 2, 0, 0, 4, 0, 1, 0);
-    EXPECT_EQ(EventWrite(provider, &event, static_cast<ULONG>(d.size()), d.data()),
-              ULONG{ERROR_SUCCESS});
+    EXPECT_EQ(write_records_event(provider), ULONG{ERROR_SUCCESS});
     consumer.wait_for(1);
     EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP),
               ULONG{ERROR_SUCCESS});
@@ -491,23 +527,55 @@ TEST_F(TdhSamples, DeliveredEventsDecodeInTheCallback) {
     seen = consumer.events();
   }
   EventUnregister(provider);
-  std::ifstream in(dir + "/home/broker.pid");
-  pid_t pid = 0;
-  if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-  if (home_before != nullptr) {
-    ::setenv("ETWRT_HOME", home_kept.c_str(), 1);
-  } else {
-    ::unsetenv("ETWRT_HOME");
-  }
-
-  const std::vector<std::string> expected = {
-      "Size: 2",         "Payload: 0xABCD", "Tag: 0x090807060504", "Secure: false",
-      "File: D:\\x.log", "EntryCount: 1",   "Code: 0x7",           "Label: one"};
   ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(seen[0].first, expected);
-  EXPECT_EQ(seen[0].second, expected);
+  EXPECT_EQ(seen[0].first, kRecordsDecoded);
+  EXPECT_EQ(seen[0].second, kRecordsDecoded);
+}
+
+std::vector<Decoded>* g_file_events = nullptr;
+
+VOID WINAPI on_file_record(PEVENT_RECORD e) {
+  if (std::optional<Decoded> d = decode_delivered(e); d && g_file_events != nullptr) {
+    g_file_events->push_back(*d);
+  }
+}
+
+// The samples' own shape: OpenTraceW on the .etl file a file session wrote (the
+// documentation's controller sample writes one, EVENT_TRACE_FILE_MODE_SEQUENTIAL),
+// ProcessTrace on the calling thread, every field decoded in the EventRecordCallback.
+TEST_F(TdhSamples, TraceFileEventsDecodeInTheCallback) {
+  PrivateHome home;
+  ASSERT_FALSE(home.dir.empty());
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
+  const std::string file = home.dir + "/samples.etl";
+  etwrt::testing::TraceProperties p(2048);
+  p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 1024;
+  std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
+  ASSERT_EQ(StartTraceA(&session, "tdh-samples-file", p.get()), ULONG{ERROR_SUCCESS});
+  ASSERT_EQ(EnableTraceEx2(session, &kProvider, 1, 5, 0, 0, 10000, nullptr), ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(write_records_event(provider), ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP),
+            ULONG{ERROR_SUCCESS});
+  EventUnregister(provider);
+
+  std::u16string wide_file(file.begin(), file.end());
+  EVENT_TRACE_LOGFILEW log{};
+  log.LogFileName = reinterpret_cast<LPWSTR>(wide_file.data());
+  log.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  log.EventRecordCallback = &on_file_record;
+  TRACEHANDLE trace = OpenTraceW(&log);
+  ASSERT_NE(trace, INVALID_PROCESSTRACE_HANDLE);
+  std::vector<Decoded> seen;
+  g_file_events = &seen;
+  EXPECT_EQ(ProcessTrace(&trace, 1, nullptr, nullptr), ULONG{ERROR_SUCCESS});
+  g_file_events = nullptr;
+  EXPECT_EQ(CloseTrace(trace), ULONG{ERROR_SUCCESS});
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].first, kRecordsDecoded);
+  EXPECT_EQ(seen[0].second, kRecordsDecoded);
 }
 
 }  // namespace

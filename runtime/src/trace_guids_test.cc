@@ -204,4 +204,59 @@ TEST(TraceQueryInformation, DisallowListAndSessionLimitKernelClassesAreNotSuppor
             ULONG{ERROR_WMI_INSTANCE_NOT_FOUND});
 }
 
+// Every class of TRACE_QUERY_INFO_CLASS (ne-evntrace-trace_query_info_class.md; "The
+// TRACE_INFO_CLASS and TRACE_QUERY_INFO_CLASS enumerations both define the same values") in
+// both calls on a running user-mode session. What etwrt does: TraceSetDisallowList ("Set the
+// list of providers that are disabled for a provider group enable on this session") with
+// TraceSetInformation; TraceDisallowListQuery and TraceMaxLoggersQuery with
+// TraceQueryInformation. The rest get the pages' ERROR_NOT_SUPPORTED ("The request is not
+// supported."): the kernel's classes (stack tracing "for kernel events", the "system trace
+// provider"'s EnableFlags, sampled profile and PMC settings), those that belong to
+// EnumerateTraceGuidsEx (the provider and group lists), a class in the other direction, and the
+// user-mode ones etwrt does not implement (runtime/README.md, audit row 72).
+TEST(TraceInformationClasses, EachClassInBothCalls) {
+  PrivateBrokerHome home("etwrt-trace-classes");
+  const TRACEHANDLE s = start("info-classes");
+  struct Expected {
+    TRACE_INFO_CLASS information_class;
+    ULONG set;    // TraceSetInformation with a GUID's worth of data
+    ULONG query;  // TraceQueryInformation with room for 64 GUIDs
+  };
+  const ULONG no = ERROR_NOT_SUPPORTED, ok = ERROR_SUCCESS;
+  const Expected classes[] = {{TraceGuidQueryList, no, no},
+                              {TraceGuidQueryInfo, no, no},
+                              {TraceGuidQueryProcess, no, no},
+                              {TraceStackTracingInfo, no, no},
+                              {TraceSystemTraceEnableFlagsInfo, no, no},
+                              {TraceSampledProfileIntervalInfo, no, no},
+                              {TraceProfileSourceConfigInfo, no, no},
+                              {TraceProfileSourceListInfo, no, no},
+                              {TracePmcEventListInfo, no, no},
+                              {TracePmcCounterListInfo, no, no},
+                              {TraceSetDisallowList, ok, no},
+                              {TraceVersionInfo, no, no},
+                              {TraceGroupQueryList, no, no},
+                              {TraceGroupQueryInfo, no, no},
+                              {TraceDisallowListQuery, no, ok},
+                              {TraceCompressionInfo, no, no},
+                              {TracePeriodicCaptureStateListInfo, no, no},
+                              {TracePeriodicCaptureStateInfo, no, no},
+                              {TraceProviderBinaryTracking, no, no},
+                              {TraceMaxLoggersQuery, no, ok},
+                              {MaxTraceSetInfoClass, no, no}};
+  static_assert(sizeof classes / sizeof classes[0] == MaxTraceSetInfoClass + 1);
+  for (const Expected& e : classes) {
+    SCOPED_TRACE(testing::Message() << "class " << static_cast<int>(e.information_class));
+    GUID one = kUnregistered;
+    EXPECT_EQ(TraceSetInformation(s, e.information_class, &one, sizeof one), e.set);
+    std::vector<unsigned char> out(64 * sizeof(GUID));
+    ULONG returned = 0;
+    EXPECT_EQ(TraceQueryInformation(s, e.information_class, out.data(),
+                                    static_cast<ULONG>(out.size()), &returned),
+              e.query);
+  }
+  EXPECT_EQ(ControlTraceA(s, nullptr, TraceProperties().get(), EVENT_TRACE_CONTROL_STOP),
+            ERROR_SUCCESS);
+}
+
 }  // namespace

@@ -3,7 +3,7 @@
 // UTF-16 text, so a program linked with etwrt::win32_abi has its own calls to them redirected
 // here (ld --wrap, see runtime/CMakeLists.txt): each __wrap_<name> is <name> on 16-bit units.
 // Only the calls of that program's own objects are redirected; glibc and libstdc++ keep theirs.
-// The bounds-checked *_s forms Windows code calls (declared by etwrt/wide_crt.h) are here too.
+// The bounds-checked *_s forms Windows code calls (etwrt/wide_crt.h) are here too.
 // This file is compiled with the library's 4-byte wchar_t: a unit is a char16_t here.
 #include <errno.h>
 #include <stddef.h>
@@ -127,11 +127,13 @@ Unit* __wrap_wmemchr(const Unit* s, Unit c, std::size_t n) {
   return nullptr;
 }
 
-// The CRT's bounds-checked forms (C11 Annex K as Microsoft's CRT has them): on an error the
+// The CRT's bounds-checked forms (C11 Annex K as Microsoft's CRT has them), exported under
+// etwrt_ names (etwrt/wide_crt.h defines the CRT's names inline on them): a library of the same
+// process with its own wcscpy_s on 4-byte units keeps it. On an error the
 // destination, when there is one, becomes the empty string and the code is returned (Microsoft's
 // CRT also calls its invalid-parameter handler, which by default ends the program; etwrt only
 // returns the code).
-int wcscpy_s(Unit* dest, std::size_t size, const Unit* src) {
+int etwrt_wcscpy_s(Unit* dest, std::size_t size, const Unit* src) {
   if (dest == nullptr || size == 0) return EINVAL;
   if (src == nullptr) {
     dest[0] = 0;
@@ -146,7 +148,7 @@ int wcscpy_s(Unit* dest, std::size_t size, const Unit* src) {
   return 0;
 }
 
-int wcscat_s(Unit* dest, std::size_t size, const Unit* src) {
+int etwrt_wcscat_s(Unit* dest, std::size_t size, const Unit* src) {
   if (dest == nullptr || size == 0) return EINVAL;
   const std::size_t used = bounded_length(dest, size);
   if (src == nullptr || used == size) {  // No NUL within size: not a string.
@@ -162,7 +164,7 @@ int wcscat_s(Unit* dest, std::size_t size, const Unit* src) {
   return 0;
 }
 
-int wcsncpy_s(Unit* dest, std::size_t size, const Unit* src, std::size_t count) {
+int etwrt_wcsncpy_s(Unit* dest, std::size_t size, const Unit* src, std::size_t count) {
   if (dest == nullptr || size == 0) return EINVAL;
   if (src == nullptr) {
     dest[0] = 0;
@@ -178,7 +180,7 @@ int wcsncpy_s(Unit* dest, std::size_t size, const Unit* src, std::size_t count) 
   return 0;
 }
 
-std::size_t wcsnlen_s(const Unit* s, std::size_t most) {
+std::size_t etwrt_wcsnlen_s(const Unit* s, std::size_t most) {
   return s == nullptr ? 0 : bounded_length(s, most);
 }
 

@@ -96,12 +96,69 @@ void standard_strings() {
   CHECK(longer.size() == 100 && longer.find(L"-mid-") == 10);
 }
 
+// swprintf / fwprintf / wprintf as Microsoft's CRT reads the format (code written for Windows
+// relies on it): %s and %c wide in a wide function, %hs and %S narrow, l is 32 bits.
+void formatted_output() {
+  wchar_t out[64];
+  const ULONG count = 4000000000u;
+  CHECK(swprintf(out, 64, L"%ls|%s|%hs|%S", L"w\u00e9", L"ide", "n\u00e9", "arrow") == 15);
+  CHECK(units_are(out, u"w\u00e9|ide|n\u00e9|arrow"));
+  CHECK(swprintf(out, 64, L"%lu %d %I64u %llx %zu", count, -5, 1ull << 40, 0xABCull,
+                 static_cast<size_t>(7)) > 0);
+  CHECK(units_are(out, u"4000000000 -5 1099511627776 abc 7"));
+  CHECK(swprintf(out, 64, L"[%5.2f][%-4s][%*ls][%08X][%c%hc]", 3.14159, L"ab", 3, L"z", 0xBEEFu,
+                 L'\u00e9', 'x') > 0);
+  CHECK(units_are(out, u"[ 3.14][ab  ][  z][0000BEEF][\u00e9x]"));
+  static wchar_t wide_field[700];
+  CHECK(swprintf(wide_field, 700, L"%600d|", 7) == 601);  // a field wider than 512
+  CHECK(wide_field[598] == L' ' && wide_field[599] == L'7' && wide_field[600] == L'|');
+  CHECK(swprintf(out, 64, L"%p", reinterpret_cast<void*>(0x1234)) == 16);
+  CHECK(units_are(out, u"0000000000001234"));
+  CHECK(swprintf(out, 64, L"%s %.2ls", static_cast<const wchar_t*>(nullptr), L"abc") > 0);
+  CHECK(units_are(out, u"(null) ab"));
+  wchar_t small[4];
+  CHECK(swprintf(small, 4, L"%d", 12345) == -1);  // does not fit: cut, NUL-terminated
+  CHECK(units_are(small, u"123"));
+  int ignored = 0;
+  CHECK(swprintf(out, 64, L"%n", &ignored) == -1);  // %n: off in the CRT
+  FILE* file = std::tmpfile();
+  CHECK(fwprintf(file, L"%s=%u\u20ac\n", L"caf\u00e9", 42u) == 9);
+  std::rewind(file);
+  char bytes[32] = {};
+  CHECK(std::fread(bytes, 1, sizeof bytes - 1, file) == 12);
+  CHECK(std::string(bytes) == "caf\xc3\xa9=42\xe2\x82\xac\n");  // UTF-8 on the stream
+  std::fclose(file);
+}
+
+// FileTimeToSystemTime: UTC fields and the day of the week, as the page describes.
+void file_times() {
+  SYSTEMTIME st{};
+  FILETIME ft{0, 0};
+  CHECK(FileTimeToSystemTime(&ft, &st) && st.wYear == 1601 && st.wMonth == 1 && st.wDay == 1 &&
+        st.wDayOfWeek == 1);
+  const ULONGLONG leap_day = 125962560012340000ull;  // 2000-02-29 00:00:01.234
+  ft.dwLowDateTime = static_cast<DWORD>(leap_day);
+  ft.dwHighDateTime = static_cast<DWORD>(leap_day >> 32);
+  CHECK(FileTimeToSystemTime(&ft, &st) && st.wYear == 2000 && st.wMonth == 2 && st.wDay == 29 &&
+        st.wDayOfWeek == 2 && st.wHour == 0 && st.wSecond == 1 && st.wMilliseconds == 234);
+  const ULONGLONG new_year = 133485408000000000ull - 1;  // 2023-12-31 23:59:59.999
+  ft.dwLowDateTime = static_cast<DWORD>(new_year);
+  ft.dwHighDateTime = static_cast<DWORD>(new_year >> 32);
+  CHECK(FileTimeToSystemTime(&ft, &st) && st.wYear == 2023 && st.wMonth == 12 && st.wDay == 31 &&
+        st.wDayOfWeek == 0 && st.wHour == 23 && st.wMinute == 59 && st.wMilliseconds == 999);
+  ft.dwHighDateTime = 0x80000000u;
+  SetLastError(ERROR_SUCCESS);
+  CHECK(!FileTimeToSystemTime(&ft, &st) && GetLastError() == ERROR_INVALID_PARAMETER);
+}
+
 }  // namespace
 
 int main() {
   c_functions();
   secure_functions();
   standard_strings();
+  formatted_output();
+  file_times();
   std::printf("%d failed\n", g_failed);
   return g_failed == 0 ? 0 : 1;
 }

@@ -26,10 +26,23 @@ typedef int errno_t;
 extern "C" {
 #endif
 
-errno_t wcscpy_s(wchar_t* dest, size_t size, const wchar_t* src);
-errno_t wcscat_s(wchar_t* dest, size_t size, const wchar_t* src);
-errno_t wcsncpy_s(wchar_t* dest, size_t size, const wchar_t* src, size_t count);
-size_t wcsnlen_s(const wchar_t* s, size_t most);
+/* libetwrt exports them under its own names, so that it never takes the C library's names
+   from another library of the process (one built for a 4-byte wchar_t, C11 Annex K's). */
+errno_t etwrt_wcscpy_s(wchar_t* dest, size_t size, const wchar_t* src);
+errno_t etwrt_wcscat_s(wchar_t* dest, size_t size, const wchar_t* src);
+errno_t etwrt_wcsncpy_s(wchar_t* dest, size_t size, const wchar_t* src, size_t count);
+size_t etwrt_wcsnlen_s(const wchar_t* s, size_t most);
+
+static inline errno_t wcscpy_s(wchar_t* dest, size_t size, const wchar_t* src) {
+  return etwrt_wcscpy_s(dest, size, src);
+}
+static inline errno_t wcscat_s(wchar_t* dest, size_t size, const wchar_t* src) {
+  return etwrt_wcscat_s(dest, size, src);
+}
+static inline errno_t wcsncpy_s(wchar_t* dest, size_t size, const wchar_t* src, size_t count) {
+  return etwrt_wcsncpy_s(dest, size, src, count);
+}
+static inline size_t wcsnlen_s(const wchar_t* s, size_t most) { return etwrt_wcsnlen_s(s, most); }
 
 #ifdef __cplusplus
 }

@@ -61,6 +61,7 @@
 
 typedef void VOID;
 typedef void *PVOID, *LPVOID, *HANDLE;
+typedef PVOID PSID; /* winnt.h: a security identifier, opaque */
 typedef const void *LPCVOID, *PCVOID;
 typedef char CHAR;
 typedef CHAR *PCHAR, *LPSTR, *PSTR;
