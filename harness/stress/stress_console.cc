@@ -50,8 +50,8 @@ constexpr int kBeforeLatency = kName + kCount + (kCount + 1) + (kCount - 1) + (k
 
 std::string latency_part(const std::string& p50, const std::string& p99, const std::string& p999,
                          const std::string& lag) {
-  std::string text =
-      fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}", p50, kLatency, p99, kLatency, p999, kLatency, lag, kLag);
+  std::string text = fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}", p50, kLatency, p99, kLatency, p999,
+                                 kLatency, lag, kLag);
   return text.erase(text.find_last_not_of(' ') + 1);
 }
 
@@ -81,7 +81,8 @@ std::string session_row(const SessionResult& s, std::size_t index) {
 }
 
 std::string floor_row(const FloorRow& f) {
-  if (f.histogram == nullptr) return fmt::format("  floor: {}: not measured, {}", f.name, f.unavailable);
+  if (f.histogram == nullptr)
+    return fmt::format("  floor: {}: not measured, {}", f.name, f.unavailable);
   std::string cells[3];
   latency_cells(*f.histogram, cells);
   return fmt::format("  {:<{}}", "floor: " + f.name, kBeforeLatency) +
@@ -120,10 +121,12 @@ std::vector<std::string> process_lines(const RunResult& r) {
   lines.push_back(fmt::format(
       "  writes     {} ({}), refused {}", grouped(r.attempts), rate(r.write_events_per_s),
       grouped(r.refused_no_buffer + r.refused_too_large + r.refused_other)));
-  std::string cpu = fmt::format("  CPU/event  writer {}, consumer {}", duration(r.writer_cpu_ns_per_event),
-                                duration(r.consumer_cpu_ns_per_event));
+  std::string cpu =
+      fmt::format("  CPU/event  writer {}, consumer {}", duration(r.writer_cpu_ns_per_event),
+                  duration(r.consumer_cpu_ns_per_event));
   if (r.broker_cpu) cpu += fmt::format(", broker {}", duration(r.broker_cpu_ns_per_event));
-  if (r.stolen_ms && *r.stolen_ms > 0) cpu += fmt::format("; stolen by the host {}", duration(*r.stolen_ms * 1e6));
+  if (r.stolen_ms && *r.stolen_ms > 0)
+    cpu += fmt::format("; stolen by the host {}", duration(*r.stolen_ms * 1e6));
   lines.push_back(cpu);
   std::uint64_t shared_kb = 0;
   for (const SessionResult& s : r.sessions) shared_kb += s.number_of_buffers * s.buffer_size_kb;
@@ -146,13 +149,14 @@ std::string time_left(double s) {
 std::string run_table(const RunHeading& heading, const RunResult& run,
                       const std::vector<FloorRow>& floors, std::size_t width) {
   std::vector<std::string> lines;
-  const std::string timed = run.profile.latency_every > 1
-                                ? fmt::format("; latency of 1 record in {}", run.profile.latency_every)
-                                : "";
+  const std::string timed =
+      run.profile.latency_every > 1
+          ? fmt::format("; latency of 1 record in {}", run.profile.latency_every)
+          : "";
+  lines.push_back(fmt::format("{:<5} {}  ({:.2f} s{})", heading.status, heading.label,
+                              heading.duration_s, timed));
   lines.push_back(
-      fmt::format("{:<5} {}  ({:.2f} s{})", heading.status, heading.label, heading.duration_s, timed));
-  lines.push_back(row("session", "written", "delivered", "lost", "events/s", "p50", "p99",
-                      "p99.9", "lag"));
+      row("session", "written", "delivered", "lost", "events/s", "p50", "p99", "p99.9", "lag"));
   for (std::size_t i = 0; i < run.sessions.size(); ++i)
     lines.push_back(session_row(run.sessions[i], i));
   for (const FloorRow& f : floors) lines.push_back(floor_row(f));

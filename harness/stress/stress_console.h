@@ -4,9 +4,9 @@
 // terminal only, a progress line (what runs, how far, the time left over every run still to
 // come), erased when done.
 //   PASS  fast_steady  (run 1 of 3, 2.31 s)
-//     session        written   delivered      lost     events/s      p50      p99    p99.9       lag
-//     s0           1,000,000   1,000,000         0    812 k/s    12.3 us  45.6 us   120 us    0.4 ms
-//     floor: wake-up, same CPU                                     3.1 us   4.5 us   9.0 us
+//     session        written   delivered      lost     events/s      p50      p99    p99.9 lag s0
+//     1,000,000   1,000,000         0    812 k/s    12.3 us  45.6 us   120 us    0.4 ms floor:
+//     wake-up, same CPU                                     3.1 us   4.5 us   9.0 us
 #pragma once
 
 #include "engine.h"
