@@ -4,7 +4,7 @@
 #include "fuzz_target.h"
 #include "memory_file.h"
 
-#include "expectations.h"
+#include "harness/model/expectations.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string file = etwh::fuzz::memory_file(data, size);

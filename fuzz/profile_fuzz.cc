@@ -3,7 +3,7 @@
 // rest is the profile. Bad input must be an InputError naming the input (or --sweep).
 #include "fuzz_target.h"
 
-#include "profile.h"
+#include "harness/stress/profile.h"
 
 namespace {
 

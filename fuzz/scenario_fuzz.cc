@@ -3,9 +3,9 @@
 // oracle can replay without throwing (the driver calls it on every loaded case).
 #include "fuzz_target.h"
 
-#include "catalog.h"
-#include "oracle.h"
-#include "scenario.h"
+#include "harness/model/catalog.h"
+#include "harness/conformance/oracle.h"
+#include "harness/conformance/scenario.h"
 
 namespace {
 

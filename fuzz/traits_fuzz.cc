@@ -5,7 +5,7 @@
 // blob byte for byte from what the parser read out of it.
 #include "fuzz_target.h"
 
-#include "oracle.h"
+#include "harness/conformance/oracle.h"
 #include "traits.h"
 #include "win32_ops.h"
 

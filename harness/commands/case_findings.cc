@@ -1,9 +1,9 @@
-#include "case_findings.h"
+#include "harness/commands/case_findings.h"
 
-#include "json_text.h"
-#include "lint.h"
-#include "result.h"
-#include "rules.h"
+#include "harness/model/json_text.h"
+#include "harness/conformance/lint.h"
+#include "harness/model/result.h"
+#include "harness/model/rules.h"
 
 #include <fmt/format.h>
 
@@ -140,7 +140,7 @@ void locate_findings(std::vector<Finding>& findings) {
   }
 }
 
-// The harness blames findings on the rules of harness/rules.h: a catalog without one of them
+// The harness blames findings on the rules of harness/model/rules.h: a catalog without one of them
 // cannot judge a run.
 void require_harness_rules(const Catalog& catalog, const std::filesystem::path& catalog_file) {
   for (std::string_view id : rules::kAll) {

@@ -2,10 +2,10 @@
 // and of the events a provider under test wrote) and the platform's expectation, as findings.
 #pragma once
 
-#include "catalog.h"
-#include "driver.h"
-#include "expectations.h"
-#include "scenario.h"
+#include "harness/model/catalog.h"
+#include "harness/conformance/driver.h"
+#include "harness/model/expectations.h"
+#include "harness/conformance/scenario.h"
 
 #include <filesystem>
 #include <string>
@@ -25,7 +25,7 @@ void note_expectation(const Expectations& expectations, const std::string& case_
 // Thread-safe: the files' text is read once and shared.
 void locate_findings(std::vector<Finding>& findings);
 
-// The harness blames findings on the rules of harness/rules.h: a catalog without one of them
+// The harness blames findings on the rules of harness/model/rules.h: a catalog without one of them
 // cannot judge a run. Throws InputError.
 void require_harness_rules(const Catalog& catalog, const std::filesystem::path& catalog_file);
 

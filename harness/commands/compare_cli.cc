@@ -1,7 +1,7 @@
 // `etwh compare` on the command line; the comparison itself is harness/compare/.
-#include "command.h"
+#include "harness/commands/command.h"
 
-#include "compare_command.h"
+#include "harness/compare/compare_command.h"
 
 namespace etwh::cli {
 namespace {

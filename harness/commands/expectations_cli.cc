@@ -1,10 +1,10 @@
 // `etwh expectations update --platform P --from REPORT [--file FILE]`: rewrites the platform's
 // expectations (expectations/<P>.json unless --file) from a run's JSON report
-// (harness/expectations_update.h), atomically and in a stable order, and says what changed.
-#include "command.h"
+// (harness/model/expectations_update.h), atomically and in a stable order, and says what changed.
+#include "harness/commands/command.h"
 
-#include "catalog.h"
-#include "expectations_update.h"
+#include "harness/model/catalog.h"
+#include "harness/model/expectations_update.h"
 #include "etwh/output_file.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "help_text.h"
+#include "harness/commands/help_text.h"
 
 #include <map>
 #include <string>

@@ -1,8 +1,8 @@
 // `etwh list`: the rule catalog, with the cases that judge each rule or why none can.
-#include "command.h"
+#include "harness/commands/command.h"
 
-#include "catalog.h"
-#include "scenario.h"
+#include "harness/model/catalog.h"
+#include "harness/conformance/scenario.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

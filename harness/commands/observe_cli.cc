@@ -1,20 +1,20 @@
 // `etwh observe -- PROGRAM [ARGS]` (Linux): the command line of harness/observe/; the run and
 // its judging are observe_run.h and judge.h. Reports and exit codes as `etwh run`.
-#include "command.h"
+#include "harness/commands/command.h"
 
-#include "case_findings.h"
-#include "catalog.h"
-#include "console_lines.h"
-#include "console_report.h"
+#include "harness/commands/case_findings.h"
+#include "harness/model/catalog.h"
+#include "harness/report/console_lines.h"
+#include "harness/report/console_report.h"
 #include "etwh/child_process.h"
 #include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
-#include "input_error.h"
-#include "observe/observe_run.h"
-#include "observe/schedule.h"
-#include "progress.h"
-#include "report.h"
+#include "harness/model/input_error.h"
+#include "harness/observe/observe_run.h"
+#include "harness/observe/schedule.h"
+#include "harness/report/progress.h"
+#include "harness/report/report.h"
 
 #include <unistd.h>
 

@@ -1,10 +1,10 @@
 // `etwh report FILE... -o report.html`: one self-contained HTML page from run, stress and
-// compare JSON outputs; the page itself is harness/report_html/.
-#include "command.h"
+// compare JSON outputs; the page itself is harness/report/html/.
+#include "harness/commands/command.h"
 
-#include "inputs.h"
-#include "page.h"
-#include "view.h"
+#include "harness/report/html/inputs.h"
+#include "harness/report/html/page.h"
+#include "harness/report/html/view.h"
 #include "etwh/output_file.h"
 
 #include <iostream>

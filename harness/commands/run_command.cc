@@ -2,24 +2,24 @@
 // cases (everything that can be wrong with the input fails here, before anything runs), runs
 // the selected cases through the driver (run_parallel.h), printing a line as each finishes, adds
 // lint and expectation findings, and hands the results to the report writers.
-#include "command.h"
+#include "harness/commands/command.h"
 
-#include "case_findings.h"
-#include "catalog.h"
-#include "console_lines.h"
-#include "console_report.h"
-#include "driver.h"
+#include "harness/commands/case_findings.h"
+#include "harness/model/catalog.h"
+#include "harness/report/console_lines.h"
+#include "harness/report/console_report.h"
+#include "harness/conformance/driver.h"
 #include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
-#include "expectations.h"
-#include "progress.h"
-#include "report.h"
-#include "run_parallel.h"
-#include "run_selection.h"
-#include "scenario.h"
-#include "trace.h"
-#include "stale_sessions.h"
+#include "harness/model/expectations.h"
+#include "harness/report/progress.h"
+#include "harness/report/report.h"
+#include "harness/commands/run_parallel.h"
+#include "harness/commands/run_selection.h"
+#include "harness/conformance/scenario.h"
+#include "harness/report/trace/trace.h"
+#include "harness/environment/stale_sessions.h"
 
 #include <fmt/format.h>
 
@@ -79,7 +79,7 @@ class RunCommand : public Command {
   std::string json_file_, junit_file_, agent_, platform_, expectations_file_;
   std::string markdown_file_;  // "-": standard output
   std::string subject_;        // the provider under test's agent (providers/adapter/)
-  std::string trace_file_;     // --trace: a Trace Event Format timeline (harness/trace/)
+  std::string trace_file_;     // --trace: a Trace Event Format timeline (harness/report/trace/)
   SelectionOptions selection_;
   int jobs_ = 1;
   bool quiet_ = false, verbose_ = false;
@@ -165,10 +165,12 @@ Expectations RunCommand::load_expectations_for(const Context& context, const std
   }
   // Entries for cases outside this run are fine when only some files were chosen.
   std::set<std::string> case_ids;
-  if (paths_.empty()) {
-    for (const auto& c : cases) case_ids.insert(c.id);
+  std::vector<CaseFile> files;
+  for (const auto& c : cases) {
+    if (paths_.empty()) case_ids.insert(c.id);
+    files.push_back({c.id, c.file});
   }
-  return load_expectations(file, case_ids, cases);
+  return load_expectations(file, case_ids, files);
 }
 
 RunInput RunCommand::load(const Context& context) const {

@@ -1,4 +1,4 @@
-#include "run_parallel.h"
+#include "harness/commands/run_parallel.h"
 
 #include "etwh/stop_signals.h"
 #include "win32_text.h"

@@ -5,8 +5,8 @@
 // other two may.
 #pragma once
 
-#include "driver.h"
-#include "run_selection.h"
+#include "harness/conformance/driver.h"
+#include "harness/commands/run_selection.h"
 
 #include <functional>
 #include <optional>

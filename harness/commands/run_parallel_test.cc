@@ -1,8 +1,8 @@
 // The case selection and the parallel scheduling of `etwh run`, with cases run by a stand-in
 // (no platform, no agents).
-#include "input_error.h"
-#include "run_parallel.h"
-#include "run_selection.h"
+#include "harness/model/input_error.h"
+#include "harness/commands/run_parallel.h"
+#include "harness/commands/run_selection.h"
 #include "win32_text.h"
 
 #include <gtest/gtest.h>

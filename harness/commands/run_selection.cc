@@ -1,7 +1,7 @@
-#include "run_selection.h"
+#include "harness/commands/run_selection.h"
 
-#include "input_error.h"
-#include "suggest.h"
+#include "harness/model/input_error.h"
+#include "harness/commands/suggest.h"
 
 #include <fmt/format.h>
 

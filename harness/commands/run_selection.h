@@ -3,7 +3,7 @@
 // input: the run says so and exits 2 before starting anything.
 #pragma once
 
-#include "scenario.h"
+#include "harness/conformance/scenario.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,8 @@
-// `etwh selftest` on the command line; the mutation self-test itself is harness/selftest.h.
-#include "command.h"
+// `etwh selftest` on the command line; the mutation self-test itself is
+// harness/selftest/selftest.h.
+#include "harness/commands/command.h"
 
-#include "selftest.h"
+#include "harness/selftest/selftest.h"
 
 #ifndef ETWH_MUTANTS_FROM_BINDIR
 #define ETWH_MUTANTS_FROM_BINDIR "../lib/etwh/mutants"

@@ -1,10 +1,10 @@
 // `etwh stress` on the command line; the command itself is harness/stress/stress_command.h.
-#include "command.h"
+#include "harness/commands/command.h"
 
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
-#include "profile.h"
-#include "stress_command.h"
+#include "harness/stress/profile.h"
+#include "harness/stress/stress_command.h"
 
 namespace etwh::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "suggest.h"
+#include "harness/commands/suggest.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,8 @@
 // Google Benchmark files as versions 1.5 to 1.9 write them (src/json_reporter.cc): repetitions
 // and aggregates, cv rows in percent, skipped and failed runs, and the bare NaN and Infinity
 // that JSON does not allow.
-#include "compare.h"
-#include "nonfinite.h"
+#include "harness/compare/compare.h"
+#include "harness/compare/nonfinite.h"
 
 #include <gtest/gtest.h>
 

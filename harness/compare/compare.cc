@@ -1,7 +1,7 @@
-#include "compare.h"
+#include "harness/compare/compare.h"
 
-#include "mann_whitney.h"
-#include "welch.h"
+#include "harness/compare/mann_whitney.h"
+#include "harness/compare/welch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "compare_command.h"
+#include "harness/compare/compare_command.h"
 
 #include "etwh/output_file.h"
 

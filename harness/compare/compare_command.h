@@ -5,7 +5,7 @@
 // files of different kinds, a bad option), nothing written.
 #pragma once
 
-#include "compare.h"
+#include "harness/compare/compare.h"
 
 #include <string>
 

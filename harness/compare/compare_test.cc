@@ -1,4 +1,4 @@
-#include "compare.h"
+#include "harness/compare/compare.h"
 
 #include <gtest/gtest.h>
 

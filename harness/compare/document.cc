@@ -1,9 +1,9 @@
 // Reading the three kinds of result files into figures (values per repetition) or statuses.
-#include "compare.h"
+#include "harness/compare/compare.h"
 
-#include "json_text.h"
-#include "nonfinite.h"
-#include "result.h"
+#include "harness/model/json_text.h"
+#include "harness/compare/nonfinite.h"
+#include "harness/model/result.h"
 
 #include <fmt/format.h>
 

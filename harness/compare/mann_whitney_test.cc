@@ -1,4 +1,4 @@
-#include "mann_whitney.h"
+#include "harness/compare/mann_whitney.h"
 
 #include <gtest/gtest.h>
 

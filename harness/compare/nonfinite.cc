@@ -1,4 +1,4 @@
-#include "nonfinite.h"
+#include "harness/compare/nonfinite.h"
 
 #include <array>
 #include <cmath>

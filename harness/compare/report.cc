@@ -1,5 +1,5 @@
 // The comparison as a console table, as markdown (for a pull-request comment) and as JSON.
-#include "compare.h"
+#include "harness/compare/compare.h"
 
 #include <fmt/format.h>
 

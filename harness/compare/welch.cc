@@ -1,4 +1,4 @@
-#include "welch.h"
+#include "harness/compare/welch.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "channel.h"
+#include "harness/observe/channel.h"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,6 +1,6 @@
-#include "filter_judge.h"
+#include "harness/observe/filter_judge.h"
 
-#include "rules.h"
+#include "harness/model/rules.h"
 
 #include <fmt/format.h>
 

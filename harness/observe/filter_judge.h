@@ -4,9 +4,9 @@
 // received (by event ID) and the observation's write records (pure: no platform call).
 #pragma once
 
-#include "judge.h"
-#include "schedule.h"
-#include "sessions.h"
+#include "harness/observe/judge.h"
+#include "harness/observe/schedule.h"
+#include "harness/observe/sessions.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
-#include "judge.h"
+#include "harness/observe/judge.h"
 
-#include "lint.h"
-#include "rules.h"
+#include "harness/conformance/lint.h"
+#include "harness/model/rules.h"
 
 #include <fmt/format.h>
 

@@ -9,9 +9,9 @@
 // the reason as data (a `not_judged` finding).
 #pragma once
 
-#include "catalog.h"
-#include "result.h"
-#include "schedule.h"
+#include "harness/model/catalog.h"
+#include "harness/model/result.h"
+#include "harness/observe/schedule.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,11 +1,11 @@
 // judge.h and filter_judge.h on hand-made observation records: a rule the schedule never
 // exercised is NOT JUDGED (its own UNSUPPORTED case, the reason as data), never a pass.
-#include "judge.h"
+#include "harness/observe/judge.h"
 
-#include "catalog.h"
-#include "filter_judge.h"
-#include "input_error.h"
-#include "rules.h"
+#include "harness/model/catalog.h"
+#include "harness/observe/filter_judge.h"
+#include "harness/model/input_error.h"
+#include "harness/model/rules.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
-#include "observe_run.h"
+#include "harness/observe/observe_run.h"
 
-#include "channel.h"
+#include "harness/observe/channel.h"
 #include "etwh/child_process.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
-#include "filter_judge.h"
-#include "judge.h"
-#include "sessions.h"
+#include "harness/observe/filter_judge.h"
+#include "harness/observe/judge.h"
+#include "harness/observe/sessions.h"
 #include "win32_text.h"
 
 #include <fmt/format.h>

@@ -3,9 +3,9 @@
 // (or stops it after the timeout), and judges what it recorded (judge.h). Linux only.
 #pragma once
 
-#include "catalog.h"
-#include "result.h"
-#include "schedule.h"
+#include "harness/model/catalog.h"
+#include "harness/model/result.h"
+#include "harness/observe/schedule.h"
 
 #include <chrono>
 #include <filesystem>

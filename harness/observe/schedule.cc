@@ -1,7 +1,7 @@
-#include "schedule.h"
+#include "harness/observe/schedule.h"
 
-#include "input_error.h"
-#include "json_text.h"
+#include "harness/model/input_error.h"
+#include "harness/model/json_text.h"
 
 #include <nlohmann/json.hpp>
 

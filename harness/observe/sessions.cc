@@ -1,7 +1,7 @@
-#include "sessions.h"
+#include "harness/observe/sessions.h"
 
 #include "decode.h"
-#include "judge.h"
+#include "harness/observe/judge.h"
 #include "win32_text.h"
 
 #include <cstring>

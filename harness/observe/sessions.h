@@ -3,7 +3,7 @@
 // event is accounted for (delivered + lost, per session, when the sessions stop).
 #pragma once
 
-#include "schedule.h"
+#include "harness/observe/schedule.h"
 
 #include <windows.h>
 #include <evntcons.h>

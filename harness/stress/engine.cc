@@ -1,9 +1,9 @@
-#include "engine.h"
-#include "stats.h"
-#include "session_consumer.h"
-#include "session_properties.h"
+#include "harness/stress/engine.h"
+#include "harness/stress/stats.h"
+#include "harness/stress/session_consumer.h"
+#include "harness/stress/session_properties.h"
 
-#include "broker_watch.h"
+#include "harness/environment/broker_watch.h"
 
 #include "etwh/child_process.h"
 #include "etwh/stop_signals.h"

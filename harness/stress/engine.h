@@ -3,8 +3,8 @@
 // counters are read and why they are not double-counted: harness/stress/README.md.
 #pragma once
 
-#include "profile.h"
-#include "stats.h"
+#include "harness/stress/profile.h"
+#include "harness/stress/stats.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // judge_run (engine.h): a run's derived figures and its verdict, from the counters the engine
 // gathered (harness/stress/README.md, "Accounting").
-#include "engine.h"
-#include "stats.h"
+#include "harness/stress/engine.h"
+#include "harness/stress/stats.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "harness/stress/engine.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-#include "profile.h"
+#include "harness/stress/profile.h"
 
-#include "json_text.h"
+#include "harness/model/json_text.h"
 
 #include <algorithm>
 #include <fstream>

@@ -4,7 +4,7 @@
 // to the JSON before the checks, so a bad one is reported the same way.
 #pragma once
 
-#include "input_error.h"
+#include "harness/model/input_error.h"
 
 #include <nlohmann/json.hpp>
 

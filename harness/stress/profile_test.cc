@@ -1,4 +1,4 @@
-#include "profile.h"
+#include "harness/stress/profile.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "session_consumer.h"
+#include "harness/stress/session_consumer.h"
 
 #include "stress_payload.h"
 

@@ -4,8 +4,8 @@
 // joined; the atomics feed the progress line and the time series while the run goes on.
 #pragma once
 
-#include "engine.h"
-#include "stats.h"
+#include "harness/stress/engine.h"
+#include "harness/stress/stats.h"
 #include "stress_payload.h"
 
 #include <evntcons.h>

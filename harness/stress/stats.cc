@@ -1,4 +1,4 @@
-#include "stats.h"
+#include "harness/stress/stats.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,19 +1,19 @@
-#include "stress_command.h"
+#include "harness/stress/stress_command.h"
 
 #include "etwh/output_file.h"
 #include "etwh/stop_signals.h"
 #include "etwh/wake_floor.h"
 #include "etwrt/reader_pacing.h"
 
-#include "compare.h"
-#include "console_lines.h"
-#include "engine.h"
-#include "profile.h"
-#include "stale_sessions.h"
-#include "stress_console.h"
-#include "stress_markdown.h"
-#include "stress_trace.h"
-#include "trace.h"
+#include "harness/compare/compare.h"
+#include "harness/report/console_lines.h"
+#include "harness/stress/engine.h"
+#include "harness/stress/profile.h"
+#include "harness/environment/stale_sessions.h"
+#include "harness/stress/stress_console.h"
+#include "harness/stress/stress_markdown.h"
+#include "harness/stress/stress_trace.h"
+#include "harness/report/trace/trace.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -6,8 +6,8 @@
 // baseline), 1 when one did not, 2 on bad input or a harness fault.
 #pragma once
 
-#include "compare.h"
-#include "result.h"
+#include "harness/compare/compare.h"
+#include "harness/model/result.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -1,6 +1,6 @@
-#include "stress_console.h"
+#include "harness/stress/stress_console.h"
 
-#include "console_lines.h"
+#include "harness/report/console_lines.h"
 
 #include <fmt/format.h>
 

@@ -9,8 +9,8 @@
 //     wake-up, same CPU                                     3.1 us   4.5 us   9.0 us
 #pragma once
 
-#include "engine.h"
-#include "stats.h"
+#include "harness/stress/engine.h"
+#include "harness/stress/stats.h"
 
 #include <chrono>
 #include <cstddef>

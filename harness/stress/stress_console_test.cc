@@ -1,8 +1,8 @@
 // The stress console from fixed results: the table's rows, units and alignment, its width; the
 // progress line's time left, drawn on a terminal only and erased when a run ends.
-#include "stress_console.h"
+#include "harness/stress/stress_console.h"
 
-#include "console_lines.h"
+#include "harness/report/console_lines.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // the results document the command writes with --json (schemas/stress.schema.json).
 #pragma once
 
-#include "compare.h"
+#include "harness/compare/compare.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "stress_markdown.h"
+#include "harness/stress/stress_markdown.h"
 
 #include <gtest/gtest.h>
 

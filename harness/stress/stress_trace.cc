@@ -1,4 +1,4 @@
-#include "stress_trace.h"
+#include "harness/stress/stress_trace.h"
 
 #include <fmt/format.h>
 

@@ -10,8 +10,8 @@
 // pid), the same for a given run and session or writer, named by process_name events.
 #pragma once
 
-#include "engine.h"
-#include "trace.h"
+#include "harness/stress/engine.h"
+#include "harness/report/trace/trace.h"
 
 #include <cstdint>
 #include <string>

@@ -18,9 +18,8 @@ using etwh::utf16::append_utf8;
 using etwh::utf16::next_code_point;
 using nlohmann::json;
 
-constexpr ULONG kWhole = 0xFFFFFFFF;   // PROPERTY_DATA_DESCRIPTOR.ArrayIndex: not an element
-constexpr ULONG kMaxElements = 16;     // of an array shown; the rest is summarized
-constexpr std::size_t kMaxText = 256;  // bytes of a value shown
+constexpr ULONG kWhole = 0xFFFFFFFF;  // PROPERTY_DATA_DESCRIPTOR.ArrayIndex: not an element
+constexpr ULONG kMaxElements = 16;    // of an array shown; the rest is summarized
 
 // UTF-16LE units at `p` up to a NUL or `units`, as UTF-8; an unpaired surrogate is shown as
 // its own code point.
@@ -41,7 +40,17 @@ std::string name_at(const std::vector<std::uint8_t>& info, ULONG offset) {
   return utf8_of(info.data() + offset, (info.size() - offset) / 2);
 }
 
-std::uint64_t le(const std::vector<std::uint8_t>& b) {
+// A value's bytes (a view: the testing library's decoder reads them in place).
+struct Bytes {
+  const std::uint8_t* p;
+  std::size_t n;
+  std::size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const std::uint8_t* data() const { return p; }
+  std::uint8_t operator[](std::size_t i) const { return p[i]; }
+};
+
+std::uint64_t le(Bytes b) {
   std::uint64_t v = 0;
   for (std::size_t i = b.size(); i-- > 0;) v = (v << 8) | b[i];
   return v;
@@ -49,7 +58,7 @@ std::uint64_t le(const std::vector<std::uint8_t>& b) {
 
 // One value's bytes as text, by its InType; bytes TDH gave in another size than the type's
 // are shown as hex.
-std::string text_of(USHORT in_type, const std::vector<std::uint8_t>& b) {
+std::string text_of(USHORT in_type, Bytes b) {
   const auto sized = [&](std::size_t n) { return b.size() == n; };
   auto sign = [&](std::size_t n) {
     const std::uint64_t v = le(b);
@@ -128,6 +137,10 @@ bool property(EVENT_RECORD& r, const std::vector<WCHAR>& name, ULONG index,
   return size == 0 || TdhGetProperty(&r, 0, nullptr, 1, &d, size, out.data()) == ERROR_SUCCESS;
 }
 
+std::string text_of(USHORT in_type, const std::vector<std::uint8_t>& b) {
+  return text_of(in_type, Bytes{b.data(), b.size()});
+}
+
 std::string value_of(EVENT_RECORD& r, const EVENT_PROPERTY_INFO& p,
                      const std::vector<WCHAR>& name) {
   if ((p.Flags & PropertyStruct) != 0) return "(struct)";
@@ -145,6 +158,10 @@ std::string value_of(EVENT_RECORD& r, const EVENT_PROPERTY_INFO& p,
 }
 
 }  // namespace
+
+std::string value_text(USHORT in_type, const std::uint8_t* bytes, std::size_t size) {
+  return text_of(in_type, Bytes{bytes, size});
+}
 
 json decode_event(const EVENT_RECORD& record, std::size_t skip) {
   EVENT_RECORD r = record;
@@ -171,7 +188,7 @@ json decode_event(const EVENT_RECORD& record, std::size_t skip) {
       if (unit == 0) break;
     }
     std::string value = value_of(r, p, name);
-    if (value.size() > kMaxText) value = value.substr(0, kMaxText) + "...";
+    if (value.size() > kMaxValueText) value = value.substr(0, kMaxValueText) + "...";
     fields.push_back({{"name", name_at(info, p.NameOffset)}, {"value", std::move(value)}});
   }
   // EventNameOffset shares its place with ActivityIDNameOffset (a union); older SDK headers

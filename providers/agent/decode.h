@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace etwh::agent {
 
@@ -16,5 +18,12 @@ namespace etwh::agent {
 // {"status": N} when TdhGetEventInformation fails. `skip` bytes at the start of the event data
 // are left out (the driver's own sequence number, which no schema describes).
 nlohmann::json decode_event(const EVENT_RECORD& record, std::size_t skip);
+
+// One value's bytes as decode_event shows them, by the property's TDH InType; bytes in another
+// size than the type's as hex. For decoders that read a payload in place (etwh::testing's).
+std::string value_text(USHORT in_type, const std::uint8_t* bytes, std::size_t size);
+
+// decode_event shows this many bytes of a field's text at most, then "...".
+inline constexpr std::size_t kMaxValueText = 256;
 
 }  // namespace etwh::agent

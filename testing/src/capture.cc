@@ -1,9 +1,10 @@
 // The capture (capture.h): realtime sessions with a consumer thread each. The consumer copies
 // every record it receives (header, extended items, payload) and decoding waits for stop(), so
-// that TDH never slows the consumer down while the code under test writes.
+// that TDH never slows the consumer down while the code under test writes; then one
+// EventDecoder (event_decoder.h) decodes them all, asking TDH once per kind of event.
 #include "etwh/testing/capture.h"
 
-#include "decode.h"
+#include "event_decoder.h"
 #include "platform_home.h"
 #include "win32_text.h"
 
@@ -15,7 +16,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
+#include <utility>
 
 namespace etwh::testing {
 namespace {
@@ -31,16 +34,43 @@ struct Properties {
   std::vector<std::uint8_t> bytes;
 };
 
-// A record as the consumer received it, owned (EVENT_RECORD's pointers are valid only inside
-// the callback): its header here, its extended items and payload in the session's arena at
-// `offset` (per item: UINT16 type, UINT16 size, the bytes; then the payload). One arena, not
-// buffers per record: the consumer must keep up with a provider writing as fast as it can.
+// Where a session's consumer copies what it receives (EVENT_RECORD's pointers are valid only
+// inside the callback): blocks of 1 MiB, never moved once written, so that the consumer keeps
+// up with a provider writing as fast as it can (no reallocation copying what came before).
+class Arena {
+ public:
+  Arena() = default;
+  Arena(Arena&& other) noexcept
+      : blocks_(std::move(other.blocks_)),
+        used_(std::exchange(other.used_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  // `n` bytes aligned to 8, valid until the arena is destroyed.
+  std::uint8_t* take(std::size_t n) {
+    n = (n + 7) & ~std::size_t{7};
+    if (capacity_ - used_ < n) {
+      capacity_ = std::max(kBlock, n);
+      blocks_.emplace_back(new std::uint8_t[capacity_]);
+      used_ = 0;
+    }
+    std::uint8_t* p = blocks_.back().get() + used_;
+    used_ += n;
+    return p;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 20;
+  std::vector<std::unique_ptr<std::uint8_t[]>> blocks_;
+  std::size_t used_ = 0, capacity_ = 0;
+};
+
+// A record as the consumer received it, in the arena: this header, then per extended item
+// UINT16 type, UINT16 size and its bytes, then the payload.
 struct RawRecord {
-  EVENT_HEADER header{};
-  ETW_BUFFER_CONTEXT buffer_context{};
-  std::size_t offset = 0;
-  USHORT item_count = 0;
-  USHORT user_data_length = 0;
+  EVENT_HEADER header;
+  ETW_BUFFER_CONTEXT buffer_context;
+  USHORT item_count;
+  USHORT user_data_length;
+  const std::uint8_t* items() const { return reinterpret_cast<const std::uint8_t*>(this + 1); }
 };
 
 struct Session {
@@ -49,8 +79,8 @@ struct Session {
   TRACEHANDLE handle = 0;
   TRACEHANDLE trace = INVALID_PROCESSTRACE_HANDLE;
   EVENT_TRACE_LOGFILEA logfile{};
-  std::vector<RawRecord> records;   // the consumer thread's alone until it is joined
-  std::vector<std::uint8_t> arena;  // likewise
+  std::vector<const RawRecord*> records;  // the consumer thread's alone until it is joined
+  Arena arena;                            // likewise
   std::thread consumer;
 };
 
@@ -66,26 +96,24 @@ bool is_header(const EVENT_RECORD& r) {
 void WINAPI on_record(PEVENT_RECORD record) {
   auto* session = static_cast<Session*>(record->UserContext);
   if (is_header(*record)) return;
-  std::vector<std::uint8_t>& arena = session->arena;
-  RawRecord& raw = session->records.emplace_back();
-  raw.header = record->EventHeader;
-  raw.buffer_context = record->BufferContext;
-  raw.offset = arena.size();
-  raw.item_count = record->ExtendedDataCount;
-  const auto append = [&arena](const void* p, std::size_t n) {
-    const auto* bytes = static_cast<const std::uint8_t*>(p);
-    arena.insert(arena.end(), bytes, bytes + n);
-  };
+  const USHORT payload = record->UserData != nullptr ? record->UserDataLength : 0;
+  std::size_t size = sizeof(RawRecord) + payload;
+  for (USHORT i = 0; i < record->ExtendedDataCount; ++i) {
+    size += 4 + record->ExtendedData[i].DataSize;
+  }
+  std::uint8_t* at = session->arena.take(size);
+  auto* raw = new (at)
+      RawRecord{record->EventHeader, record->BufferContext, record->ExtendedDataCount, payload};
+  at += sizeof(RawRecord);
   for (USHORT i = 0; i < record->ExtendedDataCount; ++i) {
     const EVENT_HEADER_EXTENDED_DATA_ITEM& item = record->ExtendedData[i];
-    append(&item.ExtType, sizeof item.ExtType);
-    append(&item.DataSize, sizeof item.DataSize);
-    append(reinterpret_cast<const void*>(item.DataPtr), item.DataSize);
+    std::memcpy(at, &item.ExtType, 2);
+    std::memcpy(at + 2, &item.DataSize, 2);
+    std::memcpy(at + 4, reinterpret_cast<const void*>(item.DataPtr), item.DataSize);
+    at += 4 + item.DataSize;
   }
-  if (record->UserData != nullptr) {
-    raw.user_data_length = record->UserDataLength;
-    append(record->UserData, record->UserDataLength);
-  }
+  if (payload != 0) std::memcpy(at, record->UserData, payload);
+  session->records.push_back(raw);
 }
 
 std::string win32_error(const std::string& call, ULONG status) {
@@ -133,7 +161,6 @@ struct Capture::State {
   bool stopped = false;
 
   void start(std::size_t index, const std::string& prefix);
-  Event decode(const Session& s, const RawRecord& raw) const;
 };
 
 void Capture::State::start(std::size_t index, const std::string& prefix) {
@@ -185,10 +212,14 @@ void Capture::State::start(std::size_t index, const std::string& prefix) {
   sessions.push_back(std::move(session));
 }
 
-Event Capture::State::decode(const Session& s, const RawRecord& raw) const {
-  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items(raw.item_count);
-  const std::uint8_t* at = s.arena.data() + raw.offset;
+namespace {
+
+// The record as its consumer received it, its items in `items`.
+EVENT_RECORD record_of(const RawRecord& raw, std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM>& items) {
+  items.resize(raw.item_count);
+  const std::uint8_t* at = raw.items();
   for (EVENT_HEADER_EXTENDED_DATA_ITEM& item : items) {
+    item = {};
     std::memcpy(&item.ExtType, at, sizeof item.ExtType);
     std::memcpy(&item.DataSize, at + 2, sizeof item.DataSize);
     item.DataPtr = reinterpret_cast<ULONGLONG>(at + 4);
@@ -201,10 +232,10 @@ Event Capture::State::decode(const Session& s, const RawRecord& raw) const {
   record.ExtendedData = items.empty() ? nullptr : items.data();
   record.UserDataLength = raw.user_data_length;
   record.UserData = raw.user_data_length == 0 ? nullptr : const_cast<std::uint8_t*>(at);
-  Event e = options.decode ? decode_record(record) : undecoded_record(record);
-  e.session = s.index;
-  return e;
+  return record;
 }
+
+}  // namespace
 
 Capture::Capture(CaptureOptions options) : state_(new State) {
   state_->options = std::move(options);
@@ -221,6 +252,7 @@ Capture::Capture(CaptureOptions options) : state_(new State) {
       s.manifest.clear();
     }
   }
+  enter_home(s.options.home);
   const std::string prefix = session_prefix() + "t" + std::to_string(g_captures.fetch_add(1) + 1);
   for (std::size_t i = 0; i < s.options.sessions.size(); ++i) s.start(i, prefix);
 }
@@ -257,13 +289,24 @@ CaptureResult Capture::stop() {
     account.delivered = session->records.size();
     result.sessions.push_back(account);
   }
+  EventDecoder decoder;
+  std::vector<EVENT_HEADER_EXTENDED_DATA_ITEM> items;
   for (auto& session : s.sessions) {
     result.events.reserve(result.events.size() + session->records.size());
-    for (const RawRecord& raw : session->records) result.events.push_back(s.decode(*session, raw));
-    session->records.clear();
-    session->arena.clear();
+    // The events' payloads stay where the consumer copied them, kept by the events.
+    const auto arena = std::make_shared<const Arena>(std::move(session->arena));
+    for (const RawRecord* raw : session->records) {
+      const EVENT_RECORD record = record_of(*raw, items);
+      Event& e = result.events.emplace_back(undecoded_record(record));
+      e.session = session->index;
+      e.user_data = {static_cast<const std::uint8_t*>(record.UserData), record.UserDataLength};
+      e.storage = arena;
+      if (s.options.decode) decoder.decode(record, e);
+    }
+    session->records = {};
   }
   if (!s.manifest.empty()) TdhUnloadManifest(s.manifest.data());
+  leave_home(s.options.home);
   return result;
 }
 
@@ -294,8 +337,6 @@ Event undecoded_record(const EVENT_RECORD& record) {
       e.related_activity_id = related;
     }
   }
-  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
-  if (data != nullptr) e.user_data.assign(data, data + record.UserDataLength);
   return e;
 }
 
@@ -303,15 +344,13 @@ Event undecoded_record(const EVENT_RECORD& record) {
 
 Event decode_record(const EVENT_RECORD& record) {
   Event e = undecoded_record(record);
-  const nlohmann::json decoded = agent::decode_event(record, 0);
-  if (decoded.contains("status")) {
-    e.decode_status = decoded["status"].get<ULONG>();
-  } else {
-    e.name = decoded.value("name", "");
-    for (const nlohmann::json& f : decoded.value("fields", nlohmann::json::array())) {
-      e.fields.push_back({f.value("name", ""), f.value("value", "")});
-    }
+  const auto* data = static_cast<const std::uint8_t*>(record.UserData);
+  if (data != nullptr) {
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(data, data + record.UserDataLength);
+    e.user_data = *bytes;
+    e.storage = std::move(bytes);
   }
+  decode_through_tdh(record, e);
   return e;
 }
 
@@ -351,7 +390,10 @@ std::optional<std::string> Event::field(std::string_view name) const {
   return std::nullopt;
 }
 
-std::optional<std::string> cannot_capture() { return prepare_platform(); }
+std::optional<std::string> cannot_capture() {
+  if (std::optional<std::string> problem = prepare_platform()) return problem;
+  return capture_refusal();
+}
 
 std::string guid_text(const GUID& guid) { return format_guid(guid); }
 

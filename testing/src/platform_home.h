@@ -14,8 +14,18 @@ namespace etwh::testing {
 // A reason when captures cannot run here (no right to control sessions, no private home).
 std::optional<std::string> prepare_platform();
 
+// Why this process cannot capture, from a probe session started and stopped once (the first
+// call; later calls repeat its answer): no right to control sessions, or no realtime consumer.
+std::optional<std::string> capture_refusal();
+
+// Linux: before a capture's (or check's) sessions start, a home no capture used yet when
+// `scope` is HomeScope::capture; after it stopped, a fresh home for whatever registers next.
+// No-ops on Windows (one ETW per machine) and with ETWH_TESTING_HOME=inherit.
+void enter_home(HomeScope scope);
+void leave_home(HomeScope scope);
+
 // "etwh-<pid>-": the sessions of a test are named after its process, so that a later test can
-// tell a dead test's sessions from a live one's (harness/stale_sessions.h's rule).
+// tell a dead test's sessions from a live one's (harness/environment/stale_sessions.h's rule).
 std::string session_prefix();
 
 }  // namespace etwh::testing

@@ -4,13 +4,13 @@
 // registers while the calling thread runs the code under test.
 #include "etwh/testing/provider_check.h"
 
-#include "catalog.h"
+#include "harness/model/catalog.h"
 #include "embedded_data.h"
 #include "etwrt/observation.h"
-#include "observe/channel.h"
-#include "observe/judge.h"
-#include "observe/schedule.h"
-#include "observe/sessions.h"
+#include "harness/observe/channel.h"
+#include "harness/observe/judge.h"
+#include "harness/observe/schedule.h"
+#include "harness/observe/sessions.h"
 #include "platform_home.h"
 #include "win32_text.h"
 
@@ -174,9 +174,12 @@ ProviderReport check_provider(const std::function<void()>& register_provider,
     return report;
   }
   if (options.step.count() > 0) schedule.step_ms = static_cast<std::uint32_t>(options.step.count());
+  // The providers register inside the check: its sessions get a broker of their own.
+  enter_home(HomeScope::capture);
   Observation observation = open_observation();
   if (!observation.channel) {
     report.errors.push_back(observation.error);
+    leave_home(HomeScope::capture);
     return report;
   }
   observe::Channel& channel = *observation.channel;
@@ -210,6 +213,7 @@ ProviderReport check_provider(const std::function<void()>& register_provider,
   while (!channel.closed() && Clock::now() < until) {
     channel.wait_beyond(SIZE_MAX, std::chrono::milliseconds(50));
   }
+  leave_home(HomeScope::capture);
   const std::vector<json> records = channel.records();
   for (std::string& f : walker.faults()) report.errors.push_back(std::move(f));
   if (walker.walked() == 0) {

@@ -153,6 +153,31 @@ TEST(TestingCapture, TheHomeFolderGoesAtExit) {
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(home).parent_path())) << home;
 }
 
+// Run again as a child with ETWRT_DENY_CONTROL=1 (etwrt's caller without the right to control
+// sessions, as a process that is not elevated on Windows), this test prints cannot_capture()'s
+// reason; the parent checks it is the one to skip with.
+TEST(TestingCapture, ACallerWithoutTheRightGetsTheReasonToSkip) {
+  if (std::getenv("ETWH_TESTING_PRINT_REFUSAL") != nullptr) {
+    const std::optional<std::string> why = cannot_capture();
+    std::printf("WHY=%s\n", why ? why->c_str() : "none");
+    return;
+  }
+  const std::string command =
+      "ETWRT_DENY_CONTROL=1 ETWH_TESTING_PRINT_REFUSAL=1 /proc/" + std::to_string(::getpid()) +
+      "/exe --gtest_filter=TestingCapture.ACallerWithoutTheRightGetsTheReasonToSkip";
+  FILE* child = ::popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  std::string why;
+  char line[1024];
+  while (std::fgets(line, sizeof line, child) != nullptr) {
+    if (std::string(line).rfind("WHY=", 0) == 0) why = std::string(line + 4);
+  }
+  ASSERT_EQ(::pclose(child), 0);
+  EXPECT_THAT(why, ::testing::HasSubstr("this process may not control ETW sessions: run it "
+                                        "elevated, or as a member of Performance Log Users"));
+  EXPECT_EQ(cannot_capture(), std::nullopt);  // this process has the right
+}
+
 TEST(TestingCapture, AnUnstartableSessionIsAnErrorNotACrash) {
   CaptureOptions o = options_for_sample();
   o.manifest = "/nonexistent/provider.man";

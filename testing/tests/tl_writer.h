@@ -59,9 +59,11 @@ class TlProvider {
     const std::vector<std::uint8_t> metadata = tl_metadata(event);
     EVENT_DATA_DESCRIPTOR data[4];
     EventDataDescCreate(&data[0], traits_.data(), static_cast<ULONG>(traits_.size()));
-    data[0].Type = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
+    // Type is the low byte of Reserved (a union in the Windows SDK; mingw-w64 10 names only
+    // Reserved), so this sets Type on either header.
+    data[0].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
     EventDataDescCreate(&data[1], metadata.data(), static_cast<ULONG>(metadata.size()));
-    data[1].Type = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
+    data[1].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
     EventDataDescCreate(&data[2], &port, sizeof port);
     EventDataDescCreate(&data[3], host.c_str(), static_cast<ULONG>(host.size() + 1));
     const EVENT_DESCRIPTOR d = {0, 0, 11, level, 0, 0, keyword};

@@ -21,7 +21,7 @@ shapes=(fifo.json /dev/zero dir.json to-device.json duplicate.json huge.json)
 
 scenario=$source_dir/scenarios/conformance/clocks.json
 stress_profile=$source_dir/tests/data/short_steady.json
-run_report=$source_dir/harness/report_html/testdata/wine_sourceid.json
+run_report=$source_dir/harness/report/html/testdata/wine_sourceid.json
 cat >"$work/bench.json" <<'JSON'
 {"context": {}, "benchmarks": [
  {"name": "BM_A", "run_type": "iteration", "real_time": 10, "cpu_time": 10, "time_unit": "ns"}]}

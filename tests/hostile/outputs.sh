@@ -23,7 +23,7 @@ if mknod "$work/device" c 1 3 2>/dev/null; then shapes+=(device); fi
 
 scenario=$source_dir/scenarios/conformance/clocks.json
 stress_profile=$source_dir/tests/data/short_steady.json
-run_report=$source_dir/harness/report_html/testdata/wine_sourceid.json
+run_report=$source_dir/harness/report/html/testdata/wine_sourceid.json
 cat >"$work/bench.json" <<'JSON'
 {"context": {}, "benchmarks": [
  {"name": "BM_A", "run_type": "iteration", "repetitions": 3, "repetition_index": 0,

@@ -15,7 +15,7 @@ environment=$(awk '/^\.SH ENVIRONMENT/ { inside = 1; next } inside && /^\.SH / {
   "$man_page")
 [ -n "$environment" ] || fail "$man_page has no ENVIRONMENT section"
 variables=$(cd "$src" && grep -rhoE '(getenv|setenv)\("[A-Za-z_][A-Za-z0-9_]*"' \
-  harness common providers reports --include='*.cc' --include='*.h' |
+  harness common providers --include='*.cc' --include='*.h' |
   sed -E 's/.*\("//; s/"$//' | sort -u)
 [ -n "$variables" ] || fail "no getenv found in the source: the grep is broken"
 for v in $variables; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `etwh run` stops the sessions an earlier, crashed run left (harness/stale_sessions.h), and only
+# `etwh run` stops the sessions an earlier, crashed run left (harness/environment/stale_sessions.h), and only
 # those. In a shared ETWRT_HOME (sessions outlive their controller, as on Windows; its broker is
 # owned by this script, so that nothing outlives the test however it ends) an agent starts three
 # sessions and crashes: one named as a run whose process has ended, one named

@@ -70,9 +70,11 @@ void write(const char* event, UCHAR level, ULONGLONG keyword, const std::string&
   const std::vector<std::uint8_t> m = metadata(event, count != nullptr);
   EVENT_DATA_DESCRIPTOR data[4];
   EventDataDescCreate(&data[0], t.data(), static_cast<ULONG>(t.size()));
-  data[0].Type = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
+  // Type is the low byte of Reserved (a union in the Windows SDK; mingw-w64 10 names only
+  // Reserved), so this sets Type on either header.
+  data[0].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA;
   EventDataDescCreate(&data[1], m.data(), static_cast<ULONG>(m.size()));
-  data[1].Type = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
+  data[1].Reserved = EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA;
   EventDataDescCreate(&data[2], name.c_str(), static_cast<ULONG>(name.size() + 1));
   ULONG fields = 3;
   if (count != nullptr) EventDataDescCreate(&data[fields++], count, sizeof *count);

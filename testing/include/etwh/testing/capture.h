@@ -4,12 +4,12 @@
 // stop, and read what a real consumer received, decoded by TDH (TraceLogging fields through the
 // events' own metadata, manifest fields through a manifest you name), with each session's loss
 // counts. On Windows the sessions run on real ETW (the process must be allowed to control
-// sessions). On Linux they run on etwrt, in a private home (ETWRT_HOME) and broker of the test
-// process, set up before main (so that providers your code registers anywhere meet the
-// sessions) and gone with the process: nothing needs root, tests run in parallel under
-// `ctest -j`, a test killed by ctest's timeout leaves no broker (ETWRT_BROKER_OWNER_PID) and its
-// folder goes at exit. With ETWH_TESTING_HOME=inherit in the environment, the process keeps the
-// ETWRT_HOME it was given (or etwrt's default) instead: the caller manages that broker.
+// sessions). On Linux they run on etwrt, each capture in a private home (ETWRT_HOME) and broker
+// of its own (HomeScope), in a folder of the test process made before main and gone with the
+// process: nothing needs root, tests run in parallel under `ctest -j`, a test killed by ctest's
+// timeout leaves no broker and no session (ETWRT_BROKER_OWNER_PID), and its folder goes when the
+// next test process starts. With ETWH_TESTING_HOME=inherit in the environment, the process keeps
+// the ETWRT_HOME it was given (or etwrt's default) instead: the caller manages that broker.
 //
 //   TEST(MyProvider, WritesStarted) {
 //     etwh::testing::CaptureOptions options;
@@ -28,7 +28,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +68,21 @@ struct SessionOptions {
   std::vector<ULONG> process_ids;
 };
 
+// Which etwrt home (and so which broker) a capture's sessions run in (Linux; Windows has one
+// ETW per machine). A provider meets the sessions of the home it registered in.
+//   capture: a home no capture used before; when the capture stops, ETWRT_HOME moves to a fresh
+//     home for what registers next. Register the provider after the previous capture stopped
+//     (in the test, before or inside the capture). A provider registered once for the whole
+//     process is not in the new home when the capture starts (etwrt registers it there again
+//     only after a moment, so what it writes first may be missed): give it `process`.
+//   process: the home the process is in (the first capture's, or the one the last capture left),
+//     shared with the captures before and after: for a provider registered once, before main
+//     or in a test environment's SetUp, captured by several tests of one process (give every
+//     capture of that process `process`: one `capture` capture moves the process on).
+//
+//   options.home = etwh::testing::HomeScope::process;
+enum class HomeScope { capture, process };
+
 // What to capture.
 //
 //   etwh::testing::CaptureOptions options;
@@ -85,12 +102,14 @@ struct CaptureOptions {
   // default, room for a burst of some 100,000 small events while the consumer catches up.
   ULONG buffer_size_kb = 64;
   ULONG maximum_buffers = 256;
-  // Decode each event through TDH at stop() (name and fields). Off: the events carry their
-  // header, descriptor and payload bytes only, at a fraction of the cost (TDH's calls per field
-  // dominate a capture of many events: see bench/capture_bench.cc).
+  // Decode each event at stop() (name and fields), as TDH does: TDH's schema once per kind of
+  // event, the payload read in place where its fields allow. Off: the events carry their
+  // header, descriptor and payload bytes only.
   bool decode = true;
   // How long each enable waits for the provider's callbacks (EnableTraceEx2's Timeout).
   std::chrono::milliseconds enable_timeout{5000};
+  // Whose broker the sessions run on (Linux): see HomeScope.
+  HomeScope home = HomeScope::capture;
 };
 
 // One decoded field: its name and its value as text (integers in decimal, hex types as 0x...,
@@ -121,7 +140,10 @@ struct Event {
   // TdhGetEventInformation's status when the event could not be decoded (then name and fields
   // are empty); ERROR_SUCCESS otherwise.
   ULONG decode_status = 0;
-  std::vector<std::uint8_t> user_data;  // the payload's bytes
+  // The payload's bytes, where the capture's consumer copied them: valid while this event (or
+  // a copy of it) lives, since it shares `storage`.
+  std::span<const std::uint8_t> user_data;
+  std::shared_ptr<const void> storage;
 
   // The value of field `name`, or nullopt when the event has no such field.
   std::optional<std::string> field(std::string_view name) const;
@@ -191,14 +213,15 @@ class Capture {
 //   auto result = etwh::testing::capture(options, [] { my_component_start(); });
 CaptureResult capture(const CaptureOptions& options, const std::function<void()>& code_under_test);
 
-// The private etwrt home of this process (Linux; see above), empty on Windows, with
+// The private etwrt home the process is in now (Linux; see HomeScope), empty on Windows, with
 // ETWH_TESTING_HOME=inherit, or when it could not be made (cannot_capture() says why).
 //
-//   std::string home = etwh::testing::private_home();  // "/tmp/etwh-testing-XXXXXX/home"
+//   std::string home = etwh::testing::private_home();  // "/tmp/etwh-testing-4242-Ab12Cd/home-0"
 std::string private_home();
 
-// Why this process cannot capture (on Windows: neither elevated nor in Performance Log Users),
-// or nullopt when it can. For a test to skip with the reason rather than fail.
+// Why this process cannot capture (on Windows: neither elevated nor in Performance Log Users,
+// or an ETW that opens no realtime consumer, as Wine's), or nullopt when it can. For a test to
+// skip with the reason rather than fail.
 //
 //   if (auto why = etwh::testing::cannot_capture()) GTEST_SKIP() << *why;
 std::optional<std::string> cannot_capture();

@@ -23,6 +23,15 @@ namespace etwh::testing {
 
 // gTest prints a received event as describe() does.
 inline void PrintTo(const Event& e, std::ostream* os) { *os << describe(e); }
+// ... and a capture as its events and sessions, not its bytes.
+inline void PrintTo(const CaptureResult& r, std::ostream* os) {
+  *os << "a capture of " << r.events.size() << " events from " << r.sessions.size() << " sessions";
+  for (const SessionAccount& a : r.sessions) {
+    *os << "; " << a.name << ": " << a.delivered << " delivered, " << a.lost << " lost, "
+        << a.buffers_lost << " buffers lost";
+  }
+  if (!r.errors.empty()) *os << "; " << r.errors.size() << " errors";
+}
 
 namespace matchers_internal {
 

@@ -1,0 +1,153 @@
+// The scenario model and its loader: conformance cases as data (scenarios/README.md describes
+// the JSON format). Loading checks everything it can before anything runs, and reports bad
+// input as InputError "<file>:<line>:<col>: <JSON pointer>: reason".
+#pragma once
+
+#include "harness/model/input_error.h"
+#include "harness/conformance/steps/classic_ops.h"
+#include "harness/conformance/steps/data_path_ops.h"
+#include "harness/conformance/steps/groups_ops.h"
+#include "harness/conformance/steps/providers_ops.h"
+#include "harness/conformance/steps/sessions_ops.h"
+#include "harness/conformance/steps/subjects_ops.h"
+#include "harness/conformance/steps/traits_ops.h"
+
+#include <windows.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace etwh {
+
+struct ProviderDef {
+  std::string label;
+  std::string agent;
+  GUID guid{};
+  std::uint64_t context = 0;
+  bool has_callback = true;  // false: EventRegister with a NULL callback
+  std::uint32_t delay_ms = 0;
+  // A provider under test (its agent is a subject): registered by the user's code, its GUID
+  // is the subject's own (`guid` only stands in for it in the case).
+  bool subject = false;
+  std::uint32_t callback_budget_ms = 0;  // CB-FAST: each callback must be quicker (0: unjudged)
+};
+
+struct SessionDef {
+  std::string label;
+  // Extra StartTraceA settings, passed as-is to start_session (buffer_size_kb, ...).
+  nlohmann::json settings = nlohmann::json::object();
+};
+
+enum class StepOp {
+  kStart,
+  kStop,
+  kRegister,
+  kUnregister,
+  kEnable,
+  kDisable,
+  kCaptureState,
+  kSetTraits,
+  kQueryEnabled,
+  kExitAgent,
+  kKillAgent,
+  kConsume,
+  kWrite,
+  kFlush,
+  kCollect,
+  kDisallow,
+  kSubjectWrite,    // a provider under test writes its test (or state) events
+  kInjectCallback,  // the subject's callback is called directly with chosen arguments
+  // Classic providers (harness/conformance/classic_steps.h).
+  kRegisterClassic,
+  kUnregisterClassic,
+  kTraceEvent,
+  kTraceMessage,
+};
+
+// The name used in scenario files ("start", "enable", ...).
+const char* step_op_name(StepOp op);
+
+// A status the step must return, when the oracle cannot know it.
+struct ExplicitStatus {
+  bool nonzero = false;     // any failure status
+  std::uint32_t value = 0;  // the exact status, when !nonzero
+};
+
+// One step: what every op has, and the op's own fields in `body`, an alternative defined in
+// its family's header (steps/<family>_ops.h). Which alternative each op has: StepBody's
+// comments; read it with std::get_if.
+using StepBody = std::variant<SessionStep,          // start, stop, flush
+                              ControlStep,          // enable, disable, capture_state
+                              DisallowStep,         // disallow
+                              ProviderStep,         // register, unregister
+                              QueryEnabledStep,     // query_enabled
+                              AgentStep,            // exit_agent, kill_agent
+                              TraitsStep,           // set_traits
+                              ConsumeStep,          // consume
+                              WriteStep,            // write
+                              CollectStep,          // collect
+                              ClassicStep,          // register_classic, ..., trace_message
+                              SubjectWriteStep,     // subject_write
+                              InjectCallbackStep>;  // inject_callback
+
+struct Step {
+  StepOp op = StepOp::kStart;
+  std::string pointer;  // JSON pointer of the step in its file, for messages
+  std::string via;      // controller steps: run in this agent instead of the driver
+  std::optional<ExplicitStatus> expect_status;
+  StepBody body;
+};
+
+// The body of `step` as T, the alternative its op has. Throws std::logic_error when it has
+// another (a harness bug, never bad input).
+template <class T>
+const T& step_body(const Step& step) {
+  if (const T* b = std::get_if<T>(&step.body)) return *b;
+  throw std::logic_error("step " + step.pointer + " (" + step_op_name(step.op) +
+                         ") has no such fields");
+}
+
+// The provider label a step names (empty if none) and its session (empty if none), whatever
+// its op: for the replays that follow one provider or session through every step.
+const std::string& step_provider(const Step& step);
+const std::string& step_session(const Step& step);
+
+struct Case {
+  std::string id;
+  std::string file;
+  std::string pointer;
+  std::vector<std::string> rules;
+  std::string description;
+  std::vector<std::string> agents;       // labels, in file order
+  std::set<std::string> subject_agents;  // agents that run the provider under test
+  std::map<std::string, ProviderDef> providers;
+  std::map<std::string, SessionDef> sessions;
+  std::vector<Step> steps;
+  // Lint rules that must fire on this case's steps, and no other (harness/conformance/lint.h);
+  // unset: lint findings do not judge the case.
+  std::optional<std::vector<std::string>> expect_lint;
+};
+
+// Loads one scenario file. `known_rules` is the catalog's ID set. Throws InputError.
+std::vector<Case> load_scenario_file(const std::filesystem::path& file,
+                                     const std::set<std::string>& known_rules);
+
+// Same, from text already in memory (`file` only names it in messages).
+std::vector<Case> load_scenario_text(const std::string& text, const std::string& file,
+                                     const std::set<std::string>& known_rules);
+
+// Loads several files (directories expand to their *.json, sorted) and rejects a case id used
+// twice across them. Throws InputError on the first problem.
+std::vector<Case> load_scenarios(const std::vector<std::filesystem::path>& paths,
+                                 const std::set<std::string>& known_rules);
+
+}  // namespace etwh

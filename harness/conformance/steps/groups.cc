@@ -1,0 +1,21 @@
+// Groups and disallow lists: TraceSetInformation(TraceSetDisallowList) for a session the
+// driver started (group_steps.h). Enabling a group is an enable step (sessions.cc).
+#include "harness/conformance/case_run.h"
+
+#include "harness/conformance/group_steps.h"
+#include "win32_text.h"
+
+namespace etwh {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::optional<StepReply> CaseRun::disallow(const Step& step, const oracle::StepExpectation&) {
+  const DisallowStep& d = step_body<DisallowStep>(step);
+  require_session(d.session);
+  std::vector<GUID> guids;
+  for (const std::string& label : d.providers) guids.push_back(case_.providers.at(label).guid);
+  return StepReply{set_disallow_list(parse_hex(sessions_.at(d.session).handle).value_or(0), guids)};
+}
+
+}  // namespace etwh
