@@ -71,7 +71,7 @@ unsigned long process_id() {
 PrivateEtwrtHome::PrivateEtwrtHome() {
 #ifndef _WIN32
   // A broker this process starts ends with it, however it ends (a SIGKILL too): it stops the
-  // sessions and exits (runtime/README.md, ETWRT_BROKER_OWNER_PID). In a home the caller gave,
+  // sessions and exits (docs/etwrt/use.md, ETWRT_BROKER_OWNER_PID). In a home the caller gave,
   // too: a broker already running there is not started by us and keeps its own owner.
   if (std::getenv("ETWRT_HOME") != nullptr) {
     if (std::getenv("ETWRT_BROKER_OWNER_PID") == nullptr) {

@@ -25,7 +25,17 @@ foreach(command list run compare report expectations "expectations update" stres
   help_as_roff(text ${words})
   string(APPEND include ".SS \"etwh ${command}\"\n${text}")
 endforeach()
-string(APPEND include "[EXIT STATUS]
+string(APPEND include "[PATTERNS]
+The patterns of run --filter, compare --only and stress --only are searched in each name (anchor
+them with ^ and $) in time linear in the pattern and the name, so that no pattern can hang a run.
+On Linux their syntax is RE2's (the Debian package libre2). The Windows build has no RE2: its own
+matcher takes a subset of that syntax, on bytes: literals, . (any byte but a newline), classes
+[a-z_] and [^...], a backslash before d, w, s (digits, word characters, white space), D, W, S
+(their complements), n, t, r, f, v or any punctuation, ^ and $ (the name's start and end), groups
+(...) and (?:...), alternation |, and repetition * + ? (a lazy *? is the same for a search);
+counted repetition {n,m}, flags (?i), Unicode classes, other escapes and a pattern over 1,000
+bytes are refused, exit 2.
+[EXIT STATUS]
 0 when every result is what the platform's expectations say; 1 when some are not (a FAIL, or an
 XPASS: a stale expectation), or a mutant survives (selftest); 2 for bad input or a harness fault.
 [FILES]

@@ -10,7 +10,7 @@
 namespace {
 
 struct Reading {
-  std::vector<nlohmann::json> messages;
+  std::vector<nlohmann::json> messages;  // a frame with a number out of range: a null here
   bool corrupt = false;
 };
 
@@ -20,7 +20,13 @@ Reading read_frames(const std::vector<std::string_view>& pieces) {
   etwrt::FrameReader reader;
   for (std::string_view piece : pieces) {
     reader.append(piece.data(), piece.size());
-    while (std::optional<nlohmann::json> message = reader.next(out.corrupt)) {
+    // As the broker reads: a frame holding a number no double holds is answered, and the
+    // reading goes on.
+    for (;;) {
+      bool out_of_range = false;
+      std::optional<nlohmann::json> message = reader.next(out.corrupt, &out_of_range);
+      if (out_of_range) message.emplace(nullptr);
+      if (!message) break;
       out.messages.push_back(std::move(*message));
     }
     if (out.corrupt) break;  // the connection is dropped: nothing after it is read

@@ -37,7 +37,7 @@ class TempHome {
             ("etwh-agent-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
-    // etwrt refuses a home that other users can reach (runtime/README.md, "The home").
+    // etwrt refuses a home that other users can reach (docs/etwrt/use.md, "The home").
     std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
                                  std::filesystem::perm_options::replace);
   }
@@ -276,7 +276,8 @@ TEST_P(AgentClient, EnableCallbackIsRecordedWithAllItsArguments) {
   ASSERT_TRUE(cb["filter"].is_object()) << cb.dump();
   if (cb["filter"]["type"] == 0x80000000u) {
     // etwrt hands each filtering session's filter as an EVENT_FILTER_HEADER block of one
-    // SCHEMATIZED chain (runtime/README.md, CB-FILTER-PER-SESSION): 24-byte header, then data.
+    // SCHEMATIZED chain (docs/etwrt/conformance.md, CB-FILTER-PER-SESSION): 24-byte header, then
+    // data.
     EXPECT_EQ(cb["filter"]["size"], 27);
     EXPECT_EQ(cb["filter"]["data"].get<std::string>().substr(48), "0a0b0c");
   } else {

@@ -293,10 +293,14 @@ BENCHMARK(BM_EventWrite_FourSessions_32B);
 const GUID kWriteFile = {
     0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
 std::string g_trace_file;  // the file session's .etl, removed by runtime_end
+TRACEHANDLE g_file_session = 0;
 
 // A provider enabled by one file session and no consumer: the session's logger (etwrt: a
-// thread of the broker) writes its buffers to the file. Circular, 64 MB, so that the disk
-// taken stays bounded however long the benchmark runs (beside LTTng's file session).
+// thread of the broker) writes its buffers to the file. Sequential, like LTTng's file session
+// beside it (discard mode, every event it keeps reaches the disk), so that EventsLost counts
+// only what the logger did not write (a circular file would count its overwritten buffers
+// too); at most 4 GB, so that the disk taken stays bounded (past it, events are lost, and
+// counted so).
 REGHANDLE file_writer_setup(const GUID& guid) {
   const REGHANDLE r = register_provider(guid);
   if (r == 0) return 0;
@@ -311,11 +315,12 @@ REGHANDLE file_writer_setup(const GUID& guid) {
   p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
   std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", g_trace_file.c_str());
-  p->LogFileMode = EVENT_TRACE_FILE_MODE_CIRCULAR;
-  p->MaximumFileSize = 64;
+  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  p->MaximumFileSize = 4096;
   TRACEHANDLE s = 0;
   if (StartTraceA(&s, "etwh-bench-file", p) != ERROR_SUCCESS) return 0;
   world().sessions.push_back(s);
+  g_file_session = s;
   if (EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
       ERROR_SUCCESS) {
     return 0;
@@ -323,13 +328,55 @@ REGHANDLE file_writer_setup(const GUID& guid) {
   return r;
 }
 
+// The file session's EventsLost once its logger has written what it holds (FLUSH, then
+// QUERY); -1 when either call fails.
+double file_session_lost() {
+  etwh_bench::SessionProperties p;
+  if (ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH) != ERROR_SUCCESS ||
+      ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) {
+    return -1;
+  }
+  return static_cast<double>(p.get()->EventsLost);
+}
+
+// Counters: `recorded` (written and not reported lost: in the file), `lost` (the session's
+// EventsLost during the run, the `refused` calls included), and `ns_per_recorded`, the loop's wall
+// time per recorded event: a lost call is cheaper than a recorded one, so the per-call time alone
+// flatters a logger that falls behind. LTTngUST_Tracepoint_32B/file_session reports the same three.
 void BM_EventWrite_FileSession_32B(benchmark::State& state) {
   static const REGHANDLE h = file_writer_setup(kWriteFile);
   if (h == 0) {
     state.SkipWithError("setup failed");
     return;
   }
-  write_loop(state, h);
+  const double lost_before = file_session_lost();
+  EVENT_DESCRIPTOR d;
+  EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);  // As write_loop's.
+  unsigned char payload[32] = {};
+  EVENT_DATA_DESCRIPTOR data;
+  EventDataDescCreate(&data, payload, sizeof payload);
+  std::uint64_t refused = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    if (EventWrite(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
+  }
+  const double loop_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+  const double lost_after = file_session_lost();
+  if (lost_before < 0 || lost_after < 0) {
+    state.SkipWithError("ControlTrace FLUSH/QUERY on the file session failed");
+    return;
+  }
+  const double writes = static_cast<double>(state.iterations());
+  // A refused call (the buffers full) is one of the session's lost events too.
+  const double lost = lost_after - lost_before;
+  const double recorded = writes - lost;
+  state.counters["writes"] = writes;
+  state.counters["refused"] = static_cast<double>(refused);
+  state.counters["lost"] = lost;
+  state.counters["recorded"] = recorded;
+  state.counters["ns_per_recorded"] = recorded > 0 ? loop_ns / recorded : 0;
 }
 BENCHMARK(BM_EventWrite_FileSession_32B);
 

@@ -2,6 +2,9 @@
 #include "harness/commands/command.h"
 
 #include "harness/compare/compare_command.h"
+#include "etwh/pattern.h"
+
+#include <string>
 
 namespace etwh::cli {
 namespace {
@@ -21,7 +24,8 @@ class CompareCommand : public Command {
                     "Smallest change of a median that counts, in % (default 5)")
         ->check(kANumber & CLI::Range(0.0, 1000.0));
     cmd->add_option("--only", args_.thresholds.only,
-                    "Compare only the figures this regular expression finds");
+                    std::string("Compare only the figures whose name this REGEX finds (") +
+                        pattern_syntax() + ")");
     cmd->add_option("--markdown", args_.markdown_file,
                     "Write markdown to FILE (- for standard output), for a CI job summary or a "
                     "merge-request comment");

@@ -59,7 +59,7 @@ std::string metavar(const std::string& command, const std::string& option) {
 // line "$ etwh ..." as help2man sets examples in constant width.
 const std::map<std::string, std::string>& examples() {
   static const std::map<std::string, std::string> kExamples = {
-      {"list", "  $ etwh list\n  $ etwh list --json rules.json"},
+      {"list", "  $ etwh list\n  $ etwh list --json > rules.json"},
       {"run",
        "  $ etwh run                   # every shipped scenario\n"
        "  $ etwh run scenarios/conformance/sourceid.json --json run.json --junit run.xml\n"

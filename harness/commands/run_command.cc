@@ -10,6 +10,7 @@
 #include "harness/report/console_report.h"
 #include "harness/conformance/driver.h"
 #include "etwh/output_file.h"
+#include "etwh/pattern.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "harness/model/expectations.h"
@@ -121,7 +122,8 @@ CLI::Validator decimal_digits() {
 
 void RunCommand::define_selection_options(CLI::App& cmd) {
   cmd.add_option("--filter", selection_.filter,
-                 "Run only the cases whose ID matches REGEX (ECMAScript, searched)")
+                 std::string("Run only the cases whose ID matches REGEX (searched; ") +
+                     pattern_syntax() + ")")
       ->type_name("REGEX");
   cmd.add_option("--rule", selection_.rules,
                  "Run only the cases naming rule ID (repeatable: any of them)")

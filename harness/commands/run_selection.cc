@@ -3,20 +3,20 @@
 #include "harness/model/input_error.h"
 #include "harness/commands/suggest.h"
 
+#include <etwh/pattern.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
-#include <regex>
 
 namespace etwh::cli {
 
 namespace {
 
-std::regex compile_filter(const std::string& filter) {
+Pattern compile_filter(const std::string& filter) {
   try {
-    return std::regex(filter, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
+    return Pattern(filter);
+  } catch (const PatternError& e) {
     throw InputError("--filter", "",
                      fmt::format("'{}' is not a regular expression: {}", filter, e.what()));
   }
@@ -59,8 +59,8 @@ Selection select_cases(std::vector<Case> cases, const SelectionOptions& options,
   }
   const std::size_t loaded = cases.size();
   if (!options.filter.empty()) {
-    const std::regex filter = compile_filter(options.filter);
-    std::erase_if(cases, [&](const Case& c) { return !std::regex_search(c.id, filter); });
+    const Pattern filter = compile_filter(options.filter);
+    std::erase_if(cases, [&](const Case& c) { return !filter.found_in(c.id); });
   }
   if (!options.rules.empty()) {
     std::erase_if(cases, [&](const Case& c) { return !names_any(c, options.rules); });

@@ -15,7 +15,7 @@
 namespace etwh::cli {
 
 struct SelectionOptions {
-  std::string filter;              // ECMAScript regex, searched in each case ID (empty: all)
+  std::string filter;  // a pattern (etwh/pattern.h), searched in each case ID (empty: all)
   std::vector<std::string> rules;  // keep the cases naming any of these (empty: all)
   int repeat = 1;                  // runs of each case
   bool shuffle = false;

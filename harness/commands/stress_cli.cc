@@ -1,6 +1,7 @@
 // `etwh stress` on the command line; the command itself is harness/stress/stress_command.h.
 #include "harness/commands/command.h"
 
+#include "etwh/pattern.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "harness/stress/profile.h"
@@ -38,7 +39,9 @@ class StressCommand : public Command {
                     "Write a markdown summary to FILE (- for standard output), for a CI job "
                     "summary or a merge-request comment");
     cmd->add_option("--only", args_.thresholds.only,
-                    "With --baseline: compare only the figures this regular expression finds");
+                    std::string("With --baseline: compare only the figures whose name this REGEX "
+                                "finds (") +
+                        pattern_syntax() + ")");
     return cmd;
   }
 

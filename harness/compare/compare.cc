@@ -3,9 +3,11 @@
 #include "harness/compare/mann_whitney.h"
 #include "harness/compare/welch.h"
 
+#include <etwh/pattern.h>
+
 #include <algorithm>
 #include <cmath>
-#include <regex>
+#include <optional>
 #include <set>
 
 namespace etwh::compare {
@@ -119,8 +121,8 @@ FigureComparison compare_figure(const Figure& old_fig, const Figure& new_fig, co
   return f;
 }
 
-bool wanted_name(const std::optional<std::regex>& only, const std::string& name) {
-  return !only || std::regex_search(name, *only);
+bool wanted_name(const std::optional<Pattern>& only, const std::string& name) {
+  return !only || only->found_in(name);
 }
 
 }  // namespace
@@ -152,11 +154,11 @@ Comparison compare_documents(const Document& old_doc, const Document& new_doc,
                             " file cannot be compared with " + old_doc.source + ", a " +
                             kind_name(old_doc.kind) + " file");
   }
-  std::optional<std::regex> only;
+  std::optional<Pattern> only;
   if (!thresholds.only.empty()) {
     try {
       only.emplace(thresholds.only);
-    } catch (const std::regex_error& e) {
+    } catch (const PatternError& e) {
       throw CompareInputError("--only: \"" + thresholds.only +
                               "\": not a regular expression: " + e.what());
     }

@@ -75,7 +75,7 @@ Document read_document(const nlohmann::json& doc, const std::string& source,
 struct Thresholds {
   double alpha = 0.05;       // a difference is significant when p < alpha
   double min_effect = 0.05;  // ... and matters when the medians differ by this fraction or more
-  std::string only;          // a regular expression: compare only the figures it finds
+  std::string only;          // a pattern (etwh/pattern.h): compare only the figures it finds
 };
 
 enum class Verdict { kFaster, kSlower, kSame, kNoisy };

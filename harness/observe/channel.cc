@@ -12,21 +12,46 @@
 
 namespace etwh::observe {
 
-Channel::Channel(std::filesystem::path path) : path_(std::move(path)) {
+namespace {
+
+// `path` as a socket address at any depth: itself when sun_path holds it, else its file name
+// under /proc/self/fd/N, N an O_PATH descriptor of its folder (kept open in `folder` until the
+// socket is bound). libetwrt reaches it the same way (runtime/src/observe.cc).
+sockaddr_un address_of(const std::filesystem::path& path, int& folder) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  const std::string text = path_.string();
+  std::string text = path.string();
   if (text.size() >= sizeof address.sun_path) {
-    throw std::runtime_error("observation socket path too long: " + text);
+    folder = ::open(path.parent_path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (folder < 0) {
+      throw std::runtime_error("cannot listen at " + path.string() + ": " + std::strerror(errno));
+    }
+    text = "/proc/self/fd/" + std::to_string(folder) + "/" + path.filename().string();
+  }
+  if (text.size() >= sizeof address.sun_path) {
+    throw std::runtime_error("cannot listen at " + path.string() + ": its file name is too long");
   }
   std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
+  return address;
+}
+
+}  // namespace
+
+Channel::Channel(std::filesystem::path path) : path_(std::move(path)) {
+  int folder = -1;
+  const sockaddr_un address = address_of(path_, folder);
   listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0 || ::pipe2(stop_pipe_, O_CLOEXEC) != 0 ||
-      ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(listen_fd_, 1) != 0) {
-    const std::string reason = std::strerror(errno);
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    throw std::runtime_error("cannot listen at " + text + ": " + reason);
+  const bool listening =
+      listen_fd_ >= 0 && ::pipe2(stop_pipe_, O_CLOEXEC) == 0 &&
+      ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+      ::listen(listen_fd_, 1) == 0;
+  const std::string reason = std::strerror(errno);
+  if (folder >= 0) ::close(folder);
+  if (!listening) {
+    for (int fd : {listen_fd_, stop_pipe_[0], stop_pipe_[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+    throw std::runtime_error("cannot listen at " + path_.string() + ": " + reason);
   }
 }
 

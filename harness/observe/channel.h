@@ -1,6 +1,6 @@
 // The observation channel of `etwh observe`: a SOCK_SEQPACKET socket the observed program's
 // libetwrt connects to (ETWRT_OBSERVE_SOCKET), one JSON record per message
-// (runtime/README.md, "Observation"). A reader thread keeps every record, in arrival order.
+// (docs/etwrt/use.md, "Observation"). A reader thread keeps every record, in arrival order.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -249,8 +249,8 @@ void SessionConsumer::note_latency(std::uint64_t now, std::uint64_t prev,
   }
 }
 
-// RT_LostEvent payloads (runtime/README.md): RTLostBuffer (33) = {buffers, events they held},
-// RTLostEvent (32) = {events refused at write}, each a ULONG64.
+// RT_LostEvent payloads (docs/etwrt/conformance.md, "Choices"): RTLostBuffer (33) = {buffers,
+// events they held}, RTLostEvent (32) = {events refused at write}, each a ULONG64.
 void SessionConsumer::lost_notice(const EVENT_RECORD& r, std::uint64_t now) {
   std::uint64_t counts[2] = {};
   const std::size_t need = r.EventHeader.EventDescriptor.Opcode == 33 ? 16 : 8;

@@ -53,6 +53,8 @@ class RawPeer {
 
   bool connected() const { return connected_; }
   bool send(const json& frame) { return etwrt::send_frame(fd_, frame); }
+  // A frame whose JSON text is given as is (one nlohmann could not produce: 1e999).
+  bool send_text(const std::string& body) { return etwrt::send_frame_body(fd_, body); }
 
   // The next frame from the broker, or nullopt when the broker closed or 10 s passed.
   std::optional<json> receive() {
@@ -145,6 +147,15 @@ TEST(EtwrtBrokerFrames, AnotherUsersMalformedRequestIsAccessDeniedWithoutAReason
         ::_exit(6);
       }
     }
+    for (const char* text :
+         {R"({"op": "hello", "id": 1e999})", R"({"op": "start", "id": 7, "name": 1e999})"}) {
+      if (!peer.send_text(text)) ::_exit(5);
+      const std::optional<json> reply = peer.receive();
+      if (!reply || !reply->is_object() || reply->value("status", 0u) != ERROR_ACCESS_DENIED ||
+          reply->contains("reason")) {
+        ::_exit(6);
+      }
+    }
     ::_exit(0);
   }
   int status = 0;
@@ -153,6 +164,38 @@ TEST(EtwrtBrokerFrames, AnotherUsersMalformedRequestIsAccessDeniedWithoutAReason
   ::chmod(parent.c_str(), 0700);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "child status " << status << " (exit 6: a reply other than a bare 5)";
+  EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+// A request that is JSON but holds a number no double holds (1e999: nlohmann refuses to
+// represent it) is answered ERROR_INVALID_PARAMETER with a reason, as any malformed request is;
+// the peer stays connected. Its id cannot be read back: the answer's id is null.
+TEST(EtwrtBrokerFrames, ANumberOutOfRangeIsInvalidParameterNotADroppedPeer) {
+  etwrt::testing::PrivateBrokerHome home("etwrt-frames-1e999");
+  Properties p;
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(StartTraceA(&session, "frames-1e999", p.get()), ERROR_SUCCESS);  // the broker runs
+  RawPeer peer(home.home());
+  ASSERT_TRUE(peer.connected());
+  for (const char* text :
+       {R"({"op": "hello", "id": 1e999})", R"({"op": "hello", "id": 1, "x": [-1e400]})",
+        R"({"op": "start", "id": 2, "buffer_size": 1e999})"}) {
+    SCOPED_TRACE(text);
+    ASSERT_TRUE(peer.send_text(text));
+    const std::optional<json> reply = peer.receive();
+    ASSERT_TRUE(reply.has_value()) << "the broker closed the connection or did not answer";
+    ASSERT_TRUE(reply->is_object());
+    EXPECT_EQ(reply->value("status", 0u), ERROR_INVALID_PARAMETER);
+    EXPECT_NE(reply->value("reason", std::string()).find("out of range"), std::string::npos);
+    EXPECT_TRUE(reply->at("id").is_null());
+  }
+  ASSERT_TRUE(peer.send({{"op", "hello"}, {"id", 99}}));
+  const std::optional<json> hello = peer.receive();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->value("status", 87u), ERROR_SUCCESS);
+  // Bytes that are not JSON still cost the connection.
+  ASSERT_TRUE(peer.send_text(R"({"op": "hello", "id": 3)"));
+  EXPECT_FALSE(peer.receive().has_value());
   EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
 

@@ -68,6 +68,7 @@ class EventLoop {
   void accept_peer();
   void read_peer(int fd);
   void handle_frame(int fd, const json& frame);
+  void answer_unrepresentable(int fd);
   // Sends what the state machine yielded; a peer that cannot take a frame is dropped (which
   // may yield more, sent in turn).
   void flush();
@@ -149,7 +150,12 @@ void EventLoop::read_peer(int fd) {
     auto found = readers_.find(fd);
     if (found == readers_.end()) return;
     bool corrupt = false;
-    auto frame = found->second.next(corrupt);
+    bool out_of_range = false;
+    auto frame = found->second.next(corrupt, &out_of_range);
+    if (out_of_range) {
+      answer_unrepresentable(fd);
+      continue;
+    }
     if (corrupt) {
       std::fprintf(stderr, "etwrt-broker: corrupt frame from fd %d, dropping it\n", fd);
       drop_peer(fd);
@@ -158,6 +164,19 @@ void EventLoop::read_peer(int fd) {
     if (!frame) return;
     handle_frame(fd, *frame);
   }
+}
+
+// A request that is JSON but holds a number no double holds: answered, not dropped, as every
+// JSON request is (its id cannot be read back, so the answer's id is null). Another user gets
+// the bare refusal.
+void EventLoop::answer_unrepresentable(int fd) {
+  json reply = {{"id", nullptr}, {"status", ERROR_ACCESS_DENIED}};
+  if (state_.allowed(fd)) {
+    std::fprintf(stderr, "etwrt-broker: refused a request from fd %d: a number out of range\n", fd);
+    reply["status"] = ERROR_INVALID_PARAMETER;
+    reply["reason"] = "a number out of range (beyond a double): the request cannot be read";
+  }
+  if (!send_frame(fd, reply)) drop_peer(fd);
 }
 
 void EventLoop::handle_frame(int fd, const json& frame) {

@@ -36,7 +36,7 @@ namespace {
 
 // Logger names are not case-sensitive on Windows (a second StartTrace whose name differs only
 // in case is ERROR_ALREADY_EXISTS; controls by name match the same way). etwrt folds ASCII
-// letters only (the names travel as UTF-8; see runtime/README.md, the audit table).
+// letters only (the names travel as UTF-8; see docs/etwrt/conformance.md, the audit table).
 bool same_session_name(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {

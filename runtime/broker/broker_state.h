@@ -69,7 +69,7 @@ struct Session : SessionSettings {
   // key, and the providers it keeps out of them (TraceSetDisallowList), by provider GUID key.
   std::map<std::string, Enable> group_enables;
   std::set<std::string> disallow;
-  // A session with a log file: the broker's thread that writes it (runtime/README.md,
+  // A session with a log file: the broker's thread that writes it (docs/etwrt/internals.md,
   // "Trace files (writing)").
   std::shared_ptr<FileLogger> logger;
 };

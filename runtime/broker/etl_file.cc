@@ -94,6 +94,17 @@ ULONG status_of_errno(int error) {
   }
 }
 
+// What a log file name is when it is there and is not a regular file etwrt may write: a symlink
+// (never written through), a directory, a FIFO, a device or a socket; nullptr otherwise.
+const char* unwritable_shape(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return nullptr;
+}
+
 // The name of NEWFILE's file number `index` (the pattern's one %d).
 std::string numbered(const std::string& pattern, std::uint32_t index) {
   const auto at = pattern.find("%d");
@@ -125,13 +136,37 @@ bool EtlFile::open_file(std::uint32_t index, ULONG& status, std::string& reason)
   current_name_ = newfile ? numbered(settings_.file_name, index) : settings_.file_name;
   file_index_ = index;
   if (fd_ >= 0) ::close(fd_);
-  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | (append ? 0 : O_TRUNC);
-  fd_ = ::open(current_name_.c_str(), flags, 0644);
-  if (fd_ < 0) {
-    status = status_of_errno(errno);
-    reason = current_name_ + ": " + std::strerror(errno);
+  fd_ = -1;
+  // Only a regular file is written (docs/etwrt/conformance.md, "Choices where the documents are
+  // silent"): a name that is anything else is refused before it is opened (opening a device or a
+  // FIFO can act), and the descriptor is checked again (the name may change in between; O_NOFOLLOW,
+  // O_NONBLOCK: no link followed, no FIFO waited on).
+  struct stat st {};
+  const char* shape = nullptr;
+  if (::lstat(current_name_.c_str(), &st) == 0) shape = unwritable_shape(st.st_mode);
+  int fd = -1;
+  if (shape == nullptr) {
+    const int flags =
+        O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (append ? 0 : O_TRUNC);
+    fd = ::open(current_name_.c_str(), flags, 0644);
+    if (fd < 0 && errno != ELOOP) {
+      status = status_of_errno(errno);
+      reason = current_name_ + ": " + std::strerror(errno);
+      return false;
+    }
+    if (fd < 0) shape = "a symbolic link";
+    if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+      shape = unwritable_shape(st.st_mode) != nullptr ? unwritable_shape(st.st_mode)
+                                                      : "not a regular file";
+    }
+  }
+  if (shape != nullptr) {
+    if (fd >= 0) ::close(fd);
+    status = ERROR_ACCESS_DENIED;
+    reason = current_name_ + ": " + shape + ", not a regular file: no log file is written there";
     return false;
   }
+  fd_ = fd;
   slot_ = 1;
   file_buffers_ = 1;
   wrapped_ = false;
@@ -299,7 +334,8 @@ void EtlFile::write_buffer() {
   put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
   put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
   put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
-  put<std::uint16_t>(p, 0x28, 0);  // ProcessorIndex (see README: one stream, processor 0)
+  put<std::uint16_t>(p, 0x28,
+                     0);  // ProcessorIndex (docs/etwrt/internals.md: one stream, processor 0)
   put<std::uint16_t>(p, 0x2A, settings_.logger_id);
   put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
   put<std::uint32_t>(p, 0x30, used_);  // Offset

@@ -1,5 +1,5 @@
 // A session's trace file in Windows' own .etl layout, as the broker's logger writes it
-// (runtime/README.md, "Trace files (writing)"): buffers of BufferSize bytes, each a
+// (docs/etwrt/internals.md, "Trace files (writing)"): buffers of BufferSize bytes, each a
 // WMI_BUFFER_HEADER (0x48 bytes) then 8-aligned records then 0xFF to its end; the first buffer
 // holds the log-file header event (SYSTEM_TRACE_HEADER + TRACE_LOGFILE_HEADER + the two names
 // in UTF-16), the others EVENT_HEADER records (with their extended items) and, for classic

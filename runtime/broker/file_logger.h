@@ -1,7 +1,7 @@
 // The logger of a file session: in Windows the kernel's logger thread writes the session's
-// buffers to its file; in etwrt a thread of the broker does (runtime/README.md, "Trace files
-// (writing)"). It holds the session's dataplane::Reader, turns each record into the .etl
-// layout (etl_file.h) and, for a session that is realtime too, feeds its realtime consumers
+// buffers to its file; in etwrt a thread of the broker does (docs/etwrt/internals.md,
+// "Trace files (writing)"). It holds the session's dataplane::Reader, turns each record into the
+// .etl layout (etl_file.h) and, for a session that is realtime too, feeds its realtime consumers
 // through the pool's relay slots (a consumer process cannot hold the reader then).
 #pragma once
 

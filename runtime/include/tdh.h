@@ -268,7 +268,7 @@ TDHAPI TdhGetProperty(PEVENT_RECORD pEvent, ULONG TdhContextCount, PTDH_CONTEXT 
 TDHAPI TdhGetEventMapInformation(PEVENT_RECORD pEvent, PWSTR pMapName, PEVENT_MAP_INFO pBuffer,
                                  ULONG* pBufferSize);
 
-/* One value of a property as text (runtime/README.md "TDH formatting" gives each format).
+/* One value of a property as text (docs/etwrt/conformance.md, "TDH formatting", gives each format).
  * *BufferSize in bytes, the terminating NUL included; ERROR_INSUFFICIENT_BUFFER with the size
  * when it is too small (or Buffer NULL); ERROR_EVT_INVALID_EVENT_DATA when UserData is too short
  * for the value; ERROR_INVALID_PARAMETER for a NULL pointer or an in-type (or in-type and

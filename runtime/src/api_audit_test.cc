@@ -1,5 +1,5 @@
-// The audit table of runtime/README.md ("Audit: etwrt against the reference pages"): one test
-// (or more) per row whose check is not already in api_test.cc, classic_test.cc or
+// The audit table of docs/etwrt/conformance.md ("Audit: etwrt against the reference pages"): one
+// test (or more) per row whose check is not already in api_test.cc, classic_test.cc or
 // trace_properties_test.cc. Each test names the page it holds etwrt to. Each test gets its own
 // ETWRT_HOME and broker.
 #include "test_broker_home.h"

@@ -958,8 +958,8 @@ int pool_mappings(const std::string& name) {
   return count;
 }
 
-// Both sessions have the same geometry, so they share one pool (runtime/README.md, "Event
-// path"): each event is written once, with the bits of the sessions that accept it.
+// Both sessions have the same geometry, so they share one pool (docs/etwrt/internals.md,
+// "Event path"): each event is written once, with the bits of the sessions that accept it.
 TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
   Recorder& r = new_recorder();
   const REGHANDLE h = register_provider(r);
@@ -1055,10 +1055,10 @@ ULONG buffers_in_use(TRACEHANDLE s) {
 // A provider in another process writes for two sessions sharing a pool until it hears that one
 // stopped. Its records for the stopped one that its consumer did not drain (the rest of the
 // buffer it was writing, and what it writes before it hears) are nobody's to read: the stopped
-// session's index must leave the pool (runtime/README.md, "Event path"), or each buffer holding
-// such a record stays in use for good. The provider is SIGSTOPped over the stop and the drain,
-// so that it resumes writing before it reads the news. With the hub not taking the index out,
-// 1-4 buffers stayed in use in 23 of 24 runs (in the 24th, none).
+// session's index must leave the pool (docs/etwrt/internals.md, "Event path"), or each buffer
+// holding such a record stays in use for good. The provider is SIGSTOPped over the stop and the
+// drain, so that it resumes writing before it reads the news. With the hub not taking the index
+// out, 1-4 buffers stayed in use in 23 of 24 runs (in the 24th, none).
 TEST_F(EtwrtApi, AStoppedSessionsLateRecordsHoldNoBuffer) {
   // 1 KB buffers (a dozen records each): the late records fill several. late-b's MaximumBuffers
   // is nearly all of the pool's, so its QUERY shows nearly all of the pool's buffers (its share),
@@ -1208,7 +1208,7 @@ TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
   stop_expecting(s2, c2, want2);
 }
 
-// One event to two sessions is encoded once and copied (runtime/README.md, "Event path"). A
+// One event to two sessions is encoded once and copied (docs/etwrt/internals.md, "Event path"). A
 // session whose buffers cannot hold it refuses it alone: the call answers ERROR_MORE_DATA, the
 // other session still gets the event's own bytes, and each session counts what it refused.
 // The small session is enabled first, so that it is the first the event goes to.
@@ -1396,8 +1396,8 @@ TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
 }
 
 // A ProcessTrace that is alone on its session reads the pool on its own thread (the direct
-// path, runtime/README.md). Held inside its callback while the pool overflows, it must announce
-// each gap (RT_LostEvent) ahead of the data after it and the counts must add up, as on the
+// path, docs/etwrt/internals.md). Held inside its callback while the pool overflows, it must
+// announce each gap (RT_LostEvent) ahead of the data after it and the counts must add up, as on the
 // hub's path (the slow consumer above never leaves it: its queue holds the hub back).
 TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
   Recorder& r = new_recorder();
@@ -1743,7 +1743,7 @@ TEST_F(EtwrtApi, SlowConsumerInAnotherProcessLosesAloneCountedExactly) {
 
 // A consumer that opened the session before its stop and calls ProcessTrace only after it gets
 // what the session buffered, then ERROR_SUCCESS (etwrt keeps a stopped session's records while
-// a process that opened it is connected: runtime/README.md, "Event path"). The hub used to
+// a process that opened it is connected: docs/etwrt/internals.md, "Event path"). The hub used to
 // start its thread when made, and a thread that ran before ProcessTrace joined found a stopped
 // session and nobody listening, and finished: the consumer got nothing (2 in 150 runs of the
 // installed TraceLogging sample under two CPU hogs). Several sessions give the race its chances.

@@ -14,12 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -68,6 +72,71 @@ Checked check_layout(const std::string& file, const json& expect) {
 }
 
 // A provider enabled by the session, writing `count` events of kPayload bytes (the index
+
+// The file read back through the consumer API (OpenTraceA, ProcessTrace with an
+// EventRecordCallback): the header event first, then the provider's events, every stamp inside
+// the header's span (StartTime to EndTime, FILETIMEs).
+struct ReadBack {
+  ULONG open_status = ERROR_SUCCESS;
+  ULONG process_status = ERROR_SUCCESS;
+  bool header_first = false;
+  ULONG events = 0;  // the provider's
+  ULONG others = 0;  // neither the header event nor the provider's
+  ULONG outside_span = 0;
+  ULONG header_events_lost = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+};
+
+void WINAPI read_back_record(PEVENT_RECORD e) {
+  auto& r = *static_cast<ReadBack*>(e->UserContext);
+  const EVENT_HEADER& h = e->EventHeader;
+  const bool first = r.events == 0 && r.others == 0 && !r.header_first;
+  if (first && IsEqualGUID(h.ProviderId, EventTraceGuid) && h.EventDescriptor.Opcode == 0) {
+    r.header_first = true;
+  } else if (IsEqualGUID(h.ProviderId, kProvider)) {
+    ++r.events;
+  } else {
+    ++r.others;
+  }
+  if (h.TimeStamp.QuadPart < r.start || h.TimeStamp.QuadPart > r.end) ++r.outside_span;
+}
+
+ReadBack read_back(const std::string& file) {
+  ReadBack r;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  l.LogFileName = name.data();
+  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  l.EventRecordCallback = read_back_record;
+  l.Context = &r;
+  TRACEHANDLE h = OpenTraceA(&l);
+  if (h == INVALID_PROCESSTRACE_HANDLE) {
+    r.open_status = GetLastError();
+    return r;
+  }
+  r.start = l.LogfileHeader.StartTime.QuadPart;
+  r.end = l.LogfileHeader.EndTime.QuadPart;
+  r.header_events_lost = l.LogfileHeader.EventsLost;
+  r.process_status = ProcessTrace(&h, 1, nullptr, nullptr);
+  CloseTrace(h);
+  return r;
+}
+
+// What every file of a stopped session must show when read back: `events` of the provider
+// after the header event, stamps inside the span, `lost` in the header.
+void expect_read_back(const std::string& file, ULONG events, ULONG lost) {
+  SCOPED_TRACE(file);
+  const ReadBack r = read_back(file);
+  ASSERT_EQ(r.open_status, static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(r.process_status, static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_TRUE(r.header_first);
+  EXPECT_EQ(r.events, events);
+  EXPECT_EQ(r.others, 0u);
+  EXPECT_EQ(r.outside_span, 0u) << "StartTime " << r.start << " EndTime " << r.end;
+  EXPECT_EQ(r.header_events_lost, lost);
+}
+
 // first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
 // file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
 // many EventWrite calls returned ERROR_SUCCESS.
@@ -149,6 +218,7 @@ TEST_F(EtlWrite, SequentialFileHoldsEveryEventNotReportedLost) {
                                         {"user_data_size", kPayload}});
   EXPECT_EQ(c.status, 0) << c.output;
   EXPECT_EQ(std::filesystem::file_size(file), std::uintmax_t{s.buffers_written} * 4096);
+  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
 }
 
 // Loss is accounted as for realtime: buffers too few for the writer's pace lose events, and
@@ -169,11 +239,13 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
       file,
       {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
 }
 
 // CIRCULAR: "after the file reaches the maximum size, the oldest events are replaced". etwrt
-// counts the replaced events in EventsLost and their buffers in BuffersLost (README "Trace
-// files (writing)"), so that the file's events + EventsLost are every event written.
+// counts the replaced events in EventsLost and their buffers in BuffersLost (docs/etwrt/
+// internals.md, "Trace files (writing)"), so that the file's events + EventsLost are every event
+// written.
 TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
   const std::string file = path("circ.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
@@ -191,6 +263,7 @@ TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
                                         {"events_lost", s.events_lost},
                                         {"buffers_lost", s.log_buffers_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
 }
 
 // NEWFILE: "automatically switches to a new log file when the file reaches the maximum size",
@@ -206,6 +279,7 @@ TEST_F(EtlWrite, NewFileSwitchesFilesAtMaximumFileSizeEachOneValid) {
   const Stopped s = stop("etl-new");
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   ULONG in_files = 0;
+  ULONG read_back_events = 0;  // the same, through OpenTrace and ProcessTrace
   int files = 0;
   for (int i = 1; std::filesystem::exists(path("new" + std::to_string(i) + ".etl")); ++i) {
     const std::string file = path("new" + std::to_string(i) + ".etl");
@@ -213,10 +287,17 @@ TEST_F(EtlWrite, NewFileSwitchesFilesAtMaximumFileSizeEachOneValid) {
     const Checked c = check_layout(file, {{"strict", true}, {"log_file_name", file}});
     EXPECT_EQ(c.status, 0) << c.output;
     in_files += c.summary.value("events", 0u);
+    const ReadBack r = read_back(file);
+    EXPECT_EQ(r.process_status, static_cast<ULONG>(ERROR_SUCCESS)) << file;
+    EXPECT_TRUE(r.header_first) << file;
+    EXPECT_EQ(r.events, c.summary.value("events", 0u)) << file;
+    EXPECT_EQ(r.outside_span, 0u) << file;
+    read_back_events += r.events;
     ++files;
   }
   EXPECT_GE(files, 2);
   EXPECT_EQ(in_files + s.events_lost, kEvents);
+  EXPECT_EQ(read_back_events + s.events_lost, kEvents);
 }
 
 // APPEND: "appends events to an existing sequential log file"; BufferSize and the clock must be
@@ -237,6 +318,7 @@ TEST_F(EtlWrite, AppendAddsToTheFileOfAnEarlierSession) {
   const Checked c = check_layout(
       file, {{"strict", true}, {"clock", 2}, {"events", 2000 - lost}, {"events_lost", lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+  expect_read_back(file, 2000 - lost, lost);
   FileProperties other(file, EVENT_TRACE_FILE_MODE_APPEND);
   other.get()->BufferSize = 8;  // not the file's: refused
   TRACEHANDLE h = 0;
@@ -298,8 +380,10 @@ TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
   EXPECT_EQ(stop("etl-relative").status, ERROR_SUCCESS);
 }
 
-// SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size"; the events
-// that no longer fit are counted lost.
+// SEQUENTIAL with MaximumFileSize: "stops when the file reaches its maximum size" (Logging Mode
+// Constants); xperf's "Log File Modes" page says of the same mode that "older events are kept
+// preferentially, while newer events may be discarded if the maximum file size has been
+// reached": the file keeps its first events, and the events that no longer fit are counted lost.
 TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   const std::string file = path("max.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
@@ -315,6 +399,7 @@ TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
       file,
       {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
 }
 
 // Realtime and file at once: the consumer and the file each get every event.
@@ -344,6 +429,11 @@ TEST_F(EtlWrite, RealtimeAndFileAtOnceBothGetEveryEvent) {
   EXPECT_EQ(received.load() + s.events_lost, kEvents);
   const Checked c = check_layout(file, {{"strict", true}, {"events", kEvents - s.events_lost}});
   EXPECT_EQ(c.status, 0) << c.output;
+  const ReadBack r = read_back(file);  // The file's events: those its consumer got too.
+  EXPECT_EQ(r.process_status, static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_TRUE(r.header_first);
+  EXPECT_EQ(r.events, kEvents - s.events_lost);
+  EXPECT_EQ(r.outside_span, 0u);
 }
 
 // Extended items go into the file as its format keeps them (after the EVENT_HEADER, chained by
@@ -471,6 +561,45 @@ TEST_F(EtlWrite, InvalidCombinationsAndNamesGetTheDocumentedStatus) {
   FileProperties second(path("taken.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
   EXPECT_EQ(StartTraceA(&h, "etl-taken-2", second.get()), ERROR_BAD_PATHNAME);
   EXPECT_EQ(stop("etl-taken-1").status, ERROR_SUCCESS);
+}
+
+// A log file name that is there but is not a regular file: a symlink (to a file or to a
+// device), a FIFO, a device, a directory. StartTrace refuses each with ERROR_ACCESS_DENIED (the
+// page's code for a log file the caller may not create; docs/etwrt/conformance.md, "Choices where
+// the documents are silent") and writes nothing through it: the link's target keeps its bytes, the
+// FIFO is never opened.
+TEST_F(EtlWrite, ANameThatIsNoRegularFileIsRefusedAndNeverWrittenThrough) {
+  const std::string target = path("target.txt");
+  { std::ofstream(target) << "not a trace"; }
+  ASSERT_EQ(::symlink(target.c_str(), path("to-file.etl").c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/null", path("to-device.etl").c_str()), 0);
+  ASSERT_EQ(::symlink(path("nowhere").c_str(), path("dangling.etl").c_str()), 0);
+  ASSERT_EQ(::mkfifo(path("fifo.etl").c_str(), 0600), 0);
+  ASSERT_EQ(::mkdir(path("dir.etl").c_str(), 0700), 0);
+  const std::string names[] = {path("to-file.etl"), path("to-device.etl"), path("dangling.etl"),
+                               path("fifo.etl"),    path("dir.etl"),       "/dev/null"};
+  for (const std::string& name : names) {
+    for (ULONG mode : {ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+                       ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_APPEND}}) {
+      FileProperties p(name, mode);
+      TRACEHANDLE h = 0;
+      const ULONG status = StartTraceA(&h, "etl-not-a-file", p.get());
+      EXPECT_EQ(status, ERROR_ACCESS_DENIED) << name << " mode " << mode;
+      if (status == ERROR_SUCCESS) stop("etl-not-a-file");
+    }
+  }
+  std::ifstream in(target);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "not a trace");
+  EXPECT_FALSE(std::filesystem::exists(path("nowhere")));
+  EXPECT_TRUE(std::filesystem::is_fifo(path("fifo.etl")));
+  EXPECT_TRUE(std::filesystem::is_directory(path("dir.etl")));
+  EXPECT_TRUE(std::filesystem::is_empty(path("dir.etl")));
+  // A regular file of that name is still written.
+  FileProperties ok(path("plain.etl"), EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-plain", ok.get()), ERROR_SUCCESS);
+  EXPECT_EQ(stop("etl-plain").status, ERROR_SUCCESS);
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TEST(LastError, OpenTraceFailuresSetIt) {
 // GetTraceLoggerHandle's page: "If the function fails, it returns INVALID_HANDLE_VALUE. To get
 // extended error information, call the GetLastError function." GetTraceEnableLevel's and
 // GetTraceEnableFlags' pages: set ERROR_SUCCESS first; a 0 result with another last error is a
-// failure. The codes are etwrt's (the pages name none): README "Choices".
+// failure. The codes are etwrt's (the pages name none): docs/etwrt/conformance.md, "Choices".
 TEST(LastError, ClassicLoggerHandleQueriesSetItOnFailure) {
   SetLastError(ERROR_SUCCESS);
   EXPECT_EQ(GetTraceLoggerHandle(nullptr), static_cast<TRACEHANDLE>(-1));

@@ -1,8 +1,9 @@
 // Instrumentation manifests read with pugixml. Elements are matched by local name (a manifest
 // may prefix them); win: levels and opcodes are the predefined ones of winmeta.xml (LevelType,
-// OpcodeType pages), named by their message text as TDH shows them. etwrt choice (README
-// "Manifests in tdh.h"): a level, task, opcode, keyword or channel of the provider is named by
-// its message string when the string table has it, else by its name attribute.
+// OpcodeType pages), named by their message text as TDH shows them. etwrt choice
+// (docs/etwrt/conformance.md, "Manifests in tdh.h"): a level, task, opcode, keyword or channel of
+// the provider is named by its message string when the string table has it, else by its name
+// attribute.
 #include "manifest.h"
 
 #include <tdh.h>

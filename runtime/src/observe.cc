@@ -1,4 +1,4 @@
-// etwrt observation: see observe.h; the record format is in runtime/README.md ("Observation").
+// etwrt observation: see observe.h; the record format is in docs/etwrt/use.md ("Observation").
 #include "observe.h"
 
 #include "client.h"
@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
+#include <string>
 #include <unistd.h>
 
 namespace etwrt::observe {
@@ -64,24 +66,49 @@ bool wanted_now(REGHANDLE handle, UCHAR level, ULONGLONG keyword) {
   return registration != nullptr && registration->table.accepts(level, keyword);
 }
 
+// `path` as a socket address at any depth: itself when sun_path holds it, else its last
+// component under /proc/self/fd/N, N an O_PATH descriptor of its folder (set in `dir_fd`, for
+// the caller to close after connecting). False with errno set when even that does not fit.
+bool channel_address(const char* path, sockaddr_un& address, int& dir_fd) {
+  address.sun_family = AF_UNIX;
+  std::size_t length = std::strlen(path);
+  if (length < sizeof address.sun_path) {
+    std::memcpy(address.sun_path, path, length + 1);
+    return true;
+  }
+  const char* slash = std::strrchr(path, '/');
+  if (slash == nullptr) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  const std::string folder = slash == path ? "/" : std::string(path, slash);
+  dir_fd = ::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return false;
+  const int n = std::snprintf(address.sun_path, sizeof address.sun_path, "/proc/self/fd/%d/%s",
+                              dir_fd, slash + 1);
+  if (n < 0 || static_cast<std::size_t>(n) >= sizeof address.sun_path) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  return true;
+}
+
 // A connected SOCK_SEQPACKET socket to `path`, or -1 with errno set.
 int connect_channel(const char* path) {
   sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const std::size_t length = std::strlen(path);
-  if (length >= sizeof address.sun_path) {
-    errno = ENAMETOOLONG;
-    return -1;
+  int dir_fd = -1;
+  int fd = -1;
+  if (channel_address(path, address, dir_fd)) {
+    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd >= 0 &&
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
   }
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  std::memcpy(address.sun_path, path, length + 1);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    const int error = errno;
-    ::close(fd);
-    errno = error;
-    return -1;
-  }
+  const int error = errno;
+  if (dir_fd >= 0) ::close(dir_fd);
+  errno = error;
   return fd;
 }
 
@@ -111,9 +138,7 @@ __attribute__((destructor)) void stop_observing() {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) ULONG EtwrtObserveStart(const char* path) {
-  if (path == nullptr || *path == '\0' || std::strlen(path) >= sizeof(sockaddr_un{}.sun_path)) {
-    return ERROR_INVALID_PARAMETER;
-  }
+  if (path == nullptr || *path == '\0') return ERROR_INVALID_PARAMETER;
   if (__atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) return ERROR_BUSY;
   const int fd = connect_channel(path);
   if (fd < 0) return ERROR_FILE_NOT_FOUND;

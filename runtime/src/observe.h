@@ -3,7 +3,7 @@
 // reports what only the process itself sees: registrations, every EventWrite* with whether a
 // session wanted it, every enable callback with its duration, session-control calls made inside a
 // callback, EventEnabled calls and traits attempts. One JSON object per message (the format:
-// runtime/README.md, "Observation"). Off by default; off, each hook costs the load of one flag and
+// docs/etwrt/use.md, "Observation"). Off by default; off, each hook costs the load of one flag and
 // a predicted branch. Reporting never blocks and never aborts: a record the channel cannot take is
 // counted as dropped, and every record carries the count so far.
 #pragma once

@@ -2,10 +2,10 @@
 // without one are looked up in the loaded manifests (tdh_manifest.cc).
 // TDH's conventions kept: top-level properties first, then each struct's members contiguous;
 // a TlgInBINARY field is two properties, "<name>.Length" (UINT16) and the bytes, which points
-// at it with PropertyParamLength. etwrt choices (README "TraceLogging"): a variable-count array
-// likewise gets a "<name>.Count" property (PropertyParamCount); counted strings and binaries
-// are returned without their UINT16 count; the event name is at EventNameOffset and at
-// TaskNameOffset.
+// at it with PropertyParamLength. etwrt choices (docs/etwrt/conformance.md, "TraceLogging"): a
+// variable-count array likewise gets a "<name>.Count" property (PropertyParamCount); counted
+// strings and binaries are returned without their UINT16 count; the event name is at
+// EventNameOffset and at TaskNameOffset.
 #include "manifest.h"
 #include "tdh_manifest.h"
 #include "tracelogging.h"

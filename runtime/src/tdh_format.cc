@@ -1,6 +1,6 @@
 // TdhFormatProperty: one property value as text. The sizes of the in-types are those of the
 // _TDH_IN_TYPE and EVENT_PROPERTY_INFO pages; where the pages leave the text open the choice is
-// written down in runtime/README.md ("TDH formatting").
+// written down in docs/etwrt/conformance.md ("TDH formatting").
 #include "tdh_manifest.h"
 
 #include <windows.h>

@@ -1,9 +1,10 @@
 // TdhFormatProperty (sdk-api-src/content/tdh/nf-tdh-tdhformatproperty.md) on values made by
 // hand: each in-type and out-type etwrt formats, the buffer protocol (ERROR_INSUFFICIENT_BUFFER
 // with the size, the size 0 and NULL buffer query), UserDataConsumed, ERROR_EVT_INVALID_EVENT_DATA
-// for data shorter than the value. The texts the pages leave open are README's "TDH formatting".
-// TdhGetEventMapInformation (nf-tdh-tdhgeteventmapinformation.md) and EVENT_MAP_INFO
-// (ns-tdh-event_map_info.md) on testdata/tdh_samples.man; the tdh.h layouts against the SDK's.
+// for data shorter than the value. The texts the pages leave open are docs/etwrt/conformance.md,
+// "TDH formatting". TdhGetEventMapInformation (nf-tdh-tdhgeteventmapinformation.md) and
+// EVENT_MAP_INFO (ns-tdh-event_map_info.md) on testdata/tdh_samples.man; the tdh.h layouts against
+// the SDK's.
 #include "tdh_test_record.h"
 
 #include <windows.h>

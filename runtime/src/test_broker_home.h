@@ -1,6 +1,6 @@
 // Test support: a private ETWRT_HOME per test, so each test gets its own broker, which is
 // stopped (and waited for) and whose folder is removed afterwards. The broker is owned by the
-// test process (ETWRT_BROKER_OWNER_PID, runtime/README.md): a test that crashes or is killed
+// test process (ETWRT_BROKER_OWNER_PID, docs/etwrt/use.md): a test that crashes or is killed
 // before its destructor runs leaves no broker (nor its sessions) behind.
 #pragma once
 

@@ -213,7 +213,7 @@ TEST(TraceQueryInformation, DisallowListAndSessionLimitKernelClassesAreNotSuppor
 // supported."): the kernel's classes (stack tracing "for kernel events", the "system trace
 // provider"'s EnableFlags, sampled profile and PMC settings), those that belong to
 // EnumerateTraceGuidsEx (the provider and group lists), a class in the other direction, and the
-// user-mode ones etwrt does not implement (runtime/README.md, audit row 72).
+// user-mode ones etwrt does not implement (docs/etwrt/conformance.md, audit row 72).
 TEST(TraceInformationClasses, EachClassInBothCalls) {
   PrivateBrokerHome home("etwrt-trace-classes");
   const TRACEHANDLE s = start("info-classes");

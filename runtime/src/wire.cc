@@ -43,8 +43,37 @@ void FrameReader::append(const char* data, std::size_t size) {
   buffer_.insert(buffer_.end(), data, data + size);
 }
 
-std::optional<nlohmann::json> FrameReader::next(bool& corrupt) {
+namespace {
+
+// Reads a JSON text only to learn why it did not parse: nlohmann's error 406 is a number that
+// overflows a double, in a text that is JSON up to that number.
+struct ParseFailure : nlohmann::json_sax<nlohmann::json> {
+  int id = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    id = e.id;
+    return false;
+  }
+};
+
+constexpr int kNumberOverflow = 406;
+
+}  // namespace
+
+std::optional<nlohmann::json> FrameReader::next(bool& corrupt, bool* out_of_range) {
   corrupt = false;
+  if (out_of_range != nullptr) *out_of_range = false;
   const std::size_t available = buffer_.size() - start_;
   if (available < 4) return std::nullopt;
   std::uint32_t n = 0;
@@ -60,7 +89,13 @@ std::optional<nlohmann::json> FrameReader::next(bool& corrupt) {
   start_ += 4 + n;
   auto parsed = nlohmann::json::parse(body, body + n, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
-    corrupt = true;
+    ParseFailure failure;
+    if (out_of_range != nullptr) nlohmann::json::sax_parse(body, body + n, &failure);
+    if (failure.id == kNumberOverflow) {
+      *out_of_range = true;
+    } else {
+      corrupt = true;
+    }
     return std::nullopt;
   }
   if (start_ == buffer_.size()) {

@@ -31,8 +31,10 @@ class FrameReader {
  public:
   void append(const char* data, std::size_t size);
   // The next complete message; nullopt when more bytes are needed. Sets `corrupt` on an
-  // oversized frame or bad JSON (the caller drops the connection).
-  std::optional<nlohmann::json> next(bool& corrupt);
+  // oversized frame or bad JSON (the caller drops the connection). With `out_of_range`: a
+  // frame that is JSON but holds a number no double holds (1e999, which the parser cannot
+  // represent) sets it instead of `corrupt` and is consumed, for the caller to answer.
+  std::optional<nlohmann::json> next(bool& corrupt, bool* out_of_range = nullptr);
 
  private:
   std::vector<char> buffer_;

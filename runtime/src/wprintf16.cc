@@ -3,7 +3,7 @@
 // etwrt::win32_abi). glibc's are compiled for its 4-byte wchar_t and misread a UTF-16 format;
 // a program linked with etwrt::win32_abi has its own calls redirected here (ld --wrap, see
 // runtime/CMakeLists.txt), as for wchar16.cc. The format has the meaning Microsoft's CRT gives
-// it, since the code was written for that CRT (runtime/README.md, "Wide strings"): in a wide
+// it, since the code was written for that CRT (docs/etwrt/use.md, "Wide strings"): in a wide
 // function %s and %c take wide text and %hs, %hc, %S, %C narrow text (%ls, %lc, %ws wide);
 // the size prefixes are LLP64's (l is 32 bits; ll, I64, I, z, t, j are 64 bits; h, hh, I32);
 // %p prints the pointer as 16 upper-case hex digits; %n is refused (the CRT's default). Text

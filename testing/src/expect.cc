@@ -1,7 +1,9 @@
 #include "etwh/testing/expect.h"
 
+#include <etwh/pattern.h>
+
 #include <cstdio>
-#include <regex>
+#include <string>
 
 namespace etwh::testing {
 namespace {
@@ -91,9 +93,9 @@ std::string EventSpec::mismatch(const Event& e) const {
     const std::optional<std::string> got = e.field(f);
     bool ok = false;
     try {
-      ok = got && std::regex_search(*got, std::regex(r));
-    } catch (const std::regex_error&) {
-      differ("field " + f, "/" + r + "/ (not a valid regular expression)", "-");
+      ok = got && Pattern(r).found_in(*got);
+    } catch (const PatternError& e) {
+      differ("field " + f, "/" + r + "/ (not a pattern: " + std::string(e.what()) + ")", "-");
       continue;
     }
     if (!ok) differ("field " + f, "matching /" + r + "/", got ? quoted(*got) : "(no such field)");

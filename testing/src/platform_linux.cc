@@ -1,4 +1,4 @@
-// Linux: private etwrt homes (runtime/README.md, "Environment") in one folder of the test
+// Linux: private etwrt homes (docs/etwrt/use.md, "ENVIRONMENT") in one folder of the test
 // process, the first made before main: etwrt's library follows ETWRT_HOME at its next call, but
 // a provider registered with another broker never meets the capture's sessions. Each capture
 // (HomeScope::capture) runs in a home no capture used before, and leaves a fresh one for what

@@ -2,7 +2,8 @@
 # Every input file of etwh given a hostile shape: a FIFO (no writer: an ordinary open blocks),
 # /dev/zero (never ends), a directory, a symlink to a device, JSON with a duplicate key and
 # JSON with a number no double holds (1e999). Each must be refused: exit 2 naming the file,
-# within 5 s and 200 MB.
+# within 5 s and 200 MB. Then each pattern option given a pattern that backtracks for minutes
+# in an ECMAScript engine: matched in linear time, it ends at once.
 #
 #   inputs.sh ETWH SOURCE_DIR
 set -u
@@ -55,6 +56,17 @@ if [[ -n $(ls -A "$work/out") ]]; then
   echo "FAIL outputs written although an input was refused: $(ls -A "$work/out")"
   failures=$((failures + 1))
 fi
+
+# A name of 30 a's and a pattern that has no match in it: backtracking tries every way to split
+# the a's among the nested stars before it gives up.
+catastrophic='((a*)*)*((a*)*)*((a*)*)*b'
+many_a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+sed "s/\"con-clock-filetime-by-default\"/\"$many_a\"/" "$scenario" >"$work/many-a.json"
+sed "s/BM_A/$many_a/" "$work/bench.json" >"$work/many-a-bench.json"
+expect_refused "run --filter CATASTROPHIC (selects none)" "$work/many-a.json" -- \
+  "$etwh" run "$work/many-a.json" --filter "$catastrophic"
+expect_exit "compare --only CATASTROPHIC" 0 -- \
+  "$etwh" compare "$work/many-a-bench.json" "$work/many-a-bench.json" --only "$catastrophic"
 
 echo "$failures failures"
 ((failures == 0))

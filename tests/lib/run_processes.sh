@@ -1,11 +1,12 @@
 # Sourced by tests/outlive/signal_driver.sh and tests/faults/kill_one.sh: a run's processes are
 # found by its private home. Each iteration gives etwh a TMPDIR of its own ($work/run-N), where
-# it makes its ETWRT_HOME (etwh-home-*); the sourcing script sets $work.
+# it makes its ETWRT_HOME (etwh-home-*; `etwh selftest` makes one per run it starts, in its work
+# folder there); the sourcing script sets $work.
 
 # pid and name of every live (non-zombie) process whose environment names a home under $1.
 members() {
   local pid state name
-  for file in $(grep -lzs "^ETWRT_HOME=$1/etwh-home-" /proc/[0-9]*/environ); do
+  for file in $(grep -lzs "^ETWRT_HOME=$1/" /proc/[0-9]*/environ); do
     pid=${file#/proc/}
     pid=${pid%/environ}
     state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$pid/stat" 2>/dev/null)

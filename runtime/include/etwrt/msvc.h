@@ -1,7 +1,7 @@
 /*
  * etwrt: the Microsoft compiler's keywords and the winnt.h names built on them, given the
  * meaning MSVC gives them, for GCC and Clang on Linux. Generated provider code (mc.exe output,
- * TraceLogging headers) is written with them; see runtime/README.md, "Real provider code".
+ * TraceLogging headers) is written with them; see docs/etwrt/use.md, "Real provider code".
  * Included by etwrt/win32_base.h; not meant to be included on its own.
  */
 #ifndef ETWRT_MSVC_H

@@ -1,5 +1,5 @@
 /*
- * etwrt only, no Windows counterpart: the observation of this process (runtime/README.md,
+ * etwrt only, no Windows counterpart: the observation of this process (docs/etwrt/use.md,
  * "Observation") switched on and off while it runs, for an observer inside the same process
  * (etwh::testing's provider check). ETWRT_OBSERVE_SOCKET does the same before main for an
  * observer outside it.
@@ -15,7 +15,8 @@ extern "C" {
 
 /* Reports into the SOCK_SEQPACKET socket listening at `path` from now on, starting with a
  * "hello" record (seq and dropped start again from 0); registrations made before are not
- * reported. ERROR_SUCCESS; ERROR_INVALID_PARAMETER for a NULL, empty or too long path;
+ * reported. The path may lie at any depth (a path longer than a socket address holds is
+ * reached through its folder). ERROR_SUCCESS; ERROR_INVALID_PARAMETER for a NULL or empty path;
  * ERROR_BUSY when observing already; ERROR_FILE_NOT_FOUND when nobody listens there. */
 ULONG EtwrtObserveStart(const char* path);
 

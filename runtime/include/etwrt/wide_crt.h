@@ -3,7 +3,7 @@
  * wcsncpy_s, wcsnlen_s), for code built with a 2-byte wchar_t (-fshort-wchar,
  * etwrt::win32_abi); windows.h includes this header then. Implemented by libetwrt on 16-bit
  * units (src/wchar16.cc), where glibc's own wide functions (wcslen, wcscpy, wmemcpy, ...) are
- * redirected for such code too (runtime/README.md, "Wide strings").
+ * redirected for such code too (docs/etwrt/use.md, "Wide strings").
  * On an error the destination (when there is one) becomes the empty string and the code is
  * returned: EINVAL (a NULL pointer, a size of 0, a destination with no NUL within its size),
  * ERANGE (the result does not fit). _TRUNCATE is not supported.

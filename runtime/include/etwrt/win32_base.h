@@ -6,7 +6,7 @@
  * Layouts follow the Windows x64 ABI (LLP64): ULONG and LONG are 32-bit, pointers 64-bit.
  * WCHAR is a UTF-16 code unit as on Windows: wchar_t when the compiler's wchar_t has 2 bytes
  * (-fshort-wchar, which makes L"..." UTF-16), char16_t otherwise; the W entry points take
- * 16-bit units whichever it is (runtime/README.md, "Wide strings").
+ * 16-bit units whichever it is (docs/etwrt/use.md, "Wide strings").
  */
 #ifndef ETWRT_WIN32_BASE_H
 #define ETWRT_WIN32_BASE_H

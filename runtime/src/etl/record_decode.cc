@@ -138,7 +138,7 @@ void decode_system(const std::byte* p, std::size_t size, Kind k, Decoded& out) {
   h.EventDescriptor.Version = static_cast<UCHAR>(load<std::uint16_t>(p));
   const bool perfinfo = k == Kind::perfinfo32 || k == Kind::perfinfo64;
   if (perfinfo) {
-    h.ThreadId = 0xFFFFFFFF;  // The header has none (etwrt choice: runtime/README.md).
+    h.ThreadId = 0xFFFFFFFF;  // The header has none (etwrt choice: docs/etwrt/conformance.md).
     h.ProcessId = 0xFFFFFFFF;
     h.TimeStamp.QuadPart = load<std::int64_t>(p + 8);
   } else {

@@ -74,8 +74,7 @@ BufferHeader read_buffer_header(const std::byte* p) {
 // Copies (or decompresses) the buffer at `pos` into `arena`: its header, then its records up
 // to Offset. `max_records_end` bounds a compressed buffer's Offset (the logger's BufferSize).
 ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
-                        std::size_t max_records_end, BufferHeader& h,
-                        std::vector<std::byte>& arena) {
+                        std::size_t max_records_end, BufferHeader& h, Arena& arena) {
   if (file.size() - pos < kBufferHeaderSize)
     return fail(ERROR_FILE_CORRUPT, pos, "truncated buffer header");
   h = read_buffer_header(file.data() + pos);
@@ -108,7 +107,7 @@ ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
 }
 
 // Walks the records of the buffer at `base` in `arena` (its Offset `end`), appending them.
-ParseStatus index_records(const std::vector<std::byte>& arena, std::size_t base, std::size_t end,
+ParseStatus index_records(const Arena& arena, std::size_t base, std::size_t end,
                           std::uint32_t buffer, std::size_t file_pos,
                           std::vector<RecordRef>& records, std::uint32_t& count) {
   std::size_t pos = kBufferHeaderSize;
@@ -206,7 +205,7 @@ std::size_t fixed_header_size(Kind kind) {
 }
 
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
-  std::vector<std::byte> arena;
+  Arena arena;
   BufferHeader h{};
   if (ParseStatus s = load_buffer(file, 0, 0, h, arena); !s.ok()) {
     return {ERROR_BAD_FORMAT, "not a trace file: " + s.message};
@@ -231,7 +230,7 @@ ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
 }
 
 ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::size_t max_arena) {
-  std::vector<std::byte> arena;
+  Arena arena;
   std::vector<BufferInfo> buffers;
   std::vector<RecordRef> records;
   // A compressed buffer decompresses to at most the session's buffer size, itself at most
@@ -244,6 +243,7 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::
                     std::to_string(max_arena));
   }
   arena.reserve(needed);
+  records.reserve(needed / 64);  // Most files' records average more than 64 bytes.
   for (std::size_t pos = 0; pos < file.size();) {
     BufferHeader h{};
     const std::size_t base = arena.size();

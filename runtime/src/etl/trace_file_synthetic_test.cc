@@ -2,7 +2,7 @@
 // layout, independent of etwrt's own writer): the MS-XCA decompressor's cases, and files that
 // lie (truncated, sizes past their buffer, a compressed buffer whose data is corrupt), each an
 // error with its status (ERROR_BAD_FORMAT for no trace file at all, ERROR_FILE_CORRUPT for a
-// damaged one: runtime/README.md, "Trace files (reading)") and never a crash.
+// damaged one: docs/etwrt/conformance.md, "Trace files (reading)") and never a crash.
 #include "etl/record_decode.h"
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -63,6 +64,44 @@ TEST(Xpress, LongLengthsShareAHalfByte) {
   EXPECT_EQ(decompress(in, out), 1 + 10 + 11);
   out.resize(22);
   EXPECT_EQ(text(out), std::string(22, 'x'));
+}
+
+// [literals "abc..." cut to `period`][match: offset `period`, length `length` (3 to 36)].
+Bytes pattern_then_match(const std::string& pattern, int length) {
+  const std::uint32_t flags = 1u << (31 - pattern.size());
+  Bytes in = from({static_cast<int>(flags & 0xFF), static_cast<int>((flags >> 8) & 0xFF),
+                   static_cast<int>((flags >> 16) & 0xFF), static_cast<int>(flags >> 24)});
+  for (char c : pattern) in.push_back(static_cast<std::byte>(c));
+  const int code = length - 3;
+  const int match = (static_cast<int>(pattern.size() - 1) << 3) | std::min(code, 7);
+  in.push_back(static_cast<std::byte>(match & 0xFF));
+  in.push_back(static_cast<std::byte>(match >> 8));
+  if (code >= 7) {  // A half byte of up to 15, then a byte for the rest.
+    in.push_back(static_cast<std::byte>(std::min(code - 7, 15)));
+    if (code - 7 >= 15) in.push_back(static_cast<std::byte>(code - 22));
+  }
+  return in;
+}
+
+TEST(Xpress, OverlappingMatchesOfEveryShortPeriodRepeatTheirPattern) {
+  // Every period up to 17 and lengths on each side of the decoder's fast copies (8, 16, 32), in
+  // an output with room to spare and in one of the exact size.
+  for (int period = 1; period <= 17; ++period) {
+    for (int length : {5, 9, 16, 17, 33, 36}) {
+      SCOPED_TRACE(std::to_string(period) + " " + std::to_string(length));
+      const std::string pattern = std::string("abcdefghijklmnopq").substr(0, period);
+      const Bytes in = pattern_then_match(pattern, length);
+      std::string expected;
+      while (expected.size() < pattern.size() + length) expected += pattern;
+      expected.resize(pattern.size() + length);
+      for (std::size_t room : {expected.size(), expected.size() + 200}) {
+        Bytes out(room);
+        ASSERT_EQ(decompress(in, out), static_cast<std::ptrdiff_t>(expected.size()));
+        out.resize(expected.size());
+        EXPECT_EQ(text(out), expected);
+      }
+    }
+  }
 }
 
 TEST(Xpress, InvalidStreamsAreErrors) {
@@ -131,8 +170,8 @@ Bytes header_record(std::int64_t start_ft, std::int64_t qpc0) {
   h.EndTime.QuadPart = start_ft + 10000000;
   h.ReservedFlags = 1;
   put<std::int64_t>(r, 16, qpc0);
-  const auto* hp = reinterpret_cast<const std::byte*>(&h);
-  r.insert(r.end(), hp, hp + sizeof h);
+  r.resize(32 + sizeof h);  // Not insert: GCC 12 -Warray-bounds misreads it once inlined.
+  std::memcpy(r.data() + 32, &h, sizeof h);
   for (char16_t c : std::u16string(u"L\0f\0", 4)) put<char16_t>(r, r.size(), c);
   put<std::uint16_t>(r, 4, static_cast<std::uint16_t>(r.size()));
   pad8(r);
@@ -257,6 +296,34 @@ TEST(EtlSynthetic, RecordsOfBothCpusMergeByTimeWithTheirFields) {
     EXPECT_EQ(r.delivered.stamps, (std::vector<std::int64_t>{kStart, kStart + 100, kStart + 200,
                                                              kStart + 300, kStart + 400}));
   }
+}
+
+// A CPU whose stamps go back inside its buffer and stamps equal across CPUs: delivery is by
+// stamp, file order among equal stamps, whatever the per-CPU merge does inside.
+TEST(EtlSynthetic, StampsThatGoBackAndEqualStampsKeepTimeThenFileOrder) {
+  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
+  const std::pair<std::int64_t, std::uint16_t> cpu1[] = {{1300, 10}, {1200, 11}};
+  const std::pair<std::int64_t, std::uint16_t> cpu0[] = {
+      {1100, 20}, {1300, 21}, {1150, 22}, {1300, 23}};
+  Bytes records1;
+  for (const auto& [qpc, id] : cpu1) {
+    const Bytes e = event_record(qpc, id, from({'x'}));
+    records1.insert(records1.end(), e.begin(), e.end());
+  }
+  Bytes records0;
+  for (const auto& [qpc, id] : cpu0) {
+    const Bytes e = event_record(qpc, id, from({'y'}));
+    records0.insert(records0.end(), e.begin(), e.end());
+  }
+  const Bytes b1 = buffer(records1, 0, 1, true);
+  const Bytes b0 = buffer(records0, 0, 0, false);
+  file.insert(file.end(), b1.begin(), b1.end());
+  file.insert(file.end(), b0.begin(), b0.end());
+  FileRun r;
+  run(file, r);
+  ASSERT_NE(r.handle, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(r.delivered.ids, (std::vector<USHORT>{0, 20, 22, 11, 10, 21, 23}));
 }
 
 TEST(EtlSynthetic, RawTimestampsAreTheFilesClock) {

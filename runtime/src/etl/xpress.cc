@@ -80,6 +80,22 @@ void copy_match(std::uint8_t* out, std::size_t at, std::size_t offset, std::size
   }
 }
 
+// A match of at most 64 bytes with room for 16 more past it: 8-byte copies that may write
+// past `length` (what follows overwrites it). Each copy reads bytes already written: from
+// `offset` back when that is at least 8, else from the smallest multiple of `offset` that is,
+// after its first bytes are written one by one (the output repeats with period `offset`).
+void wild_copy(std::uint8_t* dst, std::size_t offset, std::size_t length) {
+  if (offset >= 8) {
+    const std::uint8_t* src = dst - offset;
+    for (std::size_t i = 0; i < length; i += 8) std::memcpy(dst + i, src + i, 8);
+    return;
+  }
+  const std::size_t back = (8 + offset - 1) / offset * offset;
+  const std::uint8_t* period = dst - offset;
+  for (std::size_t i = 0; i < back; ++i) dst[i] = period[i];
+  for (std::size_t i = back; i < length; i += 8) std::memcpy(dst + i, dst + (i - back), 8);
+}
+
 }  // namespace
 
 std::ptrdiff_t xpress_lz77_decompress(std::span<const std::byte> in_bytes,
@@ -129,10 +145,13 @@ std::ptrdiff_t xpress_lz77_decompress(std::span<const std::byte> in_bytes,
     length += 3;
     if (offset > written || length > out_size - written) return -1;
     if (offset >= 16 && length <= 32 && out_size - written >= 32) {
-      // Short and far enough back: two 16-byte copies, each of bytes already written (the
-      // bytes past `length` are overwritten by what follows).
+      // Short and far enough back: one or two 16-byte copies, each of bytes already written
+      // (the bytes past `length` are overwritten by what follows). Most matches take one: a
+      // second, reading what the first just stored, waits for it.
       std::memcpy(out + written, out + written - offset, 16);
-      std::memcpy(out + written + 16, out + written + 16 - offset, 16);
+      if (length > 16) std::memcpy(out + written + 16, out + written + 16 - offset, 16);
+    } else if (length <= 64 && out_size - written >= 64 + 16) {
+      wild_copy(out + written, offset, length);
     } else {
       copy_match(out, written, offset, length);
     }

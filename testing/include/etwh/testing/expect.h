@@ -32,7 +32,7 @@ class EventSpec {
   // Every bit of `mask` is set in the event's keyword.
   EventSpec& keywords(ULONGLONG mask);
   EventSpec& field_eq(std::string field, std::string value);
-  // The field's value matches `regex` (ECMAScript, std::regex_search).
+  // The field's value matches `regex`, searched (etwh/pattern.h: RE2 syntax, linear time).
   EventSpec& field_matches(std::string field, std::string regex);
 
   // "an event named "Started", level 4, field Port = "8080"".

@@ -109,7 +109,7 @@ inline ::testing::Matcher<const Event&> FieldEq(std::string name, std::string va
   return IsEvent(EventSpec().field_eq(std::move(name), std::move(value)));
 }
 
-// An event whose field `name` matches `regex` (ECMAScript, searched).
+// An event whose field `name` matches `regex` (RE2 syntax, searched).
 //
 //   EXPECT_THAT(result.events, Contains(FieldMatches("Path", "^/tmp/")));
 inline ::testing::Matcher<const Event&> FieldMatches(std::string name, std::string regex) {
