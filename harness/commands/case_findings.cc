@@ -32,34 +32,51 @@ Finding lint_finding(const lint::Finding& f, Severity severity, const std::strin
   return out;
 }
 
+// The intent of provider `provider` for lint rule `rule` on event `d`, or null.
+const lint::Intent* intent_of(const CaseOutcome& outcome, const std::string& provider,
+                              const std::string& rule, const lint::Descriptor& d) {
+  const auto it = outcome.intended_lint.find(provider);
+  if (it == outcome.intended_lint.end()) return nullptr;
+  for (const lint::Intent& i : it->second) {
+    if (i.matches(rule, d)) return &i;
+  }
+  return nullptr;
+}
+
 // The events a provider under test wrote, linted as the rules' severity says: a failure fails
-// the case, warnings are reported with it. Each distinct descriptor is named once.
+// the case, warnings are reported with it, and a finding the provider says it means is a note
+// (check lint_intended). Each distinct descriptor is named once.
 void lint_subject_events(const Case& c, const Catalog& catalog, CaseOutcome& outcome) {
   std::map<std::string, std::vector<lint::Descriptor>> by_provider;
   for (const SubjectEvent& e : outcome.subject_events) {
     by_provider[e.provider].push_back(e.descriptor);
   }
-  std::vector<lint::Finding> findings;
+  std::vector<Finding> findings;
   for (const auto& [provider, events] : by_provider) {
+    const std::string where = fmt::format("{} provider under test {}", c.id, provider);
     std::set<std::tuple<int, int, int, int, int, std::uint64_t>> seen;
     for (const lint::Descriptor& d : events) {
       if (!seen.insert({d.id, d.version, d.channel, d.level, d.opcode, d.keyword}).second) continue;
-      const std::string where = fmt::format(
-          "{} provider under test {}: id {} version {} channel {} level {} opcode {} keyword "
-          "0x{:x}",
-          c.id, provider, d.id, d.version, d.channel, d.level, d.opcode, d.keyword);
-      for (auto& f : lint::lint_descriptor(d, where, catalog)) findings.push_back(f);
+      for (auto& f : lint::lint_descriptor(d, where, catalog)) {
+        const lint::Intent* intent = intent_of(outcome, provider, f.rule, d);
+        if (intent == nullptr || f.severity != Severity::kWarning) {
+          findings.push_back(lint_finding(f, f.severity, c.id));
+          continue;
+        }
+        Finding note = lint_finding(f, Severity::kNote, c.id);
+        note.check = kCheckLintIntended;
+        note.text += ", intended: " + intent->reason;
+        findings.push_back(std::move(note));
+      }
     }
-    for (auto& f : lint::lint_event_set(
-             events, fmt::format("{} provider under test {}", c.id, provider), catalog)) {
-      findings.push_back(f);
-    }
+    for (auto& f : lint::lint_event_set(events, where, catalog))
+      findings.push_back(lint_finding(f, f.severity, c.id));
   }
-  for (const lint::Finding& f : findings) {
-    outcome.findings.push_back(lint_finding(f, f.severity, c.id));
+  for (Finding& f : findings) {
     if (f.severity == Severity::kFailure && outcome.status == Status::kPass) {
       outcome.status = Status::kFail;
     }
+    outcome.findings.push_back(std::move(f));
   }
 }
 

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -266,7 +267,23 @@ CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   std::tie(result.status, result.as_expected) = classify(outcome.status, input.expectations, c.id);
   result.id = c.id;
   result.rules = c.rules;
-  result.message = summarize(outcome.findings, outcome.fault);
+  if (!outcome.fault.empty()) {
+    // The message keeps the step's pointer; the finding is located in the file (file:line:col).
+    const StepLocation& at = outcome.fault_step;
+    result.message = summarize(outcome.findings,
+                               (at.pointer.empty() ? std::string("setup: ")
+                                                   : "step " + at.pointer + " (" + at.op + "): ") +
+                                   outcome.fault);
+    Finding fault = failed_check("", kCheckFault, outcome.fault);
+    fault.step = at;
+    // After the failed checks it followed, before the notes.
+    const auto notes =
+        std::find_if(outcome.findings.begin(), outcome.findings.end(),
+                     [](const Finding& f) { return f.severity != Severity::kFailure; });
+    outcome.findings.insert(notes, std::move(fault));
+  } else {
+    result.message = summarize(outcome.findings, "");
+  }
   result.duration_s = outcome.duration_s;
   result.file = c.file;
   result.findings = std::move(outcome.findings);

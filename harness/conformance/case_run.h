@@ -79,7 +79,6 @@ class CaseRun {
   static const std::map<StepOp, StepRunner>& runners();
 
   // --- Common (driver.cc) ---------------------------------------------------------------
-  std::string where() const;
   StepLocation location() const;
   // A failed check of the current step (its rule empty: a step that only prepares the case).
   void fail(Finding f);

@@ -97,25 +97,22 @@ CaseOutcome CaseRun::run() {
       case AgentError::Kind::kCrashed: out.status = Status::kCrash; break;
       default: out.status = Status::kHarnessError; break;
     }
-    out.fault = where() + e.what();
+    out.fault = e.what();
   } catch (const BadRequest& e) {
     out.status = Status::kHarnessError;
-    out.fault = where() + "bad request: " + e.what();
+    out.fault = std::string("bad request: ") + e.what();
   } catch (const std::exception& e) {
     out.status = Status::kHarnessError;
-    out.fault = where() + e.what();
+    out.fault = e.what();
   }
+  if (!out.fault.empty()) out.fault_step = location();
   if (options_.trace != nullptr) trace_agents();
   out.unreached = unreached_rules(case_, expected, ran);
   out.findings = failures_;
   out.findings.insert(out.findings.end(), notes_.begin(), notes_.end());
   out.subject_events = subject_events();
+  for (const auto& [label, d] : subject_descriptions_) out.intended_lint[label] = d.intended_lint;
   return out;
-}
-
-std::string CaseRun::where() const {
-  return current_ ? fmt::format("step {} ({}): ", current_->pointer, step_op_name(current_->op))
-                  : std::string("setup: ");
 }
 
 StepLocation CaseRun::location() const {
@@ -172,8 +169,8 @@ void CaseRun::check_agents_alive(const Step& step) {
     if (auto ex = a->wait_exit(milliseconds(0))) {
       throw AgentError(
           AgentError::Kind::kCrashed,
-          fmt::format("agent \"{}\" died after step {} ({}): {} {}; stderr: {}", label,
-                      step.pointer, step_op_name(step.op), ex->signaled ? "signal" : "exit code",
+          fmt::format("agent \"{}\" died after the step ({}): {} {}; stderr: {}", label,
+                      step_op_name(step.op), ex->signaled ? "signal" : "exit code",
                       ex->signaled ? ex->signal : ex->exit_code, a->stderr_text()));
     }
   }

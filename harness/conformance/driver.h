@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace etwh {
@@ -36,12 +37,15 @@ struct CaseOutcome {
   Status status = Status::kPass;  // PASS, FAIL, TIMEOUT, CRASH or HARNESS_ERROR
   // The failed checks of the step that failed the case, then the values only observed (notes).
   std::vector<Finding> findings;
-  std::string fault;  // what ended the case early (TIMEOUT, CRASH, HARNESS_ERROR), with where
+  std::string fault;        // what ended the case early (TIMEOUT, CRASH, HARNESS_ERROR)
+  StepLocation fault_step;  // the step it happened in (no index: while setting the case up)
   // The case's rules it stopped before judging (CaseResult::unreached).
   std::vector<std::string> unreached;
   double duration_s = 0;
   // Per provider under test, the events of the first consumer that received any of its.
   std::vector<SubjectEvent> subject_events;
+  // Per provider under test (its label), the lint findings it says it means.
+  std::map<std::string, std::vector<lint::Intent>> intended_lint;
 };
 
 // The calling thread's track in a --trace timeline: this process, one thread id per driving thread.

@@ -47,6 +47,19 @@ struct ClassicHeader {
   std::uint32_t mof_fields = 0;  // MOF_FIELDs that follow the header (0: inline data)
 };
 
+// A lint warning a provider under test says it means (its description's `intended_lint`): the
+// rule on the event with this descriptor (its payload size aside), and why.
+struct Intent {
+  std::string rule;
+  Descriptor event;
+  std::string reason;
+  bool matches(const std::string& r, const Descriptor& d) const {
+    return r == rule && d.id == event.id && d.version == event.version &&
+           d.channel == event.channel && d.level == event.level && d.opcode == event.opcode &&
+           d.keyword == event.keyword;
+  }
+};
+
 // Severity of a lint rule from the catalog (warning when the catalog says nothing).
 Severity severity_of(const Catalog& catalog, const std::string& rule);
 

@@ -23,7 +23,8 @@ std::vector<std::string> step_groups(const std::vector<Finding>& findings) {
   std::vector<std::string> groups;
   const StepLocation* open = nullptr;
   for (const Finding& f : findings) {
-    if (f.severity != Severity::kFailure || f.check == kCheckLint || f.check == kCheckExpectLint)
+    if (f.severity != Severity::kFailure || f.check == kCheckLint || f.check == kCheckExpectLint ||
+        f.check == kCheckFault)
       continue;
     if (open != nullptr && open->pointer == f.step.pointer) {
       groups.back() += "; " + describe(f);
@@ -92,8 +93,9 @@ std::string describe(const DecodedEvent& e) {
 std::string describe(const Finding& f) {
   const std::string event = f.event ? " [event " + describe(*f.event) + "]" : "";
   if (!f.rule.empty()) return f.rule + ": " + f.text + event;
-  // A failed check with no rule is a step that only prepares the case.
-  return (f.severity == Severity::kFailure ? "setup: " + f.text : f.text) + event;
+  // A failed check with no rule is a step that only prepares the case (or what ended it).
+  const bool setup = f.severity == Severity::kFailure && f.check != kCheckFault;
+  return (setup ? "setup: " + f.text : f.text) + event;
 }
 
 std::string summarize(const std::vector<Finding>& findings, const std::string& fault) {
@@ -101,10 +103,12 @@ std::string summarize(const std::vector<Finding>& findings, const std::string& f
   if (!fault.empty()) parts.push_back(fault);
   bool failed = !parts.empty();
   for (const Finding& f : findings) failed = failed || f.severity == Severity::kFailure;
-  std::vector<std::string> lint, expect_lint, notes, expectation;
+  std::vector<std::string> lint, intended, expect_lint, notes, expectation;
   for (const Finding& f : findings) {
     if (f.check == kCheckLint) {
       lint.push_back(f.text);
+    } else if (f.check == kCheckLintIntended) {
+      intended.push_back(f.text);
     } else if (f.check == kCheckExpectLint) {
       expect_lint.push_back(f.text);
     } else if (f.check == kCheckExpectation) {
@@ -118,6 +122,7 @@ std::string summarize(const std::vector<Finding>& findings, const std::string& f
     parts.push_back("observed (not judged): " + join(notes, "; "));
   }
   if (!lint.empty()) parts.push_back("lint: " + join(lint, "; "));
+  if (!intended.empty()) parts.push_back("lint, as the provider intends: " + join(intended, "; "));
   if (!expect_lint.empty()) parts.push_back(join(expect_lint, "; "));
   for (const std::string& e : expectation) parts.push_back(e);
   return join(parts, " | ");

@@ -72,6 +72,10 @@ inline constexpr char kCheckLint[] = "lint";                // a lint finding (t
 inline constexpr char kCheckExpectLint[] = "expect_lint";   // a case's expect_lint not met
 inline constexpr char kCheckObserved[] = "observed";        // a value recorded, not judged
 inline constexpr char kCheckExpectation[] = "expectation";  // the platform's expectation
+// What ended a case early (TIMEOUT, CRASH, HARNESS_ERROR): no rule, the step it happened in.
+inline constexpr char kCheckFault[] = "fault";
+// A lint finding the provider under test declares it means (a note, not a warning).
+inline constexpr char kCheckLintIntended[] = "lint_intended";
 
 // A failed check blamed on `rule`: `text` for people, `expected` and `observed` as data (empty
 // when the check is not one value against another). The step is filled in by whoever knows it.

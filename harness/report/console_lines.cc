@@ -39,6 +39,16 @@ const char* diagnostic_name(Severity s) {
   return "error";
 }
 
+// A text that may hold line breaks (an agent's stderr) on one console line.
+std::string one_line(std::string text) {
+  std::size_t at = 0;
+  while ((at = text.find('\n', at)) != std::string::npos) {
+    const bool last = text.find_first_not_of(" \t\r\n", at) == std::string::npos;
+    text.replace(at, 1, last ? "" : " | ");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::size_t visible_width(std::string_view text) {
@@ -115,7 +125,7 @@ std::string finding_line(const Finding& f, const ConsoleStyle& style) {
   const std::string where = finding_location(f);
   std::string line = where.empty() ? "" : where + ": ";
   line += style.severity(f.severity, std::string(diagnostic_name(f.severity)) + ":");
-  line += " " + f.text;
+  line += " " + one_line(f.text);
   if (f.event) line += " [event " + describe(*f.event) + "]";
   if (!f.rule.empty()) line += " [" + f.rule + "]";
   return line;

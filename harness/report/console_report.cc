@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 namespace etwh {
 
@@ -65,6 +67,18 @@ void write_warnings(const std::vector<CaseResult>& results, const ConsoleOptions
   }
 }
 
+// How many distinct lint findings the providers under test said they mean (notes: -v shows
+// them), counted once however many cases raised them.
+std::size_t intended_lint_count(const std::vector<CaseResult>& results) {
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const CaseResult& r : results) {
+    for (const Finding& f : r.findings) {
+      if (f.check == kCheckLintIntended) seen.emplace(f.rule, f.text);
+    }
+  }
+  return seen.size();
+}
+
 // The rules a case's failure is blamed on ("" when none: a fault or an unforeseen status).
 std::string red_rules(const CaseResult& r) {
   std::vector<std::string> red;
@@ -94,7 +108,15 @@ void ConsoleReport::write(const RunInfo& info, const std::vector<CaseResult>& re
   if (options_.verbosity != Verbosity::kQuiet) {
     write_rule_table(info, results, options_, out);
     // Verbose printed every warning under its case already.
-    if (options_.verbosity == Verbosity::kNormal) write_warnings(results, options_, out);
+    if (options_.verbosity == Verbosity::kNormal) {
+      write_warnings(results, options_, out);
+      if (const std::size_t n = intended_lint_count(results); n > 0) {
+        out << fit(fmt::format("({} lint finding{} the providers under test intend: -v lists them)",
+                               n, n == 1 ? "" : "s"),
+                   options_.width)
+            << "\n";
+      }
+    }
   }
   if (!unexpected.empty()) {
     out << style.bold(fmt::format("Not as expected ({}):", unexpected.size())) << "\n";

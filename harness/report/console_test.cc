@@ -102,6 +102,27 @@ TEST(ProgressPrinter, ACaseWhoseFailureNoFindingSaysSaysItOnItsLine) {
   EXPECT_EQ(out.str(), "[1/1] PASS  c-pass (0.00 s): expected TIMEOUT: slow\n");
 }
 
+// A fault (TIMEOUT, CRASH, HARNESS_ERROR) is a finding of its own, located in the scenario file
+// (never a JSON pointer), under the case's line; its stderr's line breaks stay on one line.
+TEST(ProgressPrinter, AFaultIsADiagnosticAtItsStepsPlace) {
+  CaseResult r{"d-crash",
+               {"CB-ANY-OR"},
+               Status::kCrash,
+               false,
+               "step /cases/0/steps/3 (enable): agent died",
+               0.5,
+               "",
+               {}};
+  Finding fault = failed_check("", kCheckFault, "agent \"a\" died: signal 9; stderr: one\ntwo\n");
+  fault.step.pointer = "/cases/0/steps/3";
+  r.findings = {located(fault, "scenarios/x.json", 30, 9)};
+  std::ostringstream out;
+  ProgressPrinter(out, 1, Verbosity::kNormal, ConsoleStyle()).finished(r, 0);
+  EXPECT_EQ(out.str(),
+            "[1/1] CRASH d-crash (0.50 s)\n"
+            "scenarios/x.json:30:9: error: agent \"a\" died: signal 9; stderr: one | two\n");
+}
+
 TEST(ProgressPrinter, LinesAreCutToTheWidth) {
   const std::string text = progress(Verbosity::kNormal, true, 0, 40);
   std::istringstream lines(text);
@@ -224,6 +245,21 @@ TEST(ConsoleReport, ColourOnlyWhenAsked) {
   const std::string colored =
       summary({passing(), failing()}, {Verbosity::kNormal, ConsoleStyle(true), 0});
   EXPECT_NE(colored.find("\x1b[31mFAIL\x1b[0m b-fail"), std::string::npos) << colored;
+}
+
+// Lint findings the provider under test intends are notes: not warnings, counted in the summary.
+TEST(ConsoleReport, IntendedLintIsCountedNotWarned) {
+  CaseResult r = passing();
+  Finding intended = finding(Severity::kNote, "DESC-LEVEL-NONZERO", "level 0, intended: why");
+  intended.check = kCheckLintIntended;
+  r.findings = {intended, intended};
+  ConsoleOptions options;
+  std::ostringstream out;
+  ConsoleReport(options).write(info(), {r, r}, out);
+  EXPECT_EQ(out.str().find("warning"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("(1 lint finding the providers under test intend: -v lists them)"),
+            std::string::npos)
+      << out.str();
 }
 
 }  // namespace

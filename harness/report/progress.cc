@@ -10,16 +10,12 @@ namespace etwh {
 
 namespace {
 
-bool is_fault(Status s) {
-  return s == Status::kTimeout || s == Status::kCrash || s == Status::kHarnessError;
-}
-
 // The findings printed under a case's line, each once: every one (verbose); else the failed
-// checks of a case not as expected. Warnings are grouped over the run in the summary, notes
-// show only verbose.
+// checks of a case not as expected, and what ended it early (a fault, located in its file).
+// Warnings are grouped over the run in the summary, notes show only verbose.
 bool shows(const Finding& f, const CaseResult& r, Verbosity verbosity) {
   if (verbosity == Verbosity::kVerbose) return true;
-  return !r.as_expected && !is_fault(r.status) && f.severity == Severity::kFailure;
+  return !r.as_expected && f.severity == Severity::kFailure;
 }
 
 bool has_failure(const CaseResult& r) {
@@ -43,12 +39,9 @@ void ProgressPrinter::finished(const CaseResult& result, int repetition) {
   if (repetition > 0) line += fmt::format(" #{}", repetition);
   line += fmt::format(" ({:.2f} s)", result.duration_s);
   if (!plain && result.as_expected) line += " (expected)";
-  // A case whose failure no finding says (an unforeseen PASS, an XPASS) says it here, and a
-  // fault (TIMEOUT, CRASH, HARNESS_ERROR) says what ended the case after the failures before it.
-  if (!plain &&
-      (verbosity_ == Verbosity::kVerbose || !has_failure(result) || is_fault(result.status)) &&
-      !result.message.empty())
-    line += ": " + result.message;
+  // A case whose failure no finding says (an unforeseen PASS, an XPASS) says it here; a fault
+  // (TIMEOUT, CRASH, HARNESS_ERROR) is a finding of its own, under the line.
+  if (!plain && !has_failure(result) && !result.message.empty()) line += ": " + result.message;
   out_ << fit(line, width_) << "\n";
   for (const Finding& f : result.findings) {
     if (shows(f, result, verbosity_)) out_ << fit(finding_line(f, style_), width_) << "\n";

@@ -221,24 +221,6 @@ struct RunResources {
   }
 };
 
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-  ~ProgressLine() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void draw(const std::string& text, double elapsed_s) {
-    // Short runs print nothing: the line would only flicker.
-    if (!enabled_ || elapsed_s < 1.0) return;
-    std::cerr << "\r\033[K" << text << std::flush;
-    drawn_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-};
-
 // This process's CPU time since `before` (getrusage: every thread, the consumers included).
 CpuTime cpu_since(const CpuTime& before) {
   rusage usage{};
@@ -285,7 +267,6 @@ void sample_sessions(RunResources& res, std::chrono::steady_clock::time_point go
 void wait_for_writers(RunResources& res, const Profile& profile, const EngineOptions& options,
                       std::chrono::steady_clock::time_point go,
                       std::vector<std::vector<SeriesPoint>>& series) {
-  ProgressLine progress(options.progress);
   const auto writer_deadline = go + std::chrono::milliseconds(profile.duration_ms + kWriterGraceMs);
   const auto step = std::chrono::milliseconds(options.series_ms);
   auto next_sample = go + step;
@@ -305,12 +286,11 @@ void wait_for_writers(RunResources& res, const Profile& profile, const EngineOpt
     }
     if (now >= next_draw) {
       const double elapsed = std::chrono::duration<double>(now - go).count();
-      std::string text = fmt::format("{}: {:.1f}/{:.1f} s, delivered", profile.name, elapsed,
-                                     static_cast<double>(profile.duration_ms) / 1000);
+      std::string text = "delivered";
       for (std::size_t i = 0; i < res.consumers.size(); ++i) {
         text += fmt::format(" s{} {}", i, thousands(res.consumers[i]->delivered_so_far()));
       }
-      progress.draw(text, elapsed);
+      if (options.progress) options.progress(elapsed, text);
       next_draw = now + std::chrono::milliseconds(100);
     }
     std::this_thread::sleep_until(

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <optional>
 #include <string>
@@ -160,8 +161,10 @@ struct RunResult {
 };
 
 struct EngineOptions {
-  std::filesystem::path writer;   // the etwh-stress-writer executable
-  bool progress = false;          // draw progress on stderr (the caller checked it is a TTY)
+  std::filesystem::path writer;  // the etwh-stress-writer executable
+  // Called about every 100 ms while the writers run: seconds since they were told to go, and
+  // what the consumers delivered so far ("delivered s0 1,234"); empty: nothing is told.
+  std::function<void(double elapsed_s, const std::string& detail)> progress;
   std::uint64_t series_ms = 100;  // time series step
 };
 

@@ -6,9 +6,11 @@
 #include "etwrt/reader_pacing.h"
 
 #include "harness/compare/compare.h"
+#include "harness/report/console_lines.h"
 #include "harness/stress/engine.h"
 #include "harness/stress/profile.h"
 #include "harness/environment/stale_sessions.h"
+#include "harness/stress/stress_console.h"
 #include "harness/stress/stress_markdown.h"
 #include "harness/stress/stress_trace.h"
 #include "harness/report/trace/trace.h"
@@ -16,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,90 +127,24 @@ double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, 
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
 }
 
-// Where a session lost events (console): in how many steps, how far behind its consumer was
-// there, and how much of it while behind for longer than the buffers last.
-std::string loss_steps_text(const SessionResult& s) {
-  if (s.loss_steps.empty()) return "";
-  double least = s.loss_steps.front().behind_ms, most = least;
-  for (const LossStep& step : s.loss_steps) {
-    least = std::min(least, step.behind_ms);
-    most = std::max(most, step.behind_ms);
-  }
-  return fmt::format(
-      "; lost in {} step{}, the consumer {:.3g}-{:.3g} ms behind there ({} events while behind "
-      "longer than the buffers last)",
-      s.loss_steps.size(), s.loss_steps.size() == 1 ? "" : "s", least, most,
-      s.lost_behind_longer_than_buffers);
-}
-
-// "x floor" of the console: a session's p50, p99, p99.9 over each placement's and the nap's.
-std::string vs_floors_text(const LatencyHistogram& latency, const Outcome& o) {
-  auto three = [&](const LatencyHistogram& f) {
-    return fmt::format("{:.1f}, {:.1f}, {:.1f}", vs_floor(latency, f, 0.5),
-                       vs_floor(latency, f, 0.99), vs_floor(latency, f, 0.999));
-  };
-  std::string text = "x floor on the same CPU ";
-  text += o.floor_same_cpu.measured() ? three(o.floor_same_cpu.both) : "-";
-  text += "; on another ";
-  text += o.floor_other_cpu.measured() ? three(o.floor_other_cpu.both) : "-";
-  return text + "; x the reader's nap " + three(o.reader_nap.both);
-}
-
-// The console's floors: each placement's and the nap's p50, p99 (of each window) and p99.9.
-std::string floors_text(const Outcome& o) {
-  auto one = [](const std::string& where, const FloorWindows& f) {
-    if (!f.measured()) return fmt::format("{}: none, {}", where, f.unavailable);
-    return fmt::format(
-        "{} p50 {:.1f} us, p99 {:.1f} us (before {:.1f}, after {:.1f}), p99.9 {:.1f} us", where,
-        us(f.both.percentile(0.5)), us(f.both.percentile(0.99)), us(f.before.percentile(0.99)),
-        us(f.after.percentile(0.99)), us(f.both.percentile(0.999)));
-  };
-  return "wake-up floor " + one("on the same CPU", o.floor_same_cpu) + "; " +
-         one("on another", o.floor_other_cpu) + "; " +
-         one(fmt::format("etwrt's reader nap of {} us, slept", kReaderNap.count() / 1000),
-             o.reader_nap);
-}
-
-void print_console(const Outcome& o, std::ostream& out) {
+// The run's table on the console (stress_console.h), or the harness error that ended it.
+void print_console(const Outcome& o, std::size_t width, std::ostream& out) {
   if (!o.run) {
-    out << fmt::format("HARNESS_ERROR {}{}: {}\n", o.profile.name, repetition_text(o),
-                       o.harness_error);
+    out << fit(fmt::format("HARNESS_ERROR {}{}: {}", o.profile.name, repetition_text(o),
+                           o.harness_error),
+               width)
+        << "\n";
     return;
   }
-  const RunResult& r = *o.run;
-  for (const SessionResult& s : r.sessions) {
-    out << fmt::format(
-        "{} {} session {}: written {} {} delivered {} + lost {} (EventsLost {}, "
-        "RealTimeBuffersLost {} holding {} events); {:.3g} M events/s, {:.3g} MB/s; latency{} "
-        "p50 {:.1f} us, p99 {:.1f} us, p99.9 {:.1f} us ({}); "
-        "lag {:.1f} ms; gaps {}, duplicates {}; shared memory {} KB ({} buffers, at most {}: {} "
-        "of writing); consumer thread {:.0f}% CPU, preempted {} times{}\n",
-        s.balanced ? "OK  " : "FAIL", r.profile.name, s.name, s.written,
-        s.balanced ? "=" : "!=", s.delivered, s.reported_lost, s.events_lost,
-        s.realtime_buffers_lost, s.lost_buffer_events_announced, s.events_per_s / 1e6, s.mb_per_s,
-        r.profile.latency_every > 1 ? fmt::format(" (1 record in {})", r.profile.latency_every)
-                                    : std::string(),
-        us(s.latency.percentile(0.5)), us(s.latency.percentile(0.99)),
-        us(s.latency.percentile(0.999)), vs_floors_text(s.latency, o), s.lag_ms, s.gaps,
-        s.duplicates, s.number_of_buffers * s.buffer_size_kb, s.number_of_buffers,
-        s.maximum_buffers,
-        s.buffers_span_ms ? fmt::format("{:.3g} ms", *s.buffers_span_ms) : std::string("no time"),
-        100 * s.consumer_cpu_share, s.consumer_preemptions, loss_steps_text(s));
-  }
-  out << fmt::format(
-      "{} {}{}: {} writes ({:.3g} M/s), refused {}; peak RSS writer {} KB, consumer {} KB{}; CPU "
-      "writer {:.1f} ns/event, consumer {:.1f} ns/event{}; {}{}; {:.2f} s\n",
-      status_of(o), r.profile.name, repetition_text(o), r.attempts, r.write_events_per_s / 1e6,
-      r.refused_no_buffer + r.refused_too_large + r.refused_other, r.writer_peak_rss_kb,
-      r.consumer_peak_rss_kb,
-      r.broker_cpu ? fmt::format(", broker {} KB", r.broker_peak_rss_kb) : std::string(),
-      r.writer_cpu_ns_per_event, r.consumer_cpu_ns_per_event,
-      r.broker_cpu ? fmt::format(", broker {:.1f} ns/event", r.broker_cpu_ns_per_event)
-                   : std::string(),
-      floors_text(o),
-      r.stolen_ms ? fmt::format("; CPU stolen by the host {:.0f} ms", *r.stolen_ms) : std::string(),
-      r.duration_s);
-  for (const auto& f : r.failures) out << "FAIL " << f << "\n";
+  const auto floor = [](const char* name, const FloorWindows& f) {
+    return FloorRow{name, f.measured() ? &f.both : nullptr, f.unavailable};
+  };
+  const std::string nap = fmt::format("etwrt reader nap ({} us)", kReaderNap.count() / 1000);
+  out << run_table(
+      {status_of(o), o.profile.name + repetition_text(o), o.duration_s}, *o.run,
+      {floor("wake-up, same CPU", o.floor_same_cpu), floor("wake-up, other CPU", o.floor_other_cpu),
+       FloorRow{nap, &o.reader_nap.both, ""}},
+      width);
 }
 
 // The fixed log-linear buckets (stats.h), non-empty ones only: [index, lower ns, upper ns, count].
@@ -472,6 +409,15 @@ Outcome run_once(const Profile& p, unsigned rep, unsigned repetitions,
   return o;
 }
 
+// How wide the progress line may be: COLUMNS, else stderr's terminal (console_width reads
+// stdout's, which may be a pipe while stderr is a terminal).
+std::size_t stderr_width() {
+  if (const std::size_t w = console_width(); w > 0) return w;
+  winsize size{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 0;
+}
+
 // A signal stopped the run, which has undone what it started: nothing more to report.
 int stopped_by_signal() {
   std::cerr << "etwh: stopped by signal " << stop_signal() << "\n";
@@ -532,19 +478,35 @@ int run_stress_command(const StressArgs& args) {
   StressArgs run_args = args;
   run_args.stale_sessions = *stale;
 
-  EngineOptions options{args.writer, isatty(STDERR_FILENO) == 1, args.series_ms};
+  std::vector<double> durations_s;
+  for (const Profile& p : profiles) {
+    for (unsigned rep = 1; rep <= args.repetitions; ++rep)
+      durations_s.push_back(static_cast<double>(p.duration_ms) / 1000.0);
+  }
+  // The progress line goes to a terminal only: never into a log or a pipe.
+  StressProgress progress(std::cerr, isatty(STDERR_FILENO) == 1, durations_s, stderr_width());
+  EngineOptions options{args.writer,
+                        [&progress](double elapsed_s, const std::string& detail) {
+                          progress.update(elapsed_s, detail);
+                        },
+                        args.series_ms};
+  const std::size_t width = console_width();
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes;
   for (const Profile& p : profiles) {
     for (unsigned rep = 1; rep <= args.repetitions; ++rep) {
       const std::int64_t t0_ns = trace::steady_now_ns();
+      const std::string label =
+          p.name + (args.repetitions > 1 ? fmt::format(" (repetition {}/{})", rep, args.repetitions)
+                                         : std::string());
+      progress.start(outcomes.size(), label);
       Outcome o = run_once(p, rep, args.repetitions, options);
+      progress.finish(o.duration_s);
       if (stop_requested()) return stopped_by_signal();
-      const std::string label = p.name + repetition_text(o);
       timeline.complete(command_track(), "profile " + label, "run", t0_ns, trace::steady_now_ns(),
                         {{"status", status_of(o)}});
       if (o.run) trace_run(timeline, *o.run, static_cast<unsigned>(outcomes.size()), label);
-      print_console(o, std::cout);
+      print_console(o, width, std::cout);
       std::cout.flush();
       outcomes.push_back(std::move(o));
     }

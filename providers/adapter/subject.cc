@@ -162,6 +162,10 @@ class Subject final : public agent::AgentExtension, public Registrar {
       reply["test_events"].push_back(descriptor_json(e));
     for (const EVENT_DESCRIPTOR& e : d.state_events)
       reply["state_events"].push_back(descriptor_json(e));
+    reply["intended_lint"] = json::array();
+    for (const SubjectDescription::IntendedLint& l : d.intended_lint)
+      reply["intended_lint"].push_back(
+          {{"rule", l.rule}, {"event", descriptor_json(l.event)}, {"reason", l.reason}});
     return reply;
   }
 

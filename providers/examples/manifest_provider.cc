@@ -119,6 +119,18 @@ class ManifestProvider final : public etwh::ProviderUnderTest {
     d.test_events = {Test1, Test2, Test3, Test4, Test5, Test6, Test7, Test8};
     d.state_events = {StateConfig, StateCounters};
     d.id_filter = kSkipIdsFilter;
+    // Every term of the enable formula decides some event, so some events are what lint warns
+    // of in a real provider: said here, as a NOLINT comment would.
+    const char* keyword0 = "keyword 0: the formula's 'keyword 0 always passes' term";
+    const char* level0 = "level 0: the formula's level bound for LOG_ALWAYS";
+    const char* state = "state events: every session that asks for state gets them";
+    d.intended_lint = {{"DESC-KEYWORD-NONZERO", Test4, keyword0},
+                       {"DESC-LEVEL-NONZERO", Test6, level0},
+                       {"DESC-KEYWORD-NONZERO", Test8, "Microsoft's top keyword bit, in MatchAny"},
+                       {"DESC-LEVEL-NONZERO", StateConfig, state},
+                       {"DESC-KEYWORD-NONZERO", StateConfig, state},
+                       {"DESC-LEVEL-NONZERO", StateCounters, state},
+                       {"DESC-KEYWORD-NONZERO", StateCounters, state}};
     return d;
   }
 

@@ -148,6 +148,15 @@ class TraceLoggingProvider final : public etwh::ProviderUnderTest {
     etwh::SubjectDescription d;
     for (const TlEvent& e : kTestEvents) d.test_events.push_back(e.descriptor);
     for (const TlEvent& e : kStateEvents) d.state_events.push_back(e.descriptor);
+    // Every term of the enable formula decides some event, so some events are what lint warns
+    // of in a real provider: said here, as a NOLINT comment would.
+    const char* state = "state events: every session that asks for state gets them";
+    d.intended_lint = {
+        {"DESC-KEYWORD-NONZERO", kTestEvents[3].descriptor, "the formula's keyword 0 term"},
+        {"DESC-LEVEL-NONZERO", kTestEvents[6].descriptor, "the formula's LOG_ALWAYS level"},
+        {"DESC-LEVEL-NONZERO", kStateEvents[0].descriptor, state},
+        {"DESC-KEYWORD-NONZERO", kStateEvents[0].descriptor, state},
+        {"DESC-KEYWORD-NONZERO", kStateEvents[1].descriptor, state}};
     return d;
   }
 

@@ -90,11 +90,11 @@ expect 0 'cases, 0 not as expected' "$etwh" run --json "$work/run.json"
 expect_json "$work/run.json" 'doc["schema_version"] >= 1 and len(doc["results"]) > 0'
 
 # A shipped stress profile by its name, twice (the stress writer, the profiles): the accounting
-# line of each session, and JSON where every session balances.
+# table's row of each session, and JSON where every session balances.
 balanced='all(s["written"] == s["delivered"] + s["reported_lost"] and s["written"] > 0
               for r in doc["results"] for s in r["sessions"]) and len(doc["results"]) == 2'
 for run in old new; do
-  expect 0 'OK   fast_steady.* session [^:]*: written [1-9][0-9]* = delivered [0-9]+ \+ lost [0-9]+ ' \
+  expect 0 '^  s0 +[1-9][0-9,]* +[0-9,]+ +[0-9,]+ +[0-9.]+ [kM]?/s ' \
     "$etwh" stress fast_steady --sweep duration_ms=300 --repetitions 2 --json "$work/$run.json"
   expect_json "$work/$run.json" "doc['schema_version'] >= 1 and $balanced"
 done

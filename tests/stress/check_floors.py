@@ -22,7 +22,7 @@ def main(etwh, profile, out):
     print(run.stdout + run.stderr)
     if run.returncode != 0:
         fail(f"etwh stress exited {run.returncode}")
-    if "x the reader's nap" not in run.stdout or "etwrt's reader nap of 25 us, slept" not in run.stdout:
+    if "floor: etwrt reader nap (25 us)" not in run.stdout:
         fail("the console does not report the reader's nap")
     with open(out) as f:
         result = json.load(f)["results"][0]

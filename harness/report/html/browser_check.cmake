@@ -4,8 +4,12 @@
 # least MIN_SERIES plotted series, one of them named starting with REQUIRED_SERIES. Then the check
 # must refuse four broken copies of the page (a planted script error, a planted console error,
 # the charts' script never started, the wake-up floors left out of the latency CDFs): it can fail.
+# Then the page as people read it, measured in Chromium by CHECKS (page_checks.js, appended to a
+# copy): failed rows first, no two series or legend entries of a chart alike (colour and line
+# pattern), no two tick labels overlapping, and as many timeline marks as the --trace files have
+# events (counted here, from the files); each of these must fail on a page broken for it.
 #   cmake -DCHROMIUM=<exe or empty> -DOUT=<dir of make_outputs> -DMIN_SERIES=N
-#     -DREQUIRED_SERIES=<name> -P browser_check.cmake
+#     -DREQUIRED_SERIES=<name> -DCHECKS=<page_checks.js> -P browser_check.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT CHROMIUM)
   message("SKIPPED: Chromium not found (Debian: apt install chromium): the page was not opened")
@@ -71,6 +75,71 @@ foreach(kind planted_error planted_console not_started no_floor)
   check_page("${OUT}/${kind}.html")
   if(NOT problem)
     message(FATAL_ERROR "the check passed ${OUT}/${kind}.html: it cannot fail")
+  endif()
+  message(STATUS "${kind}: refused as it must be (${problem})")
+endforeach()
+
+# ---- The page for people: measured in Chromium by page_checks.js ----------------------------
+# The events of the --trace inputs (every one but the metadata "M"), counted from the files.
+set(trace_events 0)
+foreach(trace run.trace.json stress.trace.json)
+  file(READ "${OUT}/${trace}" text)
+  string(REGEX MATCHALL "\"ph\": *\"[^\"]*\"" phases "${text}")
+  foreach(ph IN LISTS phases)
+    if(NOT ph MATCHES "\"M\"$")
+      math(EXPR trace_events "${trace_events} + 1")
+    endif()
+  endforeach()
+endforeach()
+file(READ "${CHECKS}" checks)
+
+# Sets `measured` in the caller to page_checks.js's findings on `html` and `problem` to what is
+# wrong with them, or "".
+function(measure_page name html)
+  string(REPLACE "</body>" "<script>\n${checks}\n</script></body>" checked "${html}")
+  file(WRITE "${OUT}/${name}.html" "${checked}")
+  execute_process(COMMAND "${CHROMIUM}" ${flags} --window-size=1400,2600 --dump-dom
+    "file://${OUT}/${name}.html" RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE log TIMEOUT 90)
+  set(problem "")
+  if(NOT rc EQUAL 0 OR NOT dom MATCHES "data-check=\"([^\"]*)\"")
+    set(problem "the checks did not run (chromium exit ${rc}): ${log}")
+  else()
+    set(measured "${CMAKE_MATCH_1}")
+    string(REGEX MATCH "misplaced=([0-9]+);bad_rows=([0-9]+);dup_styles=([0-9]+);dup_legend=([0-9]+);overlaps=([0-9]+);ticks=([0-9]+);marks=([0-9]+)" _ "${measured}")
+    if(NOT CMAKE_MATCH_1 EQUAL 0 OR CMAKE_MATCH_2 EQUAL 0)
+      set(problem "failed rows not first (${measured})")
+    elseif(NOT CMAKE_MATCH_3 EQUAL 0 OR NOT CMAKE_MATCH_4 EQUAL 0)
+      set(problem "series or legend entries alike (${measured})")
+    elseif(NOT CMAKE_MATCH_5 EQUAL 0 OR CMAKE_MATCH_6 LESS 50)
+      set(problem "tick labels overlap, or too few measured (${measured})")
+    elseif(NOT CMAKE_MATCH_7 EQUAL trace_events)
+      set(problem "${CMAKE_MATCH_7} timeline marks for ${trace_events} events (${measured})")
+    endif()
+  endif()
+  set(measured "${measured}" PARENT_SCOPE)
+  set(problem "${problem}" PARENT_SCOPE)
+endfunction()
+
+measure_page(measured "${html}")
+if(problem)
+  message(FATAL_ERROR "${page}: ${problem}")
+endif()
+message(STATUS "measured in Chromium: ${measured} (${trace_events} trace events)")
+
+# Each measurement must fail on a page broken for it.
+string(REPLACE "matrixTable(cols, badFirst(rules, ruleIsBad), details)" "matrixTable(cols, rules, details)"
+  unsorted "${html}")
+string(REPLACE "if (!used[ci + \"|\" + di]) {" "if (true) {" alike "${html}")
+string(REPLACE "var xTicks = thinTicks(x.ticks, x, labelWidth);" "var xTicks = x.ticks.concat(x.ticks);"
+  overlapping "${html}")
+string(REPLACE "t.marks.forEach(function (m) {" "t.marks.slice(1).forEach(function (m) {" unmarked "${html}")
+foreach(kind unsorted alike overlapping unmarked)
+  if("${${kind}}" STREQUAL "${html}")
+    message(FATAL_ERROR "could not make the ${kind} copy of the page")
+  endif()
+  measure_page(${kind} "${${kind}}")
+  if(NOT problem)
+    message(FATAL_ERROR "the measurements passed the ${kind} page (${measured}): they cannot fail")
   endif()
   message(STATUS "${kind}: refused as it must be (${problem})")
 endforeach()

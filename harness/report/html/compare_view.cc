@@ -79,11 +79,12 @@ json compare_view(const std::vector<const Input*>& compares) {
 }
 
 json build_view(const std::vector<Input>& inputs, const std::string& generator) {
-  std::vector<const Input*> runs, stress, compares;
+  std::vector<const Input*> runs, stress, compares, traces;
   json listed = json::array();
   for (const Input& in : inputs) {
     (in.kind == InputKind::kRun      ? runs
      : in.kind == InputKind::kStress ? stress
+     : in.kind == InputKind::kTrace  ? traces
                                      : compares)
         .push_back(&in);
     listed.push_back({{"file", in.file}, {"kind", input_kind_name(in.kind)}});
@@ -92,7 +93,8 @@ json build_view(const std::vector<Input>& inputs, const std::string& generator) 
           {"inputs", listed},
           {"conformance", conformance_view(runs)},
           {"stress", stress_view(stress)},
-          {"compare", compare_view(compares)}};
+          {"compare", compare_view(compares)},
+          {"timeline", timeline_view(traces)}};
 }
 
 }  // namespace etwh::report_html

@@ -20,6 +20,7 @@ InputKind classify(const Input& in) {
                          json_type_name(doc));
   }
   if (has(doc, "kind") && has(doc, "figures")) return InputKind::kCompare;
+  if (has(doc, "traceEvents")) return InputKind::kTrace;
   if (has(doc, "results") && has(doc, "rules")) return InputKind::kRun;
   if (has(doc, "results")) {
     const json& results = doc["results"];
@@ -34,7 +35,8 @@ InputKind classify(const Input& in) {
   }
   throw InputError(in.file, "/",
                    "not an etwh output: expected \"kind\" and \"figures\" (compare), \"results\" "
-                   "and \"rules\" (run) or \"results\" with \"profile\" entries (stress)");
+                   "and \"rules\" (run), \"results\" with \"profile\" entries (stress) or "
+                   "\"traceEvents\" (a --trace timeline)");
 }
 
 }  // namespace
@@ -44,6 +46,7 @@ const char* input_kind_name(InputKind kind) {
     case InputKind::kRun: return "run";
     case InputKind::kStress: return "stress";
     case InputKind::kCompare: return "compare";
+    case InputKind::kTrace: return "trace";
   }
   return "?";
 }

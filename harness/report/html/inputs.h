@@ -1,5 +1,6 @@
 // The result files `etwh report` turns into a page: `etwh run --json`, `etwh stress --json` and
-// `etwh compare --json` outputs, each kind told from the file's content (not its name).
+// `etwh compare --json` outputs and `--trace` timelines, each kind told from the file's content
+// (not its name).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,7 @@
 
 namespace etwh::report_html {
 
-enum class InputKind { kRun, kStress, kCompare };
+enum class InputKind { kRun, kStress, kCompare, kTrace };
 const char* input_kind_name(InputKind kind);
 
 struct Input {

@@ -1,8 +1,10 @@
 # The inputs of the browser test, all real: `etwh run` of sourceid.json on etwrt (beside the real
-# Wine report of the same cases, WINE_REPORT), three stress profiles with a sweep over their
+# Wine report of the same cases, WINE_REPORT, and with EXPECTATIONS that make one case XPASS),
+# the run's and a stress run's --trace timelines, three stress profiles with a sweep over their
 # duration, two short stress runs of one profile and their `etwh compare`; then `etwh report`
 # over all of them into OUT/report.html. Also: a bad input gets exit 2 and no page.
-#   cmake -DETWH=... -DSOURCE=<repo> -DOUT=<dir> -DWINE_REPORT=... -DBAD_REPORT=... -P make_outputs.cmake
+#   cmake -DETWH=... -DSOURCE=<repo> -DOUT=<dir> -DWINE_REPORT=... -DEXPECTATIONS=... -DBAD_REPORT=...
+#     -P make_outputs.cmake
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
@@ -16,16 +18,23 @@ endfunction()
 
 set(stress "${SOURCE}/scenarios/stress")
 # A run with a failing case exits 1: still a report.
-etwh_step("0;1" run "${SOURCE}/scenarios/conformance/sourceid.json" --json "${OUT}/etwrt.json")
+etwh_step("0;1" run "${SOURCE}/scenarios/conformance/sourceid.json" --json "${OUT}/etwrt.json"
+  --trace "${OUT}/run.trace.json")
+# The same with one case said to fail (it passes: XPASS), for a failure the matrix shows first.
+etwh_step("1" run "${SOURCE}/scenarios/conformance/sourceid.json" --json "${OUT}/xpass.json"
+  --expectations "${EXPECTATIONS}")
 etwh_step("0" stress "${stress}/fast_steady.json" "${stress}/bursty.json"
   "${stress}/slow_consumer.json" --sweep duration_ms=200,400 --json "${OUT}/stress.json")
+etwh_step("0" stress "${stress}/slow_consumer.json" --sweep duration_ms=200
+  --trace "${OUT}/stress.trace.json")
 etwh_step("0" stress "${stress}/fast_steady.json" --sweep duration_ms=200 --repetitions 3
   --json "${OUT}/old.json")
 etwh_step("0" stress "${stress}/fast_steady.json" --sweep duration_ms=200 --repetitions 3
   --json "${OUT}/new.json")
 etwh_step("0;1" compare "${OUT}/old.json" "${OUT}/new.json" --json "${OUT}/compare.json")
-etwh_step("0" report "${OUT}/etwrt.json" "${WINE_REPORT}" "${OUT}/stress.json" "${OUT}/old.json"
-  "${OUT}/compare.json" -o "${OUT}/report.html" --title "etwh report (CTest)")
+etwh_step("0" report "${OUT}/etwrt.json" "${WINE_REPORT}" "${OUT}/xpass.json" "${OUT}/stress.json"
+  "${OUT}/old.json" "${OUT}/compare.json" "${OUT}/run.trace.json" "${OUT}/stress.trace.json"
+  -o "${OUT}/report.html" --title "etwh report (CTest)")
 if(NOT EXISTS "${OUT}/report.html")
   message(FATAL_ERROR "etwh report wrote no ${OUT}/report.html")
 endif()

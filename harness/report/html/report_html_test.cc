@@ -72,6 +72,45 @@ TEST(ReportInputs, KindComesFromTheContent) {
   EXPECT_EQ(input_of(stress_file({stress_result(100, 1, 5)}), "y.json").kind, InputKind::kStress);
   json compare = {{"kind", "stress"}, {"figures", json::array()}};
   EXPECT_EQ(input_of(compare, "z.json").kind, InputKind::kCompare);
+  EXPECT_EQ(input_of({{"traceEvents", json::array()}}, "t.json").kind, InputKind::kTrace);
+}
+
+// A --trace file: a lane per process and thread, named by the metadata events; every other event
+// a mark on its lane (slices with their duration).
+TEST(ReportTimeline, LanesNamedByTheMetadataAndAMarkPerEvent) {
+  const json trace = {
+      {"traceEvents",
+       {{{"ph", "M"},
+         {"name", "process_name"},
+         {"pid", 1},
+         {"tid", 0},
+         {"args", {{"name", "etwh run"}}}},
+        {{"ph", "M"},
+         {"name", "thread_name"},
+         {"pid", 1},
+         {"tid", 1},
+         {"args", {{"name", "driver"}}}},
+        {{"ph", "X"}, {"name", "case a"}, {"pid", 1}, {"tid", 1}, {"ts", 10.0}, {"dur", 5.0}},
+        {{"ph", "C"}, {"name", "written"}, {"pid", 2}, {"ts", 12.0}, {"args", {{"n", 3}}}},
+        {{"ph", "i"}, {"name", "lost"}, {"pid", 1}, {"tid", 1}, {"ts", 14.0}}}}};
+  const Input in = input_of(trace, "t.json");
+  const json v = timeline_view({&in});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0]["lanes"], json({"etwh run / driver", "process 2"}));
+  ASSERT_EQ(v[0]["marks"].size(), 3u);
+  EXPECT_EQ(v[0]["marks"][0]["dur"], 5.0);
+  EXPECT_EQ(v[0]["marks"][1]["lane"], 1);
+  EXPECT_EQ(v[0]["marks"][2]["ph"], "i");
+  json bad = trace;
+  bad["traceEvents"][2].erase("ts");
+  const Input b = input_of(bad, "b.json");
+  try {
+    timeline_view({&b});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/traceEvents/2");
+    EXPECT_NE(e.reason().find("\"ts\""), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReportInputs, SomethingElseIsRefusedWithFileAndPointer) {

@@ -24,6 +24,11 @@ nlohmann::json stress_view(const std::vector<const Input*>& stress);
 // The figures with their verdicts (and the cases and rules) of `etwh compare` outputs.
 nlohmann::json compare_view(const std::vector<const Input*>& compares);
 
+// The events of `--trace` files (Trace Event Format): per file its lanes (process / thread, in
+// order of first appearance) and every event but the metadata as a mark {lane, ph, name, ts,
+// dur (slices), args}.
+nlohmann::json timeline_view(const std::vector<const Input*>& traces);
+
 // One measured point of a sweep: which profile (group), with which parameters (flattened:
 // "buffers.maximum"), and what came out.
 struct SweepPoint {
@@ -37,7 +42,8 @@ struct SweepPoint {
 // {"sweeps": [...], "no_sweep": ["<group>: why not", ...]}.
 nlohmann::json sweeps_of(const std::vector<SweepPoint>& points);
 
-// The whole page's data: {"generator", "inputs", "conformance", "stress", "compare"}.
+// The whole page's data: {"generator", "inputs", "conformance", "stress", "compare",
+// "timeline"}.
 nlohmann::json build_view(const std::vector<Input>& inputs, const std::string& generator);
 
 }  // namespace etwh::report_html

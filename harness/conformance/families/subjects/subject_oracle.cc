@@ -126,6 +126,21 @@ Description parse_description(const json& reply) {
   if (reply.contains("id_filter") && !reply["id_filter"].is_null()) {
     d.id_filter = static_cast<std::uint16_t>(number(reply, "id_filter", 0xFFFF, "reply"));
   }
+  const auto intended = reply.find("intended_lint");
+  if (intended == reply.end() || intended->is_null()) return d;
+  if (!intended->is_array()) throw std::runtime_error("intended_lint: expected an array");
+  for (std::size_t i = 0; i < intended->size(); ++i) {
+    const json& l = (*intended)[i];
+    const std::string at = "intended_lint[" + std::to_string(i) + "]";
+    if (!l.is_object() || !l.contains("rule") || !l["rule"].is_string() || !l.contains("event"))
+      throw std::runtime_error(at + ": expected {rule, event, reason}");
+    const EventDef e = event_from_json(l["event"], at + ".event");
+    lint::Intent intent;
+    intent.rule = l["rule"].get<std::string>();
+    intent.event = {e.id, e.version, e.channel, e.level, e.opcode, e.keyword, 0};
+    if (l.contains("reason") && l["reason"].is_string()) intent.reason = l["reason"];
+    d.intended_lint.push_back(std::move(intent));
+  }
   return d;
 }
 

@@ -4,6 +4,7 @@
 // judged here; the platform's own filter (each session's) applies on top, as it does on Windows.
 #pragma once
 
+#include "harness/conformance/lint.h"
 #include "harness/conformance/oracle.h"
 #include "harness/model/result.h"
 #include "harness/conformance/scenario.h"
@@ -21,9 +22,10 @@ namespace etwh::subject {
 
 // What a subject says it writes (the subject_register reply, providers/PROTOCOL.md).
 struct Description {
-  std::vector<EventDef> test_events;       // in write order
-  std::vector<EventDef> state_events;      // in write order
-  std::optional<std::uint16_t> id_filter;  // EVENT_FILTER_HEADER Id of its skip-IDs filter
+  std::vector<EventDef> test_events;        // in write order
+  std::vector<EventDef> state_events;       // in write order
+  std::optional<std::uint16_t> id_filter;   // EVENT_FILTER_HEADER Id of its skip-IDs filter
+  std::vector<lint::Intent> intended_lint;  // lint findings it means
 };
 
 // Reads a subject_register reply. Throws std::runtime_error naming the bad field.

@@ -253,6 +253,26 @@ TEST(SubjectOracle, DescriptionRejectsMalformedReplies) {
   ASSERT_EQ(d.test_events.size(), 1u);
   EXPECT_EQ(d.test_events[0].keyword, 0x10u);
   EXPECT_EQ(d.id_filter, 12);
+  EXPECT_TRUE(d.intended_lint.empty());
+}
+
+TEST(SubjectOracle, DescriptionReadsTheLintTheProviderIntends) {
+  const Description d =
+      parse_description({{"intended_lint",
+                          {{{"rule", "DESC-LEVEL-NONZERO"},
+                            {"event", {{"id", 6}, {"level", 0}, {"keyword", "0x10"}}},
+                            {"reason", "LOG_ALWAYS"}}}}});
+  ASSERT_EQ(d.intended_lint.size(), 1u);
+  const lint::Intent& i = d.intended_lint[0];
+  EXPECT_EQ(i.reason, "LOG_ALWAYS");
+  EXPECT_TRUE(i.matches("DESC-LEVEL-NONZERO", {6, 0, 0, 0, 0, 0x10, 4}));
+  EXPECT_FALSE(i.matches("DESC-KEYWORD-NONZERO", {6, 0, 0, 0, 0, 0x10, 4}));
+  EXPECT_FALSE(i.matches("DESC-LEVEL-NONZERO", {6, 0, 0, 0, 0, 0x20, 4}));  // another event
+  EXPECT_THROW(parse_description({{"intended_lint", {{{"event", {{"id", 6}}}}}}}),
+               std::runtime_error);
+  EXPECT_THROW(
+      parse_description({{"intended_lint", {{{"rule", "X"}, {"event", {{"id", 70000}}}}}}}),
+      std::runtime_error);
 }
 
 }  // namespace

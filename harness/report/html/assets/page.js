@@ -5,6 +5,9 @@
 var SVG_NS = "http://www.w3.org/2000/svg";
 var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
   "#17becf", "#7f7f7f", "#bcbd22"];
+// Line patterns: solid, dashed, dotted, dash-dot, long dash. With more series than colours, a
+// chart tells them apart by colour and pattern together (chartStyles: never the same pair twice).
+var DASHES = [null, "6 3", "1.5 2.5", "10 3 2 3", "14 4"];
 
 // ---- DOM helpers -------------------------------------------------------------------------
 
@@ -78,7 +81,8 @@ function installTooltips() {
 // ---- Sortable tables ---------------------------------------------------------------------
 // columns: [{title, value(row) -> sort key, cell(row) -> node or text, num}]
 
-function sortableTable(columns, rows) {
+// opts.rowClass(row): a class for the row's <tr> ("bad": a failure, shown first by the caller).
+function sortableTable(columns, rows, opts) {
   var tbody = el("tbody");
   var state = { col: -1, dir: 1 };
   var heads = columns.map(function (c, i) {
@@ -95,7 +99,7 @@ function sortableTable(columns, rows) {
   function fill(list) {
     tbody.textContent = "";
     list.forEach(function (r) {
-      tbody.appendChild(el("tr", {}, columns.map(function (c) {
+      tbody.appendChild(el("tr", { "class": opts && opts.rowClass ? opts.rowClass(r) : null }, columns.map(function (c) {
         var v = c.cell ? c.cell(r) : fmt(c.value(r));
         return el("td", { "class": c.num ? "num" : null }, [v]);
       })));
@@ -167,17 +171,46 @@ function makeScale(range, pixels, log, startAtZero) {
   return g;
 }
 
+// A tick's label, short: 1.5k, 2M, 0.25 (the tooltips give values in full).
+function tickFmt(v) {
+  var a = Math.abs(v);
+  var units = [[1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  for (var i = 0; i < units.length; i++) {
+    if (a >= units[i][0]) return String(+(v / units[i][0]).toPrecision(3)) + units[i][1];
+  }
+  if (a !== 0 && a < 1e-3) return v.toExponential(0);
+  return String(+v.toPrecision(3));
+}
+
+// Every k-th tick, k the least that keeps the labels `size(label)` pixels long from touching
+// (`at(t)`: where a tick is drawn).
+function thinTicks(ticks, at, size) {
+  if (ticks.length < 2) return ticks;
+  var gap = Infinity, longest = 0;
+  for (var i = 1; i < ticks.length; i++) gap = Math.min(gap, Math.abs(at(ticks[i]) - at(ticks[i - 1])));
+  ticks.forEach(function (t) { longest = Math.max(longest, size(tickFmt(t))); });
+  var k = Math.max(1, Math.ceil((longest + 6) / Math.max(gap, 1e-9)));
+  return ticks.filter(function (t, i) { return i % k === 0; });
+}
+
+// An axis label's width at the charts' 11 px: about 6.5 px per character, a bit more for digits.
+function labelWidth(text) { return 7 * text.length; }
+
 function drawAxes(svg, x, y, spec) {
   var axis = svgEl("g", { "class": "axis" });
-  x.ticks.forEach(function (t) {
+  var xTicks = thinTicks(x.ticks, x, labelWidth);
+  // Both axes labelled at the corner would overlap: the x label stays.
+  var corner = xTicks.some(function (t) { return Math.abs(x(t) - M.left) < 1; });
+  xTicks.forEach(function (t) {
     var px = x(t);
     axis.appendChild(svgEl("line", { "class": "grid", x1: px, x2: px, y1: M.top, y2: H - M.bottom }));
-    axis.appendChild(svgEl("text", { x: px, y: H - M.bottom + 14, "text-anchor": "middle", text: fmt(t) }));
+    axis.appendChild(svgEl("text", { "class": "tick", x: px, y: H - M.bottom + 14, "text-anchor": "middle", text: tickFmt(t) }));
   });
-  y.ticks.forEach(function (t) {
+  thinTicks(y.ticks, y, function () { return 12; }).forEach(function (t) {
     var py = y(t);
+    if (corner && Math.abs(py - (H - M.bottom)) < 1) return;
     axis.appendChild(svgEl("line", { "class": "grid", x1: M.left, x2: W - M.right, y1: py, y2: py }));
-    axis.appendChild(svgEl("text", { x: M.left - 4, y: py + 4, "text-anchor": "end", text: fmt(t) }));
+    axis.appendChild(svgEl("text", { "class": "tick", x: M.left - 4, y: py + 4, "text-anchor": "end", text: tickFmt(t) }));
   });
   axis.appendChild(svgEl("path", { d: "M" + M.left + "," + M.top + "V" + (H - M.bottom) + "H" + (W - M.right), fill: "none" }));
   axis.appendChild(svgEl("text", { x: (M.left + W - M.right) / 2, y: H - 8, "text-anchor": "middle", text: spec.xLabel + (spec.xLog ? " (log)" : "") }));
@@ -199,12 +232,13 @@ function lineChart(spec) {
   var y = makeScale(extent(series, 1), [H - M.bottom, M.top], spec.yLog, true);
   drawAxes(svg, x, y, spec);
   var all = [];
+  var styles = chartStyles(series);
   series.forEach(function (s, i) {
-    var color = seriesColor(s, i);
+    var color = styles[i].color;
     var line = s.line || s.points;
     var d = line.map(function (p, j) { return (j ? "L" : "M") + x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1); }).join("");
     svg.appendChild(svgEl("path", { "class": "series", d: d, stroke: color, "data-series": s.name,
-      "stroke-dasharray": dashArray(s) }));
+      "stroke-dasharray": styles[i].dash }));
     (s.points || []).forEach(function (p) {
       if (!s.line) return;
       svg.appendChild(svgEl("circle", { "class": "point", cx: x(p[0]), cy: y(p[1]), r: 3.5, fill: color }));
@@ -213,7 +247,7 @@ function lineChart(spec) {
   });
   addHover(svg, all, spec);
   box.appendChild(svg);
-  box.appendChild(legend(series));
+  box.appendChild(legend(series, styles));
   return box;
 }
 
@@ -239,15 +273,31 @@ function addHover(svg, all, spec) {
   area.addEventListener("mouseleave", function () { mark.setAttribute("visibility", "hidden"); hideTip(); });
 }
 
-function dashArray(s) { return s.dashed ? "5 3" : s.dotted ? "1.5 2.5" : null; }
+// Each series' colour and line pattern in one chart: the colour it asks for (`color`, to pair
+// the lines of one run) or its place, the pattern it asks for (`dashed`, `dotted`) or solid;
+// when that pair is taken, the next pattern in the same colour, then the next colour, so that no
+// two series of a chart look alike.
+function chartStyles(series) {
+  var used = {}, n = PALETTE.length * DASHES.length;
+  return series.map(function (s, i) {
+    var c = s.color !== undefined ? s.color : i, d = s.dashed ? 1 : s.dotted ? 2 : 0;
+    for (var k = 0; k < n; k++) {
+      var ci = (c + Math.floor((d + k) / DASHES.length)) % PALETTE.length, di = (d + k) % DASHES.length;
+      if (!used[ci + "|" + di]) {
+        used[ci + "|" + di] = true;
+        return { color: PALETTE[ci], dash: DASHES[di], key: ci + "|" + di };
+      }
+    }
+    return { color: PALETTE[c % PALETTE.length], dash: DASHES[d], key: "reused" };
+  });
+}
 
-function seriesColor(s, i) { return PALETTE[(s.color !== undefined ? s.color : i) % PALETTE.length]; }
-
-function legend(series) {
-  return el("div", { style: "padding: 0 8px 6px; font-size: 12px; max-width: " + W + "px" }, series.map(function (s, i) {
-    return el("span", { style: "margin-right: 12px; white-space: nowrap" }, [
-      el("span", { style: "display:inline-block;width:18px;height:0;margin-right:4px;vertical-align:middle;border-top:3px " +
-        (s.dashed ? "dashed " : s.dotted ? "dotted " : "solid ") + seriesColor(s, i) }),
-      s.name]);
+function legend(series, styles) {
+  return el("div", { "class": "legend", style: "padding: 0 8px 6px; font-size: 12px; max-width: " + W + "px" }, series.map(function (s, i) {
+    var swatch = svgEl("svg", { width: 24, height: 8, style: "margin-right:4px;vertical-align:middle" }, [
+      svgEl("line", { x1: 0, x2: 24, y1: 4, y2: 4, stroke: styles[i].color, "stroke-width": 2.5,
+        "stroke-dasharray": styles[i].dash })]);
+    return el("span", { "class": "legend-entry", "data-style": styles[i].key, style: "margin-right: 12px; white-space: nowrap" },
+      [swatch, s.name]);
   }));
 }

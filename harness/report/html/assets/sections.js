@@ -3,6 +3,17 @@
 
 // ---- Conformance: the rule-by-platform matrix --------------------------------------------
 
+// Statuses that mean something went wrong: their rows come first, marked "bad".
+var BAD_STATUSES = ["FAIL", "XPASS", "TIMEOUT", "CRASH", "HARNESS_ERROR"];
+function isBad(status) { return BAD_STATUSES.indexOf(status) >= 0; }
+
+// `rows` with those `bad` says first, each part in its order.
+function badFirst(rows, bad) {
+  return rows.filter(bad).concat(rows.filter(function (r) { return !bad(r); }));
+}
+
+function ruleIsBad(r) { return r.cells.some(function (cell) { return cell && isBad(cell.status); }); }
+
 function conformanceSection(view) {
   var section = el("section", { id: "conformance" }, [el("h2", { text: "Conformance" })]);
   var cols = view.columns;
@@ -28,8 +39,10 @@ function conformanceSection(view) {
       return !withCases.checked || r.cells.some(function (cell) { return cell && cell.cases.length > 0; });
     });
     tableBox.textContent = "";
-    tableBox.appendChild(el("p", { "class": "muted", text: rules.length + " of " + view.rules.length + " rules shown" }));
-    tableBox.appendChild(matrixTable(cols, rules, details));
+    var bad = rules.filter(ruleIsBad).length;
+    tableBox.appendChild(el("p", { "class": bad ? "v-slower" : "muted", text: rules.length + " of " + view.rules.length +
+      " rules shown" + (bad ? "; " + bad + " failed, first" : "") }));
+    tableBox.appendChild(matrixTable(cols, badFirst(rules, ruleIsBad), details));
   }
   onlyDiff.addEventListener("change", draw);
   withCases.addEventListener("change", draw);
@@ -58,7 +71,7 @@ function matrixTable(cols, rules, details) {
       }
     });
   });
-  return sortableTable(columns, rules);
+  return sortableTable(columns, rules, { rowClass: function (r) { return ruleIsBad(r) ? "bad" : null; } });
 }
 
 function showCases(details, column, ruleId, cell) {
@@ -102,7 +115,9 @@ function stressSection(view) {
     if (!byProfile[r.profile]) { byProfile[r.profile] = []; profiles.push(r.profile); }
     byProfile[r.profile].push(r);
   });
-  profiles.forEach(function (p) { section.appendChild(profileBlock(p, byProfile[p])); });
+  // The profiles with a run that failed first.
+  function failed(p) { return byProfile[p].some(function (r) { return r.status !== "PASS"; }); }
+  badFirst(profiles, failed).forEach(function (p) { section.appendChild(profileBlock(p, byProfile[p])); });
   section.appendChild(sweepBlock(view));
   return section;
 }
@@ -265,6 +280,8 @@ function runsTable(runs) {
     r.sessions.forEach(function (s) { rows.push({ r: r, s: s }); });
   });
   function num(get) { return function (x) { return x.s ? get(x.s) : null; }; }
+  function bad(x) { return x.r.status !== "PASS"; }
+  rows = badFirst(rows, bad);
   return sortableTable([
     { title: "run", value: function (x) { return x.r.id + " #" + x.r.repetition; } },
     { title: "file", value: function (x) { return baseName(x.r.file); } },
@@ -291,7 +308,7 @@ function runsTable(runs) {
     { title: "buffers last ms", num: true, value: num(function (s) { return s.buffers_span_ms === undefined ? null : s.buffers_span_ms; }) },
     { title: "consumer CPU %", num: true, value: num(function (s) { return s.consumer_cpu_share === undefined ? null : 100 * s.consumer_cpu_share; }) },
     { title: "preempted", num: true, value: num(function (s) { return s.consumer_preemptions === undefined ? null : s.consumer_preemptions; }) }
-  ], rows);
+  ], rows, { rowClass: function (x) { return bad(x) ? "bad" : null; } });
 }
 
 function sweepBlock(view) {
@@ -335,6 +352,7 @@ function compareSection(list) {
 }
 
 function figuresTable(figures) {
+  function bad(f) { return f.verdict === "slower"; }  // regressions first
   return sortableTable([
     { title: "figure", value: function (f) { return f.name; } },
     { title: "unit", value: function (f) { return f.unit; } },
@@ -347,7 +365,67 @@ function figuresTable(figures) {
     { title: "p", num: true, value: function (f) { return f.p_value; } },
     { title: "verdict", value: function (f) { return f.verdict; },
       cell: function (f) { return el("span", { "class": "v-" + f.verdict, text: f.verdict }); } }
-  ], figures);
+  ], badFirst(figures, bad), { rowClass: function (f) { return bad(f) ? "bad" : null; } });
+}
+
+// ---- Timelines of --trace files: a lane per process/thread, a mark per event -------------
+
+var TL = { left: 230, right: 16, lane: 18, top: 24 };
+
+function timelineSection(list) {
+  var section = el("section", { id: "timeline" }, [el("h2", { text: "Timelines" })]);
+  if (list.length === 0) section.appendChild(el("p", { "class": "note", text: "No --trace timeline among the inputs." }));
+  list.forEach(function (t) { section.appendChild(timelineBlock(t)); });
+  return section;
+}
+
+// One trace: its lanes, its marks (slices as bars as long as they lasted, instants and counter
+// samples as ticks), a time axis in ms; zoom in and out by 2 (the page scrolls sideways).
+function timelineBlock(t) {
+  var block = el("div", { "class": "timeline" }, [el("h3", { text: baseName(t.file) }),
+    el("p", { "class": "muted", text: t.marks.length + " events on " + t.lanes.length + " lanes (slices as bars; instants and counters as ticks; pointer: the event)" })]);
+  var lo = Infinity, hi = -Infinity;
+  t.marks.forEach(function (m) { lo = Math.min(lo, m.ts); hi = Math.max(hi, m.ts + (m.dur || 0)); });
+  if (t.marks.length === 0) { lo = 0; hi = 1; }
+  var zoom = 1, box = el("div", { style: "overflow-x: auto" });
+  function draw() {
+    var width = Math.max(400, Math.round(900 * zoom));
+    var height = TL.top + t.lanes.length * TL.lane + 8;
+    var svg = svgEl("svg", { "class": "timeline-chart", width: TL.left + width + TL.right, height: height,
+      "data-events": t.marks.length });
+    var x = function (us) { return TL.left + (us - lo) / Math.max(hi - lo, 1) * width; };
+    var ms = function (us) { return (us - lo) / 1000; };
+    var ticks = niceTicks(0, ms(hi), Math.max(2, Math.round(width / 90)));
+    thinTicks(ticks, function (v) { return x(lo + v * 1000); }, labelWidth).forEach(function (v) {
+      var px = x(lo + v * 1000);
+      svg.appendChild(svgEl("line", { "class": "grid", x1: px, x2: px, y1: TL.top - 4, y2: height - 8, stroke: "#eef1f5" }));
+      svg.appendChild(svgEl("text", { "class": "tick", x: px, y: TL.top - 8, "text-anchor": "middle", "font-size": 11, text: tickFmt(v) + " ms" }));
+    });
+    t.lanes.forEach(function (name, i) {
+      var y = TL.top + i * TL.lane;
+      svg.appendChild(svgEl("text", { x: TL.left - 6, y: y + 12, "text-anchor": "end", "font-size": 11,
+        text: name.length > 34 ? name.slice(0, 33) + "…" : name }, [svgEl("title", { text: name })]));
+      svg.appendChild(svgEl("line", { x1: TL.left, x2: TL.left + width, y1: y + TL.lane - 1, y2: y + TL.lane - 1, stroke: "#eef1f5" }));
+    });
+    t.marks.forEach(function (m) {
+      var y = TL.top + m.lane * TL.lane + 2, px = x(m.ts);
+      var tip = m.name + "\n" + fmt(ms(m.ts)) + " ms" + (m.dur !== undefined ? ", lasted " + fmt(m.dur / 1000) + " ms" : "") +
+        (m.args ? "\n" + JSON.stringify(m.args) : "");
+      var color = m.ph === "X" ? PALETTE[m.lane % PALETTE.length] : "#333";
+      svg.appendChild(m.ph === "X"
+        ? svgEl("rect", { "class": "timeline-mark", x: px, y: y, width: Math.max(1, x(m.ts + m.dur) - px), height: TL.lane - 5,
+          fill: color, "fill-opacity": 0.55, stroke: color, "data-tip": tip })
+        : svgEl("rect", { "class": "timeline-mark", x: px - 1, y: y, width: 2, height: TL.lane - 5, fill: color, "data-tip": tip }));
+    });
+    box.textContent = "";
+    box.appendChild(svg);
+  }
+  block.appendChild(el("p", {}, [
+    el("button", { type: "button", text: "zoom in", onclick: function () { zoom *= 2; draw(); } }), " ",
+    el("button", { type: "button", text: "zoom out", onclick: function () { zoom = Math.max(1, zoom / 2); draw(); } })]));
+  block.appendChild(box);
+  draw();
+  return block;
 }
 
 // ---- The page ----------------------------------------------------------------------------
@@ -367,12 +445,13 @@ function etwhStart() {
   document.title = data.title || "etwh report";
   document.getElementById("title").textContent = document.title;
   var nav = document.getElementById("nav");
-  [["conformance", "Conformance"], ["stress", "Stress"], ["sweeps", "Sweeps"], ["compare", "Comparisons"], ["inputs", "Inputs"]]
+  [["conformance", "Conformance"], ["stress", "Stress"], ["sweeps", "Sweeps"], ["compare", "Comparisons"], ["timeline", "Timelines"], ["inputs", "Inputs"]]
     .forEach(function (n) { nav.appendChild(el("a", { href: "#" + n[0], text: n[1] })); });
   var app = document.getElementById("app");
   app.appendChild(conformanceSection(data.conformance));
   app.appendChild(stressSection(data.stress));
   app.appendChild(compareSection(data.compare));
+  app.appendChild(timelineSection(data.timeline || []));
   app.appendChild(inputsSection(data));
   var root = document.documentElement;
   root.setAttribute("data-series", String(document.querySelectorAll("path.series").length));

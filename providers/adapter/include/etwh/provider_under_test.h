@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace etwh {
@@ -44,6 +45,16 @@ struct SubjectDescription {
   // of little-endian USHORT event IDs that write_test_events() must then skip. Your callback
   // copies what it needs (CB-FILTER-COPY). Unset: the harness gives your provider no filter.
   std::optional<USHORT> id_filter;
+  // Lint warnings your provider means, as a NOLINT comment would say: each a lint rule
+  // (DESC-LEVEL-NONZERO, DESC-KEYWORD-NONZERO, ...) on one of your events (its descriptor), and
+  // why. The harness reports a matching warning as intended (a note, shown with -v) instead of a
+  // warning; a lint failure stays a failure.
+  struct IntendedLint {
+    std::string rule;
+    EVENT_DESCRIPTOR event{};
+    std::string reason;
+  };
+  std::vector<IntendedLint> intended_lint;
 };
 
 // Your provider, as the harness sees it. Calls come from one thread (the agent's request
