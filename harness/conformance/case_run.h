@@ -1,10 +1,10 @@
 // The driver's run of one case (internal to the driver): CaseRun holds the case's agents,
 // sessions and what has been matched so far, runs each step through its family's runner (one
-// table, CaseRun::runners) and judges what follows. The families live in
-// harness/conformance/steps/: sessions.cc (sessions, enables and the callbacks they cause),
-// groups.cc (disallow lists), providers.cc (registration, EventProviderEnabled, agents' ends),
-// traits.cc, data_path.cc (writes, consumers, collect), subjects.cc (providers under test),
-// classic.cc.
+// table, CaseRun::runners) and judges what follows. Each family's runners are its folder's
+// <family>_run.cc under harness/conformance/families/: sessions (sessions, enables and the
+// callbacks they cause), groups (disallow lists), providers (registration,
+// EventProviderEnabled, agents' ends), traits, data_path (writes, consumers, collect), subjects
+// (providers under test), classic.
 #pragma once
 
 #include "agent_client.h"
