@@ -163,19 +163,26 @@ std::string value_text(USHORT in_type, const std::uint8_t* bytes, std::size_t si
   return text_of(in_type, Bytes{bytes, size});
 }
 
+std::vector<std::uint8_t> event_information(const EVENT_RECORD& record, ULONG& status) {
+  EVENT_RECORD r = record;  // TDH takes a non-const record
+  ULONG size = 0;
+  status = TdhGetEventInformation(&r, 0, nullptr, nullptr, &size);
+  std::vector<std::uint8_t> info(size);
+  if (status == ERROR_INSUFFICIENT_BUFFER) {
+    status = TdhGetEventInformation(&r, 0, nullptr,
+                                    reinterpret_cast<TRACE_EVENT_INFO*>(info.data()), &size);
+  }
+  return info;
+}
+
 json decode_event(const EVENT_RECORD& record, std::size_t skip) {
   EVENT_RECORD r = record;
   if (skip > 0 && r.UserData != nullptr && r.UserDataLength >= skip) {
     r.UserData = static_cast<std::uint8_t*>(r.UserData) + skip;
     r.UserDataLength = static_cast<USHORT>(r.UserDataLength - skip);
   }
-  ULONG size = 0;
-  ULONG status = TdhGetEventInformation(&r, 0, nullptr, nullptr, &size);
-  std::vector<std::uint8_t> info(size);
-  if (status == ERROR_INSUFFICIENT_BUFFER) {
-    status = TdhGetEventInformation(&r, 0, nullptr,
-                                    reinterpret_cast<TRACE_EVENT_INFO*>(info.data()), &size);
-  }
+  ULONG status = ERROR_SUCCESS;
+  const std::vector<std::uint8_t> info = event_information(r, status);
   if (status != ERROR_SUCCESS) return {{"status", status}};
   const auto& t = *reinterpret_cast<const TRACE_EVENT_INFO*>(info.data());
   json fields = json::array();

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace etwh::agent {
 
@@ -18,6 +19,10 @@ namespace etwh::agent {
 // {"status": N} when TdhGetEventInformation fails. `skip` bytes at the start of the event data
 // are left out (the driver's own sequence number, which no schema describes).
 nlohmann::json decode_event(const EVENT_RECORD& record, std::size_t skip);
+
+// TdhGetEventInformation's TRACE_EVENT_INFO for the record, in a buffer of the size TDH asks
+// for; `status` is TDH's (the buffer is empty or partial unless it is ERROR_SUCCESS).
+std::vector<std::uint8_t> event_information(const EVENT_RECORD& record, ULONG& status);
 
 // One value's bytes as decode_event shows them, by the property's TDH InType; bytes in another
 // size than the type's as hex. For decoders that read a payload in place (etwh::testing's).

@@ -93,14 +93,8 @@ const EventDecoder::Schema& EventDecoder::schema_of(const EVENT_RECORD& record) 
   key_of(record, key_);
   if (auto found = schemas_.find(key_); found != schemas_.end()) return found->second;
   Schema& schema = schemas_[key_];
-  EVENT_RECORD r = record;
-  ULONG size = 0;
-  ULONG status = TdhGetEventInformation(&r, 0, nullptr, nullptr, &size);
-  std::vector<std::uint8_t> info(size);
-  if (status == ERROR_INSUFFICIENT_BUFFER) {
-    status = TdhGetEventInformation(&r, 0, nullptr,
-                                    reinterpret_cast<TRACE_EVENT_INFO*>(info.data()), &size);
-  }
+  ULONG status = ERROR_SUCCESS;
+  const std::vector<std::uint8_t> info = agent::event_information(record, status);
   schema.status = status;
   if (status != ERROR_SUCCESS) return schema;
   const auto& t = *reinterpret_cast<const TRACE_EVENT_INFO*>(info.data());
