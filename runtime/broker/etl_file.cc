@@ -394,7 +394,10 @@ void EtlFile::add(const dataplane::RecordView& r) {
   const auto aligned = align8(static_cast<std::uint32_t>(size));
   if (used_ + aligned > settings_.buffer_bytes) write_buffer();
   std::byte* e = buffer_.data() + used_;
-  std::memset(e, 0, aligned);  // the gap to the next record is zeros, as Windows 10 leaves it
+  // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes
+  // are zeroed before the fields are written over them, and the fields stored as 0 below are
+  // written; no memset of the whole record.
+  put<std::uint64_t>(e, aligned - 8, 0);
   const std::int64_t stamp = file_clock(r.timestamp_ns);
   put<std::uint16_t>(e, 0, static_cast<std::uint16_t>(size));
   put<std::uint32_t>(e, 8, r.thread_id);
@@ -408,6 +411,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
     put<std::uint8_t>(e, 5, r.descriptor.Level);
     put<std::uint16_t>(e, 6, r.descriptor.Version);
     std::memcpy(e + 24, &r.provider_id, 16);
+    put<std::uint64_t>(e, 40, 0);  // KernelTime, UserTime
     at = kClassicHeaderBytes;
   } else {  // EVENT_HEADER; the 64-bit flag is the header type's, not stored
     std::uint16_t flags =
@@ -416,8 +420,10 @@ void EtlFile::add(const dataplane::RecordView& r) {
     put<std::uint8_t>(e, 2, kTypeEventHeader64);
     put<std::uint8_t>(e, 3, kMarkerFlags);
     put<std::uint16_t>(e, 4, flags);
+    put<std::uint16_t>(e, 6, 0);  // EventProperty
     std::memcpy(e + 24, &r.provider_id, 16);
     std::memcpy(e + 40, &r.descriptor, 16);
+    put<std::uint64_t>(e, 56, 0);  // KernelTime, UserTime
     std::memcpy(e + 64, &r.activity_id, 16);
     at = kEventHeaderBytes;
     for (std::size_t i = 0; i < count; ++i) {  // {size, type, linkage, data size} + data
@@ -426,6 +432,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
       put<std::uint16_t>(e, at + 2, items[i].type);
       put<std::uint16_t>(e, at + 4, i + 1 < count ? kExtLinkage : 0);
       put<std::uint16_t>(e, at + 6, data);
+      if (data != 0) put<std::uint64_t>(e, at + align8(data), 0);  // its padding
       std::memcpy(e + at + 8, items[i].data.data(), data);
       at += 8 + align8(data);
     }
