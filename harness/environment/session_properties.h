@@ -19,6 +19,7 @@ class Properties {
     get()->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   }
   EVENT_TRACE_PROPERTIES* get() { return reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes_.data()); }
+  std::size_t size() const { return bytes_.size(); }
 
  private:
   std::vector<unsigned char> bytes_;  // vector<unsigned char> from new: aligned for the struct

@@ -1,6 +1,7 @@
 #include "harness/stress/engine.h"
 #include "harness/stress/stats.h"
 #include "harness/stress/session_consumer.h"
+#include "harness/stress/file_session.h"
 #include "harness/environment/session_properties.h"
 
 #include "harness/environment/broker_watch.h"
@@ -91,6 +92,7 @@ std::optional<CpuTime> process_cpu(long pid) {
 
 struct StartedSession {
   std::string name;
+  std::string log_file;  // a file session's; empty for a realtime one
   TRACEHANDLE handle = 0;
   bool running = false;
 };
@@ -205,6 +207,7 @@ class StolenTime {
 // Everything a run starts, torn down in the safe order whatever happens: writers killed,
 // sessions stopped (which ends ProcessTrace), consumers joined.
 struct RunResources {
+  std::optional<RunFolder> folder;  // a file profile's: its sessions' files, fio's
   StolenTime stolen;
   std::vector<std::unique_ptr<WriterProcess>> writers;
   std::vector<StartedSession> sessions;
@@ -366,6 +369,8 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
           fmt::format("ControlTraceA(STOP, \"{}\") failed with {}", s.name, st));
     }
     s.running = false;
+    const std::uint64_t stopped_ns = monotonic_ns();  // the file is whole: written and synced
+    if (!s.log_file.empty()) res.consumers[i]->open_file(s.log_file);  // read back now
     res.consumers[i]->join();
     if (res.consumers[i]->process_status() != ERROR_SUCCESS) {
       throw StressHarnessError(fmt::format("ProcessTrace on \"{}\" returned {}", s.name,
@@ -379,6 +384,7 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
     r.maximum_buffers = p.get()->MaximumBuffers;
     r.buffer_size_kb = p.get()->BufferSize;
     r.free_buffers = p.get()->FreeBuffers;
+    if (r.file) note_file_written(r, run.go_ns, stopped_ns);
     run.sessions.push_back(r);
   }
 }
@@ -395,6 +401,10 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
     Properties p;
     EVENT_TRACE_PROPERTIES* props = p.get();
     props->LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    if (profile.log_file) {
+      s.log_file = (res.folder->path() / (s.name + ".etl")).string();
+      set_log_file(props, p.size(), s.log_file, *profile.log_file);
+    }
     props->BufferSize = profile.buffers.buffer_size_kb;
     props->MinimumBuffers = profile.buffers.minimum_buffers;
     props->MaximumBuffers = profile.buffers.maximum_buffers;
@@ -415,13 +425,13 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
     res.consumers.push_back(std::make_unique<SessionConsumer>(
         s.name, provider, profile.threads, writers_total, profile.consumer_delay_us,
         profile.latency_every, stamp_clock()));
-    res.consumers.back()->open();
+    if (s.log_file.empty()) res.consumers.back()->open();  // a file is read once stopped
   }
   // The consumers must be attached before anything is written, or early events would be
   // buffered (or lost with no reader to reclaim for) outside the regime being measured.
   for (auto& c : res.consumers) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (!c->attached()) {
+    while (!c->attached() && !profile.log_file) {
       throw_if_stop_requested();
       if (c->finished() || std::chrono::steady_clock::now() > deadline) {
         throw StressHarnessError("a consumer never received its session's header event");
@@ -444,6 +454,15 @@ std::string counted_so_far(const RunResources& res, const RunResult& run) {
       run.attempts, delivered, lost, res.consumers.size());
 }
 
+// A file profile's folder, and the disk's own write rate measured there before anything runs.
+void prepare_file_run(RunResources& res, unsigned run_number, RunResult& run) {
+  res.folder.emplace(std::to_string(run_number));
+  const DiskRate disk = measure_disk_write(res.folder->path());
+  run.disk_mb_per_s = disk.mb_per_s;
+  run.disk_tool = disk.tool;
+  run.disk_unavailable = disk.unavailable;
+}
+
 // Starts the sessions and writers, lets the writers run, then stops the sessions: `run` gets
 // what was counted, `res` what was started, `broker` the broker that served once the sessions
 // had started (the first call starts it).
@@ -451,7 +470,9 @@ void drive_run(RunResources& res, const Profile& profile, const EngineOptions& o
                RunResult& run, std::optional<BrokerIdentity>& broker) {
   const GUID provider = random_guid();
   static std::atomic<unsigned> run_counter{0};
-  start_sessions(res, profile, provider, run_counter.fetch_add(1));
+  const unsigned run_number = run_counter.fetch_add(1);
+  if (profile.log_file) prepare_file_run(res, run_number, run);
+  start_sessions(res, profile, provider, run_number);
   broker = current_broker();
   const std::optional<CpuTime> broker_cpu_at_start =
       broker ? process_cpu(broker->pid) : std::nullopt;

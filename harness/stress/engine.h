@@ -83,6 +83,21 @@ struct LossStep {
   double behind_ms = 0;
 };
 
+// A file session's log file (harness/stress/README.md, "File sessions"): what it holds, read
+// back once the session stopped, and how fast it was written.
+struct FileResult {
+  std::string path;
+  std::uint64_t bytes = 0;  // the file's size after the stop
+  // The final TRACE_LOGFILE_HEADER's counts: its EventsLost must be the session's (STOP).
+  std::uint64_t header_events_lost = 0, header_buffers_lost = 0, header_buffers_written = 0;
+  // From go to the end of the session's STOP (its last buffers written and the file synced):
+  // the events read back and the file's bytes per second.
+  double write_s = 0;
+  double events_per_s = 0, mb_per_s = 0;
+  // The disk's own rate (RunResult::disk_mb_per_s) over mb_per_s; none without a disk rate.
+  std::optional<double> of_disk_rate;
+};
+
 struct SessionResult {
   std::string name;
   std::uint64_t written = 0;    // EventWrite calls for this session's events, counted by writers
@@ -125,6 +140,7 @@ struct SessionResult {
   std::uint64_t lost_behind_longer_than_buffers = 0;  // in loss_steps with behind_ms >= span
   bool balanced = false;
   std::vector<SeriesPoint> series;
+  std::optional<FileResult> file;  // a file session's; none for a realtime one
 };
 
 // CPU time a process (or a group of them) spent in the run.
@@ -156,7 +172,11 @@ struct RunResult {
   std::uint64_t go_ns = 0;  // CLOCK_MONOTONIC when the writers were told to go: series' t = 0
   std::vector<WriterSamples> writer_samples;  // one per writer process
   double duration_s = 0;
-  std::optional<double> stolen_ms;    // the series' steal, from go to the sessions' stop
+  std::optional<double> stolen_ms;  // the series' steal, from go to the sessions' stop
+  // A file profile's: the disk's sequential write rate in the run's folder (fio, before the
+  // sessions start), or why there is none.
+  std::optional<double> disk_mb_per_s;
+  std::string disk_tool, disk_unavailable;
   std::vector<std::string> failures;  // one line each; empty: the run passed
 };
 

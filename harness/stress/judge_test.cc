@@ -47,6 +47,60 @@ TEST(StressJudge, BalancedRunPassesWithDerivedFigures) {
   EXPECT_DOUBLE_EQ(s.lag_ms, 500.0);
 }
 
+// A file session: 1000 written, 700 in the file, 300 lost (200 refused at write, 100 in a
+// circular file's overwritten buffer): no realtime notices, the file's header counts the loss.
+RunResult file_run() {
+  RunResult run;
+  run.profile.name = "f";
+  run.profile.log_file = FileSettings{FileMode::kCircular, 1};
+  run.attempts = 1000;
+  run.refused_no_buffer = 200;
+  run.disk_mb_per_s = 400;
+  SessionResult s;
+  s.name = "s0";
+  s.delivered = 700;
+  s.events_lost = 300;
+  s.missing = 300;
+  s.gaps = 2;
+  s.file = FileResult{};
+  s.file->header_events_lost = 300;
+  s.file->mb_per_s = 100;
+  run.sessions.push_back(s);
+  return run;
+}
+
+TEST(StressJudge, AFileSessionIsAccountedByItsFileAndItsHeader) {
+  RunResult run = file_run();
+  judge_run(run);
+  EXPECT_TRUE(run.failures.empty()) << run.failures.front();
+  EXPECT_TRUE(run.sessions[0].balanced);
+  ASSERT_TRUE(run.sessions[0].file->of_disk_rate);
+  EXPECT_DOUBLE_EQ(*run.sessions[0].file->of_disk_rate, 0.25);
+
+  RunResult header = file_run();
+  header.sessions[0].file->header_events_lost = 299;
+  judge_run(header);
+  EXPECT_TRUE(mentions(header,
+                       "f session s0: the log file's header says EventsLost 299, "
+                       "ControlTrace 300"));
+
+  RunResult short_file = file_run();
+  short_file.sessions[0].delivered = 699;
+  judge_run(short_file);
+  EXPECT_TRUE(mentions(short_file, "written 1000 != delivered 699 + reported lost 300"));
+
+  // Refused calls above every session's EventsLost are still a failure.
+  RunResult refused = file_run();
+  refused.refused_no_buffer = 301;
+  judge_run(refused);
+  EXPECT_TRUE(mentions(refused, "EventWrite refused 301 calls"));
+
+  RunResult no_disk = file_run();
+  no_disk.disk_mb_per_s.reset();
+  judge_run(no_disk);
+  EXPECT_FALSE(no_disk.sessions[0].file->of_disk_rate) << "no ratio without the disk's rate";
+}
+
 // The buffers' span: the writers took 1 s for 50 buffers, so the session's 8 (at most) last
 // 160 ms. None without a buffer written. The consumer thread's figures are its series' sums,
 // its CPU shares each step's and the run's time.

@@ -24,7 +24,8 @@ const char* const kDimensions[] = {"processes",
                                    "buffers.buffer_size_kb",
                                    "buffers.minimum",
                                    "buffers.maximum",
-                                   "buffers.flush_timer_s"};
+                                   "buffers.flush_timer_s",
+                                   "file.max_mb"};
 
 // Per-record overhead etwrt adds to the payload in a buffer (80-byte header, 8-byte alignment),
 // rounded up so that a payload the loader accepts always fits.
@@ -72,12 +73,32 @@ class Checker {
   std::string where_;
 };
 
+FileSettings check_file(const Checker& c, const json& file) {
+  c.only(file, "/file", {"mode", "max_mb"});
+  FileSettings f;
+  auto mode = file.find("mode");
+  if (mode == file.end())
+    c.fail("/file", "missing field \"mode\" (\"sequential\" or \"circular\")");
+  if (*mode == "sequential")
+    f.mode = FileMode::kSequential;
+  else if (*mode == "circular")
+    f.mode = FileMode::kCircular;
+  else
+    c.fail("/file/mode", "expected \"sequential\" or \"circular\", got " + mode->dump());
+  // A circular file needs a size to wrap at (EVENT_TRACE_FILE_MODE_CIRCULAR).
+  const std::uint64_t low = f.mode == FileMode::kCircular ? 1 : 0;
+  f.max_mb = static_cast<std::uint32_t>(
+      c.count(file, "/file", "max_mb", low, 1000000,
+              f.mode == FileMode::kCircular ? std::nullopt : std::optional<std::uint64_t>(0)));
+  return f;
+}
+
 Profile check_profile(const json& doc, const std::string& where, const std::string& name,
                       const std::string& file) {
   Checker c(where);
   c.only(doc, "",
          {"description", "processes", "threads", "sessions", "rate", "payload_bytes", "burst",
-          "duration_ms", "consumer", "buffers", "expect_loss"});
+          "duration_ms", "consumer", "buffers", "file", "expect_loss"});
   Profile p;
   p.name = name;
   p.file = file;
@@ -133,6 +154,7 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
              std::to_string(b.maximum_buffers) + " < minimum " + std::to_string(b.minimum_buffers));
     }
   }
+  if (auto it = doc.find("file"); it != doc.end()) p.log_file = check_file(c, *it);
   if (p.payload_bytes + kRecordOverhead > std::uint64_t{p.buffers.buffer_size_kb} * 1024) {
     c.fail("/payload_bytes", std::to_string(p.payload_bytes) + " bytes do not fit in a " +
                                  std::to_string(p.buffers.buffer_size_kb) + " KB buffer");

@@ -26,6 +26,14 @@ struct BufferSettings {
   std::uint32_t flush_timer_s = 1;
 };
 
+// A profile whose sessions log to a file (in the run's temporary folder) instead of to a
+// realtime consumer: the file is read back once the session stopped.
+enum class FileMode { kSequential, kCircular };
+struct FileSettings {
+  FileMode mode = FileMode::kSequential;
+  std::uint32_t max_mb = 0;  // MaximumFileSize; 0: no limit (sequential only)
+};
+
 struct Profile {
   std::string name;  // file stem, plus "[dim=value]" in a sweep
   std::string file;
@@ -44,6 +52,7 @@ struct Profile {
   // measuring consumer as slow as the writer.
   std::uint64_t latency_every = 1;
   BufferSettings buffers;
+  std::optional<FileSettings> log_file;  // "file": none for realtime sessions
   LossExpectation expect_loss = LossExpectation::kUnspecified;
   nlohmann::json source;  // the profile as loaded (after any sweep value), for reports
 };

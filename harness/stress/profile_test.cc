@@ -54,6 +54,31 @@ TEST(StressProfile, FieldsAndDefaults) {
   EXPECT_EQ(p.expect_loss, LossExpectation::kSome);
 }
 
+TEST(StressProfile, FileSessions) {
+  EXPECT_FALSE(load_profile_text(R"({"rate": 5, "duration_ms": 1})", "r.json")[0].log_file)
+      << "realtime by default";
+  const auto seq = load_profile_text(
+      R"({"rate": 5, "duration_ms": 1, "file": {"mode": "sequential"}})", "s.json")[0];
+  ASSERT_TRUE(seq.log_file);
+  EXPECT_EQ(seq.log_file->mode, FileMode::kSequential);
+  EXPECT_EQ(seq.log_file->max_mb, 0u) << "no limit by default";
+  const auto circ = load_profile_text(
+      R"({"rate": 5, "duration_ms": 1, "file": {"mode": "circular", "max_mb": 3}})", "c.json")[0];
+  ASSERT_TRUE(circ.log_file);
+  EXPECT_EQ(circ.log_file->mode, FileMode::kCircular);
+  EXPECT_EQ(circ.log_file->max_mb, 3u);
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "file": {"mode": "circular"}})"),
+            "p.json: /file: missing field \"max_mb\"");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "file": {"mode": "newfile"}})"),
+            "p.json: /file/mode: expected \"sequential\" or \"circular\", got \"newfile\"");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "file": {"mode": "circular", "max_mb": 0}})"),
+            "p.json: /file/max_mb: 0 < 1");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "file": {}})"),
+            "p.json: /file: missing field \"mode\" (\"sequential\" or \"circular\")");
+  EXPECT_EQ(error_of(R"({"rate": 5, "duration_ms": 1, "file": {"mode": "sequential", "x": 1}})"),
+            "p.json: /file/x: unknown field \"x\"");
+}
+
 TEST(StressProfile, ErrorsNameFilePointerAndReason) {
   EXPECT_EQ(error_of("{\n  \"rate\": 5,\n  \"duration_ms\": }"),
             "p.json:3:18: JSON syntax error: syntax error while parsing value - unexpected '}'; "

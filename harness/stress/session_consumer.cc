@@ -35,12 +35,30 @@ SessionConsumer::SessionConsumer(std::string name, const GUID& provider,
 void SessionConsumer::open() {
   logfile_.LoggerName = name_.data();
   logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  start();
+}
+
+void SessionConsumer::open_file(const std::string& log_file) {
+  from_file_ = true;
+  log_file_ = log_file;
+  logfile_.LogFileName = log_file_.data();
+  logfile_.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  start();
+  FileResult& f = result_.file.emplace();
+  f.path = log_file_;
+  f.header_events_lost = logfile_.LogfileHeader.EventsLost;
+  f.header_buffers_lost = logfile_.LogfileHeader.BuffersLost;
+  f.header_buffers_written = logfile_.LogfileHeader.BuffersWritten;
+}
+
+void SessionConsumer::start() {
   logfile_.EventRecordCallback = &SessionConsumer::on_record;
   logfile_.BufferCallback = &SessionConsumer::on_buffer;
   logfile_.Context = this;
   trace_ = OpenTraceA(&logfile_);
   if (trace_ == INVALID_PROCESSTRACE_HANDLE) {
-    throw StressHarnessError("OpenTraceA(\"" + name_ + "\") failed");
+    throw StressHarnessError(from_file_ ? "OpenTraceA(\"" + log_file_ + "\") failed"
+                                        : "OpenTraceA(\"" + name_ + "\") failed");
   }
   thread_ = std::thread([this] {
     if (pthread_getcpuclockid(pthread_self(), &cpu_clock_) == 0)
@@ -86,7 +104,8 @@ ULONG WINAPI SessionConsumer::on_buffer(PEVENT_TRACE_LOGFILEA logfile) {
 void SessionConsumer::buffer_delivered() {
   // Records delivered untimed (latency_every) end their batch here: the batch's end is their
   // delivery, for the lag and the throughput, and a callback time for the silences.
-  if (untimed_ > 0) {
+  // A file read back: its delivery times are the read-back's, no figure of the run.
+  if (untimed_ > 0 && !from_file_) {
     const std::uint64_t now = clock_.now_ns();
     note_callback(now);
     if (result_.first_delivery_ns == 0) result_.first_delivery_ns = now;
@@ -172,7 +191,7 @@ void SessionConsumer::record(const EVENT_RECORD& r) {
   const bool ours =
       same_guid(from, provider_) && r.UserDataLength >= sizeof stamp && r.UserData != nullptr;
   if (ours) std::memcpy(&stamp, r.UserData, sizeof stamp);
-  if (ours && delay_ns_ == 0 && !timed_sequence(stamp.sequence)) {
+  if (ours && (from_file_ || (delay_ns_ == 0 && !timed_sequence(stamp.sequence)))) {
     count(stamp, r.UserDataLength);
     ++untimed_;
     return;

@@ -38,6 +38,10 @@ class SessionConsumer {
 
   // OpenTraceA and ProcessTrace on a new thread; throws StressHarnessError.
   void open();
+  // The same on a file session's log file once the session stopped: the records are counted
+  // and their sequence numbers checked, none timed (their latency would be the read-back's);
+  // the file's header counts go to the result's `file`.
+  void open_file(const std::string& log_file);
 
   bool attached() const { return header_seen_.load(); }
   bool finished() const { return finished_.load(); }
@@ -66,6 +70,7 @@ class SessionConsumer {
   SessionResult& finish(const std::vector<std::uint64_t>& written_per_writer);
 
  private:
+  void start();  // OpenTraceA on logfile_, ProcessTrace on the consumer thread
   static void WINAPI on_record(PEVENT_RECORD record);
   static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA logfile);
   void record(const EVENT_RECORD& r);
@@ -88,6 +93,8 @@ class SessionConsumer {
   std::uint32_t threads_per_process_;
   std::uint64_t delay_ns_;
   std::uint64_t latency_every_;
+  bool from_file_ = false;  // reading a log file back: count only
+  std::string log_file_;
   StampClock clock_;
   std::vector<SequenceTracker> trackers_;
   SessionResult result_;

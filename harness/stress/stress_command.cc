@@ -11,6 +11,7 @@
 #include "harness/stress/profile.h"
 #include "harness/environment/stale_sessions.h"
 #include "harness/stress/stress_console.h"
+#include "harness/stress/file_session.h"
 #include "harness/stress/stress_markdown.h"
 #include "harness/stress/stress_trace.h"
 #include "harness/report/trace/trace.h"
@@ -198,6 +199,18 @@ nlohmann::ordered_json vs_floors_json(const LatencyHistogram& latency, const Out
           {"reader_nap", three(o.reader_nap.both)}};
 }
 
+nlohmann::ordered_json file_json(const FileResult& f) {
+  return {{"bytes", f.bytes},
+          {"header_events_lost", f.header_events_lost},
+          {"header_buffers_lost", f.header_buffers_lost},
+          {"header_buffers_written", f.header_buffers_written},
+          {"write_s", f.write_s},
+          {"events_per_s", f.events_per_s},
+          {"mb_per_s", f.mb_per_s},
+          {"of_disk_rate",
+           f.of_disk_rate ? nlohmann::ordered_json(*f.of_disk_rate) : nlohmann::ordered_json()}};
+}
+
 nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
                                     std::uint64_t latency_every) {
   nlohmann::ordered_json j;
@@ -243,6 +256,7 @@ nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,
         {{"t_ms", step.t_ms}, {"lost", step.lost}, {"behind_ms", step.behind_ms}});
   }
   j["lost_behind_longer_than_buffers"] = s.lost_behind_longer_than_buffers;
+  j["file"] = s.file ? file_json(*s.file) : nlohmann::ordered_json();  // null: realtime
   j["series"] = nlohmann::ordered_json::array();
   for (const SeriesPoint& p : s.series) {
     j["series"].push_back(
@@ -309,6 +323,15 @@ nlohmann::ordered_json outcome_json(const Outcome& o) {
                         {"other_cpu", floor_windows_json(o.floor_other_cpu)}};
   j["reader_nap_us"] = {{"asked", static_cast<double>(kReaderNap.count()) / 1000.0},
                         {"slept", floor_windows_json(o.reader_nap)}};
+  j["disk"] = nullptr;  // realtime sessions: no file, no disk rate
+  if (r.profile.log_file) {
+    j["disk"] = {{"mode", file_mode_name(r.profile.log_file->mode)},
+                 {"max_mb", r.profile.log_file->max_mb},
+                 {"write_mb_per_s", r.disk_mb_per_s ? nlohmann::ordered_json(*r.disk_mb_per_s)
+                                                    : nlohmann::ordered_json()},
+                 {"tool", r.disk_tool},
+                 {"unavailable", r.disk_unavailable}};
+  }
   j["sessions"] = nlohmann::ordered_json::array();
   for (const auto& s : r.sessions)
     j["sessions"].push_back(session_json(s, o, r.profile.latency_every));

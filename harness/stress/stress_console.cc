@@ -102,7 +102,7 @@ std::vector<std::string> session_details(const SessionResult& s, std::size_t ind
   std::string lost = fmt::format("  {}: lost {}: EventsLost {}, RealTimeBuffersLost {}", name,
                                  grouped(s.reported_lost), grouped(s.events_lost),
                                  grouped(s.realtime_buffers_lost));
-  if (!s.loss_steps.empty()) {
+  if (!s.loss_steps.empty() && !s.file) {  // a file session has no consumer to be behind
     double least = s.loss_steps.front().behind_ms, most = least;
     for (const LossStep& step : s.loss_steps) {
       least = std::min(least, step.behind_ms);
@@ -113,6 +113,18 @@ std::vector<std::string> session_details(const SessionResult& s, std::size_t ind
   }
   lines.push_back(lost);
   return lines;
+}
+
+// A file session's line: its file, its rate to disk and that rate over the disk's own.
+std::string file_line(const RunResult& r, const SessionResult& s, std::size_t index) {
+  const FileResult& f = *s.file;
+  std::string line = fmt::format("  {}: file {} bytes, {}, {:.1f} MB/s", short_name(index),
+                                 grouped(f.bytes), rate(f.events_per_s), f.mb_per_s);
+  if (f.of_disk_rate && r.disk_mb_per_s) {
+    return line + fmt::format(" = {:.2f} of the disk's {:.1f} MB/s ({})", *f.of_disk_rate,
+                              *r.disk_mb_per_s, r.disk_tool);
+  }
+  return line + "; no disk rate: " + r.disk_unavailable;
 }
 
 // The processes' figures, a line each: writes, CPU per event, memory.
@@ -162,6 +174,7 @@ std::string run_table(const RunHeading& heading, const RunResult& run,
   for (const FloorRow& f : floors) lines.push_back(floor_row(f));
   for (std::size_t i = 0; i < run.sessions.size(); ++i) {
     for (std::string& line : session_details(run.sessions[i], i)) lines.push_back(std::move(line));
+    if (run.sessions[i].file) lines.push_back(file_line(run, run.sessions[i], i));
   }
   for (std::string& line : process_lines(run)) lines.push_back(std::move(line));
   for (std::string f : run.failures) {
