@@ -12,7 +12,8 @@ namespace etwh::stress {
 namespace {
 
 // fio 3.33's --output-format=json, cut to what is read (a job's write bandwidth in bytes/s).
-constexpr const char* kFioOutput = R"(note: both iodepth >= 1 and synchronous I/O engine are selected
+constexpr const char* kFioOutput =
+    R"(note: both iodepth >= 1 and synchronous I/O engine are selected
 {
   "fio version" : "fio-3.33",
   "jobs" : [
@@ -52,8 +53,7 @@ TEST(StressFileSession, LogFileGoesIntoTheProperties) {
   EXPECT_EQ(p.get()->LogFileMode, static_cast<ULONG>(EVENT_TRACE_FILE_MODE_CIRCULAR));
   EXPECT_EQ(p.get()->MaximumFileSize, 5u);
   ASSERT_GT(p.get()->LogFileNameOffset, p.get()->LoggerNameOffset);
-  EXPECT_STREQ(reinterpret_cast<const char*>(p.get()) + p.get()->LogFileNameOffset,
-               "/tmp/x/s.etl");
+  EXPECT_STREQ(reinterpret_cast<const char*>(p.get()) + p.get()->LogFileNameOffset, "/tmp/x/s.etl");
   Properties q;
   set_log_file(q.get(), q.size(), "a.etl", {FileMode::kSequential, 0});
   EXPECT_EQ(q.get()->LogFileMode, static_cast<ULONG>(EVENT_TRACE_FILE_MODE_SEQUENTIAL));

@@ -2,6 +2,8 @@
 
 #include <evntrace.h>
 
+#include "etl/xpress_encode.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,12 +25,15 @@ constexpr std::uint8_t kTypeFullHeader64 = 0x14;   // TRACE_HEADER_TYPE_FULL_HEA
 constexpr std::uint8_t kMarkerFlags = 0xC0;        // TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE
 constexpr std::uint16_t kBufferFlagFlushMarker = 0x0001;  // ETW_BUFFER_FLAG_FLUSH_MARKER
 constexpr std::uint16_t kBufferFlagProcIndex = 0x0020;    // ETW_BUFFER_FLAG_PROC_INDEX
+constexpr std::uint16_t kBufferFlagCompressed = 0x0040;   // ETW_BUFFER_FLAG_COMPRESSED
 constexpr std::uint16_t kBufferTypeGeneric = 0;           // ETW_BUFFER_TYPE_GENERIC
 constexpr std::uint16_t kBufferTypeHeader = 4;            // ETW_BUFFER_TYPE_HEADER
 constexpr std::uint32_t kBufferStateFlush = 3;            // EtwBufferStateFlush
 constexpr std::uint16_t kExtLinkage = 1;                  // another extended item follows
 // What the header claims to be: Windows 10 (build 19041), file layout 1.5 (uncompressed).
 constexpr std::uint8_t kVersion[4] = {10, 0, 1, 5};
+// A compressed file says layout 2.0, as Windows' compressed files do (../shared/etl-corpus).
+constexpr std::uint8_t kVersionCompressed[4] = {10, 0, 2, 0};
 constexpr std::uint32_t kProviderVersion = 19041;
 constexpr std::uint32_t kTimerResolution = 156250;  // 15.625 ms, in 100 ns, as Windows writes
 constexpr std::uint32_t kCpuSpeedMHz = 1000;        // the cycle clock's unit (consumer_delivery)
@@ -115,7 +120,16 @@ std::string numbered(const std::string& pattern, std::uint32_t index) {
 }  // namespace
 
 EtlFile::EtlFile(const EtlSettings& settings)
-    : settings_(settings), buffer_(settings.buffer_bytes) {}
+    : settings_(settings), buffer_(settings.buffer_bytes) {
+  // Circular and appended files place buffers by index (BufferSize each): they are written
+  // uncompressed (docs/etwrt/internals.md, "Trace files (writing)").
+  const std::uint32_t by_index = EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_APPEND;
+  compressed_ = (settings.log_file_mode & EVENT_TRACE_COMPRESSED_MODE) != 0 &&
+                (settings.log_file_mode & by_index) == 0;
+  if (compressed_) {
+    packed_.resize(kBufferHeaderBytes + etl::xpress_lz77_bound(settings.buffer_bytes));
+  }
+}
 
 EtlFile::~EtlFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -168,6 +182,7 @@ bool EtlFile::open_file(std::uint32_t index, ULONG& status, std::string& reason)
   }
   fd_ = fd;
   slot_ = 1;
+  write_at_ = settings_.buffer_bytes;
   file_buffers_ = 1;
   wrapped_ = false;
   slot_events_.assign(1, 0);
@@ -266,7 +281,7 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
   std::byte* h = e + kSystemHeaderBytes;  // TRACE_LOGFILE_HEADER (x64)
   const bool appended = appended_start_ != 0;
   put<std::uint32_t>(h, 0x00, bs);
-  std::memcpy(h + 0x04, kVersion, 4);
+  std::memcpy(h + 0x04, compressed_ ? kVersionCompressed : kVersion, 4);
   put<std::uint32_t>(h, 0x08, kProviderVersion);
   put<std::uint32_t>(h, 0x0C, settings_.processors);
   put<std::int64_t>(h, 0x10, end_time);
@@ -328,7 +343,7 @@ void EtlFile::write_buffer() {
   }
   std::byte* p = buffer_.data();
   std::memset(p, 0, kBufferHeaderBytes);
-  std::memset(p + used_, 0xFF, bs - used_);
+  if (!compressed_) std::memset(p + used_, 0xFF, bs - used_);
   put<std::uint32_t>(p, 0x00, bs);
   put<std::uint32_t>(p, 0x04, used_);  // SavedOffset
   put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
@@ -347,7 +362,7 @@ void EtlFile::write_buffer() {
     events_in_file_.fetch_sub(slot_events_[slot_], std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (::pwrite(fd_, p, bs, static_cast<off_t>(slot_ * bs)) != static_cast<ssize_t>(bs)) {
+  if (!store_buffer()) {
     std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
     events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
@@ -361,6 +376,35 @@ void EtlFile::write_buffer() {
   ++slot_;
   file_buffers_ = std::max(file_buffers_, slot_);
   start_buffer();
+}
+
+// Writes buffer_ (its header filled) to the file: where its index puts it, or compressed at
+// write_at_. False when the write failed (errno says why).
+bool EtlFile::store_buffer() {
+  const std::uint32_t bs = settings_.buffer_bytes;
+  if (!compressed_) {
+    return ::pwrite(fd_, buffer_.data(), bs, static_cast<off_t>(slot_ * bs)) ==
+           static_cast<ssize_t>(bs);
+  }
+  const std::size_t n = etl::xpress_lz77_compress(
+      std::span<const std::byte>(buffer_.data() + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
+      std::span<std::byte>(packed_.data() + kBufferHeaderBytes,
+                           packed_.size() - kBufferHeaderBytes));
+  const std::byte* out = packed_.data();
+  std::uint32_t size = kBufferHeaderBytes + static_cast<std::uint32_t>(n);
+  if (n == 0 || size >= bs) {  // does not shrink: the buffer as it is (the flag says which)
+    std::memset(buffer_.data() + used_, 0xFF, bs - used_);
+    out = buffer_.data();
+    size = bs;
+  } else {
+    std::memcpy(packed_.data(), buffer_.data(), kBufferHeaderBytes);
+    put<std::uint32_t>(packed_.data(), 0x00, size);  // BufferSize: its bytes in the file
+    put<std::uint16_t>(packed_.data(), 0x34, kBufferFlagProcIndex | kBufferFlagCompressed);
+  }
+  if (::pwrite(fd_, out, size, static_cast<off_t>(write_at_)) != static_cast<ssize_t>(size))
+    return false;
+  write_at_ += size;
+  return true;
 }
 
 void EtlFile::add(const dataplane::RecordView& r) {

@@ -74,6 +74,7 @@ class EtlFile {
   void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
   void start_buffer();
   void write_buffer();
+  bool store_buffer();
   std::int64_t file_clock(std::uint64_t ns) const;
   std::uint64_t capacity_buffers() const;
 
@@ -82,6 +83,11 @@ class EtlFile {
   std::string current_name_;
   std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
   std::vector<std::byte> buffer_;
+  // EVENT_TRACE_COMPRESSED_MODE (sequential and NEWFILE files): each data buffer is written as
+  // its header and its records compressed (layout 2.0), at write_at_, one after the other.
+  bool compressed_ = false;
+  std::uint64_t write_at_ = 0;
+  std::vector<std::byte> packed_;
   std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
   std::uint32_t buffer_events_ = 0;  // records in buffer_
   std::uint64_t last_timestamp_ = 0;

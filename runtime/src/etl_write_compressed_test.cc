@@ -1,0 +1,142 @@
+// EVENT_TRACE_COMPRESSED_MODE file sessions against a real broker: the logger writes layout 2.0
+// (each data buffer's header, then its records compressed as MS-XCA's plain LZ77, the buffers
+// one after the other), and every event reads back through the consumer API. The buffer chain
+// is walked here by hand, the records decoded by the reader (whose decompressor shares no code
+// with the logger's compressor).
+#include "test_broker_home.h"
+#include "test_properties.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+using etwrt::testing::PrivateBrokerHome;
+using etwrt::testing::TraceProperties;
+
+const GUID kProvider = {
+    0x6a1d8b52, 0x3cae, 0x4d74, {0x90, 0x25, 0x7b, 0x31, 0xa4, 0xe8, 0x2f, 0x69}};
+
+struct Read {
+  ULONG events = 0, in_order = 0;
+  bool header_first = false;
+  ULONG next = 0;  // the payload index expected next
+};
+
+void WINAPI on_event(PEVENT_RECORD e) {
+  auto& r = *static_cast<Read*>(e->UserContext);
+  if (IsEqualGUID(e->EventHeader.ProviderId, EventTraceGuid) && r.events == 0) {
+    r.header_first = true;
+    return;
+  }
+  if (!IsEqualGUID(e->EventHeader.ProviderId, kProvider) || e->UserDataLength < 4) return;
+  ULONG index = 0;
+  std::memcpy(&index, e->UserData, 4);
+  ++r.events;
+  if (index == r.next) ++r.in_order;
+  r.next = index + 1;
+}
+
+template <typename T>
+T load(const std::vector<char>& d, std::size_t at) {
+  T v;
+  std::memcpy(&v, d.data() + at, sizeof v);
+  return v;
+}
+
+TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
+  PrivateBrokerHome home("etwrt-etlz");
+  const std::string file = home.dir() + "/z.etl";
+  TraceProperties p;
+  p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_COMPRESSED_MODE;
+  p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
+  std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
+  p.get()->BufferSize = 16;  // KB
+  p.get()->MinimumBuffers = 64;
+  p.get()->MaximumBuffers = 64;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-z", p.get()), ERROR_SUCCESS);
+  REGHANDLE reg = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  ASSERT_EQ(EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                           nullptr),
+            ERROR_SUCCESS);
+  EVENT_DESCRIPTOR d{};
+  d.Id = 9;
+  d.Level = 4;
+  constexpr ULONG kEvents = 20000;
+  ULONG written = 0;
+  for (ULONG i = 0; i < kEvents; ++i) {
+    std::array<ULONG, 8> payload{};
+    payload[0] = i;
+    EVENT_DATA_DESCRIPTOR data;
+    EventDataDescCreate(&data, payload.data(), sizeof payload);
+    if (EventWrite(reg, &d, 1, &data) == ERROR_SUCCESS) ++written;
+    if (i % 500 == 499) ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
+  }
+  EventUnregister(reg);
+  TraceProperties stop;
+  ASSERT_EQ(ControlTraceA(0, "etl-z", stop.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+  const ULONG lost = stop.get()->EventsLost;
+  EXPECT_EQ(written + lost, kEvents);
+
+  // The bytes: the header buffer (BufferSize, uncompressed, layout 2.0 and the mode in its
+  // TRACE_LOGFILE_HEADER), then buffers whose BufferSize is their length in the file, each
+  // flagged compressed (0x40) with its records ending (Offset) within the session's BufferSize.
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GE(bytes.size(), 16384u);
+  EXPECT_EQ(load<std::uint32_t>(bytes, 0), 16384u);
+  const std::size_t header = 0x48 + 0x20;
+  EXPECT_EQ(load<std::uint8_t>(bytes, header + 6), 2) << "layout 2.0";
+  EXPECT_EQ(load<std::uint8_t>(bytes, header + 7), 0);
+  EXPECT_NE(load<std::uint32_t>(bytes, header + 0x20) & EVENT_TRACE_COMPRESSED_MODE, 0u);
+  std::size_t pos = 16384, compressed = 0, buffers = 0;
+  while (pos + 0x48 <= bytes.size()) {
+    const auto size = load<std::uint32_t>(bytes, pos);
+    const auto offset = load<std::uint32_t>(bytes, pos + 0x30);
+    const auto flags = load<std::uint16_t>(bytes, pos + 0x34);
+    ASSERT_GE(size, 0x48u);
+    ASSERT_LE(pos + size, bytes.size());
+    EXPECT_LE(offset, 16384u);
+    if ((flags & 0x40) != 0) ++compressed;
+    ++buffers;
+    pos += size;
+  }
+  EXPECT_EQ(pos, bytes.size()) << "the buffers chain to the file's end";
+  EXPECT_GT(buffers, 10u);
+  EXPECT_EQ(compressed, buffers) << "trace records compress";
+  EXPECT_LT(bytes.size(), 16384 + buffers * 16384 / 2) << "well under half the plain size";
+
+  Read r;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  l.LogFileName = name.data();
+  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+  l.EventRecordCallback = on_event;
+  l.Context = &r;
+  TRACEHANDLE t = OpenTraceA(&l);
+  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  CloseTrace(t);
+  EXPECT_TRUE(r.header_first);
+  EXPECT_EQ(r.events, written) << "every event in the file, none lost in the file";
+  if (lost == 0) {
+    EXPECT_EQ(r.in_order, r.events) << "in the order written";
+  }
+}
+
+}  // namespace
