@@ -186,24 +186,6 @@ std::size_t arena_size(std::span<const std::byte> file, std::size_t max_records_
 
 }  // namespace
 
-std::size_t fixed_header_size(Kind kind) {
-  switch (kind) {
-    case Kind::system32:
-    case Kind::system64: return 32;
-    case Kind::compact32:
-    case Kind::compact64: return 24;
-    case Kind::perfinfo32:
-    case Kind::perfinfo64: return 16;
-    case Kind::full32:
-    case Kind::full64: return 48;
-    case Kind::instance32:
-    case Kind::instance64: return 72;
-    case Kind::event32:
-    case Kind::event64: return 80;
-  }
-  return 80;
-}
-
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
   Arena arena;
   BufferHeader h{};

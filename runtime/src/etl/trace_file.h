@@ -115,6 +115,22 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out,
 
 // The record's fixed header size for its kind (SYSTEM_TRACE_HEADER 32, compact 24, PERFINFO 16,
 // EVENT_TRACE_HEADER 48, EVENT_INSTANCE_GUID_HEADER 72, EVENT_HEADER 80).
-std::size_t fixed_header_size(Kind kind);
+inline std::size_t fixed_header_size(Kind kind) {
+  switch (kind) {
+    case Kind::system32:
+    case Kind::system64: return 32;
+    case Kind::compact32:
+    case Kind::compact64: return 24;
+    case Kind::perfinfo32:
+    case Kind::perfinfo64: return 16;
+    case Kind::full32:
+    case Kind::full64: return 48;
+    case Kind::instance32:
+    case Kind::instance64: return 72;
+    case Kind::event32:
+    case Kind::event64: return 80;
+  }
+  return 80;
+}
 
 }  // namespace etwrt::etl
