@@ -15,9 +15,10 @@ namespace etwrt::etl::testing {
 // ../shared/etl-corpus beside the source tree; ETWRT_ETL_CORPUS names another place (a
 // worktree whose parent has no shared/).
 inline const std::filesystem::path& corpus_dir() {
-  static const std::filesystem::path dir = std::getenv("ETWRT_ETL_CORPUS") != nullptr
-                                               ? std::filesystem::path(std::getenv("ETWRT_ETL_CORPUS"))
-                                               : std::filesystem::path(ETWRT_ETL_CORPUS_DIR);
+  static const std::filesystem::path dir =
+      std::getenv("ETWRT_ETL_CORPUS") != nullptr
+          ? std::filesystem::path(std::getenv("ETWRT_ETL_CORPUS"))
+          : std::filesystem::path(ETWRT_ETL_CORPUS_DIR);
   return dir;
 }
 

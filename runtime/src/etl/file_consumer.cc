@@ -295,7 +295,7 @@ ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
   return ERROR_SUCCESS;
 }
 
-constexpr std::size_t kPrefetchBytes = 8;
+constexpr std::size_t kPrefetchBytes = 16;
 
 // The merge: each file's header event, then always the record with the lowest FILETIME (the
 // first handle's among equal ones) until every file is read, a close or BufferCallback's FALSE.

@@ -176,7 +176,11 @@ const GUID& kernel_group_guid(unsigned group) {
 bool decode_record(const TraceFile& file, const RecordRef& r, Decoded& out) {
   const std::byte* p = file.arena.data() + r.offset;
   EVENT_RECORD& e = out.record;
-  e = EVENT_RECORD{};
+  // An EVENT_HEADER record's header is copied whole; the other kinds set some of its fields.
+  if (r.kind != Kind::event32 && r.kind != Kind::event64) e.EventHeader = EVENT_HEADER{};
+  e.ExtendedDataCount = 0;
+  e.ExtendedData = nullptr;
+  e.UserContext = nullptr;
   switch (r.kind) {
     case Kind::event32:
     case Kind::event64:

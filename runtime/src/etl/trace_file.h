@@ -62,14 +62,16 @@ struct UninitAllocator : std::allocator<T> {
 using Arena = std::vector<std::byte, UninitAllocator<std::byte>>;
 
 // One record of the file: where its bytes are in TraceFile::arena, its raw stamp (the file's
-// clock) and the buffer it came from.
+// clock) and the buffer it came from. 24 bytes: the merge and the delivery stream through
+// one per record (the arena is at most kMaxArenaBytes, a record's size a 16-bit field).
 struct RecordRef {
   std::int64_t raw_time;
-  std::uint64_t offset;
-  std::uint32_t size;
+  std::uint32_t offset;
   std::uint32_t buffer;
+  std::uint16_t size;
   Kind kind;
 };
+static_assert(sizeof(RecordRef) == 24);
 
 struct BufferInfo {
   std::uint16_t processor;  // ProcessorIndex (ETW_BUFFER_FLAG_PROC_INDEX) or ProcessorNumber.
@@ -102,7 +104,7 @@ struct ParseStatus {
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out);
 
 inline constexpr std::size_t kMaxBufferBytes = 16 << 20;  // MAX_ETW_BUFFER_SIZE (ntwmi.h)
-inline constexpr std::size_t kMaxArenaBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxArenaBytes = std::size_t{1} << 30;  // RecordRef's offset fits.
 
 // Reads every buffer (the header's included) into `out.arena`, `out.buffers` and `out.records`,
 // after parse_header. ERROR_FILE_CORRUPT for a buffer or record whose sizes lie, a truncated

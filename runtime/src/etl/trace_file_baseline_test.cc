@@ -82,8 +82,8 @@ std::vector<BaselineEvent> read_baseline(const fs::path& path) {
 // "yy/MM/dd HH:mm:ss.ff", as the baselines print dates.
 std::string date_text(int year, int month, int day, int hour, int minute, int second, int ms) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%02d/%02d/%02d %02d:%02d:%02d.%02d", year % 100, month, day,
-                hour, minute, second, ms / 10);
+  std::snprintf(buf, sizeof buf, "%02d/%02d/%02d %02d:%02d:%02d.%02d", year % 100, month, day, hour,
+                minute, second, ms / 10);
   return buf;
 }
 
@@ -93,8 +93,8 @@ std::string filetime_text(std::int64_t ft) {
   const std::time_t secs = static_cast<std::time_t>(ft / 10000000 - 11644473600LL);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  return date_text(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                   tm.tm_sec, static_cast<int>(ft % 10000000 / 10000));
+  return date_text(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                   static_cast<int>(ft % 10000000 / 10000));
 }
 
 // "Mercury" against "Mercury"; "C:\Dev\runtime\artif..." against a longer text by its start.
@@ -168,7 +168,10 @@ std::string compare_property(PEVENT_RECORD e, const std::vector<BYTE>& info, ULO
     case TDH_INTYPE_UNICODESTRING:
       got = narrow(reinterpret_cast<const char16_t*>(v.data()), size / 2);
       break;
-    case TDH_INTYPE_ANSISTRING: got.assign(reinterpret_cast<const char*>(v.data()), strnlen(reinterpret_cast<const char*>(v.data()), size)); break;
+    case TDH_INTYPE_ANSISTRING:
+      got.assign(reinterpret_cast<const char*>(v.data()),
+                 strnlen(reinterpret_cast<const char*>(v.data()), size));
+      break;
     case TDH_INTYPE_BOOLEAN: got = u != 0 ? "True" : "False"; break;
     case TDH_INTYPE_GUID: {
       GUID g;
@@ -205,7 +208,8 @@ std::string compare_property(PEVENT_RECORD e, const std::vector<BYTE>& info, ULO
       }
       if (!digits.empty() && end != nullptr && *end == 0) {
         // Compared in the property's width: TraceEvent prints an HRESULT as an int.
-        const std::uint64_t mask = size >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
+        const std::uint64_t mask =
+            size >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
         return (expected & mask) == (u & mask) ? "" : "value " + std::to_string(u);
       }
       got = map_name(e, info, p.nonStructType.MapNameOffset, u);
@@ -225,10 +229,10 @@ struct Judged {
   std::string provider_prefix;  // Lines of these providers only.
   std::int64_t start = 0;
   std::size_t fields = 0;                // Baseline fields TDH decodes under their name.
-  std::vector<std::string> differences;   // Values (or ProceNum, DataLen) that disagree.
-  std::vector<std::string> undecoded;     // Events TDH has no description of.
-  std::vector<std::string> unnamed;       // Baseline fields TDH lists under no such name.
-  std::vector<std::string> unmapped;      // Values whose map has no name for them.
+  std::vector<std::string> differences;  // Values (or ProceNum, DataLen) that disagree.
+  std::vector<std::string> undecoded;    // Events TDH has no description of.
+  std::vector<std::string> unnamed;      // Baseline fields TDH lists under no such name.
+  std::vector<std::string> unmapped;     // Values whose map has no name for them.
 };
 
 void judge_event(PEVENT_RECORD e, Judged& j, BaselineEvent& b) {
@@ -320,10 +324,10 @@ std::string listed(const std::vector<std::string>& v) {
   return s;
 }
 
-#define SKIP_WITHOUT_CORPUS()                                                    \
-  if (!etwrt::etl::testing::corpus_present()) {                                  \
+#define SKIP_WITHOUT_CORPUS()                                                 \
+  if (!etwrt::etl::testing::corpus_present()) {                               \
     GTEST_SKIP() << "no .etl corpus at " << etwrt::etl::testing::corpus_dir() \
-                 << " (../shared/etl-corpus)";                                   \
+                 << " (../shared/etl-corpus)";                                \
   }
 
 TEST(EtlBaseline, TraceLoggingFieldsOfEveryPrimitiveTypesEventAsTheBaselineShows) {
@@ -408,8 +412,9 @@ TEST(EtlBaseline, LogFileHeaderAsEachBaselineShowsIt) {
 bool clr_manifest_loaded(std::string& why) {
   const char* path = std::getenv("ETWRT_CLR_MANIFEST");
   if (path == nullptr || !fs::exists(path)) {
-    why = "set ETWRT_CLR_MANIFEST to the CLR's manifest (dotnet/runtime, "
-          "src/coreclr/vm/ClrEtwAll.man) to decode the CLR's events";
+    why =
+        "set ETWRT_CLR_MANIFEST to the CLR's manifest (dotnet/runtime, "
+        "src/coreclr/vm/ClrEtwAll.man) to decode the CLR's events";
     return false;
   }
   static const ULONG status = [&] {
@@ -425,12 +430,13 @@ TEST(EtlBaseline, ClrEventsDecodeWithTheClrManifestAsTheBaselinesShow) {
   std::string why;
   if (!clr_manifest_loaded(why)) GTEST_SKIP() << why;
   const auto report = [](const char* file, const Judged& j) {
-    std::printf("%s: %zu CLR fields decoded and compared, %zu differ; %zu events TDH does not "
-                "describe, %zu fields under a name TDH does not list, %zu values without a map "
-                "name%s%s%s\n",
-                file, j.fields, j.differences.size(), j.undecoded.size(), j.unnamed.size(),
-                j.unmapped.size(), listed(j.undecoded).c_str(), listed(j.unnamed).c_str(),
-                listed(j.unmapped).c_str());
+    std::printf(
+        "%s: %zu CLR fields decoded and compared, %zu differ; %zu events TDH does not "
+        "describe, %zu fields under a name TDH does not list, %zu values without a map "
+        "name%s%s%s\n",
+        file, j.fields, j.differences.size(), j.undecoded.size(), j.unnamed.size(),
+        j.unmapped.size(), listed(j.undecoded).c_str(), listed(j.unnamed).c_str(),
+        listed(j.unmapped).c_str());
   };
   auto gc = read_baseline(etwrt::etl::testing::corpus_dir() / "gcevents.baseline.txt");
   const Judged g = judge(corpus_file("gcevents.etl.zip", "gcevents/PerfViewData.etl"), gc,

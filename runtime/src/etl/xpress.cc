@@ -154,7 +154,8 @@ bool longer_length(const std::uint8_t*& ip, std::size_t& length) {
 // Copies a match of `length` at `offset` (both checked against the output) to `op`, whose
 // output has `room` (at least 64 + 32 past a match of up to 64 bytes): blocks that may write
 // past `length` (what follows overwrites it), each reading bytes already written.
-inline void put_match(std::uint8_t* op, std::size_t room, std::size_t offset, std::size_t length) {
+[[gnu::always_inline]] inline void put_match(std::uint8_t* op, std::size_t room, std::size_t offset,
+                                             std::size_t length) {
   if (offset >= 32 && room >= 64 + 32) {  // Most matches: two 32-byte blocks.
     std::memcpy(op, op - offset, 32);
     std::memcpy(op + 32, op + 32 - offset, 32);
