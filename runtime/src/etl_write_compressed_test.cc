@@ -12,6 +12,10 @@
 #include <evntrace.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <stdio.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdint>
@@ -49,6 +53,19 @@ void WINAPI on_event(PEVENT_RECORD e) {
   r.next = index + 1;
 }
 
+// tests/etl/check_layout.py on the file (a reader of its own, MS-XCA decoder included): its
+// exit status and output.
+int check_layout(const std::string& file, const nlohmann::json& expect, std::string& output) {
+  const std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
+                              "' --expect '" + expect.dump() + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
+  const int raw = ::pclose(pipe);
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
 template <typename T>
 T load(const std::vector<char>& d, std::size_t at) {
   T v;
@@ -70,9 +87,9 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   ASSERT_EQ(StartTraceA(&h, "etl-z", p.get()), ERROR_SUCCESS);
   REGHANDLE reg = 0;
   ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
-  ASSERT_EQ(EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
-                           nullptr),
-            ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
   EVENT_DESCRIPTOR d{};
   d.Id = 9;
   d.Level = 4;
@@ -119,6 +136,18 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   EXPECT_GT(buffers, 10u);
   EXPECT_EQ(compressed, buffers) << "trace records compress";
   EXPECT_LT(bytes.size(), 16384 + buffers * 16384 / 2) << "well under half the plain size";
+
+  std::string output;
+  EXPECT_EQ(check_layout(file,
+                         {{"strict", true},
+                          {"logger_name", "etl-z"},
+                          {"log_file_name", file},
+                          {"buffer_size", 16384},
+                          {"events", written},
+                          {"events_lost", lost}},
+                         output),
+            0)
+      << output;
 
   Read r;
   EVENT_TRACE_LOGFILEA l{};
