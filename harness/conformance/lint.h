@@ -33,6 +33,9 @@ struct Descriptor {
   std::uint8_t opcode = 0;
   std::uint64_t keyword = 0;
   std::size_t payload_size = 0;
+  // What tells its payload layout apart where the size cannot (a recorded trace's variable-size
+  // payloads: the TraceLogging metadata); empty: the payload size does.
+  std::string layout;
 };
 
 // A classic provider's EVENT_TRACE_HEADER fields that HDR-* judge.
@@ -69,7 +72,8 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
                                      const Catalog& catalog);
 
 // Rules over all events one provider wrote: DESC-ID-VERSION (a triple with two payload layouts,
-// judged by payload size) and DESC-OPCODE (START and STOP counts differ).
+// judged by Descriptor::layout, else by payload size) and DESC-OPCODE (START and STOP counts
+// differ).
 std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
                                     const Catalog& catalog);
 
