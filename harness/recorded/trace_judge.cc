@@ -84,10 +84,9 @@ CaseResult trace_case(const RecordedTrace& t, const std::string& id) {
   c.duration_s = t.read_seconds;
   if (t.open_status != 0) {
     c.status = Status::kHarnessError;
-    Finding f = failed_check("", kCheckFault,
-                             fmt::format("OpenTrace could not open the file: error {}",
-                                         t.open_status),
-                             "", std::to_string(t.open_status));
+    Finding f = failed_check(
+        "", kCheckFault, fmt::format("OpenTrace could not open the file: error {}", t.open_status),
+        "", std::to_string(t.open_status));
     f.step.file = t.file;
     c.findings.push_back(std::move(f));
     c.as_expected = false;
@@ -97,8 +96,8 @@ CaseResult trace_case(const RecordedTrace& t, const std::string& id) {
   c.rules = {rules::kConHeaderEvent, rules::kConOrder, rules::kConClock};
   auto fail = [&](const char* rule, const std::string& check, std::string text, RecordNumber n,
                   std::string expected, std::string observed) {
-    Finding f = failed_check(rule, check, std::move(text), std::move(expected),
-                             std::move(observed));
+    Finding f =
+        failed_check(rule, check, std::move(text), std::move(expected), std::move(observed));
     f.step = record_at(t, id, n);
     c.findings.push_back(std::move(f));
   };
@@ -138,8 +137,7 @@ CaseResult trace_case(const RecordedTrace& t, const std::string& id) {
   Finding records = note(fmt::format(
       "{} records ({:.3f} s to read), {} buffers written, EventsLost {}, BuffersLost {}, "
       "pointer size {}",
-      t.records, t.read_seconds, t.buffers_written, t.events_lost, t.buffers_lost,
-      t.pointer_size));
+      t.records, t.read_seconds, t.buffers_written, t.events_lost, t.buffers_lost, t.pointer_size));
   records.check = kCheckRecords;
   records.observed = std::to_string(t.records);
   c.findings.push_back(std::move(records));
@@ -156,8 +154,8 @@ CaseResult trace_case(const RecordedTrace& t, const std::string& id) {
 // One provider's case: its event kinds, linted.
 class ProviderJudge {
  public:
-  ProviderJudge(const RecordedTrace& t, const JudgeOptions& o, std::string id,
-                std::string provider, std::string label)
+  ProviderJudge(const RecordedTrace& t, const JudgeOptions& o, std::string id, std::string provider,
+                std::string label)
       : t_(t), o_(o), provider_(std::move(provider)), label_(std::move(label)) {
     c_.id = std::move(id);
     c_.file = t.file;
@@ -193,8 +191,8 @@ std::string descriptor_text(const EventKind& k) {
 
 // Lint's findings (those of rule `only`, when given) about `events` events, at the first event
 // of kind `k`.
-void ProviderJudge::lint(std::vector<lint::Finding> found, const EventKind& k,
-                         std::uint64_t events, const char* only) {
+void ProviderJudge::lint(std::vector<lint::Finding> found, const EventKind& k, std::uint64_t events,
+                         const char* only) {
   for (const lint::Finding& l : found) {
     if (only != nullptr && l.rule != only) continue;
     Finding f;
@@ -220,8 +218,7 @@ void ProviderJudge::descriptors() {
   std::map<Fields, std::size_t> index;
   for (const EventKind* k : kinds_) {
     if (k->classic) continue;  // a classic header has no descriptor: HDR-* judge it
-    lint::Descriptor d{k->id,      k->version, k->channel, k->level, k->opcode,
-                       k->keyword, 0,          {}};
+    lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0, {}};
     auto [it, added] = index.try_emplace(
         Fields{k->id, k->version, k->channel, k->level, k->opcode, k->keyword}, linted.size());
     if (added) linted.emplace_back(k, 0);
@@ -235,8 +232,7 @@ void ProviderJudge::descriptors() {
     }
   }
   for (const auto& [k, events] : linted) {
-    const lint::Descriptor d{k->id,      k->version, k->channel, k->level, k->opcode,
-                             k->keyword, 0,          {}};
+    const lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0, {}};
     lint(lint::lint_descriptor(d, label_, *o_.catalog), *k, events);
   }
   if (all.empty()) {
@@ -281,8 +277,7 @@ void ProviderJudge::blobs() {
                                      "no event carried TraceLogging metadata "
                                      "(EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL)"));
   } else {
-    for (const char* rule :
-         {rules::kTlMetaFormat, rules::kTlMetaInType, rules::kTlMetaEventName}) {
+    for (const char* rule : {rules::kTlMetaFormat, rules::kTlMetaInType, rules::kTlMetaEventName}) {
       judged(rule);
     }
   }
@@ -340,9 +335,9 @@ CaseResult ProviderJudge::result() {
   classic();
   for (const EventKind* k : kinds_) c_.findings.push_back(kind_seen(*k));
   const std::string name = name_of(t_, provider_);
-  c_.findings.push_back(note(fmt::format("provider {}{}: {} event(s) of {} kind(s)", provider_,
-                                         name.empty() ? "" : " (" + name + ")", events,
-                                         kinds_.size())));
+  c_.findings.push_back(
+      note(fmt::format("provider {}{}: {} event(s) of {} kind(s)", provider_,
+                       name.empty() ? "" : " (" + name + ")", events, kinds_.size())));
   finish(c_);
   return std::move(c_);
 }
@@ -385,8 +380,7 @@ CaseResult unsupported_case(std::string id, const char* rule, const char* why,
 
 // The providers of one trace, in order of their first event, each with its kinds.
 std::vector<CaseResult> provider_cases(const RecordedTrace& t, const JudgeOptions& o,
-                                       const std::string& file_id,
-                                       std::set<std::string>& seen) {
+                                       const std::string& file_id, std::set<std::string>& seen) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const EventKind*>> by_provider;
   for (const EventKind& k : t.kinds) {

@@ -59,16 +59,15 @@ class JudgeEtwrtFile : public ::testing::Test {
     TRACEHANDLE h = 0;
     EXPECT_EQ(StartTraceA(&h, session.c_str(), props), static_cast<ULONG>(ERROR_SUCCESS));
     REGHANDLE reg = 0;
-    EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg),
-              static_cast<ULONG>(ERROR_SUCCESS));
+    EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), static_cast<ULONG>(ERROR_SUCCESS));
     EXPECT_EQ(
         EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
         static_cast<ULONG>(ERROR_SUCCESS));
     write(reg);
     EventUnregister(reg);
     Properties stop;
-    EXPECT_TRUE(control_done(ControlTraceA(h, session.c_str(), stop.get(),
-                                           EVENT_TRACE_CONTROL_STOP)));
+    EXPECT_TRUE(
+        control_done(ControlTraceA(h, session.c_str(), stop.get(), EVENT_TRACE_CONTROL_STOP)));
     EXPECT_EQ(stop.get()->EventsLost, 0u);
     return file;
   }
@@ -123,9 +122,8 @@ std::vector<const Finding*> failures(const CaseResult& c) {
 }
 
 TEST_F(JudgeEtwrtFile, CleanProviderPassesAndTheTraceItself) {
-  const std::string file = record("clean", [](REGHANDLE reg) {
-    write_events(reg, descriptor(7, 0), 20);
-  });
+  const std::string file =
+      record("clean", [](REGHANDLE reg) { write_events(reg, descriptor(7, 0), 20); });
   const std::vector<CaseResult> cases = judge(file);
   ASSERT_FALSE(cases.empty());
   EXPECT_EQ(cases.front().status, Status::kPass) << cases.front().message;

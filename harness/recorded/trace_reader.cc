@@ -19,6 +19,10 @@
 namespace etwh::recorded {
 namespace {
 
+// EventTraceGuid (evntrace.h), spelt here: mingw-w64 defines it only under INITGUID.
+constexpr GUID kEventTraceGuid = {
+    0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+
 std::string guid_text(const GUID& g) {
   std::string s = format_guid(g);  // {8-4-4-4-12}
   return s.size() > 2 ? s.substr(1, s.size() - 2) : s;
@@ -154,7 +158,7 @@ void Reader::record(const EVENT_RECORD& r) {
   const RecordNumber at = ++t_.records;
   const EVENT_HEADER& h = r.EventHeader;
   if (at == 1) {
-    t_.first_is_header = std::memcmp(&h.ProviderId, &EventTraceGuid, sizeof(GUID)) == 0 &&
+    t_.first_is_header = std::memcmp(&h.ProviderId, &kEventTraceGuid, sizeof(GUID)) == 0 &&
                          h.EventDescriptor.Opcode == 0;
     t_.first_record =
         guid_text(h.ProviderId) + " Opcode " + std::to_string(h.EventDescriptor.Opcode);
@@ -234,8 +238,7 @@ RecordedTrace read_trace(const std::string& file) {
   t.end_time = hdr.EndTime.QuadPart;
   t.process_status = ProcessTrace(&handle, 1, nullptr, nullptr);
   CloseTrace(handle);
-  t.read_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  t.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return t;
 }
 
