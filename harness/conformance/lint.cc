@@ -106,16 +106,38 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
 std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
                                     const Catalog& catalog) {
   std::vector<Finding> out;
-  // (Id, Version) -> payload layouts seen. Id 0 is TraceLogging's: identified by name, not here.
-  std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::string>> layouts;
+  // (Id, Version) -> payload sizes seen. Id 0 is TraceLogging's: identified by name, not here.
+  std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::size_t>> layouts;
   std::size_t starts = 0, stops = 0;
   for (const Descriptor& d : events) {
-    if (d.id != 0) {
-      layouts[{d.id, d.version}].insert(d.layout.empty() ? fmt::format("size {}", d.payload_size)
-                                                         : d.layout);
-    }
+    if (d.id != 0) layouts[{d.id, d.version}].insert(d.payload_size);
     starts += d.opcode == kOpcodeStart;
     stops += d.opcode == kOpcodeStop;
+  }
+  for (const auto& [key, sizes] : layouts) {
+    if (sizes.size() < 2) continue;
+    out.push_back(make(catalog, rules::kDescIdVersion,
+                       fmt::format("{}: Id {} Version {}", where, key.first, key.second),
+                       fmt::format("one (provider, Id, Version) carries {} payload layouts "
+                                   "(sizes {})",
+                                   sizes.size(), fmt::join(sizes, ", "))));
+  }
+  if (starts != stops) {
+    out.push_back(make(catalog, rules::kDescOpcode, where,
+                       fmt::format("{} START (opcode 1) and {} STOP (opcode 2) events: an "
+                                   "activity is left unpaired",
+                                   starts, stops)));
+  }
+  return out;
+}
+
+std::vector<Finding> lint_named_layouts(
+    const std::vector<std::pair<Descriptor, std::string>>& events, const std::string& where,
+    const Catalog& catalog) {
+  std::vector<Finding> out;
+  std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::string>> layouts;
+  for (const auto& [d, layout] : events) {
+    if (d.id != 0) layouts[{d.id, d.version}].insert(layout);
   }
   for (const auto& [key, seen] : layouts) {
     if (seen.size() < 2) continue;
@@ -123,12 +145,6 @@ std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const
                        fmt::format("{}: Id {} Version {}", where, key.first, key.second),
                        fmt::format("one (provider, Id, Version) carries {} payload layouts ({})",
                                    seen.size(), fmt::join(seen, ", "))));
-  }
-  if (starts != stops) {
-    out.push_back(make(catalog, rules::kDescOpcode, where,
-                       fmt::format("{} START (opcode 1) and {} STOP (opcode 2) events: an "
-                                   "activity is left unpaired",
-                                   starts, stops)));
   }
   return out;
 }
@@ -236,8 +252,8 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
       if (it == written.end()) it = written.insert(written.end(), {w->provider, {}});
       for (std::size_t i = 0; i < w->events.size(); ++i) {
         const EventDef& e = w->events[i];
-        const Descriptor d{e.id,     e.version, e.channel,        e.level,
-                           e.opcode, e.keyword, e.payload.size(), {}};
+        const Descriptor d{e.id,     e.version, e.channel,       e.level,
+                           e.opcode, e.keyword, e.payload.size()};
         append(lint_descriptor(d, where + " event " + std::to_string(i), catalog));
         std::vector<std::uint8_t> meta;  // several Type 1 descriptors are one metadata block
         for (const TypedData& t : e.typed) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace etwh::lint {
@@ -33,9 +34,6 @@ struct Descriptor {
   std::uint8_t opcode = 0;
   std::uint64_t keyword = 0;
   std::size_t payload_size = 0;
-  // What tells its payload layout apart where the size cannot (a recorded trace's variable-size
-  // payloads: the TraceLogging metadata); empty: the payload size does.
-  std::string layout;
 };
 
 // A classic provider's EVENT_TRACE_HEADER fields that HDR-* judge.
@@ -72,10 +70,15 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
                                      const Catalog& catalog);
 
 // Rules over all events one provider wrote: DESC-ID-VERSION (a triple with two payload layouts,
-// judged by Descriptor::layout, else by payload size) and DESC-OPCODE (START and STOP counts
-// differ).
+// judged by payload size) and DESC-OPCODE (START and STOP counts differ).
 std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
                                     const Catalog& catalog);
+
+// DESC-ID-VERSION where each event's layout is known by name rather than by payload size (a
+// recorded trace, whose payloads vary with strings: the TraceLogging metadata it carried).
+std::vector<Finding> lint_named_layouts(
+    const std::vector<std::pair<Descriptor, std::string>>& events, const std::string& where,
+    const Catalog& catalog);
 
 // Traits blob rules (TR-TYPE-RESERVED, TR-SIZE-256). A blob that does not parse is the
 // runtime's business (TR-FORMAT), not lint's: no finding.

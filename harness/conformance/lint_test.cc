@@ -22,7 +22,7 @@ std::vector<std::string> rules_of(const std::vector<Finding>& f) {
 using Rules = std::vector<std::string>;
 
 // A descriptor with nothing to say about it: manifest channel, level 4, a provider keyword.
-Descriptor good() { return Descriptor{7, 1, 0, 4, 0, 0x10, 8, {}}; }
+Descriptor good() { return Descriptor{7, 1, 0, 4, 0, 0x10, 8}; }
 
 TEST(LintDescriptor, GoodDescriptorIsQuiet) {
   EXPECT_TRUE(lint_descriptor(good(), "w", catalog()).empty());

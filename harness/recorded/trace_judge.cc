@@ -208,7 +208,8 @@ void ProviderJudge::lint(std::vector<lint::Finding> found, const EventKind& k, s
 
 // DESC-*: each kind's descriptor, then the rules over all of the provider's events.
 void ProviderJudge::descriptors() {
-  std::vector<lint::Descriptor> all, with_layout;
+  std::vector<lint::Descriptor> all;
+  std::vector<std::pair<lint::Descriptor, std::string>> with_layout;
   const EventKind* first_layout = nullptr;
   std::uint64_t layout_events = 0;
   // Kinds that differ only where lint does not look (Task, metadata) are linted once.
@@ -218,21 +219,21 @@ void ProviderJudge::descriptors() {
   std::map<Fields, std::size_t> index;
   for (const EventKind* k : kinds_) {
     if (k->classic) continue;  // a classic header has no descriptor: HDR-* judge it
-    lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0, {}};
+    lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0};
     auto [it, added] = index.try_emplace(
         Fields{k->id, k->version, k->channel, k->level, k->opcode, k->keyword}, linted.size());
     if (added) linted.emplace_back(k, 0);
     linted[it->second].second += k->count;
     all.insert(all.end(), k->count, d);
     if (k->id != 0 && k->metadata != kNoBlob) {
-      d.layout = fmt::format("TraceLogging metadata of record {}", t_.metadata[k->metadata].first);
-      with_layout.push_back(d);
+      with_layout.emplace_back(
+          d, fmt::format("TraceLogging metadata of record {}", t_.metadata[k->metadata].first));
       layout_events += k->count;
       if (first_layout == nullptr) first_layout = k;
     }
   }
   for (const auto& [k, events] : linted) {
-    const lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0, {}};
+    const lint::Descriptor d{k->id, k->version, k->channel, k->level, k->opcode, k->keyword, 0};
     lint(lint::lint_descriptor(d, label_, *o_.catalog), *k, events);
   }
   if (all.empty()) {
@@ -255,7 +256,7 @@ void ProviderJudge::descriptors() {
     return;
   }
   judged(rules::kDescIdVersion);
-  lint(lint::lint_event_set(with_layout, label_, *o_.catalog), *first_layout, layout_events,
+  lint(lint::lint_named_layouts(with_layout, label_, *o_.catalog), *first_layout, layout_events,
        rules::kDescIdVersion);
 }
 

@@ -137,7 +137,7 @@ Description parse_description(const json& reply) {
     const EventDef e = event_from_json(l["event"], at + ".event");
     lint::Intent intent;
     intent.rule = l["rule"].get<std::string>();
-    intent.event = {e.id, e.version, e.channel, e.level, e.opcode, e.keyword, 0, {}};
+    intent.event = {e.id, e.version, e.channel, e.level, e.opcode, e.keyword, 0};
     if (l.contains("reason") && l["reason"].is_string()) intent.reason = l["reason"];
     d.intended_lint.push_back(std::move(intent));
   }
