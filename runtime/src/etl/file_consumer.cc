@@ -146,10 +146,20 @@ std::vector<Run> per_cpu_runs(const TraceFile& f) {
   return runs;
 }
 
-// Records in delivery order: by stamp, file order among equal ones (a record's arena offset
-// grows with its place in the file).
-bool before(const RecordRef& a, const RecordRef& b) {
-  return a.raw_time != b.raw_time ? a.raw_time < b.raw_time : a.offset < b.offset;
+// Records in delivery order: by stamp; among equal stamps of one processor, by the buffers'
+// SequenceNumbers where the logger numbered them (a circular file's newest buffers lie before
+// its oldest), else, and across processors, file order (a record's arena offset grows with its
+// place in the file).
+bool before(const TraceFile& f, const RecordRef& a, const RecordRef& b) {
+  if (a.raw_time != b.raw_time) return a.raw_time < b.raw_time;
+  if (a.buffer != b.buffer) {
+    const BufferInfo& x = f.buffers[a.buffer];
+    const BufferInfo& y = f.buffers[b.buffer];
+    if (x.processor == y.processor && x.sequence != 0 && y.sequence != 0) {
+      return x.sequence < y.sequence;
+    }
+  }
+  return a.offset < b.offset;
 }
 
 // A run's place in the merge: its next record, where that is in `records`.
@@ -161,13 +171,13 @@ struct Head {
 };
 
 // Restores the min-heap below `i` after heap[i] grew.
-void sift_down(std::vector<Head>& heap, std::size_t i) {
+void sift_down(const TraceFile& f, std::vector<Head>& heap, std::size_t i) {
   const std::size_t n = heap.size();
   for (;;) {
     std::size_t least = i;
     const std::size_t l = 2 * i + 1;
-    if (l < n && before(*heap[l].record, *heap[least].record)) least = l;
-    if (l + 1 < n && before(*heap[l + 1].record, *heap[least].record)) least = l + 1;
+    if (l < n && before(f, *heap[l].record, *heap[least].record)) least = l;
+    if (l + 1 < n && before(f, *heap[l + 1].record, *heap[least].record)) least = l + 1;
     if (least == i) return;
     std::swap(heap[i], heap[least]);
     i = least;
@@ -200,21 +210,21 @@ void merge_order(const TraceFile& f, std::vector<RecordRef>& order) {
     const auto& first = runs[k].ranges.front();
     heap.push_back({f.records.data() + first.first, f.records.data() + first.second, k, 0});
   }
-  for (std::size_t i = heap.size(); i-- > 0;) sift_down(heap, i);
+  for (std::size_t i = heap.size(); i-- > 0;) sift_down(f, heap, i);
   while (!heap.empty()) {
     Head& top = heap[0];
     const Head* second = heap.size() > 1 ? &heap[1] : nullptr;
-    if (heap.size() > 2 && before(*heap[2].record, *heap[1].record)) second = &heap[2];
+    if (heap.size() > 2 && before(f, *heap[2].record, *heap[1].record)) second = &heap[2];
     bool more = true;
     do {
       order.push_back(*top.record);
       more = advance(top, runs, f);
-    } while (more && (second == nullptr || before(*top.record, *second->record)));
+    } while (more && (second == nullptr || before(f, *top.record, *second->record)));
     if (!more) {
       top = heap.back();
       heap.pop_back();
     }
-    if (!heap.empty()) sift_down(heap, 0);
+    if (!heap.empty()) sift_down(f, heap, 0);
   }
 }
 

@@ -64,11 +64,13 @@ struct BufferHeader {
   std::uint16_t context;  // ClientContext's ProcessorNumber and Alignment (ProcessorIndex).
   std::uint16_t logger_id;
   std::uint16_t flags;
+  std::int64_t sequence;  // SequenceNumber: the logger's count of the buffers it wrote.
 };
 
 BufferHeader read_buffer_header(const std::byte* p) {
-  return {load<std::uint32_t>(p), load<std::uint32_t>(p + 0x30), load<std::uint16_t>(p + 0x28),
-          load<std::uint16_t>(p + 0x2A), load<std::uint16_t>(p + 0x34)};
+  return {load<std::uint32_t>(p),        load<std::uint32_t>(p + 0x30),
+          load<std::uint16_t>(p + 0x28), load<std::uint16_t>(p + 0x2A),
+          load<std::uint16_t>(p + 0x34), load<std::int64_t>(p + 0x18)};
 }
 
 // Copies (or decompresses) the buffer at `pos` into `arena`: its header, then its records up
@@ -239,7 +241,7 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::
     const bool proc_index = (h.flags & kFlagProcIndex) != 0;
     buffers.push_back(
         {static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF), h.logger_id,
-         proc_index, count});
+         proc_index, count, h.sequence});
     pos += h.size;
   }
   if (records.empty()) return fail(ERROR_BAD_FORMAT, 0, "no records");

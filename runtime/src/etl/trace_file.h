@@ -78,6 +78,7 @@ struct BufferInfo {
   std::uint16_t logger_id;
   bool processor_index;  // The buffer carries ETW_BUFFER_FLAG_PROC_INDEX.
   std::uint32_t records;
+  std::int64_t sequence;  // SequenceNumber (0 where the logger left it so).
 };
 
 // What a file holds once parsed: the log-file header and every record, in file order.

@@ -480,6 +480,31 @@ TEST(EtlSynthetic, StampsThatGoBackAndEqualStampsKeepTimeThenFileOrder) {
   EXPECT_EQ(r.delivered.ids, (std::vector<USHORT>{0, 20, 22, 11, 10, 21, 23}));
 }
 
+// A circular file after its wrap holds its newest buffer before its oldest; records of equal
+// stamps across that seam come in the buffers' order (SequenceNumber), not the file's.
+TEST(EtlSynthetic, EqualStampsAcrossACircularSeamFollowTheBuffersSequence) {
+  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
+  const auto records = [](std::initializer_list<std::pair<std::int64_t, std::uint16_t>> list) {
+    Bytes out;
+    for (const auto& [qpc, id] : list) {
+      const Bytes e = event_record(qpc, id, from({'z'}));
+      out.insert(out.end(), e.begin(), e.end());
+    }
+    return out;
+  };
+  Bytes newest = buffer(records({{1300, 31}, {1400, 32}}), 0, 0, false);
+  put<std::int64_t>(newest, 0x18, 5);
+  Bytes oldest = buffer(records({{1200, 41}, {1300, 42}}), 0, 0, false);
+  put<std::int64_t>(oldest, 0x18, 4);
+  file.insert(file.end(), newest.begin(), newest.end());
+  file.insert(file.end(), oldest.begin(), oldest.end());
+  FileRun r;
+  run(file, r);
+  ASSERT_NE(r.handle, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_SUCCESS));
+  EXPECT_EQ(r.delivered.ids, (std::vector<USHORT>{0, 41, 42, 31, 32}));
+}
+
 TEST(EtlSynthetic, RawTimestampsAreTheFilesClock) {
   FileRun r;
   run(sample_file(false), r, PROCESS_TRACE_MODE_RAW_TIMESTAMP);
