@@ -50,8 +50,10 @@ mkdir -p "$work/tree"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard |
   tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$work/tree"
 stage "copied the tree"
-(cd "$work/tree" && git apply --verbose "$patch_file") ||
-  fail "new_rule.patch does not apply to this tree any more: refresh it (tests/worked_example/README.md)"
+# The copy may lie inside a git work tree (a build folder): git apply must not take that for it.
+(cd "$work/tree" && GIT_CEILING_DIRECTORIES="$work" git apply --verbose "$patch_file") \
+  >"$work/apply.log" 2>&1 && ! grep -q '^Skipped' "$work/apply.log" ||
+  { cat "$work/apply.log"; fail "new_rule.patch does not apply to this tree any more: refresh it (tests/worked_example/README.md)"; }
 stage "applied the patch"
 export CCACHE_BASEDIR="$work/tree" CCACHE_NOHASHDIR=1
 if command -v ccache >/dev/null; then
