@@ -19,13 +19,13 @@ _etwh_command_options() {
   case $1 in
     list) echo "--json" ;;
     run) echo "--json --junit --agent --subject --platform --expectations --filter --rule --jobs" \
-           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown --sarif" ;;
+           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown --sarif --tap" ;;
     compare) echo "--alpha --min-effect --only --markdown --json" ;;
     report) echo "--output --title" ;;
     "expectations update") echo "--platform --from --file" ;;
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace --markdown" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
-    observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
+    observe) echo "--schedule --json --junit --markdown --sarif --tap --timeout --quiet --verbose" ;;
   esac
 }
 
@@ -70,6 +70,7 @@ _etwh() {
       _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --markdown) _etwh_paths '*.md' "$cur"; return ;;
+    --tap) _etwh_paths '*.tap' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)
       local IFS=$'\n'; COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null

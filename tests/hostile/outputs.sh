@@ -35,6 +35,7 @@ commands=(
   "run $scenario --json OUT"
   "run $scenario --junit OUT"
   "run $scenario --sarif OUT"
+  "run $scenario --tap OUT"
   "run $scenario --trace OUT"
   "stress $stress_profile --json OUT"
   "stress $stress_profile --trace OUT"
