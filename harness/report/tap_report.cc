@@ -54,7 +54,8 @@ void diagnostic(const CaseResult& r, const std::string& scenarios_dir, std::ostr
   out << "  ---\n";
   out << "  status: " << status_name(r.status) << "\n";
   out << "  expected: " << status_name(expected_status(r)) << "\n";
-  if (!r.file.empty()) out << "  file: " << yaml_quoted(scenario_path(r.file, scenarios_dir)) << "\n";
+  if (!r.file.empty())
+    out << "  file: " << yaml_quoted(scenario_path(r.file, scenarios_dir)) << "\n";
   out << "  message: " << yaml_quoted(r.message) << "\n";
   bool any = false;
   for (const Finding& f : r.findings) {
@@ -67,8 +68,9 @@ void diagnostic(const CaseResult& r, const std::string& scenarios_dir, std::ostr
     if (!f.expected.empty()) out << "      expected: " << yaml_quoted(f.expected) << "\n";
     if (!f.observed.empty()) out << "      observed: " << yaml_quoted(f.observed) << "\n";
     if (f.step.line > 0) {
-      out << "      at: " << yaml_quoted(fmt::format("{}:{}:{}", scenario_path(f.step.file, {}),
-                                                     f.step.line, f.step.col))
+      out << "      at: "
+          << yaml_quoted(
+                 fmt::format("{}:{}:{}", scenario_path(f.step.file, {}), f.step.line, f.step.col))
           << "\n";
     }
   }
