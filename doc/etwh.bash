@@ -4,7 +4,7 @@
 # <command> --help`; the etwh_man_and_completion CTest checks them and the rest.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run compare report expectations stress selftest observe"
+_etwh_commands="list run compare report expectations stress selftest observe judge"
 
 # The subcommands of a command (`etwh expectations update`).
 _etwh_subcommands() {

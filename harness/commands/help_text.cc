@@ -52,6 +52,8 @@ std::string metavar(const std::string& command, const std::string& option) {
       {"title", "TITLE"},
       {"sweep", "DIM=V1,V2,..."},
       {"command", "PROGRAM"},
+      {"manifest", "FILE"},
+      {"provider", "GUID|NAME"},
   };
   if (option == "only") return command == "selftest" ? "NAME" : "REGEX";
   // Every format of the registry (report/) writes a FILE, in whichever command offers it.
@@ -93,6 +95,10 @@ const std::map<std::string, std::string>& examples() {
       {"selftest",
        "  $ etwh selftest -j 2\n  $ etwh selftest --only level-min --keep /tmp/selftest"},
       {"observe", "  $ etwh observe -- ./build/bin/etwh-observe-example 2000"},
+      {"judge",
+       "  $ etwh judge trace.etl                 # every provider in a trace recorded anywhere\n"
+       "  $ etwh judge a.etl b.etl --provider My.Provider --json judge.json --junit judge.xml\n"
+       "  $ etwh judge app.etl --manifest app.man -v && etwh report judge.json -o judge.html"},
   };
   return kExamples;
 }
