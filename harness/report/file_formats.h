@@ -7,10 +7,7 @@
 // its writer's file and one row in that command's table.
 #pragma once
 
-#include <span>
-#include <stdexcept>
 #include <string>
-#include <string_view>
 
 namespace etwh {
 
@@ -20,14 +17,5 @@ struct FileFormat {
   const char* help;    // its help line; the value is a FILE ("-": standard output)
   std::string (*text)(const Subject&);
 };
-
-// The row of `formats` whose option is `option`; throws std::out_of_range for a name it lacks.
-template <class Format>
-const Format& format_named(std::span<const Format> formats, std::string_view option) {
-  for (const Format& format : formats) {
-    if (format.option == option) return format;
-  }
-  throw std::out_of_range("no report format \"" + std::string(option) + "\"");
-}
 
 }  // namespace etwh

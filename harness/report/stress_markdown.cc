@@ -71,7 +71,10 @@ std::string stress_markdown(const ordered_json& results, const compare::Comparis
   for (const ordered_json& r : results.value("results", ordered_json::array())) {
     md += session_rows(r);
   }
-  if (baseline != nullptr) md += "\n" + compare::markdown(*baseline);
+  if (baseline != nullptr) {  // appended piece by piece, as tap_report.cc says why
+    md += "\n";
+    md += compare::markdown(*baseline);
+  }
   return md;
 }
 

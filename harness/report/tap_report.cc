@@ -47,7 +47,12 @@ std::string reason_text(const CaseResult& r) {
   for (const Finding& f : r.findings) {
     if (f.check == kCheckExpectation && f.severity == Severity::kNote) reason = f.text;
   }
-  return reason.empty() ? "" : " " + tap_text(reason);
+  if (reason.empty()) return "";
+  // Appended, not '" " + tap_text(...)': mingw-w64's GCC 12 at -O3 takes that for an
+  // overlapping copy (-Werror=restrict).
+  std::string text = " ";
+  text += tap_text(reason);
+  return text;
 }
 
 void diagnostic(const CaseResult& r, const std::string& scenarios_dir, std::ostream& out) {
