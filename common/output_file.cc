@@ -123,6 +123,12 @@ std::optional<OutputFile> output_file(const std::string& path) {
   return OutputFile(path);
 }
 
+std::vector<std::optional<OutputFile>> output_files(const std::vector<std::string>& paths) {
+  std::vector<std::optional<OutputFile>> files;
+  for (const std::string& path : paths) files.push_back(output_file(path));
+  return files;
+}
+
 bool write_output(const std::optional<OutputFile>& file, std::string_view text) {
   if (!file) return true;
   try {

@@ -1,7 +1,7 @@
 # bash completion for etwh: commands, their options, scenario and profile paths, and the names
 # --platform, --only, --rule and --color take. Plain bash (complete/compgen): bash-completion is not needed.
-# Installed as share/bash-completion/completions/etwh. The option lists follow `etwh <command>
-# --help`; the etwh_completion CTest fails when they drift apart.
+# Installed as share/bash-completion/completions/etwh. A command's options are read from `etwh
+# <command> --help`; the etwh_man_and_completion CTest checks them and the rest.
 
 _etwh_global_options="--help --version --catalog --scenarios"
 _etwh_commands="list run compare report expectations stress selftest observe judge"
@@ -13,21 +13,13 @@ _etwh_subcommands() {
   esac
 }
 
-# The options of one command or subcommand ("expectations update"), without the global ones
-# (--help is one).
+# The options of one command or subcommand ("expectations update") of the etwh at $1, as its
+# `--help` lists them (before the examples), without the global ones (--help is one): read from
+# the program, so that they follow every option it gains (a report format is a row of a table).
 _etwh_command_options() {
-  case $1 in
-    list) echo "--json" ;;
-    run) echo "--json --junit --agent --subject --platform --expectations --filter --rule --jobs" \
-           "--repeat --shuffle --seed --quiet --verbose --color --trace --markdown --sarif" ;;
-    compare) echo "--alpha --min-effect --only --markdown --json" ;;
-    report) echo "--output --title" ;;
-    "expectations update") echo "--platform --from --file" ;;
-    stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace --markdown" ;;
-    selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
-    observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
-    judge) echo "--provider --manifest --json --junit --markdown --sarif --quiet --verbose" ;;
-  esac
+  local etwh=$1; shift
+  "$etwh" $* --help 2>/dev/null | sed '/^Examples:$/,$d' | grep -oE -- '(^|[ ,])--[a-z][a-z-]*' |
+    tr -d ' ,' | sort -u | grep -vxE -- "${_etwh_global_options// /|}"
 }
 
 # The mutant names of the registry installed beside etwh (share/etwh/mutants/mutants.json).
@@ -71,6 +63,7 @@ _etwh() {
       _etwh_paths '*.json' "$cur"; return ;;
     -o | --output) _etwh_paths '*.html' "$cur"; return ;;
     --markdown) _etwh_paths '*.md' "$cur"; return ;;
+    --tap) _etwh_paths '*.tap' "$cur"; return ;;
     --agent | --subject | --writer) _etwh_paths '*' "$cur"; return ;;
     --scenarios | --mutant-dir | --keep)
       local IFS=$'\n'; COMPREPLY=($(compgen -d -- "$cur")); compopt -o filenames 2>/dev/null
@@ -95,7 +88,8 @@ _etwh() {
     return
   fi
   if [[ $cur == -* ]]; then
-    COMPREPLY=($(compgen -W "$(_etwh_command_options "$command") $_etwh_global_options" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(_etwh_command_options "${COMP_WORDS[0]}" "$command")
+      $_etwh_global_options" -- "$cur"))
     return
   fi
   if [ -n "$subs" ]; then  # a command whose subcommand is not typed yet

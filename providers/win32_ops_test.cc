@@ -1,6 +1,7 @@
 // win32_ops against the recording fake (testing/fake_etw.h): what reaches Win32 for each
 // request, and how malformed requests are refused before anything reaches it.
 #include "win32_ops.h"
+#include "tests/lib/thrown.h"
 
 #include "testing/fake_etw.h"
 #include "win32_text.h"
@@ -24,12 +25,7 @@ EVENT_TRACE_PROPERTIES header_of(const std::vector<std::uint8_t>& bytes) {
 }
 
 std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const BadRequest& e) {
-    return e.what();
-  }
-  return "<no BadRequest>";
+  return test_support::thrown<BadRequest>(f, "<no BadRequest>");
 }
 
 class Win32Ops : public ::testing::Test {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,17 @@ inline const CLI::Validator kANumber(
       return "";
     },
     "NUMBER");
+
+// An option `--<name> FILE` per row of a command's file formats (harness/report/formats.h,
+// file_formats.h: the registry), its value in `files` at the row's index.
+template <class Format>
+void add_format_options(CLI::App& cmd, std::span<const Format> formats,
+                        std::vector<std::string>& files) {
+  files.resize(formats.size());
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    cmd.add_option(std::string("--") + formats[i].option, files[i], formats[i].help);
+  }
+}
 
 // What every command may use: where the program and its data are, and the global options.
 struct Context {

@@ -1,5 +1,7 @@
 #include "harness/commands/help_text.h"
+#include "harness/report/compare_report.h"
 #include "harness/report/formats.h"
+#include "harness/report/stress_markdown.h"
 
 #include <map>
 #include <string>
@@ -54,8 +56,15 @@ std::string metavar(const std::string& command, const std::string& option) {
       {"provider", "GUID|NAME"},
   };
   if (option == "only") return command == "selftest" ? "NAME" : "REGEX";
+  // Every format of the registry (report/) writes a FILE, in whichever command offers it.
   for (const ReportFormat& format : report_formats()) {
-    if ((command == "run" || command == "judge") && option == format.option) return "FILE";
+    if (option == format.option) return "FILE";
+  }
+  for (const auto& format : compare::compare_formats()) {
+    if (option == format.option) return "FILE";
+  }
+  for (const auto& format : stress::stress_formats()) {
+    if (option == format.option) return "FILE";
   }
   auto it = kByName.find(option);
   return it == kByName.end() ? "" : it->second;

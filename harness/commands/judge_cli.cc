@@ -46,10 +46,7 @@ class JudgeCommand : public Command {
     cmd->add_option("--manifest", manifests_,
                     "Load this instrumentation manifest (TdhLoadManifest) to decode its "
                     "providers' events (may be repeated)");
-    for (std::size_t i = 0; i < report_formats().size(); ++i) {
-      const ReportFormat& format = report_formats()[i];
-      cmd->add_option(std::string("--") + format.option, report_files_[i], format.help);
-    }
+    add_format_options(*cmd, report_formats(), report_files_);
     CLI::Option* quiet =
         cmd->add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
     cmd->add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
@@ -65,7 +62,7 @@ class JudgeCommand : public Command {
   ConsoleOptions console_options() const;
 
   std::vector<std::string> files_, providers_, manifests_;
-  std::vector<std::string> report_files_ = std::vector<std::string>(report_formats().size());
+  std::vector<std::string> report_files_;  // a file per format of report_formats(), or empty
   bool quiet_ = false, verbose_ = false;
 };
 
@@ -97,8 +94,7 @@ ConsoleOptions JudgeCommand::console_options() const {
 int JudgeCommand::execute(const Context& context) {
   const Catalog catalog = load_catalog(context.catalog_file);
   check_inputs();
-  std::vector<std::optional<OutputFile>> reports;
-  for (const std::string& file : report_files_) reports.push_back(output_file(file));
+  const std::vector<std::optional<OutputFile>> reports = output_files(report_files_);
   struct Manifests {
     ~Manifests() { recorded::unload_manifests(); }
   } loaded;

@@ -37,8 +37,8 @@ class ObserveCommand : public Command {
     cmd->add_option("--schedule", schedule_file_,
                     "The session configurations each provider is walked through (JSON; default "
                     "scenarios/observe/default.json)");
-    cmd->add_option("--json", json_file_, "Write the JSON report to FILE");
-    cmd->add_option("--junit", junit_file_, "Write a JUnit XML report to FILE");
+    // The file formats of `etwh run` (report/formats.h), each from its row.
+    add_format_options(*cmd, report_formats(), report_files_);
     cmd->add_option("--timeout", timeout_s_,
                     "Stop the program after this many seconds (a harness error; default 60)")
         ->check(CLI::Range(1u, 86400u));
@@ -65,8 +65,7 @@ class ObserveCommand : public Command {
     }
     o.args.assign(command_.begin() + 1, command_.end());
     o.timeout = std::chrono::seconds(timeout_s_);
-    const std::optional<OutputFile> json = output_file(json_file_),
-                                    junit = output_file(junit_file_);
+    const std::vector<std::optional<OutputFile>> reports = output_files(report_files_);
 
     catch_stop_signals();
     PrivateEtwrtHome home;
@@ -97,9 +96,9 @@ class ObserveCommand : public Command {
                              console.width);
     for (const CaseResult& c : cases) progress.finished(c, 0);
     ConsoleReport(console).write(info, cases, std::cout);
-    // The formats of `etwh run` it shares (report/formats.h).
-    if (json) json->write(report_text(report_format("json"), {}, info, cases));
-    if (junit) junit->write(report_text(report_format("junit"), {}, info, cases));
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      if (reports[i]) reports[i]->write(report_text(report_formats()[i], {}, info, cases));
+    }
     bool unexpected = false;
     for (const CaseResult& c : cases) {
       if (c.status == Status::kHarnessError) return kExitBadInput;
@@ -109,7 +108,8 @@ class ObserveCommand : public Command {
   }
 
  private:
-  std::string schedule_file_, json_file_, junit_file_;
+  std::string schedule_file_;
+  std::vector<std::string> report_files_;  // a file per format of report_formats(), or empty
   unsigned timeout_s_ = 60;
   bool quiet_ = false, verbose_ = false;
   std::vector<std::string> command_;

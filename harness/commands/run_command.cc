@@ -80,7 +80,7 @@ class RunCommand : public Command {
   std::vector<std::string> paths_;
   std::string agent_, platform_, expectations_file_;
   // A file per report format (report/formats.h), in its order; empty: not asked for.
-  std::vector<std::string> report_files_ = std::vector<std::string>(report_formats().size());
+  std::vector<std::string> report_files_;
   std::string subject_;     // the provider under test's agent (providers/adapter/)
   std::string trace_file_;  // --trace: a Trace Event Format timeline (harness/report/trace/)
   SelectionOptions selection_;
@@ -92,10 +92,7 @@ class RunCommand : public Command {
 CLI::App* RunCommand::define(CLI::App& app, const Context&) {
   CLI::App* cmd = app.add_subcommand("run", "Run conformance scenarios");
   cmd->add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
-  for (std::size_t i = 0; i < report_files_.size(); ++i) {
-    const ReportFormat& format = report_formats()[i];
-    cmd->add_option(std::string("--") + format.option, report_files_[i], format.help);
-  }
+  add_format_options(*cmd, report_formats(), report_files_);
   cmd->add_option("--agent", agent_, "The provider agent executable");
   cmd->add_option("--subject", subject_,
                   "Provider under test: an agent built with etwh_provider_under_test (default: "
@@ -364,8 +361,7 @@ int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
   DriverOptions options = driver_options(context);
   const ConsoleOptions console = console_options();
-  std::vector<std::optional<OutputFile>> reports;
-  for (const std::string& file : report_files_) reports.push_back(output_file(file));
+  const std::vector<std::optional<OutputFile>> reports = output_files(report_files_);
   const std::optional<OutputFile> trace_out = output_file(trace_file_);
   trace::Trace timeline;
   if (trace_out) options.trace = &timeline;

@@ -1,9 +1,10 @@
 // `etwh stress` on the command line; the command itself is harness/stress/stress_command.h.
 #include "harness/commands/command.h"
 
-#include "etwh/pattern.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
+#include "harness/commands/threshold_options.h"
+#include "harness/report/stress_markdown.h"
 #include "harness/stress/profile.h"
 #include "harness/stress/stress_command.h"
 
@@ -17,7 +18,7 @@ class StressCommand : public Command {
     cmd->add_option("profiles", args_.profiles,
                     "Stress profiles: files, folders of them, or shipped names (fast_steady)")
         ->required();
-    cmd->add_option("--json", args_.json_file, "Write the JSON results to FILE");
+    add_format_options(*cmd, stress::stress_formats(), args_.format_files);
     cmd->add_option("--sweep", args_.sweep, "Run each profile once per value: DIMENSION=V1,V2,...");
     cmd->add_option("--writer", writer_, "The etwh-stress-writer executable");
     cmd->add_option("--repetitions", args_.repetitions,
@@ -27,21 +28,9 @@ class StressCommand : public Command {
         ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{60000}));
     cmd->add_option("--baseline", args_.baseline,
                     "Compare with this results file (etwh compare BASELINE <this run>)");
-    cmd->add_option("--alpha", args_.thresholds.alpha,
-                    "With --baseline: significance level of the U test (default 0.05)")
-        ->check(kANumber & CLI::Range(0.0, 1.0));
-    cmd->add_option("--min-effect", min_effect_pct_,
-                    "With --baseline: smallest change of a median that counts, in % (default 5)")
-        ->check(kANumber & CLI::Range(0.0, 1000.0));
+    add_threshold_options(*cmd, args_.thresholds, "With --baseline");
     cmd->add_option("--trace", args_.trace_file,
                     "Write a timeline (Trace Event Format, for Perfetto) to FILE");
-    cmd->add_option("--markdown", args_.markdown_file,
-                    "Write a markdown summary to FILE (- for standard output), for a CI job "
-                    "summary or a merge-request comment");
-    cmd->add_option("--only", args_.thresholds.only,
-                    std::string("With --baseline: compare only the figures whose name this REGEX "
-                                "finds (") +
-                        pattern_syntax() + ")");
     return cmd;
   }
 
@@ -62,7 +51,6 @@ class StressCommand : public Command {
     args_.command_line = context.command_line;
     args_.host = host_name();
     args_.start_time = utc_now();
-    args_.thresholds.min_effect = min_effect_pct_ / 100;
     const int code = stress::run_stress_command(args_);
     // A stop that came after the last profile's last check still ends as a stop (130/143).
     return stop_requested() ? stop_exit_code() : code;
@@ -71,7 +59,6 @@ class StressCommand : public Command {
  private:
   stress::StressArgs args_;
   std::string writer_;
-  double min_effect_pct_ = 5;
 };
 
 }  // namespace

@@ -2,6 +2,9 @@
 // and aggregates, cv rows in percent, skipped and failed runs, and the bare NaN and Infinity
 // that JSON does not allow.
 #include "harness/compare/compare.h"
+#include "tests/lib/scratch_file.h"
+#include "tests/lib/thrown.h"
+#include "harness/report/compare_report.h"
 #include "harness/compare/nonfinite.h"
 
 #include <gtest/gtest.h>
@@ -131,16 +134,12 @@ TEST(BenchmarkFile, RepetitionsAgainstAggregates) {
 }
 
 TEST(BenchmarkFile, SyntaxErrorAfterNaNKeepsItsPlace) {
-  const auto file = std::filesystem::temp_directory_path() / "etwh_compare_nan_bad.json";
-  std::ofstream(file) << "{\"benchmarks\": [{\"real_time\": NaN, \"cpu_time\": Infinity,,}]}\n";
-  try {
-    load_document(file);
-    ADD_FAILURE() << "no error";
-  } catch (const CompareInputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":1:57: JSON syntax error: ", 0), 0u)
-        << e.what();
-  }
-  std::filesystem::remove(file);
+  const test_support::ScratchFile file(
+      "etwh_compare_nan_bad.json",
+      "{\"benchmarks\": [{\"real_time\": NaN, \"cpu_time\": Infinity,,}]}\n");
+  const std::string error =
+      test_support::thrown<CompareInputError>([&] { load_document(file.path()); });
+  EXPECT_EQ(error.rfind(file.path().string() + ":1:57: JSON syntax error: ", 0), 0u) << error;
 }
 
 }  // namespace

@@ -127,16 +127,6 @@ bool wanted_name(const std::optional<Pattern>& only, const std::string& name) {
 
 }  // namespace
 
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kFaster: return "faster";
-    case Verdict::kSlower: return "slower";
-    case Verdict::kSame: return "same";
-    case Verdict::kNoisy: return "noisy";
-  }
-  return "?";
-}
-
 Verdict judge_figure(double change, double p_value, Better better, const Thresholds& t) {
   const bool significant = p_value < t.alpha;
   const bool large = std::abs(change) >= t.min_effect;

@@ -1,6 +1,7 @@
 #include "harness/compare/compare_command.h"
 
 #include "etwh/output_file.h"
+#include "harness/report/compare_report.h"
 
 #include <iostream>
 #include <optional>
@@ -16,10 +17,10 @@ constexpr int kExitBadInput = 2;
 
 int run_compare_command(const CompareArgs& args) {
   Comparison c;
-  std::optional<OutputFile> markdown_out, json_out;
+  const std::span<const FileFormat<Comparison>> formats = compare_formats();
+  std::vector<std::optional<OutputFile>> outputs;
   try {  // The outputs are checked before the inputs are read (output_file.h).
-    markdown_out = output_file(args.markdown_file);
-    json_out = output_file(args.json_file);
+    outputs = output_files(args.format_files);
   } catch (const OutputRefused& e) {
     std::cerr << "etwh: " << e.what() << "\n";
     return kExitBadInput;
@@ -33,9 +34,8 @@ int run_compare_command(const CompareArgs& args) {
     return kExitBadInput;
   }
   print_console(c, std::cout);
-  if (!write_output(markdown_out, markdown(c)) ||
-      !write_output(json_out, to_json(c).dump(2) + "\n")) {
-    return kExitBadInput;
+  for (std::size_t i = 0; i < outputs.size() && i < formats.size(); ++i) {
+    if (!write_output(outputs[i], formats[i].text(c))) return kExitBadInput;
   }
   return c.regressions > 0 ? kExitRegression : kExitOk;
 }

@@ -8,13 +8,16 @@
 #include "harness/compare/compare.h"
 
 #include <string>
+#include <vector>
 
 namespace etwh::compare {
 
 struct CompareArgs {
   std::string old_file, new_file;
   Thresholds thresholds;
-  std::string markdown_file, json_file;
+  // The file of each of compare_formats() (harness/report/compare_report.h), in its order; empty:
+  // not written.
+  std::vector<std::string> format_files;
 };
 
 int run_compare_command(const CompareArgs& args);

@@ -1,4 +1,7 @@
 #include "harness/compare/compare.h"
+#include "tests/lib/scratch_file.h"
+#include "tests/lib/thrown.h"
+#include "harness/report/compare_report.h"
 
 #include <gtest/gtest.h>
 
@@ -150,14 +153,14 @@ TEST(CompareRun, ChangedVerdictsPerCaseAndRule) {
   EXPECT_EQ(to_json(c)["cases"][0]["old"], "PASS");
 }
 
+std::string load_error(const std::filesystem::path& file) {
+  return test_support::thrown<CompareInputError>([&] { load_document(file); });
+}
+
 TEST(CompareInput, BadInputNamesFileAndPlace) {
   auto message = [](const json& doc) {
-    try {
-      read_document(doc, "x.json");
-    } catch (const CompareInputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return test_support::thrown<CompareInputError>([&] { read_document(doc, "x.json"); },
+                                                   "no error");
   };
   json doc = stress_doc(kCpu);
   doc["results"][3]["writers"]["events_per_s"] = "fast";
@@ -173,25 +176,9 @@ TEST(CompareInput, BadInputNamesFileAndPlace) {
                                  read_document(run_doc(1, {}, {}), "b"), Thresholds{}),
                CompareInputError);
   // A syntax error in a file: line:col.
-  const auto file = std::filesystem::temp_directory_path() / "etwh_compare_test_bad.json";
-  std::ofstream(file) << "{\n  \"results\": [,]\n}\n";
-  try {
-    load_document(file);
-    ADD_FAILURE() << "no error";
-  } catch (const CompareInputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":2:15: JSON syntax error: ", 0), 0u)
-        << e.what();
-  }
-  std::filesystem::remove(file);
-}
-
-std::string load_error(const std::filesystem::path& file) {
-  try {
-    load_document(file);
-  } catch (const CompareInputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  const test_support::ScratchFile file("etwh_compare_test_bad.json", "{\n  \"results\": [,]\n}\n");
+  const std::string error = load_error(file.path());
+  EXPECT_EQ(error.rfind(file.path().string() + ":2:15: JSON syntax error: ", 0), 0u) << error;
 }
 
 // Compare and stress --baseline inputs are read as every input is (json_text.h): a FIFO never

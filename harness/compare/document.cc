@@ -271,15 +271,6 @@ void run_statuses(const Reader& r, const json& doc, Document& out) {
 
 }  // namespace
 
-const char* kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::kStress: return "stress";
-    case Kind::kRun: return "run";
-    case Kind::kBenchmark: return "benchmark";
-  }
-  return "?";
-}
-
 Document read_document(const json& doc, const std::string& source, bool nonfinite_markers) {
   const Reader r(source, nonfinite_markers);
   if (!doc.is_object()) r.fail("", "expected an object, got " + json_type_name(doc));

@@ -1,4 +1,6 @@
 #include "harness/conformance/scenario.h"
+#include "tests/lib/thrown.h"
+#include "tests/lib/unplaced.h"
 #include "harness/conformance/test_steps.h"
 
 #include "win32_text.h"
@@ -28,13 +30,8 @@ std::string valid(const std::string& step = R"({"op": "enable", "session": "s1",
 
 // The error without its line:col when it has a pointer (LocatesThePointer checks positions).
 std::string error_of(const std::string& text) {
-  try {
-    load_scenario_text(text, "f.json", kRules);
-  } catch (const InputError& e) {
-    return e.pointer().empty() ? e.what()
-                               : format_input_error(e.file(), e.pointer(), e.reason(), 0, 0);
-  }
-  return "(no error)";
+  return test_support::thrown_as<InputError>([&] { load_scenario_text(text, "f.json", kRules); },
+                                             test_support::unplaced);
 }
 
 TEST(Loader, LoadsValidCase) {

@@ -1,4 +1,5 @@
 #include "harness/model/expectations.h"
+#include "tests/lib/thrown.h"
 #include "harness/model/expectations_update.h"
 #include "etwh/output_file.h"
 
@@ -65,12 +66,7 @@ TEST(LoadExpectations, ParsesAndRejects) {
 }
 
 std::string error_of(const std::function<void()>& load) {
-  try {
-    load();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test_support::thrown<InputError>(load);
 }
 
 constexpr char kCurrent[] = R"({

@@ -1,5 +1,6 @@
 // The loaders' shared positions: a JSON pointer found in the text it came from.
 #include "harness/model/json_text.h"
+#include "tests/lib/thrown.h"
 
 #include <gtest/gtest.h>
 
@@ -48,12 +49,7 @@ TEST(ParseInputJson, SyntaxErrorsGiveLineAndColumn) {
 }
 
 std::string input_error_of(const std::filesystem::path& file) {
-  try {
-    read_input_file(file);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::thrown<InputError>([&] { read_input_file(file); }, "no error");
 }
 
 class ReadInputFile : public ::testing::Test {

@@ -1,6 +1,7 @@
 // judge.h and filter_judge.h on hand-made observation records: a rule the schedule never
 // exercised is NOT JUDGED (its own UNSUPPORTED case, the reason as data), never a pass.
 #include "harness/observe/judge.h"
+#include "tests/lib/thrown.h"
 
 #include "harness/model/catalog.h"
 #include "harness/observe/filter_judge.h"
@@ -98,12 +99,7 @@ TEST(ObserveJudge, NoWriteWhileEnabledLeavesProvEventEnabledNotJudged) {
 }
 
 std::string schedule_error(const std::string& text) {
-  try {
-    parse_schedule(text, "s.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::thrown<InputError>([&] { parse_schedule(text, "s.json"); }, "");
 }
 
 TEST(ObserveSchedule, EventIdFiltersParseAndBadOnesArePlaced) {

@@ -7,6 +7,7 @@ namespace etwh {
 
 // Each format's writer, made in its own file (sarif_report.cc, ...).
 std::unique_ptr<ReportWriter> make_sarif_report(const ReportSettings& settings);
+std::unique_ptr<ReportWriter> make_tap_report(const ReportSettings& settings);
 
 namespace {
 
@@ -28,6 +29,8 @@ constexpr ReportFormat kFormats[] = {
      "merge-request comment",
      make_markdown},
     {"sarif", "Write SARIF 2.1.0 to FILE, for GitHub code scanning", make_sarif_report},
+    {"tap", "Write TAP version 14 to FILE (- for standard output), for prove and TAP readers",
+     make_tap_report},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The report formats of `etwh run` (formats.h), and the shape of the SARIF report: what GitHub
 // code scanning reads of SARIF 2.1.0 (version, tool.driver with its rules, a result per failed
-// finding with ruleId, level, message and location).
+// finding with ruleId, level, message and location); the TAP report: the plan, a test point per
+// case with its directive, and the YAML block of a case not as expected, whatever its texts hold.
 #include "harness/report/formats.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +65,7 @@ TEST(ReportFormats, EachOptionOnceAndEachWriterWrites) {
   }
   EXPECT_TRUE(options.count("sarif"));
   EXPECT_EQ(std::string(report_format("junit").option), "junit");
-  EXPECT_THROW(report_format("tap"), std::out_of_range);
+  EXPECT_THROW(report_format("no-such-format"), std::out_of_range);
   std::ostringstream direct;
   JsonReport().write(info(), sample(), direct);
   EXPECT_EQ(report_text(report_format("json"), {}, info(), sample()), direct.str());
@@ -102,6 +103,41 @@ TEST(SarifReport, HasTheShapeCodeScanningReads) {
   EXPECT_EQ(results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "g.json");
   EXPECT_FALSE(results[1]["locations"][0]["physicalLocation"].contains("region"));
   EXPECT_EQ(results[2]["level"], "note");  // expected on this platform: XFAIL
+}
+
+TEST(TapReport, PlanAndOneTestPointPerCase) {
+  std::vector<CaseResult> results = sample();
+  results[1].message = "step 2: \"quoted\"\nnext";
+  Finding expectation;
+  expectation.check = kCheckExpectation;
+  expectation.severity = Severity::kNote;
+  expectation.expected = "FAIL";
+  expectation.text = "etwrt has 64";
+  results[2].findings.push_back(expectation);
+  results.push_back({"d-unsupported #1", {}, Status::kUnsupported, true, "no agent", 0, "", {}});
+  EXPECT_EQ(report_text(report_format("tap"), {}, info(), results),
+            "TAP version 14\n"
+            "1..4\n"
+            "# etwh 0.1.0 on etwrt\n"
+            "ok 1 - a-pass\n"
+            "not ok 2 - b-fail\n"
+            "  ---\n"
+            "  status: FAIL\n"
+            "  expected: PASS\n"
+            "  file: \"g.json\"\n"
+            "  message: \"step 2: \\\"quoted\\\"\\x0anext\"\n"
+            "  findings:\n"
+            "    - rule: \"CB-LEVEL-MAX\"\n"
+            "      check: \"Level\"\n"
+            "      text: \"CB-LEVEL-MAX: expected level 3, observed 1\"\n"
+            "      expected: \"3\"\n"
+            "      observed: \"1\"\n"
+            "      at: \"f.json:14:9\"\n"
+            "  ...\n"
+            "not ok 3 - c-xfail # TODO etwrt has 64\n"
+            "ok 4 - d-unsupported \\#1 # SKIP UNSUPPORTED no agent\n");
+  EXPECT_EQ(report_text(report_format("tap"), {}, info(), {}),
+            "TAP version 14\n1..0\n# etwh 0.1.0 on etwrt\n");
 }
 
 }  // namespace

@@ -49,11 +49,16 @@ std::vector<CaseResult> sample() {
 }
 
 // What the report writer `Writer` makes of `results`.
+// What `writer` writes of a run.
+std::string written(const ReportWriter& writer, const RunInfo& i,
+                    const std::vector<CaseResult>& results) {
+  std::ostringstream out;
+  writer.write(i, results, out);
+  return out.str();
+}
 template <typename Writer>
 std::string written(const RunInfo& i, const std::vector<CaseResult>& results) {
-  std::ostringstream out;
-  Writer().write(i, results, out);
-  return out.str();
+  return written(Writer(), i, results);
 }
 
 // The note an expectation leaves on a case (case_findings.cc): what it expected, what came.
@@ -69,9 +74,7 @@ Finding expectation_note(const std::string& expected, const std::string& observe
 }
 
 TEST(ConsoleReport, RuleTakesWorstStatusAndListsNonPass) {
-  std::ostringstream out;
-  ConsoleReport().write(info(), sample(), out);
-  const std::string text = out.str();
+  const std::string text = written(ConsoleReport(), info(), sample());
   EXPECT_NE(text.find("CB-LEVEL-MAX                   FAIL           2"), std::string::npos)
       << text;
   // A harness error blames no rule: CB-ANY-OR passed in a-pass, d-herr never reached it.
@@ -86,9 +89,7 @@ TEST(ConsoleReport, RuleTakesWorstStatusAndListsNonPass) {
 }
 
 TEST(JsonReport, SchemaFields) {
-  std::ostringstream out;
-  JsonReport().write(info(), sample(), out);
-  auto doc = nlohmann::json::parse(out.str());
+  auto doc = nlohmann::json::parse(written(JsonReport(), info(), sample()));
   EXPECT_EQ(doc["schema_version"], 3);
   EXPECT_EQ(doc["run_info"]["platform"], "etwrt");
   EXPECT_EQ(doc["run_info"]["command_line"], "etwh run");
@@ -131,9 +132,7 @@ TEST(JsonReport, FindingCarriesTheDecodedEvent) {
   Finding f = failed_check("TL-SCHEMA-ITEM", "payload", "event #1: event data differs");
   f.event = DecodedEvent{"Etwh.Tl.Event", {{"n", "42"}, {"s", "hi"}}};
   results[1].findings = {f};
-  std::ostringstream out;
-  JsonReport().write(info(), results, out);
-  const auto doc = nlohmann::json::parse(out.str());
+  const auto doc = nlohmann::json::parse(written(JsonReport(), info(), results));
   EXPECT_EQ(doc["results"][1]["findings"][0]["event"],
             (nlohmann::json{
                 {"name", "Etwh.Tl.Event"},
@@ -169,9 +168,7 @@ TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
   // The console lists a rule no case judges only verbose.
   const ConsoleOptions verbose{Verbosity::kVerbose, ConsoleStyle(), 0};
   EXPECT_EQ(written<ConsoleReport>(i, sample()).find("GRP-ENABLE"), std::string::npos);
-  std::ostringstream all;
-  ConsoleReport(verbose).write(i, sample(), all);
-  const std::string text = all.str();
+  const std::string text = written(ConsoleReport(verbose), i, sample());
   EXPECT_NE(text.find("GRP-ENABLE                     UNSUPPORTED    0 (no case)"),
             std::string::npos)
       << text;
@@ -184,9 +181,7 @@ TEST(RuleVerdicts, EveryCatalogRuleGetsOneAndUncoveredOnesAreUnsupported) {
 
   // With the catalog's reason for this platform, the reason replaces "(no case)".
   i.unsupported_reasons["GRP-ENABLE"] = "no groups here";
-  std::ostringstream all2;
-  ConsoleReport(verbose).write(i, sample(), all2);
-  const std::string text2 = all2.str();
+  const std::string text2 = written(ConsoleReport(verbose), i, sample());
   EXPECT_NE(text2.find("GRP-ENABLE                     UNSUPPORTED    0 (no groups here)"),
             std::string::npos)
       << text2;
@@ -274,9 +269,7 @@ TEST(JsonReport, ResultsCarryFileAndExpected) {
   std::vector<CaseResult> results = sample();
   results[1].file = "scenarios/conformance/callbacks.json";
   results[2].findings = {expectation_note("FAIL", "", "expected FAIL: stubbed")};
-  std::ostringstream out;
-  JsonReport().write(info(), results, out);
-  auto doc = nlohmann::json::parse(out.str());
+  auto doc = nlohmann::json::parse(written(JsonReport(), info(), results));
   EXPECT_EQ(doc["results"][1]["file"], "scenarios/conformance/callbacks.json");
   EXPECT_EQ(doc["results"][1]["expected"], "PASS");
   EXPECT_EQ(doc["results"][2]["expected"], "FAIL");
@@ -290,9 +283,7 @@ TEST(Reports, RepeatedCasesShowEveryRepetitionAndFlakyOnesFailInJunit) {
   flaky.repetitions = {Status::kPass, Status::kFail, Status::kPass};
   const std::vector<CaseResult> results = {steady, flaky};
 
-  std::ostringstream json_out;
-  JsonReport().write(info(), results, json_out);
-  const auto doc = nlohmann::json::parse(json_out.str());
+  const auto doc = nlohmann::json::parse(written(JsonReport(), info(), results));
   EXPECT_EQ(doc["results"][0]["repetitions"], nlohmann::json({"PASS", "PASS"}));
   EXPECT_EQ(doc["results"][0]["flaky"], false);
   EXPECT_EQ(doc["results"][1]["repetitions"], nlohmann::json({"PASS", "FAIL", "PASS"}));
@@ -327,9 +318,7 @@ TEST(JunitReport, ClassnameAndFileRelativeToTheScenariosFolder) {
   results[1].file = "/opt/etwh/share/etwh/scenarios/conformance/more/traits.json";
   results[2].file = "/home/me/mine.json";  // outside the folder and the working folder
   pugi::xml_document doc;
-  std::ostringstream out;
-  JunitReport(scenarios).write(i, results, out);
-  const std::string xml = out.str();
+  const std::string xml = written(JunitReport(scenarios), i, results);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   auto suite = doc.child("testsuites").child("testsuite");
   auto attr = [&](const char* name, const char* attribute) {

@@ -1,6 +1,7 @@
 // Unit tests of `etwh selftest`'s pure parts: the mutant registry loader, argument expansion,
 // report summaries and the kill judgement. The registry shipped in mutants/ must load.
 #include "harness/selftest/selftest.h"
+#include "tests/lib/thrown.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +16,7 @@ using nlohmann::json;
 const std::set<std::string> kRules = {"CB-LEVEL-MAX", "FLT-LEVEL", "PROV-EVENT-ENABLED"};
 
 std::string error_of(const std::string& text) {
-  try {
-    load_mutants_text(text, "m.json", kRules);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::thrown<InputError>([&] { load_mutants_text(text, "m.json", kRules); }, "");
 }
 
 TEST(SelftestRegistry, LoadsBothKinds) {
@@ -57,35 +53,34 @@ TEST(SelftestRegistry, ObserveMutantsNeedTheCorrectProgram) {
 }
 
 TEST(SelftestRegistry, RejectsBadEntriesPrecisely) {
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
-      "description": "d", "expect_rules": ["NOPE"]}]})")
-                .find("/mutants/0/expect_rules/0: unknown rule \"NOPE\""),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [
+  // Each registry text, and what its error names.
+  const std::pair<std::string, std::string> bad[] = {
+      {R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
+      "description": "d", "expect_rules": ["NOPE"]}]})",
+       "/mutants/0/expect_rules/0: unknown rule \"NOPE\""},
+      {R"({"schema_version": 1, "mutants": [
       {"name": "a", "kind": "runtime", "description": "d", "expect_rules": ["FLT-LEVEL"]},
-      {"name": "a", "kind": "runtime", "description": "d", "expect_rules": ["FLT-LEVEL"]}]})")
-                .find("/mutants/1/name: duplicate"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "provider",
-      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})")
-                .find("/mutants/0/etwh_args: missing"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "A_b", "kind": "runtime",
-      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})")
-                .find("/mutants/0/name"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "kernel",
-      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})")
-                .find("unknown kind"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
-      "description": "d", "expect_rules": []}]})")
-                .find("must not be empty"),
-            std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
-      "description": "d", "expect_rules": ["FLT-LEVEL"], "typo": 1}]})")
-                .find("/mutants/0/typo: unknown field"),
-            std::string::npos);
+      {"name": "a", "kind": "runtime", "description": "d", "expect_rules": ["FLT-LEVEL"]}]})",
+       "/mutants/1/name: duplicate"},
+      {R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "provider",
+      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})",
+       "/mutants/0/etwh_args: missing"},
+      {R"({"schema_version": 1, "mutants": [{"name": "A_b", "kind": "runtime",
+      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})",
+       "/mutants/0/name"},
+      {R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "kernel",
+      "description": "d", "expect_rules": ["FLT-LEVEL"]}]})",
+       "unknown kind"},
+      {R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
+      "description": "d", "expect_rules": []}]})",
+       "must not be empty"},
+      {R"({"schema_version": 1, "mutants": [{"name": "a", "kind": "runtime",
+      "description": "d", "expect_rules": ["FLT-LEVEL"], "typo": 1}]})",
+       "/mutants/0/typo: unknown field"},
+  };
+  for (const auto& [text, names] : bad) {
+    EXPECT_NE(error_of(text).find(names), std::string::npos) << error_of(text);
+  }
   EXPECT_EQ(error_of("{").rfind("m.json:1:2: JSON syntax error: ", 0), 0u) << error_of("{");
 }
 

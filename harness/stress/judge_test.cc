@@ -1,4 +1,5 @@
 #include "harness/stress/engine.h"
+#include "tests/lib/thrown.h"
 
 #include <gtest/gtest.h>
 
@@ -306,12 +307,7 @@ TEST(StressSeriesCheck, ConsistentSeriesPasses) {
 
 // check_series's HARNESS_ERROR message for `s` ("" when it passes).
 std::string series_error(const SessionResult& s) {
-  try {
-    check_series(s);
-  } catch (const StressHarnessError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::thrown<StressHarnessError>([&] { check_series(s); }, "");
 }
 
 TEST(StressSeriesCheck, ASplitThatDoesNotAddUpIsAHarnessError) {

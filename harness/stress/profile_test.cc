@@ -1,4 +1,6 @@
 #include "harness/stress/profile.h"
+#include "tests/lib/thrown.h"
+#include "tests/lib/unplaced.h"
 
 #include <gtest/gtest.h>
 
@@ -8,15 +10,10 @@
 namespace etwh::stress {
 namespace {
 
+// Without line:col (the loaders' shared locator is tested with the scenarios).
 std::string error_of(const std::string& text, const std::optional<Sweep>& sweep = std::nullopt) {
-  try {
-    load_profile_text(text, "p.json", sweep);
-  } catch (const InputError& e) {
-    // Without line:col (the loaders' shared locator is tested with the scenarios).
-    return e.pointer().empty() ? e.what()
-                               : format_input_error(e.file(), e.pointer(), e.reason(), 0, 0);
-  }
-  return "(no error)";
+  return test_support::thrown_as<InputError>([&] { load_profile_text(text, "p.json", sweep); },
+                                             test_support::unplaced);
 }
 
 TEST(StressProfile, ShippedProfilesLoad) {

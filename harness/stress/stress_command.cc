@@ -6,13 +6,14 @@
 #include "etwrt/reader_pacing.h"
 
 #include "harness/compare/compare.h"
+#include "harness/report/compare_report.h"
 #include "harness/report/console_lines.h"
 #include "harness/stress/engine.h"
 #include "harness/stress/profile.h"
 #include "harness/environment/stale_sessions.h"
 #include "harness/stress/stress_console.h"
 #include "harness/stress/file_session.h"
-#include "harness/stress/stress_markdown.h"
+#include "harness/report/stress_markdown.h"
 #include "harness/stress/stress_trace.h"
 #include "harness/report/trace/trace.h"
 
@@ -379,17 +380,18 @@ trace::Track command_track() {
   return {pid, pid};
 }
 
-// --json and --trace, checked before anything runs (output_file.h), written after the runs.
+// The formats' files (stress_formats()) and --trace, checked before anything runs
+// (output_file.h), written after the runs.
 struct Outputs {
-  std::optional<OutputFile> json, trace, markdown;
+  std::vector<std::optional<OutputFile>> formats;
+  std::optional<OutputFile> trace;
 };
 
 // False: bad input, said on stderr.
 bool check_outputs(const StressArgs& args, Outputs& out) {
   try {
-    out.json = output_file(args.json_file);
+    out.formats = output_files(args.format_files);
     out.trace = output_file(args.trace_file);
-    out.markdown = output_file(args.markdown_file);
   } catch (const OutputRefused& e) {
     std::cerr << "etwh: " << e.what() << "\n";
     return false;
@@ -461,17 +463,26 @@ int finish(const StressArgs& args, const Outputs& out, const std::vector<Outcome
                            outcomes.size(), failed, faults, args.platform, duration);
 
   const nlohmann::ordered_json doc = results_document(args, outcomes, duration);
-  if (!write_output(out.json, doc.dump(2) + "\n") || !write_output(out.trace, timeline.text())) {
-    return kExitBadInput;
-  }
+  if (!write_output(out.trace, timeline.text())) return kExitBadInput;
   std::optional<compare::Comparison> c;
-  if (baseline) {
-    c = compare::compare_documents(
-        *baseline, compare::read_document(nlohmann::json::parse(doc.dump()), "this run"),
-        args.thresholds);
-    compare::print_console(*c, std::cout);
+  bool bad_baseline = false;
+  try {
+    if (baseline) {
+      c = compare::compare_documents(
+          *baseline, compare::read_document(nlohmann::json::parse(doc.dump()), "this run"),
+          args.thresholds);
+      compare::print_console(*c, std::cout);
+    }
+  } catch (const compare::CompareInputError& e) {  // a baseline of another kind: the runs stay
+    std::cerr << e.what() << "\n";
+    bad_baseline = true;
   }
-  if (!write_output(out.markdown, stress_markdown(doc, c ? &*c : nullptr))) return kExitBadInput;
+  const StressResults results{doc, c ? &*c : nullptr};
+  const std::span<const FileFormat<StressResults>> formats = stress_formats();
+  for (std::size_t i = 0; i < out.formats.size() && i < formats.size(); ++i) {
+    if (!write_output(out.formats[i], formats[i].text(results))) return kExitBadInput;
+  }
+  if (bad_baseline) return kExitBadInput;
   const bool regressed = c && c->regressions > 0;
   return faults > 0 ? kExitBadInput : failed > 0 || regressed ? kExitFailed : kExitOk;
 }

@@ -18,13 +18,14 @@ namespace etwh::stress {
 
 struct StressArgs {
   std::vector<std::string> profiles;
-  std::string json_file;
+  // The file of each of stress_formats() (harness/report/stress_markdown.h: --json, --markdown),
+  // in its order; empty: not written.
+  std::vector<std::string> format_files;
   std::string sweep;               // empty: none
   unsigned repetitions = 1;        // each profile runs this many times; every run is kept
   std::uint64_t series_ms = 100;   // time series step
   std::string baseline;            // a results file to compare this run with (empty: none)
   std::string trace_file;          // a timeline of the runs (harness/stress/stress_trace.h)
-  std::string markdown_file;       // stress_markdown.h; "-": standard output
   compare::Thresholds thresholds;  // for the baseline comparison
   std::filesystem::path writer;    // etwh-stress-writer
   std::string platform, version, command_line, host, start_time;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace etwh {
 
@@ -47,6 +48,8 @@ class OutputFile {
 
 // OutputFile(path), or nothing for an empty path (an output option not given).
 std::optional<OutputFile> output_file(const std::string& path);
+// output_file of each of `paths`, in their order (a command's file per report format).
+std::vector<std::optional<OutputFile>> output_files(const std::vector<std::string>& paths);
 
 // Writes `text` to `file` when there is one. A failure is said on stderr ("etwh: <reason>") and
 // gives false: the command then exits 2.

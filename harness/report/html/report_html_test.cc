@@ -1,4 +1,5 @@
 #include "harness/model/input_error.h"
+#include "tests/lib/thrown.h"
 #include "harness/report/html/inputs.h"
 #include "harness/report/html/page.h"
 #include "harness/report/html/view.h"
@@ -194,6 +195,12 @@ TEST(ReportConformance, TwoReportsOfOnePlatformAreToldApartByFile) {
   EXPECT_EQ(v["columns"][1]["label"], "etwrt (b.json)");
 }
 
+// Where stress_view finds `in` wrong: the error's pointer, or "(no error)".
+std::string stress_error_at(const Input& in) {
+  return test_support::thrown_as<InputError>([&] { stress_view({&in}); },
+                                             [](const InputError& e) { return e.pointer(); });
+}
+
 TEST(ReportStress, LatencyCdfRisesToOneInMicroseconds) {
   const Input in = input_of(stress_file({stress_result(100, 1, 5)}), "s.json");
   const json v = stress_view({&in});
@@ -232,12 +239,7 @@ TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
     json wrong = doc;
     wrong["results"][0]["sessions"][0]["series"][0][key] = "many";
     const Input bad = input_of(wrong, "bad.json");
-    try {
-      stress_view({&bad});
-      FAIL() << "no error for " << key;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.pointer(), std::string("/results/0/sessions/0/series/0/") + key);
-    }
+    EXPECT_EQ(stress_error_at(bad), std::string("/results/0/sessions/0/series/0/") + key);
   }
 }
 
@@ -263,12 +265,7 @@ TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
   EXPECT_TRUE(stress_view({&none})["runs"][0]["sessions"][0]["buffers_span_ms"].is_null());
   session["consumer_thread"]["preemptions"] = "often";
   const Input bad = input_of(doc, "bad.json");
-  try {
-    stress_view({&bad});
-    FAIL() << "no error for a preemption count that is no number";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.pointer(), std::string("/results/0/sessions/0/consumer_thread/preemptions"));
-  }
+  EXPECT_EQ(stress_error_at(bad), std::string("/results/0/sessions/0/consumer_thread/preemptions"));
 }
 
 // The floors per placement (2026-11-27): the one unpinned floor of older files is no
@@ -303,12 +300,8 @@ TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
   result["wake_floor_us"]["other_cpu"] = same;
   result["wake_floor_us"]["other_cpu"]["histogram"]["buckets"][1] = {2, 4000};
   const Input bad = input_of(doc, "bad.json");
-  try {
-    stress_view({&bad});
-    FAIL() << "no error for a floor bucket of two numbers";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.pointer(), std::string("/results/0/wake_floor_us/other_cpu/histogram/buckets/1"));
-  }
+  EXPECT_EQ(stress_error_at(bad),
+            std::string("/results/0/wake_floor_us/other_cpu/histogram/buckets/1"));
 }
 
 // etwrt's reader nap as slept (2026-11-27): a floor beside the placements, and p99 over it.
@@ -334,12 +327,7 @@ TEST(ReportStress, TheReaderNapIsAFloorBesideThePlacements) {
 
   result["reader_nap_us"].erase("slept");
   const Input bad = input_of(doc, "bad.json");
-  try {
-    stress_view({&bad});
-    FAIL() << "no error for a nap with no `slept`";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.pointer(), std::string("/results/0/reader_nap_us"));  // missing "slept"
-  }
+  EXPECT_EQ(stress_error_at(bad), std::string("/results/0/reader_nap_us"));  // missing "slept"
 }
 
 TEST(ReportStress, RunsOfOneProfileDifferingInOneParameterMakeASweep) {

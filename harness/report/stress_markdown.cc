@@ -1,4 +1,6 @@
-#include "harness/stress/stress_markdown.h"
+#include "harness/report/stress_markdown.h"
+
+#include "harness/report/compare_report.h"
 
 #include <fmt/format.h>
 
@@ -69,8 +71,28 @@ std::string stress_markdown(const ordered_json& results, const compare::Comparis
   for (const ordered_json& r : results.value("results", ordered_json::array())) {
     md += session_rows(r);
   }
-  if (baseline != nullptr) md += "\n" + compare::markdown(*baseline);
+  if (baseline != nullptr) {  // appended piece by piece, as tap_report.cc says why
+    md += "\n";
+    md += compare::markdown(*baseline);
+  }
   return md;
 }
+
+namespace {
+
+std::string json_text(const StressResults& r) { return r.doc.dump(2) + "\n"; }
+std::string markdown_text(const StressResults& r) { return stress_markdown(r.doc, r.baseline); }
+
+constexpr FileFormat<StressResults> kFormats[] = {
+    {"json", "Write the JSON results to FILE", json_text},
+    {"markdown",
+     "Write a markdown summary to FILE (- for standard output), for a CI job summary or a "
+     "merge-request comment",
+     markdown_text},
+};
+
+}  // namespace
+
+std::span<const FileFormat<StressResults>> stress_formats() { return kFormats; }
 
 }  // namespace etwh::stress

@@ -1,5 +1,4 @@
-// The comparison as a console table, as markdown (for a pull-request comment) and as JSON.
-#include "harness/compare/compare.h"
+#include "harness/report/compare_report.h"
 
 #include <fmt/format.h>
 
@@ -71,7 +70,6 @@ void print_console(const Comparison& c, std::ostream& out) {
   out << summary(c) << "\n";
 }
 
-// What went wrong first: slower figures, then noisy ones, faster, same; regressed cases first.
 std::string markdown(const Comparison& c) {
   std::string md = fmt::format(
       "### etwh compare ({}): {}\n\n`{}` → `{}`: {}\n\n", kind_name(c.kind),
@@ -164,5 +162,21 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   }
   return j;
 }
+
+namespace {
+
+std::string json_text(const Comparison& c) { return to_json(c).dump(2) + "\n"; }
+
+constexpr FileFormat<Comparison> kFormats[] = {
+    {"markdown",
+     "Write markdown to FILE (- for standard output), for a CI job summary or a merge-request "
+     "comment",
+     markdown},
+    {"json", "Write JSON to FILE", json_text},
+};
+
+}  // namespace
+
+std::span<const FileFormat<Comparison>> compare_formats() { return kFormats; }
 
 }  // namespace etwh::compare

@@ -1,4 +1,4 @@
-#include "harness/stress/stress_markdown.h"
+#include "harness/report/stress_markdown.h"
 
 #include <gtest/gtest.h>
 
