@@ -266,6 +266,8 @@ const std::map<StepOp, CaseRun::StepRunner>& CaseRun::runners() {
       {StepOp::kUnregisterClassic, &CaseRun::classic_step},
       {StepOp::kTraceEvent, &CaseRun::classic_step},
       {StepOp::kTraceMessage, &CaseRun::classic_step},
+      // Trace files (families/trace_files/trace_files_run.cc)
+      {StepOp::kReadFile, &CaseRun::read_file},
   };
   return table;
 }

@@ -121,6 +121,7 @@ StepExpectation Model::apply(const Step& step) {
       if (started_.count(step_session(step))) e.status = ERROR_SUCCESS;
       break;
     case StepOp::kCollect: collect(step, e); break;
+    case StepOp::kReadFile: read_file(step, e); break;
     case StepOp::kDisallow: disallow(step, e); break;
     case StepOp::kRegisterClassic:
     case StepOp::kUnregisterClassic:
@@ -446,6 +447,9 @@ std::set<std::string> rules_judged(const StepExpectation& e) {
   for (const classic::ExpectedControl& cb : e.classic.callbacks) {
     add(rules::kSesClassicOne);
     if (cb.code == WMI_ENABLE_EVENTS && !cb.takeover) add(rules::kHdrClassicLevel);
+  }
+  if (e.file) {
+    for (const std::string& rule : e.file->rules) add(rule);
   }
   for (const ConsumerExpectation& c : e.consumers) {
     for (const ExpectedEvent& ev : c.events) {

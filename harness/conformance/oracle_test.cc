@@ -181,7 +181,7 @@ Case base_case() {
       ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0x42, true, 0};
   c.providers["q"] =
       ProviderDef{"q", "b", guid("{11111111-0000-0000-0000-000000000001}"), 0x43, true, 0};
-  for (const char* s : {"s1", "s2", "s3"}) c.sessions[s] = SessionDef{s, {}};
+  for (const char* s : {"s1", "s2", "s3"}) c.sessions[s] = SessionDef{s, {}, {}};
   return c;
 }
 
@@ -273,7 +273,7 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
   c.steps.push_back(step(StepOp::kRegister, "", "p"));
   for (int i = 1; i <= 9; ++i) {
     const std::string s = "s" + std::to_string(i);
-    c.sessions[s] = SessionDef{s, {}};
+    c.sessions[s] = SessionDef{s, {}, {}};
     c.steps.push_back(step(StepOp::kStart, s));
     c.steps.push_back(enable(s, static_cast<std::uint8_t>(i), 1, 0));
   }

@@ -45,6 +45,8 @@ struct SessionDef {
   std::string label;
   // Extra StartTraceA settings, passed as-is to start_session (buffer_size_kb, ...).
   nlohmann::json settings = nlohmann::json::object();
+  // A file session: the name of its log file in the run's temporary folder (empty: realtime).
+  std::string log_file;
 };
 
 enum class StepOp {
@@ -71,6 +73,8 @@ enum class StepOp {
   kUnregisterClassic,
   kTraceEvent,
   kTraceMessage,
+  // Trace files (harness/conformance/families/trace_files/).
+  kReadFile,
 };
 
 // The name used in scenario files ("start", "enable", ...).
@@ -85,7 +89,7 @@ struct ExplicitStatus {
 // One step: what every op has, and the op's own fields in `body`, an alternative defined in
 // its family's header (families/<family>/<family>_ops.h). Which alternative each op has: StepBody's
 // comments; read it with std::get_if.
-using StepBody = std::variant<SessionStep,          // start, stop, flush
+using StepBody = std::variant<SessionStep,          // start, stop, flush, read_file
                               ControlStep,          // enable, disable, capture_state
                               DisallowStep,         // disallow
                               ProviderStep,         // register, unregister

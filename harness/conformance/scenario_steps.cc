@@ -41,6 +41,8 @@ const std::vector<CaseParser::Op>& CaseParser::ops() {
       // Providers under test
       {"subject_write", StepOp::kSubjectWrite, &CaseParser::parse_subject_step},
       {"inject_callback", StepOp::kInjectCallback, &CaseParser::parse_subject_step},
+      // Trace files
+      {"read_file", StepOp::kReadFile, &CaseParser::parse_session_step},
   };
   return table;
 }
@@ -60,6 +62,14 @@ Step CaseParser::parse_step(const json& v, const std::string& p, const Case& c) 
 }
 
 void CaseParser::parse_session_step(const json& v, const std::string& p, Step& s, const Case& c) {
+  if (s.op == StepOp::kReadFile) {
+    r_.object(v, p, {"op", "session", "expect"});
+    s.body = SessionStep{ref(v, p, "session", c)};
+    if (c.sessions.at(std::get<SessionStep>(s.body).session).log_file.empty()) {
+      r_.fail(p + "/session", "read_file needs a session with a log_file");
+    }
+    return;
+  }
   if (s.op == StepOp::kStart || s.op == StepOp::kStop || s.op == StepOp::kFlush) {
     if (s.op == StepOp::kFlush) {
       r_.object(v, p, {"op", "session", "expect"});

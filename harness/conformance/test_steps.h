@@ -13,7 +13,8 @@ inline StepBody body_for(StepOp op, const std::string& session, const std::strin
   switch (op) {
     case StepOp::kStart:
     case StepOp::kStop:
-    case StepOp::kFlush: return SessionStep{session};
+    case StepOp::kFlush:
+    case StepOp::kReadFile: return SessionStep{session};
     case StepOp::kEnable:
     case StepOp::kDisable:
     case StepOp::kCaptureState: {
