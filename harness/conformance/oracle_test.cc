@@ -485,5 +485,40 @@ TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
   EXPECT_EQ(ce.events[0].rule, "TR-IN-EVENTS");
 }
 
+// read_file: the file must hold what the session took (its filter applied), and the mode
+// decides which rules the checks judge; the session is stopped (its provider hears of it).
+TEST(ExpectTraceFiles, ReadFileExpectsTheSessionsEventsAndJudgesByMode) {
+  Case c = base_case();
+  c.rules = {"ETL-ACCOUNTING"};
+  c.sessions["s1"].log_file = "a.etl";
+  c.sessions["s1"].settings = {{"log_file_mode", 1}, {"buffer_size_kb", 8}};
+  c.sessions["s2"].log_file = "b.etl";
+  c.sessions["s2"].settings = {{"log_file_mode", 0x2002}, {"maximum_file_size", 16}};
+  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
+             step(StepOp::kStart, "s2"),       enable("s1", 2, 0x1, 0),
+             enable("s2", 5, 0x1, 0),          write({ev(1, 1, 0x1, 2), ev(2, 4, 0x1)}),
+             step(StepOp::kReadFile, "s1"),    step(StepOp::kReadFile, "s2"),
+             step(StepOp::kReadFile, "s2")};
+  const auto e = expect_case(c);
+  ASSERT_TRUE(e[6].file.has_value());
+  EXPECT_EQ(e[6].file->written, (std::vector<std::uint64_t>{1, 2}));  // level 4 > 2: not taken
+  EXPECT_EQ(e[6].file->buffer_size_kb, 8u);
+  EXPECT_EQ(e[6].status, 0u);
+  const std::set<std::string> sequential = rules_judged(e[6]);
+  EXPECT_TRUE(sequential.count("ETL-ACCOUNTING"));
+  EXPECT_TRUE(sequential.count("ETL-HEADER-FIRST"));
+  EXPECT_FALSE(sequential.count("ETL-CIRCULAR-LOST"));
+  EXPECT_FALSE(sequential.count("ETL-MAX-FILE-SIZE"));
+  ASSERT_TRUE(e[7].file.has_value());
+  EXPECT_EQ(e[7].file->written, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(e[7].file->maximum_file_size, 16u);
+  const std::set<std::string> circular = rules_judged(e[7]);
+  EXPECT_TRUE(circular.count("ETL-CIRCULAR-LOST"));
+  EXPECT_TRUE(circular.count("ETL-CIRCULAR-NEWEST"));
+  EXPECT_TRUE(circular.count("ETL-MAX-FILE-SIZE"));
+  EXPECT_FALSE(circular.count("ETL-ACCOUNTING"));
+  EXPECT_FALSE(e[8].file.has_value());  // already stopped: nothing to read
+}
+
 }  // namespace
 }  // namespace etwh::oracle

@@ -18,8 +18,7 @@ void Model::read_file(const Step& step, StepExpectation& e) {
   f.log_file_mode = def.settings.value("log_file_mode", 0u);
   f.maximum_file_size = def.settings.value("maximum_file_size", 0u);
   f.buffer_size_kb = def.settings.value("buffer_size_kb", 0u);
-  f.rules = {rules::kEtlHeaderFirst, rules::kEtlHeaderFields, rules::kEtlClock,
-             rules::kEtlOrder};
+  f.rules = {rules::kEtlHeaderFirst, rules::kEtlHeaderFields, rules::kEtlClock, rules::kEtlOrder};
   if ((f.log_file_mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0) {
     f.rules.push_back(rules::kEtlCircularNewest);
     f.rules.push_back(rules::kEtlCircularLost);

@@ -105,10 +105,10 @@ void judge_header(const oracle::FileExpectation& x, const FileRead& r, const jso
   }
   const auto field = [&](const char* name, std::uint64_t expected, std::uint64_t observed) {
     if (expected == observed) return;
-    out.push_back(failed_check(rules::kEtlHeaderFields, name,
-                               fmt::format("LogfileHeader.{} expected {}, observed {}", name,
-                                           expected, observed),
-                               std::to_string(expected), std::to_string(observed)));
+    out.push_back(failed_check(
+        rules::kEtlHeaderFields, name,
+        fmt::format("LogfileHeader.{} expected {}, observed {}", name, expected, observed),
+        std::to_string(expected), std::to_string(observed)));
   };
   if (x.buffer_size_kb != 0) field("BufferSize", x.buffer_size_kb * 1024ull, h.BufferSize);
   const ULONG file_modes = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_CIRCULAR |
@@ -184,11 +184,11 @@ void judge_contents(const oracle::FileExpectation& x, const FileRead& r,
   }
   const std::uint64_t lost = r.header.EventsLost;
   if (events.size() + lost != x.written.size()) {
-    out.push_back(failed_check(
-        accounting, "written = in the file + EventsLost",
-        fmt::format("{} events written, {} in the file + EventsLost {} = {}", x.written.size(),
-                    events.size(), lost, events.size() + lost),
-        std::to_string(x.written.size()), std::to_string(events.size() + lost)));
+    out.push_back(
+        failed_check(accounting, "written = in the file + EventsLost",
+                     fmt::format("{} events written, {} in the file + EventsLost {} = {}",
+                                 x.written.size(), events.size(), lost, events.size() + lost),
+                     std::to_string(x.written.size()), std::to_string(events.size() + lost)));
   }
   if (circular && !x.written.empty() && in_file.size() < x.written.size() &&
       (!in_file.count(x.written.back()) || in_file.count(x.written.front()))) {
@@ -206,10 +206,10 @@ void judge_contents(const oracle::FileExpectation& x, const FileRead& r,
         (x.log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE) != 0 ? 1024 : 1024 * 1024;
     const std::uintmax_t limit = x.maximum_file_size * unit;
     if (r.file_bytes > limit) {
-      out.push_back(failed_check(rules::kEtlMaxFileSize, "file size",
-                                 fmt::format("the log file has {} bytes, MaximumFileSize is {}",
-                                             r.file_bytes, limit),
-                                 std::to_string(limit), std::to_string(r.file_bytes)));
+      out.push_back(failed_check(
+          rules::kEtlMaxFileSize, "file size",
+          fmt::format("the log file has {} bytes, MaximumFileSize is {}", r.file_bytes, limit),
+          std::to_string(limit), std::to_string(r.file_bytes)));
     }
   }
 }
@@ -230,18 +230,17 @@ std::optional<StepReply> CaseRun::read_file(const Step& step, const oracle::Step
   std::error_code ec;
   std::filesystem::remove(s.log_file, ec);
   if (r.open_status != ERROR_SUCCESS) {
-    fail(failed_check(rules::kEtlHeaderFields, "OpenTraceA",
-                      fmt::format("OpenTraceA of the session's log file failed with {}",
-                                  r.open_status),
-                      "a handle", std::to_string(r.open_status)));
+    fail(failed_check(
+        rules::kEtlHeaderFields, "OpenTraceA",
+        fmt::format("OpenTraceA of the session's log file failed with {}", r.open_status),
+        "a handle", std::to_string(r.open_status)));
     return StepReply{std::move(reply)};
   }
   if (r.process_status != ERROR_SUCCESS) {
     note(fmt::format("ProcessTrace of the log file returned {}", r.process_status));
   }
-  note(fmt::format("log file: {} bytes, {} records, BuffersWritten {}, EventsLost {}",
-                   r.file_bytes, r.records.size(), r.header.BuffersWritten,
-                   r.header.EventsLost));
+  note(fmt::format("log file: {} bytes, {} records, BuffersWritten {}, EventsLost {}", r.file_bytes,
+                   r.records.size(), r.header.BuffersWritten, r.header.EventsLost));
   std::vector<const FileRecord*> events;
   for (const FileRecord& rec : r.records) {
     if (!rec.event_trace) events.push_back(&rec);
