@@ -131,6 +131,24 @@ std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const
   return out;
 }
 
+std::vector<Finding> lint_named_layouts(
+    const std::vector<std::pair<Descriptor, std::string>>& events, const std::string& where,
+    const Catalog& catalog) {
+  std::vector<Finding> out;
+  std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::string>> layouts;
+  for (const auto& [d, layout] : events) {
+    if (d.id != 0) layouts[{d.id, d.version}].insert(layout);
+  }
+  for (const auto& [key, seen] : layouts) {
+    if (seen.size() < 2) continue;
+    out.push_back(make(catalog, rules::kDescIdVersion,
+                       fmt::format("{}: Id {} Version {}", where, key.first, key.second),
+                       fmt::format("one (provider, Id, Version) carries {} payload layouts ({})",
+                                   seen.size(), fmt::join(seen, ", "))));
+  }
+  return out;
+}
+
 std::vector<Finding> lint_traits(const std::vector<std::uint8_t>& blob, const std::string& where,
                                  const Catalog& catalog) {
   std::vector<Finding> out;
@@ -228,7 +246,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
   for (const Step& step : c.steps) {
     const std::string where =
         fmt::format("{} {} provider {}", c.id, step.pointer, step_provider(step));
-    if (const WriteStep* w = std::get_if<WriteStep>(&step.body)) {
+    if (const WriteStep* w = step.body.get_if<WriteStep>()) {
       auto it = std::find_if(written.begin(), written.end(),
                              [&](const auto& entry) { return entry.first == w->provider; });
       if (it == written.end()) it = written.insert(written.end(), {w->provider, {}});
@@ -248,7 +266,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
           it->second.push_back(d);
         }
       }
-    } else if (step.op == StepOp::kSetTraits) {
+    } else if (step.op == ops::kSetTraits) {
       std::vector<std::uint8_t> blob;
       try {
         blob = traits_blob_of(step);
@@ -256,7 +274,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
         continue;  // Does not fit a blob at all: the runtime's TR-FORMAT cases judge that.
       }
       append(lint_traits(blob, where, catalog));
-    } else if (step.op == StepOp::kTraceEvent) {
+    } else if (step.op == ops::kTraceEvent) {
       append(lint_classic_header(classic_header_of(step_body<ClassicStep>(step).request), where,
                                  catalog));
     }

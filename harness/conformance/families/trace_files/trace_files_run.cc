@@ -1,7 +1,8 @@
 // Trace files: read_file stops a file session, reads its log file back through OpenTraceA and
 // ProcessTrace (the Win32 API, so that the same code judges Windows, Wine and etwrt) and judges
 // each rule of the oracle's FileExpectation by checks of its own.
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
+#include "harness/conformance/families/trace_files/trace_files_ops.h"
 #include "harness/model/rules.h"
 
 #include <evntcons.h>
@@ -251,6 +252,13 @@ std::optional<StepReply> CaseRun::read_file(const Step& step, const oracle::Step
   judge_contents(*e.file, r, events, findings);
   for (Finding& f : findings) fail(std::move(f));
   return StepReply{std::move(reply)};
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> trace_files_driver_ops() {
+  return {
+      {ops::kReadFile, run_part<&CaseRun::read_file>},
+  };
 }
 
 }  // namespace etwh
