@@ -50,6 +50,7 @@ struct SessionState {
   std::string handle;  // hex, as replied
   std::string owner;   // "" = the driver, else the agent that started it
   bool running = false;
+  std::string log_file;  // a file session's log file (absolute), else empty
 };
 
 // What a step's runner gives back: the platform's reply, and whether its status is judged.
@@ -131,6 +132,8 @@ class CaseRun {
   std::optional<StepReply> write(const Step& step, const oracle::StepExpectation& e);
   // collect: ends the consumers and judges them (consumer_judge.h), then the callbacks.
   std::optional<StepReply> collect_step(const Step& step, const oracle::StepExpectation& e);
+  // Trace files (families/trace_files/trace_files_run.cc)
+  std::optional<StepReply> read_file(const Step& step, const oracle::StepExpectation& e);
   // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
   // first, for that entry's descriptor, where the oracle can tell what they must say.
   json write_events(const Step& step, const oracle::StepExpectation& e);

@@ -154,6 +154,9 @@ std::set<std::string> rules_judged(const StepExpectation& e) {
     add(rules::kSesClassicOne);
     if (cb.code == WMI_ENABLE_EVENTS && !cb.takeover) add(rules::kHdrClassicLevel);
   }
+  if (e.file) {
+    for (const std::string& rule : e.file->rules) add(rule);
+  }
   for (const ConsumerExpectation& c : e.consumers) {
     for (const ExpectedEvent& ev : c.events) {
       add(ev.rule);

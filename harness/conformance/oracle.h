@@ -123,6 +123,17 @@ struct ConsumerExpectation {
   bool lossy = false;                           // some events may be lost, with exact accounting
 };
 
+// read_file: what the log file of a file session must hold once the step stopped the session
+// (families/trace_files/).
+struct FileExpectation {
+  std::string session;
+  std::vector<std::uint64_t> written;  // the sequence numbers the session took, in write order
+  std::uint32_t log_file_mode = 0;     // as given to StartTrace
+  std::uint32_t maximum_file_size = 0;
+  std::uint32_t buffer_size_kb = 0;  // 0: the platform's choice, not judged
+  std::vector<std::string> rules;    // the rules its checks judge
+};
+
 struct StepExpectation {
   std::optional<std::uint32_t> status;      // exact status to expect
   bool status_nonzero = false;              // any failure status
@@ -143,6 +154,7 @@ struct StepExpectation {
   std::vector<ConsumerExpectation> consumers;
   // Classic providers (classic_steps.h): ControlCallbacks and trace steps.
   classic::StepExpectation classic;
+  std::optional<FileExpectation> file;
 };
 
 // Replays the steps of `c` and returns one expectation per step. Pure: no I/O.

@@ -115,6 +115,10 @@ class Model {
                const SessionMap& m);
   void collect(const Step& step, StepExpectation& e);
 
+  // --- Trace files (families/trace_files/trace_files_oracle.cc)
+  // read_file: stops the session; its log file must hold what it took, as the rules say.
+  void read_file(const Step& step, StepExpectation& e);
+
   // --- Provider groups and disallow lists (families/groups/groups_oracle.cc) ----------------
   // The sessions enabling registration `label`: its GUID's own
   // enables, plus the group enable of each session that enabled the group its traits named, unless

@@ -181,7 +181,7 @@ Case base_case() {
       ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0x42, true, 0};
   c.providers["q"] =
       ProviderDef{"q", "b", guid("{11111111-0000-0000-0000-000000000001}"), 0x43, true, 0};
-  for (const char* s : {"s1", "s2", "s3"}) c.sessions[s] = SessionDef{s, {}};
+  for (const char* s : {"s1", "s2", "s3"}) c.sessions[s] = SessionDef{s, {}, {}};
   return c;
 }
 
@@ -273,7 +273,7 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
   c.steps.push_back(step(ops::kRegister, "", "p"));
   for (int i = 1; i <= 9; ++i) {
     const std::string s = "s" + std::to_string(i);
-    c.sessions[s] = SessionDef{s, {}};
+    c.sessions[s] = SessionDef{s, {}, {}};
     c.steps.push_back(step(ops::kStart, s));
     c.steps.push_back(enable(s, static_cast<std::uint8_t>(i), 1, 0));
   }
@@ -482,6 +482,41 @@ TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
   EXPECT_TRUE(ce.events[0].lossy);
   EXPECT_TRUE(ce.events[0].traits);
   EXPECT_EQ(ce.events[0].rule, "TR-IN-EVENTS");
+}
+
+// read_file: the file must hold what the session took (its filter applied), and the mode
+// decides which rules the checks judge; the session is stopped (its provider hears of it).
+TEST(ExpectTraceFiles, ReadFileExpectsTheSessionsEventsAndJudgesByMode) {
+  Case c = base_case();
+  c.rules = {"ETL-ACCOUNTING"};
+  c.sessions["s1"].log_file = "a.etl";
+  c.sessions["s1"].settings = {{"log_file_mode", 1}, {"buffer_size_kb", 8}};
+  c.sessions["s2"].log_file = "b.etl";
+  c.sessions["s2"].settings = {{"log_file_mode", 0x2002}, {"maximum_file_size", 16}};
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kStart, "s1"),
+             step(ops::kStart, "s2"),       enable("s1", 2, 0x1, 0),
+             enable("s2", 5, 0x1, 0),       write({ev(1, 1, 0x1, 2), ev(2, 4, 0x1)}),
+             step("read_file", "s1"),       step("read_file", "s2"),
+             step("read_file", "s2")};
+  const auto e = expect_case(c);
+  ASSERT_TRUE(e[6].file.has_value());
+  EXPECT_EQ(e[6].file->written, (std::vector<std::uint64_t>{1, 2}));  // level 4 > 2: not taken
+  EXPECT_EQ(e[6].file->buffer_size_kb, 8u);
+  EXPECT_EQ(e[6].status, 0u);
+  const std::set<std::string> sequential = rules_judged(e[6]);
+  EXPECT_TRUE(sequential.count("ETL-ACCOUNTING"));
+  EXPECT_TRUE(sequential.count("ETL-HEADER-FIRST"));
+  EXPECT_FALSE(sequential.count("ETL-CIRCULAR-LOST"));
+  EXPECT_FALSE(sequential.count("ETL-MAX-FILE-SIZE"));
+  ASSERT_TRUE(e[7].file.has_value());
+  EXPECT_EQ(e[7].file->written, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(e[7].file->maximum_file_size, 16u);
+  const std::set<std::string> circular = rules_judged(e[7]);
+  EXPECT_TRUE(circular.count("ETL-CIRCULAR-LOST"));
+  EXPECT_TRUE(circular.count("ETL-CIRCULAR-NEWEST"));
+  EXPECT_TRUE(circular.count("ETL-MAX-FILE-SIZE"));
+  EXPECT_FALSE(circular.count("ETL-ACCOUNTING"));
+  EXPECT_FALSE(e[8].file.has_value());  // already stopped: nothing to read
 }
 
 }  // namespace

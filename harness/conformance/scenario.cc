@@ -205,12 +205,21 @@ void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
   }
   for (const auto& [label, def] : v.items()) {
     const std::string ps = p + "/" + pointer_token(label);
-    r_.object(
-        def, ps,
-        {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer", "log_file_mode"});
+    r_.object(def, ps,
+              {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer",
+               "log_file_mode", "maximum_file_size", "log_file"});
     SessionDef s;
     s.label = label;
     for (const auto& [k, val] : def.items()) {
+      if (k == "log_file") {
+        s.log_file = r_.string(val, ps + "/log_file");
+        // A plain name: the driver puts it in the run's temporary folder.
+        if (s.log_file.empty() || s.log_file.find_first_of("/\\:%") != std::string::npos) {
+          r_.fail(ps + "/log_file",
+                  "expected a file name without a folder or '%', got \"" + s.log_file + "\"");
+        }
+        continue;
+      }
       s.settings[k] = r_.integer(val, ps + "/" + k, 0xFFFFFFFFu, k.c_str());
     }
     c.sessions[label] = s;

@@ -48,6 +48,8 @@ struct SessionDef {
   std::string label;
   // Extra StartTraceA settings, passed as-is to start_session (buffer_size_kb, ...).
   nlohmann::json settings = nlohmann::json::object();
+  // A file session: the name of its log file in the run's temporary folder (empty: realtime).
+  std::string log_file;
 };
 
 // A status the step must return, when the oracle cannot know it.

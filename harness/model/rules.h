@@ -43,6 +43,15 @@ inline constexpr char kDescMofOpcode[] = "DESC-MOF-OPCODE";
 inline constexpr char kDescOpcode[] = "DESC-OPCODE";
 inline constexpr char kDescTlId0[] = "DESC-TL-ID0";
 
+inline constexpr char kEtlAccounting[] = "ETL-ACCOUNTING";
+inline constexpr char kEtlCircularLost[] = "ETL-CIRCULAR-LOST";
+inline constexpr char kEtlCircularNewest[] = "ETL-CIRCULAR-NEWEST";
+inline constexpr char kEtlClock[] = "ETL-CLOCK";
+inline constexpr char kEtlHeaderFields[] = "ETL-HEADER-FIELDS";
+inline constexpr char kEtlHeaderFirst[] = "ETL-HEADER-FIRST";
+inline constexpr char kEtlMaxFileSize[] = "ETL-MAX-FILE-SIZE";
+inline constexpr char kEtlOrder[] = "ETL-ORDER";
+
 inline constexpr char kFltAnyZero[] = "FLT-ANY-ZERO";
 inline constexpr char kFltIgnoreKeyword0[] = "FLT-IGNORE-KEYWORD0";
 inline constexpr char kFltKeyword[] = "FLT-KEYWORD";
@@ -119,6 +128,14 @@ inline constexpr auto kAll = std::to_array<std::string_view>({kCbAllAnd,
                                                               kDescMofOpcode,
                                                               kDescOpcode,
                                                               kDescTlId0,
+                                                              kEtlAccounting,
+                                                              kEtlCircularLost,
+                                                              kEtlCircularNewest,
+                                                              kEtlClock,
+                                                              kEtlHeaderFields,
+                                                              kEtlHeaderFirst,
+                                                              kEtlMaxFileSize,
+                                                              kEtlOrder,
                                                               kFltAnyZero,
                                                               kFltIgnoreKeyword0,
                                                               kFltKeyword,

@@ -1,5 +1,9 @@
 #include "etl_file.h"
 
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#endif
+
 #include <evntrace.h>
 
 #include "etl/xpress_encode.h"
@@ -358,7 +362,11 @@ void EtlFile::write_buffer() {
   put<std::uint16_t>(p, 0x36, kBufferTypeGeneric);
   if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
   if (wrapped_ && slot_events_[slot_] != 0) {
-    events_lost_.fetch_add(slot_events_[slot_], std::memory_order_relaxed);
+    bool count_lost = true;
+#if defined(ETWRT_MUTANTS)
+    count_lost = !etwrt::mutant::active("circular-loss-uncounted");
+#endif
+    if (count_lost) events_lost_.fetch_add(slot_events_[slot_], std::memory_order_relaxed);
     events_in_file_.fetch_sub(slot_events_[slot_], std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
   }

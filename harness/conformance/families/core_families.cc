@@ -13,7 +13,7 @@ std::vector<CoreOp> all_core_ops() {
   std::vector<CoreOp> all;
   for (std::vector<CoreOp> (*family)() :
        {&sessions_core_ops, &groups_core_ops, &providers_core_ops, &traits_core_ops,
-        &data_path_core_ops, &classic_core_ops, &subjects_core_ops}) {
+        &data_path_core_ops, &classic_core_ops, &subjects_core_ops, &trace_files_core_ops}) {
     for (CoreOp& op : family()) all.push_back(op);
   }
   return all;

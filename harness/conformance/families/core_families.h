@@ -61,6 +61,7 @@ std::vector<CoreOp> traits_core_ops();
 std::vector<CoreOp> data_path_core_ops();
 std::vector<CoreOp> classic_core_ops();
 std::vector<CoreOp> subjects_core_ops();
+std::vector<CoreOp> trace_files_core_ops();
 
 // Every op, by family (core_families.cc). Each name once (else std::logic_error naming it).
 const std::vector<CoreOp>& core_ops();

@@ -14,7 +14,8 @@ std::vector<DriverOp> all_driver_ops() {
   std::vector<DriverOp> all;
   for (std::vector<DriverOp> (*family)() :
        {&sessions_driver_ops, &groups_driver_ops, &providers_driver_ops, &traits_driver_ops,
-        &data_path_driver_ops, &classic_driver_ops, &subjects_driver_ops}) {
+        &data_path_driver_ops, &classic_driver_ops, &subjects_driver_ops,
+        &trace_files_driver_ops}) {
     for (DriverOp& op : family()) all.push_back(op);
   }
   return all;

@@ -40,6 +40,7 @@ std::vector<DriverOp> traits_driver_ops();
 std::vector<DriverOp> data_path_driver_ops();
 std::vector<DriverOp> classic_driver_ops();
 std::vector<DriverOp> subjects_driver_ops();
+std::vector<DriverOp> trace_files_driver_ops();
 
 // Every runner, by family (driver_families.cc).
 const std::vector<DriverOp>& driver_ops();

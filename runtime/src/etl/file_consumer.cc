@@ -6,6 +6,10 @@
 #include "record_decode.h"
 #include "trace_file.h"
 
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#endif
+
 #include <evntcons.h>
 
 #include <fcntl.h>
@@ -200,6 +204,12 @@ bool advance(Head& h, const std::vector<Run>& runs, const TraceFile& f) {
 // runner-up, so a record mostly costs one comparison, not a heap step. The records are copied
 // in that order, so that delivery reads them in sequence.
 void merge_order(const TraceFile& f, std::vector<RecordRef>& order) {
+#if defined(ETWRT_MUTANTS)
+  if (etwrt::mutant::active("wrong-merge-order")) {  // the buffers in file order, unmerged
+    order.assign(f.records.begin(), f.records.end());
+    return;
+  }
+#endif
   const std::vector<Run> runs = per_cpu_runs(f);
   order.clear();
   order.reserve(f.records.size());
@@ -286,7 +296,11 @@ ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
   }
   EVENT_RECORD& e = c.decoded.record;
   const std::int64_t ft = c.clock.file_time(r.raw_time);
-  if (header || (ft >= lo && ft <= hi)) {
+  bool delivered = header || (ft >= lo && ft <= hi);
+#if defined(ETWRT_MUTANTS)
+  if (header && etwrt::mutant::active("header-event-missing")) delivered = false;
+#endif
+  if (delivered) {
     e.EventHeader.TimeStamp.QuadPart = t.raw_timestamps ? r.raw_time : ft;
     t.logfile.CurrentTime = ft;
     e.UserContext = t.logfile.Context;

@@ -10,6 +10,7 @@
 #include <evntrace.h>
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -54,6 +55,15 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
   s.owner = step.via;
   json req = {{"op", "start_session"}, {"session", ss.session}, {"name", s.name}};
   for (const auto& [k, v] : case_.sessions.at(ss.session).settings.items()) req[k] = v;
+  if (const std::string& file = case_.sessions.at(ss.session).log_file; !file.empty()) {
+    // In the temporary folder, named after the session (unique to this run), fresh each time.
+    std::error_code ec;
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path(ec) / (s.name + "-" + file);
+    std::filesystem::remove(path, ec);
+    s.log_file = path.string();
+    req["log_file_name"] = s.log_file;
+  }
   started_names_.insert(s.name);
   json reply = controller_call(step.via, req, kReplySlack);  // start and stop take no timeout_ms
   throw_if_machine_limit("StartTraceA",

@@ -44,7 +44,7 @@ Case base_case(std::vector<Step> middle) {
   p.agent = "subj";
   p.subject = true;
   c.providers["p"] = p;
-  c.sessions["s"] = SessionDef{"s", json::object()};
+  c.sessions["s"] = SessionDef{"s", json::object(), {}};
   Step consume = step(ops::kConsume, "/consume");
   test::body<ConsumeStep>(consume).consumer = "c";
   test::body<ConsumeStep>(consume).agent = "a";

@@ -1,0 +1,34 @@
+// The trace files family's core registration: read_file's name, parser, oracle part and body
+// (families/core_families.h).
+#include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/trace_files/trace_files_ops.h"
+#include "harness/conformance/scenario_parser.h"
+
+namespace etwh {
+
+using nlohmann::json;
+using oracle::detail::Model;
+using scenario_parse::CaseParser;
+
+namespace {
+
+// read_file: a session that writes a log file.
+void parse_read_file(CaseParser& cp, const json& v, const std::string& p, Step& s,
+                     const Case& c) {
+  cp.reader().object(v, p, {"op", "session", "expect"});
+  const std::string session = cp.ref(v, p, "session", c);
+  if (c.sessions.at(session).log_file.empty()) {
+    cp.reader().fail(p + "/session", "read_file needs a session with a log_file");
+  }
+  s.body = SessionStep{session};
+}
+
+}  // namespace
+
+std::vector<CoreOp> trace_files_core_ops() {
+  return {
+      core_op<SessionStep>(ops::kReadFile, parse_read_file, model_part<&Model::read_file>),
+  };
+}
+
+}  // namespace etwh
