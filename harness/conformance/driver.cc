@@ -258,6 +258,7 @@ const std::map<StepOp, CaseRun::StepRunner>& CaseRun::runners() {
       {StepOp::kConsume, &CaseRun::consume},
       {StepOp::kWrite, &CaseRun::write},
       {StepOp::kCollect, &CaseRun::collect_step},
+      {StepOp::kLastError, &CaseRun::last_error},
       // Providers under test (families/subjects/subjects_run.cc)
       {StepOp::kSubjectWrite, &CaseRun::subject},
       {StepOp::kInjectCallback, &CaseRun::subject},

@@ -121,6 +121,7 @@ StepExpectation Model::apply(const Step& step) {
       if (started_.count(step_session(step))) e.status = ERROR_SUCCESS;
       break;
     case StepOp::kCollect: collect(step, e); break;
+    case StepOp::kLastError: last_error(step, e); break;
     case StepOp::kDisallow: disallow(step, e); break;
     case StepOp::kRegisterClassic:
     case StepOp::kUnregisterClassic:
@@ -448,6 +449,7 @@ std::set<std::string> rules_judged(const StepExpectation& e) {
     if (cb.code == WMI_ENABLE_EVENTS && !cb.takeover) add(rules::kHdrClassicLevel);
   }
   for (const ConsumerExpectation& c : e.consumers) {
+    if (c.overwrite_logfile) add(rules::kConLogfileCopy);
     for (const ExpectedEvent& ev : c.events) {
       add(ev.rule);
       add(ev.flags_rule);

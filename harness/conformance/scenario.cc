@@ -34,6 +34,7 @@ const char* step_op_name(StepOp op) {
     case StepOp::kWrite: return "write";
     case StepOp::kFlush: return "flush";
     case StepOp::kCollect: return "collect";
+    case StepOp::kLastError: return "last_error";
     case StepOp::kDisallow: return "disallow";
     case StepOp::kRegisterClassic: return "register_classic";
     case StepOp::kUnregisterClassic: return "unregister_classic";

@@ -63,6 +63,7 @@ enum class StepOp {
   kWrite,
   kFlush,
   kCollect,
+  kLastError,  // a consumer or classic provider call that fails, and the thread's last error
   kDisallow,
   kSubjectWrite,    // a provider under test writes its test (or state) events
   kInjectCallback,  // the subject's callback is called directly with chosen arguments
@@ -95,6 +96,7 @@ using StepBody = std::variant<SessionStep,          // start, stop, flush
                               ConsumeStep,          // consume
                               WriteStep,            // write
                               CollectStep,          // collect
+                              LastErrorStep,        // last_error
                               ClassicStep,          // register_classic, ..., trace_message
                               SubjectWriteStep,     // subject_write
                               InjectCallbackStep>;  // inject_callback

@@ -168,6 +168,9 @@ class CaseParser {
   // Level, keywords, SourceId, api, timeout: the controller call's arguments.
   void parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s, bool needs_level);
   void parse_consume(const json& v, const std::string& p, Step& s, const Case& c);
+  // last_error: `api` (OpenTrace, GetTraceLoggerHandle, GetTraceEnableLevel or
+  // GetTraceEnableFlags) called in `agent`.
+  void parse_last_error(const json& v, const std::string& p, Step& s, const Case& c);
   void parse_events(const json& v, const std::string& p, WriteStep& s);
   void parse_typed(const json& v, const std::string& p, EventDef& e);
   // enable / disable: a provider label, or a provider group's GUID (groups).

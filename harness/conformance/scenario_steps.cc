@@ -33,6 +33,7 @@ const std::vector<CaseParser::Op>& CaseParser::ops() {
       {"consume", StepOp::kConsume, &CaseParser::parse_consume},
       {"write", StepOp::kWrite, &CaseParser::parse_data_step},
       {"collect", StepOp::kCollect, &CaseParser::parse_data_step},
+      {"last_error", StepOp::kLastError, &CaseParser::parse_last_error},
       // Classic providers (classic_steps.h)
       {"register_classic", StepOp::kRegisterClassic, &CaseParser::parse_classic_step},
       {"unregister_classic", StepOp::kUnregisterClassic, &CaseParser::parse_classic_step},
@@ -316,7 +317,8 @@ void CaseParser::parse_call(const json& v, const std::string& p, StepOp op, Cont
 
 void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, const Case& c) {
   r_.object(v, p,
-            {"op", "consumer", "session", "agent", "mode", "context", "delay_us", "manifest"});
+            {"op", "consumer", "session", "agent", "mode", "context", "delay_us", "manifest",
+             "overwrite_logfile"});
   ConsumeStep& s = step.body.emplace<ConsumeStep>();
   s.consumer = r_.label(r_.field(v, p, "consumer"), p + "/consumer");
   if (!consumers_.insert(c.id + "\n" + s.consumer).second) {
@@ -332,6 +334,13 @@ void CaseParser::parse_consume(const json& v, const std::string& p, Step& step, 
     s.event_record_mode = mode == "event_record";
   }
   if (v.contains("context")) s.context = r_.hex64(v["context"], p + "/context", "context");
+  if (v.contains("overwrite_logfile")) {
+    if (!v["overwrite_logfile"].is_boolean()) {
+      r_.fail(p + "/overwrite_logfile",
+              "expected a boolean, got " + json_type_name(v["overwrite_logfile"]));
+    }
+    s.overwrite_logfile = v["overwrite_logfile"].get<bool>();
+  }
   if (v.contains("delay_us")) {
     s.delay_us =
         static_cast<std::uint32_t>(r_.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
@@ -433,6 +442,19 @@ void CaseParser::parse_disallow(const json& v, const std::string& p, Step& step,
     if (!c.providers.count(label)) r_.fail(pi, "unknown provider \"" + label + "\"");
     s.providers.push_back(label);
   }
+}
+
+void CaseParser::parse_last_error(const json& v, const std::string& p, Step& step, const Case& c) {
+  r_.object(v, p, {"op", "api", "agent", "expect"});
+  LastErrorStep& s = step.body.emplace<LastErrorStep>();
+  s.api = r_.string(r_.field(v, p, "api"), p + "/api");
+  if (s.api != "OpenTrace" && s.api != "GetTraceLoggerHandle" && s.api != "GetTraceEnableLevel" &&
+      s.api != "GetTraceEnableFlags") {
+    r_.fail(p + "/api", "api \"" + s.api +
+                            "\" is none of \"OpenTrace\", \"GetTraceLoggerHandle\", "
+                            "\"GetTraceEnableLevel\", \"GetTraceEnableFlags\"");
+  }
+  s.agent = ref(v, p, "agent", c);
 }
 
 }  // namespace etwh::scenario_parse

@@ -36,6 +36,7 @@ inline StepBody body_for(StepOp op, const std::string& session, const std::strin
     }
     case StepOp::kWrite: return WriteStep{provider, {}, false, std::nullopt};
     case StepOp::kCollect: return CollectStep{};
+    case StepOp::kLastError: return LastErrorStep{"OpenTrace", ""};
     case StepOp::kSubjectWrite: return SubjectWriteStep{provider, false};
     case StepOp::kInjectCallback: return InjectCallbackStep{provider, 0, 0, 0, 0};
     case StepOp::kRegisterClassic:
