@@ -253,6 +253,12 @@ class Parser {
     auto opcodes = definitions(provider, "opcodes", "opcode", "value", 255);
     add_predefined(opcodes, kOpcodes);
     const auto tasks = definitions(provider, "tasks", "task", "value", 65535);
+    // Opcodes a task defines for its own events (the manifest schema's task/opcodes): an
+    // event's opcode is looked up in its task's first, then in the provider's.
+    std::map<std::string, std::map<std::string, Definition>> task_opcodes;
+    for (const auto& t : children(child(provider, "tasks"), "task")) {
+      task_opcodes[required(t, "name")] = definitions(t, "opcodes", "opcode", "value", 255);
+    }
     const auto keywords = definitions(provider, "keywords", "keyword", "mask", ~0ull);
     std::map<std::string, Definition> channels;
     std::uint64_t next_channel = 16;  // mc.exe numbers channels without a value from 16
@@ -281,7 +287,10 @@ class Parser {
         e.level_name = l.name;
       }
       if (n.attribute("opcode")) {
-        const Definition& o = lookup(opcodes, n, "opcode");
+        const auto scoped = task_opcodes.find(n.attribute("task").as_string());
+        const bool in_task = scoped != task_opcodes.end() &&
+                             scoped->second.contains(n.attribute("opcode").as_string());
+        const Definition& o = lookup(in_task ? scoped->second : opcodes, n, "opcode");
         d.Opcode = static_cast<UCHAR>(o.value);
         e.opcode_name = o.name;
       }

@@ -40,6 +40,30 @@ TEST(Manifest, DescriptorFromLevelTaskOpcodeKeywordsAndChannel) {
   EXPECT_EQ(r.events[0].opcode_name, "Stop");
 }
 
+// The manifest schema's TaskType may hold opcodes of its own (the CLR's manifest defines most of
+// its opcodes so): an event's opcode is its task's, then the provider's; another task's events
+// do not see it.
+TEST(Manifest, OpcodesATaskDefinesForItsEvents) {
+  const std::string body =
+      "<tasks><task name='GC' value='1'><opcodes><opcode name='Mark' value='202'/>"
+      "<opcode name='Same' value='40'/></opcodes></task><task name='Other' value='2'/></tasks>"
+      "<opcodes><opcode name='Same' value='30'/></opcodes>"
+      "<events><event value='1' task='GC' opcode='Mark'/><event value='2' task='GC' "
+      "opcode='Same'/><event value='3' task='Other' opcode='Same'/>";
+  const auto r = etwrt::parse_manifest(manifest(body + "</events>"));
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.events.size(), 3u);
+  EXPECT_EQ(r.events[0].descriptor.Opcode, 202);
+  EXPECT_EQ(r.events[0].opcode_name, "Mark");
+  EXPECT_EQ(r.events[1].descriptor.Opcode, 40);  // The task's, before the provider's.
+  EXPECT_EQ(r.events[2].descriptor.Opcode, 30);
+  const auto refused = etwrt::parse_manifest(
+      manifest(body + "<event value='4' task='Other' opcode='Mark'/></events>"));
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.error.find("opcode \"Mark\" is not defined"), std::string::npos)
+      << refused.error;
+}
+
 // EventManifest's TemplateItemType (data and struct), MapType (valueMap, bitMap) and the map
 // attribute of data.
 TEST(Manifest, StructsAndMaps) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs check_layout.py on the uncompressed files Windows wrote (../shared/etl-corpus), each
-with the record count SOURCES.md states, so that the checker is proven on Windows' own bytes.
+"""Runs check_layout.py on the files Windows wrote (../shared/etl-corpus), each with the record
+count SOURCES.md states, so that the checker is proven on Windows' own bytes.
 
     check_corpus.py CORPUS_DIR
 Exit 0 when every file passes, 1 when one fails, 77 (CTest's SKIP) when the folder is absent.
@@ -11,8 +11,7 @@ import sys
 import tempfile
 import zipfile
 
-# File (or zip member) and its records, header event included (SOURCES.md). The compressed
-# files (layout 2.0) are left out: their buffers are XPRESS-compressed, not walkable as such.
+# File (or zip member) and its records, header event included (SOURCES.md).
 FILES = [
     ("AMSITrace.etl", None, 21),
     ("lxcore_kernel.etl", None, 4),
@@ -21,6 +20,8 @@ FILES = [
     ("KernelNetwork.etl", None, 8924),
     ("primitive-types.etl.zip", ".etl", 7),
     ("gcevents.etl.zip", ".etl", 71),  # a circular file
+    ("SelfDescribingSingleEvent.etl", None, 23),  # layout 2.0, compressed
+    ("net.4.5.2.x64.etl.zip", ".etl", 179474),  # layout 2.0, compressed, merged
 ]
 
 

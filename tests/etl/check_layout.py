@@ -7,7 +7,11 @@ gap between records, and 0xFF from Offset to the buffer's end. The first buffer:
 header event (SYSTEM_TRACE_HEADER + TRACE_LOGFILE_HEADER, x64) with LoggerName and
 LogFileName as trailing UTF-16 strings. EVENT_HEADER records: their extended items, chained by
 their linkage bit, inside the record. Facts from the SDK's structures and phnt's ntwmi.h; the
-same walk is run on files Windows wrote (../shared/etl-corpus) to prove it.
+same walk is run on files Windows wrote (../shared/etl-corpus) to prove it. Layout 2.0 files
+(VersionDetail 2.0: relogged, merged or compressed) have buffers of their own sizes; a compressed
+buffer (ETW_BUFFER_FLAG_COMPRESSED) holds MS-XCA plain LZ77 data after its header, BufferSize
+its bytes on disk: it is decompressed here (MS-XCA 2.4.4, written from the specification) to
+its Offset and its records walked as any others.
 
     check_layout.py FILE [--expect JSON] [--records N]
 
@@ -39,6 +43,65 @@ BUFFER_FLAG_COMPRESSED = 0x40
 EXT_TYPES = set(range(1, 0x12))  # EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID .. the documented ones
 
 
+def xpress_lz77(src, out_size):
+    """MS-XCA 2.4.4's plain LZ77 decompression of `src` into exactly `out_size` bytes."""
+    out = bytearray()
+    ip, n, half, flags, count = 0, len(src), None, 0, 0
+    while True:
+        if count == 0:
+            if n - ip < 4:
+                if ip != n:
+                    raise ValueError(f"a flag word cut short at {ip}")
+                break
+            flags, ip, count = int.from_bytes(src[ip:ip + 4], "little"), ip + 4, 32
+        count -= 1
+        if ip == n:
+            break
+        if not (flags >> count) & 1:
+            out.append(src[ip])
+            ip += 1
+            continue
+        if n - ip < 2:
+            raise ValueError(f"a match cut short at {ip}")
+        match, ip = src[ip] | src[ip + 1] << 8, ip + 2
+        length, offset = match & 7, (match >> 3) + 1
+        if length == 7:
+            if half is None:
+                if ip == n:
+                    raise ValueError("a length cut short")
+                half, length, ip = ip, src[ip] & 15, ip + 1
+            else:
+                half, length = None, src[half] >> 4
+            if length == 15:
+                if ip == n:
+                    raise ValueError("a length cut short")
+                length, ip = src[ip], ip + 1
+                if length == 255:
+                    if n - ip < 2:
+                        raise ValueError("a length cut short")
+                    length, ip = src[ip] | src[ip + 1] << 8, ip + 2
+                    if length == 0:
+                        if n - ip < 4:
+                            raise ValueError("a length cut short")
+                        length, ip = int.from_bytes(src[ip:ip + 4], "little"), ip + 4
+                    if length < 22:
+                        raise ValueError(f"length {length} under 22")
+                    length -= 22
+                length += 15
+            length += 7
+        length += 3
+        if offset > len(out) or len(out) + length > out_size:
+            raise ValueError(f"a match (offset {offset}, length {length}) outside the output")
+        start = len(out) - offset
+        if offset >= length:
+            out += out[start:start + length]
+        else:  # Overlapping: the last `offset` bytes repeat.
+            out += (bytes(out[start:]) * (length // offset + 1))[:length]
+    if len(out) != out_size:
+        raise ValueError(f"{len(out)} bytes, not {out_size}")
+    return bytes(out)
+
+
 class Checker:
     def __init__(self, data, expect):
         self.d = data
@@ -61,16 +124,33 @@ class Checker:
         return struct.unpack_from("<q", self.d, o)[0]
 
     def run(self):
-        if len(self.d) < BUFFER_HEADER:
-            self.fail("file", f"{len(self.d)} bytes: not even a buffer header")
+        if len(self.d) < BUFFER_HEADER + SYSTEM_HEADER + LOGFILE_HEADER:
+            self.fail("file", f"{len(self.d)} bytes: not even a header buffer")
             return
         self.buffer_size = self.u32(0)
+        version = bytes(self.d[BUFFER_HEADER + SYSTEM_HEADER + 4:BUFFER_HEADER + SYSTEM_HEADER + 8])
+        # Layout 2.0: each buffer its own size, the header buffer's not the logger's BufferSize,
+        # and (as Windows' relogger writes it: SelfDescribingSingleEvent.etl, 0x1b8 of 0x208)
+        # a header buffer's SavedOffset short of its Offset.
+        self.layout2 = version[2:4] == bytes([2, 0])
+        if self.layout2:
+            self.header = self.logfile_header()
+            pos, index = 0, 0
+            while pos < len(self.d):
+                size = self.u32(pos) if len(self.d) - pos >= BUFFER_HEADER else 0
+                if size < BUFFER_HEADER or size > len(self.d) - pos:
+                    self.fail(f"buffer {index} @{pos:#x}", f"BufferSize {size} does not fit the file")
+                    return
+                self.buffer(index, pos, size)
+                pos, index = pos + size, index + 1
+            self.compare_totals()
+            return
         if self.buffer_size < 0x400 or len(self.d) % self.buffer_size != 0:
             self.fail("file", f"size {len(self.d)} is not a multiple of BufferSize {self.buffer_size}")
             return
         self.header = self.logfile_header()
         for index in range(len(self.d) // self.buffer_size):
-            self.buffer(index)
+            self.buffer(index, index * self.buffer_size, self.buffer_size)
         self.compare_totals()
 
     def logfile_header(self):
@@ -104,7 +184,7 @@ class Checker:
             units = struct.unpack_from("<32H", self.d, zone_name)
             if 0 not in units:
                 self.fail(where, "a TimeZone name is not NUL-terminated in its 32 WCHARs")
-        if f["BufferSize"] != self.buffer_size:
+        if f["BufferSize"] != self.buffer_size and not self.layout2:
             self.fail(where, f"BufferSize {f['BufferSize']} != the buffers' {self.buffer_size}")
         if f["PointerSize"] not in (4, 8):
             self.fail(where, f"PointerSize {f['PointerSize']}")
@@ -119,8 +199,7 @@ class Checker:
         self.summary["header"] = {k: (v.hex() if isinstance(v, bytes) else v) for k, v in f.items()}
         return f
 
-    def buffer(self, index):
-        b = index * self.buffer_size
+    def buffer(self, index, b, expected_size):
         where = f"buffer {index} @{b:#x}"
         d = self.d
         bs, saved, current = self.u32(b), self.u32(b + 4), self.u32(b + 8)
@@ -128,8 +207,12 @@ class Checker:
         state, offset = self.u32(b + 0x2C), self.u32(b + 0x30)
         flag, kind = self.u16(b + 0x34), self.u16(b + 0x36)
         self.summary["buffers"] += 1
-        if bs != self.buffer_size:
-            self.fail(where, f"BufferSize {bs} != {self.buffer_size}")
+        if bs != expected_size:
+            self.fail(where, f"BufferSize {bs} != {expected_size}")
+            return
+        if flag & BUFFER_FLAG_COMPRESSED:
+            self.summary["compressed_buffers"] += 1
+            self.compressed(b, bs, offset, where, index)
             return
         if not BUFFER_HEADER <= offset <= bs:
             self.fail(where, f"Offset {offset:#x} outside {BUFFER_HEADER:#x}..{bs:#x}")
@@ -138,7 +221,7 @@ class Checker:
             self.fail(where, f"BufferType {kind}")
         if (index == 0) != (kind == 4):
             self.fail(where, f"BufferType {kind}: the first buffer, and only it, is the header (4)")
-        if saved not in (0, offset) or (saved == 0 and index != 0):
+        if (saved not in (0, offset) or (saved == 0 and index != 0)) and not self.layout2:
             self.fail(where, f"SavedOffset {saved:#x} != Offset {offset:#x}")
         if flag & 0x20 == 0 and processor & 0xFF >= self.header["NumberOfProcessors"]:
             self.fail(where, f"ProcessorNumber {processor & 0xFF} >= NumberOfProcessors")
@@ -153,10 +236,22 @@ class Checker:
         if padding != b"\xff" * len(padding):
             at = next(i for i, c in enumerate(padding) if c != 0xFF)
             self.fail(where, f"byte {offset + at:#x} past Offset is {padding[at]:#04x}, not 0xFF")
-        if flag & BUFFER_FLAG_COMPRESSED:
-            self.summary["compressed_buffers"] += 1
-            return
         self.records(b, offset, where, index)
+
+    def compressed(self, b, size, offset, where, index):
+        if not BUFFER_HEADER <= offset <= self.header["BufferSize"]:
+            self.fail(where, f"Offset {offset:#x} outside {BUFFER_HEADER:#x}..BufferSize")
+            return
+        try:
+            data = xpress_lz77(self.d[b + BUFFER_HEADER:b + size], offset - BUFFER_HEADER)
+        except ValueError as error:
+            self.fail(where, f"compressed data: {error}")
+            return
+        whole, self.d = self.d, memoryview(bytes(self.d[b:b + BUFFER_HEADER]) + data)
+        try:
+            self.records(0, offset, where, index)
+        finally:
+            self.d = whole
 
     def records(self, b, end, where, index):
         o = b + BUFFER_HEADER
@@ -283,7 +378,7 @@ def main():
     checker = Checker(data, expect)
     checker.run()
     s = checker.summary
-    if args.records is not None and s["compressed_buffers"] == 0 and s["records"] != args.records:
+    if args.records is not None and s["records"] != args.records:
         checker.fail("file", f"{s['records']} records, expected {args.records}")
     print(json.dumps({"file": args.file, **s}))
     for failure in checker.failures[:20]:

@@ -63,7 +63,7 @@ struct FileTrace {
   std::string path;
   bool event_record_mode = false;
   bool raw_timestamps = false;
-  std::vector<std::byte> bytes;
+  Arena bytes;  // The file as read (not zeroed first: the read fills it).
   TraceFile file;
   bool parsed = false;
   std::vector<RecordRef> order;            // Records in delivery order (header event first).
@@ -87,7 +87,7 @@ FileTrace* find_locked(TRACEHANDLE handle) {
 // Returns ERROR_SUCCESS or the status OpenTrace fails with.
 constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 30;
 
-ULONG read_file(const char* path, std::vector<std::byte>& out) {
+ULONG read_file(const char* path, Arena& out) {
   const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     return errno == ENOENT || errno == ENOTDIR ? ERROR_FILE_NOT_FOUND
@@ -101,7 +101,7 @@ ULONG read_file(const char* path, std::vector<std::byte>& out) {
   } else if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
     status = ERROR_NOT_ENOUGH_MEMORY;
   } else {
-    std::vector<std::byte> bytes(static_cast<std::size_t>(st.st_size));
+    Arena bytes(static_cast<std::size_t>(st.st_size));
     std::size_t have = 0;
     while (have < bytes.size()) {
       const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
@@ -295,7 +295,7 @@ ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
   return ERROR_SUCCESS;
 }
 
-constexpr std::size_t kPrefetchBytes = 8;
+constexpr std::size_t kPrefetchBytes = 16;
 
 // The merge: each file's header event, then always the record with the lowest FILETIME (the
 // first handle's among equal ones) until every file is read, a close or BufferCallback's FALSE.

@@ -58,6 +58,16 @@ constexpr GroupGuid kGroups[] = {
 };
 constexpr GUID kSystemTraceControl = make_guid(0x9e814aad, 0x3204, 0x11d2, 0x9a82006008a86939);
 
+// kGroups by group: a lookup per system record, not a search.
+struct GroupTable {
+  const GUID* by_group[256];
+  constexpr GroupTable() : by_group() {
+    for (const GUID*& g : by_group) g = &kSystemTraceControl;
+    for (const GroupGuid& g : kGroups) by_group[g.group] = &g.guid;
+  }
+};
+constexpr GroupTable kGroupTable;
+
 bool is64(Kind k) {
   return k == Kind::system64 || k == Kind::compact64 || k == Kind::perfinfo64 ||
          k == Kind::event64 || k == Kind::full64 || k == Kind::instance64;
@@ -133,7 +143,7 @@ void decode_system(const std::byte* p, std::size_t size, Kind k, Decoded& out) {
   EVENT_HEADER& h = out.record.EventHeader;
   const auto hook = load<std::uint16_t>(p + 6);
   h.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER;
-  h.ProviderId = kernel_group_guid(hook >> 8);
+  h.ProviderId = *kGroupTable.by_group[hook >> 8];
   h.EventDescriptor.Opcode = static_cast<UCHAR>(hook & 0xFF);
   h.EventDescriptor.Version = static_cast<UCHAR>(load<std::uint16_t>(p));
   const bool perfinfo = k == Kind::perfinfo32 || k == Kind::perfinfo64;
@@ -160,16 +170,17 @@ void decode_system(const std::byte* p, std::size_t size, Kind k, Decoded& out) {
 }  // namespace
 
 const GUID& kernel_group_guid(unsigned group) {
-  for (const GroupGuid& g : kGroups) {
-    if (g.group == group) return g.guid;
-  }
-  return kSystemTraceControl;
+  return group < 256 ? *kGroupTable.by_group[group] : kSystemTraceControl;
 }
 
 bool decode_record(const TraceFile& file, const RecordRef& r, Decoded& out) {
   const std::byte* p = file.arena.data() + r.offset;
   EVENT_RECORD& e = out.record;
-  e = EVENT_RECORD{};
+  // An EVENT_HEADER record's header is copied whole; the other kinds set some of its fields.
+  if (r.kind != Kind::event32 && r.kind != Kind::event64) e.EventHeader = EVENT_HEADER{};
+  e.ExtendedDataCount = 0;
+  e.ExtendedData = nullptr;
+  e.UserContext = nullptr;
   switch (r.kind) {
     case Kind::event32:
     case Kind::event64:

@@ -132,8 +132,9 @@ ParseStatus index_records(const Arena& arena, std::size_t base, std::size_t end,
                   "record size " + std::to_string(size) + " does not fit its buffer");
     }
     const std::size_t stamp_at = kind == Kind::perfinfo32 || kind == Kind::perfinfo64 ? 8 : 16;
-    records.push_back({load<std::int64_t>(b + pos + stamp_at), base + pos,
-                       static_cast<std::uint32_t>(size), buffer, kind});
+    records.push_back({load<std::int64_t>(b + pos + stamp_at),
+                       static_cast<std::uint32_t>(base + pos), buffer,
+                       static_cast<std::uint16_t>(size), kind});
     ++count;
     pos += (size + 7) & ~std::size_t{7};
   }
@@ -186,24 +187,6 @@ std::size_t arena_size(std::span<const std::byte> file, std::size_t max_records_
 
 }  // namespace
 
-std::size_t fixed_header_size(Kind kind) {
-  switch (kind) {
-    case Kind::system32:
-    case Kind::system64: return 32;
-    case Kind::compact32:
-    case Kind::compact64: return 24;
-    case Kind::perfinfo32:
-    case Kind::perfinfo64: return 16;
-    case Kind::full32:
-    case Kind::full64: return 48;
-    case Kind::instance32:
-    case Kind::instance64: return 72;
-    case Kind::event32:
-    case Kind::event64: return 80;
-  }
-  return 80;
-}
-
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
   Arena arena;
   BufferHeader h{};
@@ -237,7 +220,7 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::
   // MAX_ETW_BUFFER_SIZE (16 MB, ntwmi.h).
   const std::size_t max_end = std::min<std::size_t>(out.header.BufferSize, kMaxBufferBytes);
   const std::size_t needed = arena_size(file, max_end);
-  if (needed > max_arena) {
+  if (needed > std::min(max_arena, kMaxArenaBytes)) {
     return fail(ERROR_NOT_ENOUGH_MEMORY, 0,
                 "the buffers hold " + std::to_string(needed) + " bytes, over the reader's " +
                     std::to_string(max_arena));

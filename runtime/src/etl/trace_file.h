@@ -62,14 +62,16 @@ struct UninitAllocator : std::allocator<T> {
 using Arena = std::vector<std::byte, UninitAllocator<std::byte>>;
 
 // One record of the file: where its bytes are in TraceFile::arena, its raw stamp (the file's
-// clock) and the buffer it came from.
+// clock) and the buffer it came from. 24 bytes: the merge and the delivery stream through
+// one per record (the arena is at most kMaxArenaBytes, a record's size a 16-bit field).
 struct RecordRef {
   std::int64_t raw_time;
-  std::uint64_t offset;
-  std::uint32_t size;
+  std::uint32_t offset;
   std::uint32_t buffer;
+  std::uint16_t size;
   Kind kind;
 };
+static_assert(sizeof(RecordRef) == 24);
 
 struct BufferInfo {
   std::uint16_t processor;  // ProcessorIndex (ETW_BUFFER_FLAG_PROC_INDEX) or ProcessorNumber.
@@ -102,7 +104,7 @@ struct ParseStatus {
 ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out);
 
 inline constexpr std::size_t kMaxBufferBytes = 16 << 20;  // MAX_ETW_BUFFER_SIZE (ntwmi.h)
-inline constexpr std::size_t kMaxArenaBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxArenaBytes = std::size_t{1} << 30;  // RecordRef's offset fits.
 
 // Reads every buffer (the header's included) into `out.arena`, `out.buffers` and `out.records`,
 // after parse_header. ERROR_FILE_CORRUPT for a buffer or record whose sizes lie, a truncated
@@ -115,6 +117,22 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out,
 
 // The record's fixed header size for its kind (SYSTEM_TRACE_HEADER 32, compact 24, PERFINFO 16,
 // EVENT_TRACE_HEADER 48, EVENT_INSTANCE_GUID_HEADER 72, EVENT_HEADER 80).
-std::size_t fixed_header_size(Kind kind);
+inline std::size_t fixed_header_size(Kind kind) {
+  switch (kind) {
+    case Kind::system32:
+    case Kind::system64: return 32;
+    case Kind::compact32:
+    case Kind::compact64: return 24;
+    case Kind::perfinfo32:
+    case Kind::perfinfo64: return 16;
+    case Kind::full32:
+    case Kind::full64: return 48;
+    case Kind::instance32:
+    case Kind::instance64: return 72;
+    case Kind::event32:
+    case Kind::event64: return 80;
+  }
+  return 80;
+}
 
 }  // namespace etwrt::etl

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "corpus_test_files.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,40 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ../shared/etl-corpus beside the source tree; ETWRT_ETL_CORPUS names another place (a
-// worktree whose parent has no shared/).
-const fs::path kCorpus = std::getenv("ETWRT_ETL_CORPUS") != nullptr
-                             ? fs::path(std::getenv("ETWRT_ETL_CORPUS"))
-                             : fs::path(ETWRT_ETL_CORPUS_DIR);
-
-// The corpus file `name`, or `member` of `name`.zip extracted (python3's zipfile) into a
-// temporary folder once per run. Empty when the corpus is absent.
-fs::path corpus_file(const std::string& name, const std::string& member = "") {
-  if (member.empty()) return kCorpus / name;
-  // The folder goes when the test program ends.
-  struct TempDir {
-    fs::path path;
-    ~TempDir() {
-      std::error_code ignored;
-      if (!path.empty()) fs::remove_all(path, ignored);
-    }
-  };
-  static const TempDir temp = [] {
-    std::string templ = (fs::temp_directory_path() / "etwrt-etl-XXXXXX").string();
-    return TempDir{fs::path(::mkdtemp(templ.data()) != nullptr ? templ : "")};
-  }();
-  const fs::path& dir = temp.path;
-  if (dir.empty()) return {};
-  const fs::path out = dir / member;
-  if (!fs::exists(out)) {
-    const std::string cmd =
-        "python3 -c \"import sys,zipfile; zipfile.ZipFile(sys.argv[1])"
-        ".extract(sys.argv[2], sys.argv[3])\" '" +
-        (kCorpus / name).string() + "' '" + member + "' '" + dir.string() + "'";
-    if (std::system(cmd.c_str()) != 0) return {};
-  }
-  return out;
-}
+using etwrt::etl::testing::corpus_file;
+const fs::path kCorpus = etwrt::etl::testing::corpus_dir();
 
 bool same_guid(const GUID& a, const GUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -115,6 +116,159 @@ TEST(Xpress, InvalidStreamsAreErrors) {
   EXPECT_EQ(decompress(from({0, 0, 0, 0x40, 'a', 0x07, 0x00}), out), -1);
   // A flag word cut short.
   EXPECT_EQ(decompress(from({0, 0, 0}), out), -1);
+}
+
+// MS-XCA 2.4.4's decoding loop as written, byte by byte: what the decompressor's block copies
+// must give. -1 where it must fail.
+std::ptrdiff_t reference_lz77(const Bytes& in, Bytes& out) {
+  std::size_t ip = 0, op = 0, half = 0;
+  std::uint32_t flags = 0;
+  int count = 0;
+  const auto byte = [&](std::size_t at) { return std::to_integer<std::uint32_t>(in[at]); };
+  const auto u16 = [&](std::size_t at) { return byte(at) | (byte(at + 1) << 8); };
+  for (;;) {
+    if (count == 0) {
+      if (in.size() - ip < 4) return ip == in.size() ? static_cast<std::ptrdiff_t>(op) : -1;
+      flags = u16(ip) | (u16(ip + 2) << 16);
+      ip += 4;
+      count = 32;
+    }
+    --count;
+    if (ip == in.size()) return static_cast<std::ptrdiff_t>(op);
+    if ((flags & (1U << count)) == 0) {
+      if (op == out.size()) return -1;
+      out[op++] = in[ip++];
+      continue;
+    }
+    if (in.size() - ip < 2) return -1;
+    const std::uint32_t match = u16(ip);
+    ip += 2;
+    std::size_t length = match % 8;
+    if (length == 7) {
+      if (half == 0) {
+        if (ip == in.size()) return -1;
+        half = ip;
+        length = byte(ip++) % 16;
+      } else {
+        length = byte(half) / 16;
+        half = 0;
+      }
+      if (length == 15) {
+        if (ip == in.size()) return -1;
+        length = byte(ip++);
+        if (length == 255) {
+          if (in.size() - ip < 2) return -1;
+          length = u16(ip);
+          ip += 2;
+          if (length == 0) {
+            if (in.size() - ip < 4) return -1;
+            length = u16(ip) | (u16(ip + 2) << 16);
+            ip += 4;
+          }
+          if (length < 22) return -1;
+          length -= 22;
+        }
+        length += 15;
+      }
+      length += 7;
+    }
+    length += 3;
+    const std::size_t offset = match / 8 + 1;
+    if (offset > op || length > out.size() - op) return -1;
+    for (std::size_t i = 0; i < length; ++i, ++op) out[op] = out[op - offset];
+  }
+}
+
+// A valid MS-XCA stream of `items` random items: literal runs of 0 to 40, matches at offsets
+// from 1 to 8192 (short periods often) and of lengths 3 to 300, with now and then one of
+// 70,000 (the 4-byte length). Every length form and the shared half bytes occur.
+Bytes random_stream(unsigned seed, int items) {
+  std::srand(seed);
+  Bytes in;
+  std::size_t flags_at = 0, half_at = 0, written = 0;
+  int bit = 0;
+  const auto push = [&](std::uint32_t v, int n) {
+    for (int k = 0; k < n; ++k) in.push_back(static_cast<std::byte>((v >> (8 * k)) & 0xFF));
+  };
+  const auto item = [&](bool match) {
+    if (bit == 0) {
+      flags_at = in.size();
+      push(0, 4);
+    }
+    if (match) in[flags_at + 3 - (bit / 8)] |= static_cast<std::byte>(0x80 >> (bit % 8));
+    bit = (bit + 1) % 32;
+  };
+  for (int i = 0; i < items; ++i) {
+    const int literals = written == 0 ? 1 + std::rand() % 8 : std::rand() % 41 * (std::rand() % 2);
+    for (int k = 0; k < literals; ++k, ++written) {
+      item(false);
+      push(static_cast<std::uint32_t>(std::rand() % 4), 1);  // Few values: matches repeat them.
+    }
+    const std::size_t far = std::min<std::size_t>(written, 8192);
+    const std::size_t offset = std::rand() % 3 == 0
+                                   ? 1 + std::rand() % std::min<std::size_t>(far, 40)
+                                   : 1 + std::rand() % far;
+    const std::size_t length =
+        std::rand() % 50 == 0 ? 70000 : 3 + std::rand() % (std::rand() % 3 == 0 ? 298 : 20);
+    item(true);
+    const std::size_t code = length - 3;
+    push(static_cast<std::uint32_t>(((offset - 1) << 3) | std::min<std::size_t>(code, 7)), 2);
+    if (code >= 7) {
+      const auto nibble = static_cast<std::uint8_t>(std::min<std::size_t>(code - 7, 15));
+      if (half_at == 0) {
+        half_at = in.size();
+        push(nibble, 1);
+      } else {
+        in[half_at] |= static_cast<std::byte>(nibble << 4);
+        half_at = 0;
+      }
+      if (code >= 22 && code - 22 < 255) push(static_cast<std::uint32_t>(code - 22), 1);
+      if (code >= 22 + 255) {
+        push(255, 1);
+        push(code < 65536 ? static_cast<std::uint32_t>(code) : 0, 2);
+        if (code >= 65536) push(static_cast<std::uint32_t>(code), 4);
+      }
+    }
+    written += length;
+  }
+  while (bit != 0) item(true);  // The end: match flags with no input left.
+  return in;
+}
+
+TEST(Xpress, LongRandomStreamsGiveWhatTheByteByByteLoopGives) {
+  // Streams long enough for the decompressor's block-copy path (a flag group at a time), in
+  // outputs of the exact size, one byte short, and roomy; and with a match made to reach
+  // before the output's start, or a length made to overrun it, somewhere in the middle.
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(seed);
+    Bytes in = random_stream(seed, 300);
+    Bytes expected(1 << 22);
+    const std::ptrdiff_t n = reference_lz77(in, expected);
+    ASSERT_GT(n, 0);
+    expected.resize(static_cast<std::size_t>(n));
+    for (std::size_t room : {expected.size(), expected.size() - 1, expected.size() + 300}) {
+      Bytes out(room);
+      const std::ptrdiff_t got = decompress(in, out);
+      if (room < expected.size()) {
+        EXPECT_EQ(got, -1);
+        continue;
+      }
+      ASSERT_EQ(got, n);
+      out.resize(expected.size());
+      EXPECT_TRUE(out == expected);
+    }
+    // A damaged byte in the middle: whatever it makes of the stream, both loops agree.
+    for (std::size_t at : {in.size() / 3, in.size() / 2, in.size() - 40}) {
+      Bytes bad = in;
+      bad[at] ^= std::byte{0xA5};
+      Bytes want(expected.size() + 64), out(expected.size() + 64);
+      const std::ptrdiff_t r = reference_lz77(bad, want);
+      ASSERT_EQ(decompress(bad, out), r);
+      if (r > 0) {
+        EXPECT_TRUE(std::equal(out.begin(), out.begin() + r, want.begin()));
+      }
+    }
+  }
 }
 
 // A compressed form of `raw` with literals only (a valid MS-XCA stream).
