@@ -20,8 +20,8 @@ std::set<std::string> machine_wide_resources(const Case& c) {
     held.insert(p.subject ? "subject" : format_guid(p.guid));
   for (const Step& step : c.steps) {
     std::optional<GUID> group;
-    if (const auto* control = std::get_if<ControlStep>(&step.body)) group = control->group;
-    if (const auto* traits = std::get_if<TraitsStep>(&step.body)) group = traits->group;
+    if (const auto* control = step.body.get_if<ControlStep>()) group = control->group;
+    if (const auto* traits = step.body.get_if<TraitsStep>()) group = traits->group;
     if (group) held.insert(format_guid(*group));
   }
   return held;

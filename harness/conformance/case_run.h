@@ -1,7 +1,7 @@
 // The driver's run of one case (internal to the driver): CaseRun holds the case's agents,
 // sessions and what has been matched so far, runs each step through its family's runner (one
-// table, CaseRun::runners) and judges what follows. Each family's runners are its folder's
-// <family>_run.cc under harness/conformance/families/: sessions (sessions, enables and the
+// table, families/driver_families.h) and judges what follows. Each family's runners are its
+// folder's <family>_run.cc under harness/conformance/families/: sessions (sessions, enables and the
 // callbacks they cause), groups (disallow lists), providers (registration,
 // EventProviderEnabled, agents' ends), traits, data_path (writes, consumers, collect), subjects
 // (providers under test), classic.
@@ -67,16 +67,11 @@ class CaseRun {
 
   CaseOutcome run();
 
- private:
+  // Every part below is public: the families' runners (families/<family>/<family>_run.cc) are
+  // this class's parts, and their registrations (families/driver_families.h) name them; nothing
+  // but the driver includes this header.
   using json = nlohmann::json;
   using milliseconds = std::chrono::milliseconds;
-  // A step's runner: sends the step, returns the reply for the driver to judge (status, then
-  // the callbacks, timing and budgets every step may cause), or nullopt when it judged all.
-  using StepRunner = std::optional<StepReply> (CaseRun::*)(const Step&,
-                                                           const oracle::StepExpectation&);
-
-  // Every op's runner, by family.
-  static const std::map<StepOp, StepRunner>& runners();
 
   // --- Common (driver.cc) ---------------------------------------------------------------
   StepLocation location() const;

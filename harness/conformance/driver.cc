@@ -1,7 +1,9 @@
-// The driver: one case at a time (CaseRun, case_run.h), each step through its family's runner,
+// The driver: one case at a time (CaseRun, case_run.h), each step through its op's runner
+// (families/driver_families.h),
 // then what every step may cause (status, callbacks, timing, budgets) is judged.
 #include "harness/environment/broker_watch.h"
 #include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 
@@ -121,7 +123,7 @@ StepLocation CaseRun::location() const {
   at.file = case_.file;
   if (current_ != nullptr) {
     at.index = current_index_;
-    at.op = step_op_name(current_->op);
+    at.op = std::string(current_->op);
     at.pointer = current_->pointer;
   }
   return at;
@@ -167,11 +169,10 @@ void CaseRun::check_agents_alive(const Step& step) {
   for (auto& [label, a] : agents_) {
     if (gone_.count(label)) continue;
     if (auto ex = a->wait_exit(milliseconds(0))) {
-      throw AgentError(
-          AgentError::Kind::kCrashed,
-          fmt::format("agent \"{}\" died after the step ({}): {} {}; stderr: {}", label,
-                      step_op_name(step.op), ex->signaled ? "signal" : "exit code",
-                      ex->signaled ? ex->signal : ex->exit_code, a->stderr_text()));
+      throw AgentError(AgentError::Kind::kCrashed,
+                       fmt::format("agent \"{}\" died after the step ({}): {} {}; stderr: {}",
+                                   label, step.op, ex->signaled ? "signal" : "exit code",
+                                   ex->signaled ? ex->signal : ex->exit_code, a->stderr_text()));
     }
   }
 }
@@ -220,55 +221,17 @@ json CaseRun::controller_call(const std::string& via, json req, milliseconds tim
 void CaseRun::run_step(const Step& step, const oracle::StepExpectation& e) {
   current_ = &step;
   returned_ns_ = 0;
-  trace::Slice slice(options_.trace, driver_track(), step_op_name(step.op), "step",
+  trace::Slice slice(options_.trace, driver_track(), std::string(step.op), "step",
                      {{"pointer", step.pointer}});
-  const auto runner = runners().find(step.op);
-  if (runner == runners().end()) {
-    throw HarnessFault(std::string("no runner for op ") + step_op_name(step.op));
-  }
-  const std::optional<StepReply> r = (this->*(runner->second))(step, e);
+  const DriverOp* runner = find_driver_op(step.op);
+  if (runner == nullptr) throw HarnessFault("no runner for op " + std::string(step.op));
+  const std::optional<StepReply> r = runner->run(*this, step, e);
   if (!r) return;
   if (r->status_judged) check_status(e, r->reply);
   check_callbacks(e);
   classic_.check_callbacks(case_, e, classic_hooks());
   check_timing(e, returned_ns_);
   check_callback_budgets();
-}
-
-const std::map<StepOp, CaseRun::StepRunner>& CaseRun::runners() {
-  static const std::map<StepOp, StepRunner> table = {
-      // Sessions, enables and their callbacks (families/sessions/sessions_run.cc)
-      {StepOp::kStart, &CaseRun::start_session},
-      {StepOp::kStop, &CaseRun::stop_session},
-      {StepOp::kEnable, &CaseRun::enable},
-      {StepOp::kDisable, &CaseRun::enable},
-      {StepOp::kCaptureState, &CaseRun::enable},
-      {StepOp::kFlush, &CaseRun::flush_session},
-      // Groups and disallow lists (families/groups/groups_run.cc)
-      {StepOp::kDisallow, &CaseRun::disallow},
-      // Providers and agents (families/providers/providers_run.cc)
-      {StepOp::kRegister, &CaseRun::register_provider},
-      {StepOp::kUnregister, &CaseRun::unregister_provider},
-      {StepOp::kQueryEnabled, &CaseRun::query_enabled},
-      {StepOp::kExitAgent, &CaseRun::exit_agent},
-      {StepOp::kKillAgent, &CaseRun::kill_agent},
-      // Traits (families/traits/traits_run.cc)
-      {StepOp::kSetTraits, &CaseRun::set_traits},
-      // Data path and consumers (families/data_path/data_path_run.cc)
-      {StepOp::kConsume, &CaseRun::consume},
-      {StepOp::kWrite, &CaseRun::write},
-      {StepOp::kCollect, &CaseRun::collect_step},
-      {StepOp::kLastError, &CaseRun::last_error},
-      // Providers under test (families/subjects/subjects_run.cc)
-      {StepOp::kSubjectWrite, &CaseRun::subject},
-      {StepOp::kInjectCallback, &CaseRun::subject},
-      // Classic providers (families/classic/classic_run.cc)
-      {StepOp::kRegisterClassic, &CaseRun::classic_step},
-      {StepOp::kUnregisterClassic, &CaseRun::classic_step},
-      {StepOp::kTraceEvent, &CaseRun::classic_step},
-      {StepOp::kTraceMessage, &CaseRun::classic_step},
-  };
-  return table;
 }
 
 void CaseRun::require_session(const std::string& label) {
@@ -360,6 +323,9 @@ void blame_broker_change(const std::string& change, CaseOutcome& out) {
 }  // namespace
 
 Driver::Driver(DriverOptions options) : options_(std::move(options)) {
+  if (const std::vector<std::string> problems = op_registration_mismatches(); !problems.empty()) {
+    throw std::logic_error("the families' registrations disagree: " + problems.front());
+  }
   if (const std::string problem = etwrt_environment_problem(); !problem.empty()) {
     throw std::runtime_error("the platform cannot be used: " + problem);
   }

@@ -228,7 +228,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
   for (const Step& step : c.steps) {
     const std::string where =
         fmt::format("{} {} provider {}", c.id, step.pointer, step_provider(step));
-    if (const WriteStep* w = std::get_if<WriteStep>(&step.body)) {
+    if (const WriteStep* w = step.body.get_if<WriteStep>()) {
       auto it = std::find_if(written.begin(), written.end(),
                              [&](const auto& entry) { return entry.first == w->provider; });
       if (it == written.end()) it = written.insert(written.end(), {w->provider, {}});
@@ -248,7 +248,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
           it->second.push_back(d);
         }
       }
-    } else if (step.op == StepOp::kSetTraits) {
+    } else if (step.op == ops::kSetTraits) {
       std::vector<std::uint8_t> blob;
       try {
         blob = traits_blob_of(step);
@@ -256,7 +256,7 @@ std::vector<Finding> lint_case(const Case& c, const Catalog& catalog) {
         continue;  // Does not fit a blob at all: the runtime's TR-FORMAT cases judge that.
       }
       append(lint_traits(blob, where, catalog));
-    } else if (step.op == StepOp::kTraceEvent) {
+    } else if (step.op == ops::kTraceEvent) {
       append(lint_classic_header(classic_header_of(step_body<ClassicStep>(step).request), where,
                                  catalog));
     }

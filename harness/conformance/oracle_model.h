@@ -1,8 +1,9 @@
 // The oracle's replay of a case (internal to oracle*.cc): Model holds who enables which
 // provider, who is registered and each session's data path, and answers each step with its
-// expectation. Sessions, enables and callbacks in oracle.cc, the data path in
-// families/data_path/data_path_oracle.cc, provider groups and disallow lists in
-// families/groups/groups_oracle.cc.
+// expectation. Each family's part is in its folder (families/<family>/<family>_oracle.cc):
+// sessions, enables and callbacks; providers and agents; traits; the data path; provider groups and
+// disallow lists. Classic providers and providers under test have their own passes
+// (classic_steps.h, subject_oracle.h).
 #pragma once
 
 #include "harness/conformance/oracle.h"
@@ -48,7 +49,8 @@ class Model {
 
   StepExpectation apply(const Step& step);
 
- private:
+  // Every part below is public: the families' oracle parts (families/<family>/<family>_oracle.cc)
+  // are this class's, and their registrations (families/core_families.h) name them.
   using SessionMap = std::map<std::string, Enable>;  // session label -> its enable
 
   struct SessionData {
@@ -58,7 +60,7 @@ class Model {
     std::vector<std::string> consumers;  // active consumer labels
   };
 
-  // --- Sessions, enables, callbacks, registrations, traits (oracle.cc) --------------------
+  // --- Sessions, enables and callbacks (families/sessions/sessions_oracle.cc) ---------------
   std::string key(const std::string& provider) const;
   std::vector<SessionEnable> settings_of(const SessionMap& m) const;
   static bool any_filter(const SessionMap& m);
@@ -76,23 +78,30 @@ class Model {
   void timing(const Step& step, StepExpectation& e);
   void start(const Step& step, StepExpectation& e);
   void stop(const Step& step, StepExpectation& e);
-  void do_register(const Step& step, StepExpectation& e);
-  void unregister(const Step& step, StepExpectation& e);
   // The SourceId a callback must carry for a controller call, and the rule behind it.
   static std::pair<GUID, std::string> expected_source(const Step& step);
   void enable(const Step& step, StepExpectation& e);
   void disable(const Step& step, StepExpectation& e);
   void capture_state(const Step& step, StepExpectation& e);
-  void set_traits(const Step& step, StepExpectation& e);
+  void flush(const Step& step, StepExpectation& e);
+
+  // --- Providers and agents (families/providers/providers_oracle.cc) ------------------------
+  void do_register(const Step& step, StepExpectation& e);
+  void unregister(const Step& step, StepExpectation& e);
   void query_enabled(const Step& step, StepExpectation& e);
-  void agent_gone(const Step& step);
+  // exit_agent, kill_agent: the agent's registrations are gone.
+  void agent_gone(const Step& step, StepExpectation& e);
+
+  // --- Traits (families/traits/traits_oracle.cc) ---------------------------------------------
+  void set_traits(const Step& step, StepExpectation& e);
+
+  // Whether the case checks `rule` (oracle.cc).
   bool case_has(const std::string& rule) const;
 
-  // --- Data path (families/data_path/data_path_oracle.cc)
-  // --------------------------------------------------- An event a session takes has passed every
-  // filter test at once (level, keyword, keyword 0, MatchAny 0): its delivery checks each of those
-  // rules, and is blamed on the one the case is about. (A dropped event has one deciding rule:
-  // filter_rule's.)
+  // --- Data path (families/data_path/data_path_oracle.cc) ----------------------------------
+  // An event a session takes has passed every filter test at once (level, keyword, keyword 0,
+  // MatchAny 0): its delivery checks each of those rules, and is blamed on the one the case is
+  // about. (A dropped event has one deciding rule: filter_rule's.)
   std::string delivery_rule(const std::string& deciding) const;
   // The rule a wrong EventEnabled answer for an event of `lk` violates, given every session's
   // enable of its provider.
@@ -107,8 +116,8 @@ class Model {
                const SessionMap& m);
   void collect(const Step& step, StepExpectation& e);
 
-  // --- Provider groups and disallow lists (families/groups/groups_oracle.cc)
-  // ------------------------------ The sessions enabling registration `label`: its GUID's own
+  // --- Provider groups and disallow lists (families/groups/groups_oracle.cc) ----------------
+  // The sessions enabling registration `label`: its GUID's own
   // enables, plus the group enable of each session that enabled the group its traits named, unless
   // that session enables the GUID directly or disallows it (GRP-ENABLE, GRP-DISALLOW). Event ID
   // filters given with a group enable do not apply (GRP-NO-ID-FILTERS).

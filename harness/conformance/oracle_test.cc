@@ -185,12 +185,12 @@ Case base_case() {
   return c;
 }
 
-Step step(StepOp op, const std::string& session = "", const std::string& provider = "") {
+Step step(std::string_view op, const std::string& session = "", const std::string& provider = "") {
   return test::make_step(op, session, provider);
 }
 
 Step enable(std::string session, std::uint8_t level, std::uint64_t any, std::uint64_t all) {
-  Step s = step(StepOp::kEnable, session, "p");
+  Step s = step(ops::kEnable, session, "p");
   test::body<ControlStep>(s).level = level;
   test::body<ControlStep>(s).match_any = any;
   test::body<ControlStep>(s).match_all = all;
@@ -199,10 +199,10 @@ Step enable(std::string session, std::uint8_t level, std::uint64_t any, std::uin
 
 TEST(ExpectCase, AggregatesAcrossSessionsAndRegistrations) {
   Case c = base_case();
-  c.steps = {step(StepOp::kStart, "s1"),        step(StepOp::kStart, "s2"),
-             step(StepOp::kRegister, "", "p"),  step(StepOp::kRegister, "", "q"),
-             enable("s1", 3, 0x0F, 0x03),       enable("s2", 1, 0xF0, 0x01),
-             step(StepOp::kDisable, "s1", "p"), step(StepOp::kStop, "s2")};
+  c.steps = {step(ops::kStart, "s1"),        step(ops::kStart, "s2"),
+             step(ops::kRegister, "", "p"),  step(ops::kRegister, "", "q"),
+             enable("s1", 3, 0x0F, 0x03),    enable("s2", 1, 0xF0, 0x01),
+             step(ops::kDisable, "s1", "p"), step(ops::kStop, "s2")};
   const auto e = expect_case(c);
   ASSERT_EQ(e.size(), 8u);
   EXPECT_EQ(e[0].status, 0u);
@@ -230,7 +230,7 @@ TEST(ExpectCase, PreEnabledRegistrationGetsNullSourceAndNoFilter) {
   Step en = enable("s1", 4, 0x1, 0);
   test::body<ControlStep>(en).source_id = guid("{22222222-0000-0000-0000-000000000002}");
   test::body<ControlStep>(en).filters = {FilterDef{0x80000000, {1, 2}}};
-  c.steps = {step(StepOp::kStart, "s1"), en, step(StepOp::kRegister, "", "p")};
+  c.steps = {step(ops::kStart, "s1"), en, step(ops::kRegister, "", "p")};
   const auto e = expect_case(c);
   EXPECT_TRUE(e[1].callbacks.empty());
   ASSERT_EQ(e[2].callbacks.size(), 1u);
@@ -248,10 +248,10 @@ TEST(ExpectCase, SourceIdRulesByApi) {
   Step legacy = enable("s2", 4, 0x1, 0);
   test::body<ControlStep>(legacy).api = "EnableTrace";
   Step null_params = enable("s3", 4, 0x1, 0);
-  c.steps = {step(StepOp::kStart, "s1"),
-             step(StepOp::kStart, "s2"),
-             step(StepOp::kStart, "s3"),
-             step(StepOp::kRegister, "", "p"),
+  c.steps = {step(ops::kStart, "s1"),
+             step(ops::kStart, "s2"),
+             step(ops::kStart, "s3"),
+             step(ops::kRegister, "", "p"),
              ex2,
              legacy,
              null_params};
@@ -270,11 +270,11 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
   c.agents = {"a"};
   c.providers["p"] =
       ProviderDef{"p", "a", guid("{11111111-0000-0000-0000-000000000001}"), 0, true, 0};
-  c.steps.push_back(step(StepOp::kRegister, "", "p"));
+  c.steps.push_back(step(ops::kRegister, "", "p"));
   for (int i = 1; i <= 9; ++i) {
     const std::string s = "s" + std::to_string(i);
     c.sessions[s] = SessionDef{s, {}};
-    c.steps.push_back(step(StepOp::kStart, s));
+    c.steps.push_back(step(ops::kStart, s));
     c.steps.push_back(enable(s, static_cast<std::uint8_t>(i), 1, 0));
   }
   const auto e = expect_case(c);
@@ -287,10 +287,10 @@ TEST(ExpectCase, NinthSessionIsRefusedAndChangesNothing) {
 
 TEST(ExpectCase, CaptureStateKeepsAggregates) {
   Case c = base_case();
-  Step cap = step(StepOp::kCaptureState, "s1", "p");
+  Step cap = step(ops::kCaptureState, "s1", "p");
   test::body<ControlStep>(cap).level = 5;
-  c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"), enable("s1", 2, 1, 0),
-             cap, enable("s1", 2, 1, 0)};
+  c.steps = {step(ops::kStart, "s1"), step(ops::kRegister, "", "p"), enable("s1", 2, 1, 0), cap,
+             enable("s1", 2, 1, 0)};
   const auto e = expect_case(c);
   ASSERT_EQ(e[3].callbacks.size(), 1u);
   EXPECT_EQ(e[3].callbacks[0].is_enabled, 2u);
@@ -300,12 +300,12 @@ TEST(ExpectCase, CaptureStateKeepsAggregates) {
 
 TEST(ExpectCase, TraitsOnceAndMalformed) {
   Case c = base_case();
-  Step good = step(StepOp::kSetTraits, "", "p");
+  Step good = step(ops::kSetTraits, "", "p");
   test::body<TraitsStep>(good).name = "P";
-  Step bad = step(StepOp::kSetTraits, "", "q");
+  Step bad = step(ops::kSetTraits, "", "q");
   test::body<TraitsStep>(bad).raw = true;
   test::body<TraitsStep>(bad).blob = {9, 0, 'x', 0};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kRegister, "", "q"), good, good, bad};
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kRegister, "", "q"), good, good, bad};
   const auto e = expect_case(c);
   EXPECT_EQ(e[2].status, 0u);
   EXPECT_TRUE(e[3].status_nonzero);
@@ -321,7 +321,7 @@ TEST(ExpectCase, TimeoutOrderings) {
   Step zero = enable("s1", 1, 1, 0);
   Step short_wait = enable("s1", 2, 1, 0);
   test::body<ControlStep>(short_wait).timeout_ms = 50;
-  c.steps = {step(StepOp::kStart, "s1"), step(StepOp::kRegister, "", "p"), zero, short_wait};
+  c.steps = {step(ops::kStart, "s1"), step(ops::kRegister, "", "p"), zero, short_wait};
   auto e = expect_case(c);
   EXPECT_EQ(e[2].timing, TimingExpect::kReturnsBeforeCallbackEnds);
   EXPECT_EQ(e[3].status, std::optional<std::uint32_t>(ERROR_TIMEOUT));
@@ -336,18 +336,18 @@ TEST(ExpectCase, TimeoutOrderings) {
 
 TEST(ExpectCase, AgentExitEndsRegistrationsButNotSessions) {
   Case c = base_case();
-  Step q = step(StepOp::kQueryEnabled, "", "q");
+  Step q = step(ops::kQueryEnabled, "", "q");
   test::body<QueryEnabledStep>(q).level = 1;
   test::body<QueryEnabledStep>(q).keyword = 1;
-  Step exit = step(StepOp::kExitAgent);
+  Step exit = step(ops::kExitAgent);
   test::body<AgentStep>(exit).agent = "a";
-  c.steps = {step(StepOp::kStart, "s1"),
-             step(StepOp::kRegister, "", "p"),
-             step(StepOp::kRegister, "", "q"),
+  c.steps = {step(ops::kStart, "s1"),
+             step(ops::kRegister, "", "p"),
+             step(ops::kRegister, "", "q"),
              enable("s1", 2, 1, 0),
              exit,
              q,
-             step(StepOp::kStop, "s1")};
+             step(ops::kStop, "s1")};
   const auto e = expect_case(c);
   EXPECT_EQ(e[3].callbacks.size(), 2u);
   EXPECT_EQ(e[5].provider_enabled, true);
@@ -364,7 +364,7 @@ namespace etwh::oracle {
 namespace {
 
 Step consume(std::string consumer, std::string session, std::uint64_t context = 0) {
-  Step s = step(StepOp::kConsume, session);
+  Step s = step(ops::kConsume, session);
   test::body<ConsumeStep>(s).consumer = std::move(consumer);
   test::body<ConsumeStep>(s).agent = "b";
   test::body<ConsumeStep>(s).context = context;
@@ -372,7 +372,7 @@ Step consume(std::string consumer, std::string session, std::uint64_t context = 
 }
 
 Step write(std::vector<EventDef> events, bool lossy = false) {
-  Step s = step(StepOp::kWrite, "", "p");
+  Step s = step(ops::kWrite, "", "p");
   test::body<WriteStep>(s).events = std::move(events);
   test::body<WriteStep>(s).lossy = lossy;
   return s;
@@ -396,13 +396,12 @@ std::vector<std::uint64_t> seqs(const ConsumerExpectation& c) {
 TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
   Case c = base_case();
   c.rules = {"FLT-LEVEL", "FLT-KEYWORD", "FLT-PER-SESSION"};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"),
-             step(StepOp::kStart, "s2"), step(StepOp::kStart, "s3"), enable("s1", 2, 0x1, 0),
-             enable("s2", 5, 0x6, 0x2), consume("c1", "s1", 0x11), consume("c2", "s2"),
-             consume("c3", "s3"),
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kStart, "s1"), step(ops::kStart, "s2"),
+             step(ops::kStart, "s3"), enable("s1", 2, 0x1, 0), enable("s2", 5, 0x6, 0x2),
+             consume("c1", "s1", 0x11), consume("c2", "s2"), consume("c3", "s3"),
              // seq 1-2: level 1 kw 1; 3: level 4 kw 2; 4: level 0 kw 4; 5: level 3 kw 0
              write({ev(1, 1, 0x1, 2), ev(2, 4, 0x2), ev(3, 0, 0x4), ev(4, 3, 0x0)}),
-             step(StepOp::kCollect)};
+             step(ops::kCollect)};
   const auto e = expect_case(c);
   EXPECT_EQ(e[9].first_seq, (std::vector<std::uint64_t>{1, 3, 4, 5}));
   EXPECT_EQ(e[9].status, 0u);
@@ -434,9 +433,9 @@ TEST(ExpectData, PerSessionFiltersGiveEachConsumerItsOwnSequence) {
 TEST(ExpectData, BufferedForTheFirstConsumerOnlyNewForTheSecond) {
   Case c = base_case();
   c.rules = {"CON-RT-BUFFERED", "CON-RT-SECOND"};
-  c.steps = {step(StepOp::kRegister, "", "p"), step(StepOp::kStart, "s1"), enable("s1", 4, 0x1, 0),
-             write({ev(1, 1, 0x1, 3)}),        consume("first", "s1"),     write({ev(2, 1, 0x1)}),
-             consume("second", "s1"),          write({ev(3, 1, 0x1, 2)}),  step(StepOp::kCollect)};
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kStart, "s1"),   enable("s1", 4, 0x1, 0),
+             write({ev(1, 1, 0x1, 3)}),     consume("first", "s1"),    write({ev(2, 1, 0x1)}),
+             consume("second", "s1"),       write({ev(3, 1, 0x1, 2)}), step(ops::kCollect)};
   const auto e = expect_case(c);
   ASSERT_EQ(e[8].consumers.size(), 2u);
   EXPECT_EQ(seqs(e[8].consumers[0]), (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
@@ -448,14 +447,14 @@ TEST(ExpectData, BufferedForTheFirstConsumerOnlyNewForTheSecond) {
 TEST(ExpectData, ReenableReplacesAndUnwantedWritesSucceed) {
   Case c = base_case();
   c.rules = {"FLT-REPLACE", "RT-WRITE-DISABLED"};
-  c.steps = {step(StepOp::kRegister, "", "p"),
-             step(StepOp::kStart, "s1"),
+  c.steps = {step(ops::kRegister, "", "p"),
+             step(ops::kStart, "s1"),
              enable("s1", 5, 0x1, 0),
              consume("c", "s1"),
              write({ev(1, 5, 0x1)}),
              enable("s1", 2, 0x2, 0),
              write({ev(1, 5, 0x1), ev(2, 2, 0x2)}),
-             step(StepOp::kCollect)};
+             step(ops::kCollect)};
   const auto e = expect_case(c);
   EXPECT_EQ(e[6].event_enabled, (std::vector<std::optional<bool>>{false, true}));
   EXPECT_EQ(e[6].status, 0u);
@@ -466,15 +465,15 @@ TEST(ExpectData, ReenableReplacesAndUnwantedWritesSucceed) {
 TEST(ExpectData, LossyWritesAndTraitsAreMarked) {
   Case c = base_case();
   c.rules = {"CON-SLOW", "TR-IN-EVENTS"};
-  Step traits = step(StepOp::kSetTraits, "", "p");
+  Step traits = step(ops::kSetTraits, "", "p");
   test::body<TraitsStep>(traits).name = "x";
-  c.steps = {step(StepOp::kRegister, "", "p"),
+  c.steps = {step(ops::kRegister, "", "p"),
              traits,
-             step(StepOp::kStart, "s1"),
+             step(ops::kStart, "s1"),
              enable("s1", 4, 0x1, 0),
              consume("c", "s1"),
              write({ev(1, 1, 0x1, 2)}, true),
-             step(StepOp::kCollect)};
+             step(ops::kCollect)};
   const auto e = expect_case(c);
   EXPECT_FALSE(e[5].status.has_value());  // EventWrite may fail when buffers run out
   const ConsumerExpectation& ce = e[6].consumers[0];

@@ -1,7 +1,7 @@
 #include "harness/conformance/scenario.h"
 #include "harness/conformance/scenario_parser.h"
 
-#include "harness/conformance/families/classic/classic_steps.h"
+#include "harness/conformance/families/core_families.h"
 #include "harness/model/json_text.h"
 
 #include "win32_text.h"
@@ -13,62 +13,12 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <variant>
 
 namespace etwh {
 
-const char* step_op_name(StepOp op) {
-  switch (op) {
-    case StepOp::kStart: return "start";
-    case StepOp::kStop: return "stop";
-    case StepOp::kRegister: return "register";
-    case StepOp::kUnregister: return "unregister";
-    case StepOp::kEnable: return "enable";
-    case StepOp::kDisable: return "disable";
-    case StepOp::kCaptureState: return "capture_state";
-    case StepOp::kSetTraits: return "set_traits";
-    case StepOp::kQueryEnabled: return "query_enabled";
-    case StepOp::kExitAgent: return "exit_agent";
-    case StepOp::kKillAgent: return "kill_agent";
-    case StepOp::kConsume: return "consume";
-    case StepOp::kWrite: return "write";
-    case StepOp::kFlush: return "flush";
-    case StepOp::kCollect: return "collect";
-    case StepOp::kLastError: return "last_error";
-    case StepOp::kDisallow: return "disallow";
-    case StepOp::kRegisterClassic: return "register_classic";
-    case StepOp::kUnregisterClassic: return "unregister_classic";
-    case StepOp::kTraceEvent: return "trace_event";
-    case StepOp::kTraceMessage: return "trace_message";
-    case StepOp::kSubjectWrite: return "subject_write";
-    case StepOp::kInjectCallback: return "inject_callback";
-  }
-  return "?";
-}
+const std::string& step_provider(const Step& step) { return step.body.provider(); }
 
-const std::string& step_provider(const Step& step) {
-  static const std::string none;
-  return std::visit(
-      [](const auto& b) -> const std::string& {
-        if constexpr (requires { b.provider; })
-          return b.provider;
-        else
-          return none;
-      },
-      step.body);
-}
-
-const std::string& step_session(const Step& step) {
-  static const std::string none;
-  return std::visit(
-      [](const auto& b) -> const std::string& {
-        if constexpr (requires { b.session; })
-          return b.session;
-        else
-          return none;
-      },
-      step.body);
-}
+const std::string& step_session(const Step& step) { return step.body.session(); }
 
 namespace scenario_parse {
 
@@ -114,21 +64,51 @@ Case CaseParser::parse(const json& v, const std::string& p) {
   return c;
 }
 
+Step CaseParser::parse_step(const json& v, const std::string& p, const Case& c) {
+  if (!v.is_object()) r_.fail(p, "expected an object, got " + json_type_name(v));
+  Step s;
+  s.pointer = p;
+  const std::string op = r_.string(r_.field(v, p, "op"), p + "/op");
+  const CoreOp* registered = find_core_op(op);
+  if (registered == nullptr) r_.fail(p + "/op", "unknown op \"" + op + "\"");
+  s.op = registered->name;  // the registration's, which outlives the JSON
+  registered->parse(*this, v, p, s, c);
+  if (v.contains("via")) s.via = ref(v, p, "via", c);
+  if (v.contains("expect")) parse_expect(v["expect"], p + "/expect", s);
+  return s;
+}
+
+void CaseParser::parse_expect(const json& v, const std::string& p, Step& s) {
+  r_.object(v, p, {"status"});
+  const json& st = r_.field(v, p, "status");
+  ExplicitStatus e;
+  if (st.is_string()) {
+    if (st.get<std::string>() != "nonzero") {
+      r_.fail(p + "/status",
+              "status \"" + st.get<std::string>() + "\" is neither a number nor \"nonzero\"");
+    }
+    e.nonzero = true;
+  } else {
+    e.value = static_cast<std::uint32_t>(r_.integer(st, p + "/status", 0xFFFFFFFFu, "status"));
+  }
+  s.expect_status = e;
+}
+
 // A write needs its provider's registration handle: one written before its register step (or
 // after its unregister step) cannot run at all.
 void CaseParser::check_writes_registered(const Case& c) {
   std::map<std::string, std::string> unregistered_at;  // provider -> unregister step pointer
   std::set<std::string> registered;
   for (const Step& step : c.steps) {
-    if (const auto* ps = std::get_if<ProviderStep>(&step.body)) {
-      if (step.op == StepOp::kRegister) {
+    if (const auto* ps = step.body.get_if<ProviderStep>()) {
+      if (step.op == ops::kRegister) {
         registered.insert(ps->provider);
         unregistered_at.erase(ps->provider);
       } else if (registered.erase(ps->provider) > 0) {
         unregistered_at[ps->provider] = step.pointer;
       }
     }
-    const auto* w = std::get_if<WriteStep>(&step.body);
+    const auto* w = step.body.get_if<WriteStep>();
     if (w == nullptr || registered.count(w->provider)) continue;
     const auto gone = unregistered_at.find(w->provider);
     r_.fail(

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <any>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -23,7 +24,9 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <variant>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace etwh {
@@ -47,62 +50,81 @@ struct SessionDef {
   nlohmann::json settings = nlohmann::json::object();
 };
 
-enum class StepOp {
-  kStart,
-  kStop,
-  kRegister,
-  kUnregister,
-  kEnable,
-  kDisable,
-  kCaptureState,
-  kSetTraits,
-  kQueryEnabled,
-  kExitAgent,
-  kKillAgent,
-  kConsume,
-  kWrite,
-  kFlush,
-  kCollect,
-  kLastError,  // a consumer or classic provider call that fails, and the thread's last error
-  kDisallow,
-  kSubjectWrite,    // a provider under test writes its test (or state) events
-  kInjectCallback,  // the subject's callback is called directly with chosen arguments
-  // Classic providers (harness/conformance/families/classic/classic_steps.h).
-  kRegisterClassic,
-  kUnregisterClassic,
-  kTraceEvent,
-  kTraceMessage,
-};
-
-// The name used in scenario files ("start", "enable", ...).
-const char* step_op_name(StepOp op);
-
 // A status the step must return, when the oracle cannot know it.
 struct ExplicitStatus {
   bool nonzero = false;     // any failure status
   std::uint32_t value = 0;  // the exact status, when !nonzero
 };
 
-// One step: what every op has, and the op's own fields in `body`, an alternative defined in
-// its family's header (families/<family>/<family>_ops.h). Which alternative each op has: StepBody's
-// comments; read it with std::get_if.
-using StepBody = std::variant<SessionStep,          // start, stop, flush
-                              ControlStep,          // enable, disable, capture_state
-                              DisallowStep,         // disallow
-                              ProviderStep,         // register, unregister
-                              QueryEnabledStep,     // query_enabled
-                              AgentStep,            // exit_agent, kill_agent
-                              TraitsStep,           // set_traits
-                              ConsumeStep,          // consume
-                              WriteStep,            // write
-                              CollectStep,          // collect
-                              LastErrorStep,        // last_error
-                              ClassicStep,          // register_classic, ..., trace_message
-                              SubjectWriteStep,     // subject_write
-                              InjectCallbackStep>;  // inject_callback
+// A step's own fields: one struct per op (or per set of ops with the same fields), defined in
+// its family's header (families/<family>/<family>_ops.h). Type-erased, so that a new op's struct
+// stays in its family: read it with get_if<T> (nullptr when it holds another), or step_body<T>
+// where the op fixes the type.
+class StepBody {
+ public:
+  StepBody() = default;
+  template <class T>
+  requires(!std::is_same_v<std::decay_t<T>, StepBody>)
+      StepBody(T&& body) {  // NOLINT(google-explicit-constructor): `s.body = SessionStep{...}`
+    emplace<std::decay_t<T>>(std::forward<T>(body));
+  }
+
+  template <class T, class... Args>
+  T& emplace(Args&&... args) {
+    provider_ = &provider_of<T>;
+    session_ = &session_of<T>;
+    return value_.emplace<T>(std::forward<Args>(args)...);
+  }
+  template <class T>
+  const T* get_if() const {
+    return std::any_cast<T>(&value_);
+  }
+  template <class T>
+  T* get_if() {
+    return std::any_cast<T>(&value_);
+  }
+  template <class T>
+  bool holds() const {
+    return get_if<T>() != nullptr;
+  }
+  bool empty() const { return !value_.has_value(); }
+  // The provider label and the session label the body names ("" where it has none).
+  const std::string& provider() const { return provider_(value_); }
+  const std::string& session() const { return session_(value_); }
+
+ private:
+  static const std::string& none(const std::any&) {
+    static const std::string empty;
+    return empty;
+  }
+  template <class T>
+  static const std::string& provider_of(const std::any& v) {
+    const T& b = *std::any_cast<T>(&v);
+    if constexpr (requires { b.provider; }) {
+      return b.provider;
+    } else {
+      return none(v);
+    }
+  }
+  template <class T>
+  static const std::string& session_of(const std::any& v) {
+    const T& b = *std::any_cast<T>(&v);
+    if constexpr (requires { b.session; }) {
+      return b.session;
+    } else {
+      return none(v);
+    }
+  }
+
+  std::any value_;
+  const std::string& (*provider_)(const std::any&) = &none;
+  const std::string& (*session_)(const std::any&) = &none;
+};
 
 struct Step {
-  StepOp op = StepOp::kStart;
+  // The op's name as in scenario files ("start", "enable", ...): one of the ops::k* constants of
+  // the families' <family>_ops.h, which the registrations (op_registry.h) are keyed by.
+  std::string_view op;
   std::string pointer;  // JSON pointer of the step in its file, for messages
   std::string via;      // controller steps: run in this agent instead of the driver
   std::optional<ExplicitStatus> expect_status;
@@ -113,8 +135,8 @@ struct Step {
 // another (a harness bug, never bad input).
 template <class T>
 const T& step_body(const Step& step) {
-  if (const T* b = std::get_if<T>(&step.body)) return *b;
-  throw std::logic_error("step " + step.pointer + " (" + step_op_name(step.op) +
+  if (const T* b = step.body.get_if<T>()) return *b;
+  throw std::logic_error("step " + step.pointer + " (" + std::string(step.op) +
                          ") has no such fields");
 }
 

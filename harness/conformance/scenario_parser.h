@@ -1,6 +1,6 @@
-// The scenario loader's parts (internal to scenario.cc and scenario_steps.cc): Reader walks
-// one file's JSON and throws InputError at a JSON pointer; CaseParser builds a Case, its steps
-// through one table of ops (scenario_steps.cc), each op parsed by its family's function.
+// The scenario loader's parts (internal to the loader: scenario.cc and the families' parsers):
+// Reader walks one file's JSON and throws InputError at a JSON pointer; CaseParser builds a
+// Case, each step parsed by its op's registration (families/core_families.h).
 #pragma once
 
 #include "harness/model/input_error.h"
@@ -124,18 +124,19 @@ class CaseParser {
 
   Case parse(const json& v, const std::string& p);
 
- private:
-  // A step op's parser: fills `s` from `v` at pointer `p`.
-  using OpParser = void (CaseParser::*)(const json& v, const std::string& p, Step& s,
-                                        const Case& c);
-  struct Op {
-    const char* name;  // as in scenario files
-    StepOp op;
-    OpParser parse;
-  };
-  // Every op, with its family's parser (scenario_steps.cc).
-  static const std::vector<Op>& ops();
+  // --- What the families' parsers use (families/<family>/<family>_core.cc) ----------------
+  const Reader& reader() const { return r_; }
+  const std::string& file() const { return file_; }
+  // The label `step[name]` names: an agent, provider or session of `c` (else InputError).
+  std::string ref(const json& step, const std::string& p, const char* name, const Case& c);
+  // A consumer label of case `c`: false when the case already has one by that name.
+  bool new_consumer(const Case& c, const std::string& label) {
+    return consumers_.insert(c.id + "\n" + label).second;
+  }
+  // Counts `n` more events written by the case being read; returns the case's total so far.
+  std::uint64_t add_case_events(std::uint64_t n) { return case_events_ += n; }
 
+ private:
   // --- The case (scenario.cc) ------------------------------------------------------------
   void parse_rules(const json& v, const std::string& p, Case& c);
   // Lint rules only: the names of the rules a linter must report for this case.
@@ -148,35 +149,10 @@ class CaseParser {
   // A provider under test: the user's code registers it (context and callback are theirs). Its
   // GUID is the subject's; the case's `guid`, if any, only keys it in the oracle.
   void parse_subject_provider(const json& def, const std::string& pp, Case& c, ProviderDef& d);
-  std::string ref(const json& step, const std::string& p, const char* name, const Case& c);
-
-  // --- Steps, by family (scenario_steps.cc) -----------------------------------------------
+  // A step: its op's registration (families/core_families.h) parses its fields; then what
+  // every op may have (`via`, `expect`).
   Step parse_step(const json& v, const std::string& p, const Case& c);
-  // start, stop, enable, disable, capture_state, flush
-  void parse_session_step(const json& v, const std::string& p, Step& s, const Case& c);
-  // register, unregister, query_enabled, exit_agent, kill_agent
-  void parse_provider_step(const json& v, const std::string& p, Step& s, const Case& c);
-  void parse_set_traits(const json& v, const std::string& p, Step& s, const Case& c);
-  // write, collect (consume: parse_consume)
-  void parse_data_step(const json& v, const std::string& p, Step& s, const Case& c);
-  void parse_classic_step(const json& v, const std::string& p, Step& s, const Case& c);
-  // subject_write and inject_callback name a provider under test.
-  void parse_subject_step(const json& v, const std::string& p, Step& s, const Case& c);
   void parse_expect(const json& v, const std::string& p, Step& s);
-  void parse_traits(const json& v, const std::string& p, TraitsStep& s);
-  void parse_filters(const json& v, const std::string& p, std::vector<FilterDef>& filters);
-  // Level, keywords, SourceId, api, timeout: the controller call's arguments.
-  void parse_call(const json& v, const std::string& p, StepOp op, ControlStep& s, bool needs_level);
-  void parse_consume(const json& v, const std::string& p, Step& s, const Case& c);
-  // last_error: `api` (OpenTrace, GetTraceLoggerHandle, GetTraceEnableLevel or
-  // GetTraceEnableFlags) called in `agent`.
-  void parse_last_error(const json& v, const std::string& p, Step& s, const Case& c);
-  void parse_events(const json& v, const std::string& p, WriteStep& s);
-  void parse_typed(const json& v, const std::string& p, EventDef& e);
-  // enable / disable: a provider label, or a provider group's GUID (groups).
-  void parse_target(const json& v, const std::string& p, ControlStep& s, const Case& c);
-  // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
-  void parse_disallow(const json& v, const std::string& p, Step& s, const Case& c);
 
   const Reader& r_;
   const std::set<std::string>& known_rules_;

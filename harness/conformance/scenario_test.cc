@@ -48,7 +48,7 @@ TEST(Loader, LoadsValidCase) {
   EXPECT_EQ(format_guid(c.providers.at("p").guid), "{11111111-2222-3333-4444-555555555555}");
   EXPECT_EQ(c.sessions.at("s1").settings["buffer_size_kb"], 64);
   ASSERT_EQ(c.steps.size(), 3u);
-  EXPECT_EQ(c.steps[2].op, StepOp::kEnable);
+  EXPECT_EQ(c.steps[2].op, ops::kEnable);
   EXPECT_EQ(test::body<ControlStep>(c.steps[2]).level, 3);
   EXPECT_EQ(test::body<ControlStep>(c.steps[2]).match_any, 0xFFu);
   EXPECT_FALSE(test::body<ControlStep>(c.steps[2]).has_parameters);
@@ -245,13 +245,13 @@ TEST(Loader, StepBodiesByOp) {
   const auto cases = load_scenario_text(valid(steps), "f.json", kRules);
   const auto& st = cases[0].steps;
   ASSERT_EQ(st.size(), 7u);
-  EXPECT_TRUE(std::holds_alternative<SessionStep>(st[0].body));
-  EXPECT_TRUE(std::holds_alternative<ProviderStep>(st[1].body));
-  EXPECT_TRUE(std::holds_alternative<ControlStep>(st[2].body));
-  EXPECT_TRUE(std::holds_alternative<ConsumeStep>(st[3].body));
-  EXPECT_TRUE(std::holds_alternative<WriteStep>(st[4].body));
-  EXPECT_TRUE(std::holds_alternative<AgentStep>(st[5].body));
-  EXPECT_TRUE(std::holds_alternative<CollectStep>(st[6].body));
+  EXPECT_TRUE(st[0].body.holds<SessionStep>());
+  EXPECT_TRUE(st[1].body.holds<ProviderStep>());
+  EXPECT_TRUE(st[2].body.holds<ControlStep>());
+  EXPECT_TRUE(st[3].body.holds<ConsumeStep>());
+  EXPECT_TRUE(st[4].body.holds<WriteStep>());
+  EXPECT_TRUE(st[5].body.holds<AgentStep>());
+  EXPECT_TRUE(st[6].body.holds<CollectStep>());
   const std::vector<std::string> providers = {"", "p", "p", "", "p", "", ""};
   const std::vector<std::string> sessions = {"s1", "", "s1", "s1", "", "", ""};
   for (std::size_t i = 0; i < st.size(); ++i) {
@@ -293,12 +293,12 @@ TEST(Loader, DataPathSteps) {
   const auto cases = load_scenario_text(valid(steps), "f.json", kRules);
   const auto& st = cases[0].steps;
   ASSERT_EQ(st.size(), 6u);
-  EXPECT_EQ(st[2].op, StepOp::kConsume);
+  EXPECT_EQ(st[2].op, ops::kConsume);
   EXPECT_EQ(test::body<ConsumeStep>(st[2]).consumer, "c");
   EXPECT_FALSE(test::body<ConsumeStep>(st[2]).event_record_mode);
   EXPECT_EQ(test::body<ConsumeStep>(st[2]).context, 7u);
   EXPECT_EQ(test::body<ConsumeStep>(st[2]).delay_us, 20u);
-  EXPECT_EQ(st[3].op, StepOp::kWrite);
+  EXPECT_EQ(st[3].op, ops::kWrite);
   EXPECT_TRUE(test::body<WriteStep>(st[3]).lossy);
   ASSERT_EQ(test::body<WriteStep>(st[3]).events.size(), 1u);
   const EventDef& e = test::body<WriteStep>(st[3]).events[0];
@@ -308,8 +308,8 @@ TEST(Loader, DataPathSteps) {
   EXPECT_EQ(e.keyword, 0x8000000000000001ull);
   EXPECT_EQ(e.count, 3u);
   EXPECT_EQ(e.payload, (std::vector<std::uint8_t>{0x0a, 0x0b}));
-  EXPECT_EQ(st[4].op, StepOp::kFlush);
-  EXPECT_EQ(st[5].op, StepOp::kCollect);
+  EXPECT_EQ(st[4].op, ops::kFlush);
+  EXPECT_EQ(st[5].op, ops::kCollect);
 }
 
 TEST(Loader, DataPathErrors) {

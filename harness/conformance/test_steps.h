@@ -1,56 +1,27 @@
-// Steps built in code for the unit tests: the body each op has, with its session and provider
-// set where the op has them.
+// Steps built in code for the unit tests: the body each op has (its registration's default,
+// families/core_families.h), with its session and provider set where the op has them.
 #pragma once
 
+#include "harness/conformance/families/core_families.h"
 #include "harness/conformance/scenario.h"
 
+#include <stdexcept>
 #include <string>
-#include <variant>
+#include <string_view>
 
 namespace etwh::test {
 
-inline StepBody body_for(StepOp op, const std::string& session, const std::string& provider) {
-  switch (op) {
-    case StepOp::kStart:
-    case StepOp::kStop:
-    case StepOp::kFlush: return SessionStep{session};
-    case StepOp::kEnable:
-    case StepOp::kDisable:
-    case StepOp::kCaptureState: {
-      ControlStep call;
-      call.session = session;
-      call.provider = provider;
-      return call;
-    }
-    case StepOp::kDisallow: return DisallowStep{session, {}};
-    case StepOp::kRegister:
-    case StepOp::kUnregister: return ProviderStep{provider};
-    case StepOp::kQueryEnabled: return QueryEnabledStep{provider, 0, 0};
-    case StepOp::kExitAgent:
-    case StepOp::kKillAgent: return AgentStep{};
-    case StepOp::kSetTraits: return TraitsStep{provider, false, {}, {}, {}, {}};
-    case StepOp::kConsume: {
-      ConsumeStep cs;
-      cs.session = session;
-      return cs;
-    }
-    case StepOp::kWrite: return WriteStep{provider, {}, false, std::nullopt};
-    case StepOp::kCollect: return CollectStep{};
-    case StepOp::kLastError: return LastErrorStep{"OpenTrace", ""};
-    case StepOp::kSubjectWrite: return SubjectWriteStep{provider, false};
-    case StepOp::kInjectCallback: return InjectCallbackStep{provider, 0, 0, 0, 0};
-    case StepOp::kRegisterClassic:
-    case StepOp::kUnregisterClassic:
-    case StepOp::kTraceEvent:
-    case StepOp::kTraceMessage: return ClassicStep{provider, nlohmann::json::object()};
-  }
-  return CollectStep{};
+inline StepBody body_for(std::string_view op, const std::string& session,
+                         const std::string& provider) {
+  const CoreOp* registered = find_core_op(op);
+  if (registered == nullptr) throw std::logic_error("no op \"" + std::string(op) + "\"");
+  return registered->default_body(session, provider);
 }
 
-inline Step make_step(StepOp op, const std::string& session = "",
+inline Step make_step(std::string_view op, const std::string& session = "",
                       const std::string& provider = "") {
   Step s;
-  s.op = op;
+  s.op = find_core_op(op) != nullptr ? find_core_op(op)->name : op;
   s.body = body_for(op, session, provider);
   return s;
 }
@@ -58,11 +29,12 @@ inline Step make_step(StepOp op, const std::string& session = "",
 // The body of a test's step, to set or read its fields (throws if it has another).
 template <class T>
 T& body(Step& s) {
-  return std::get<T>(s.body);
+  if (T* b = s.body.get_if<T>()) return *b;
+  throw std::logic_error("step " + std::string(s.op) + " has other fields");
 }
 template <class T>
 const T& body(const Step& s) {
-  return std::get<T>(s.body);
+  return step_body<T>(s);
 }
 
 }  // namespace etwh::test

@@ -29,15 +29,15 @@ json Run::run_step(const Case& c, const Step& step, const oracle::StepExpectatio
                    const DriverHooks& hooks) {
   const ClassicStep& cs = step_body<ClassicStep>(step);
   json request = cs.request;
-  request["op"] = step_op_name(step.op);
+  request["op"] = std::string(step.op);
   request["provider"] = cs.provider;
-  if (step.op == StepOp::kRegisterClassic)
+  if (step.op == ops::kRegisterClassic)
     request["guid"] = format_guid(c.providers.at(cs.provider).guid);
-  if (step.op == StepOp::kTraceEvent || step.op == StepOp::kTraceMessage) {
+  if (step.op == ops::kTraceEvent || step.op == ops::kTraceMessage) {
     request["sequence"] = e.classic.first_seq;
   }
   const json reply = hooks.agent(c.providers.at(cs.provider).agent).call(request, kReplyWait);
-  if (step.op == StepOp::kTraceEvent &&
+  if (step.op == ops::kTraceEvent &&
       reply.value("skipped", std::uint64_t{0}) != e.classic.skipped) {
     const std::uint64_t skipped = reply.value("skipped", std::uint64_t{0});
     hooks.fail(failed_check(rules::kHdrClassicLevel, "skipped",

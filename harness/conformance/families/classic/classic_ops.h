@@ -5,8 +5,17 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kRegisterClassic = "register_classic";
+inline constexpr std::string_view kUnregisterClassic = "unregister_classic";
+inline constexpr std::string_view kTraceEvent = "trace_event";
+inline constexpr std::string_view kTraceMessage = "trace_message";
+}  // namespace ops
 
 struct ClassicStep {
   std::string provider;

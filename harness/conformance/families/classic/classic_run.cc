@@ -1,6 +1,6 @@
 // Classic providers: the steps go to classic::Run (classic_driver.cc), which lends the driver's
 // agents, findings and waits through DriverHooks.
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 namespace etwh {
 
@@ -17,6 +17,16 @@ classic::DriverHooks CaseRun::classic_hooks() {
           [this](Finding f) { fail(std::move(f)); },
           [this](const std::string& what) { note(what); }, [this] { return callback_wait_; },
           [this] { callback_wait_ = kCallbackWaitAfterMiss; }};
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> classic_driver_ops() {
+  return {
+      {ops::kRegisterClassic, run_part<&CaseRun::classic_step>},
+      {ops::kUnregisterClassic, run_part<&CaseRun::classic_step>},
+      {ops::kTraceEvent, run_part<&CaseRun::classic_step>},
+      {ops::kTraceMessage, run_part<&CaseRun::classic_step>},
+  };
 }
 
 }  // namespace etwh

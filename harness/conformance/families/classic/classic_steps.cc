@@ -129,35 +129,32 @@ class Model {
   explicit Model(const Case& c) : c_(c) {}
 
   void apply(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-    switch (step.op) {
-      case StepOp::kStart: break;
-      case StepOp::kEnable:
-        if (!step_provider(step).empty()) enable(step, e);
-        break;
-      case StepOp::kDisable:
-        if (!step_provider(step).empty()) {
-          disable(key(step_provider(step)), step_session(step), e, "disable");
+    const std::string_view op = step.op;
+    if (op == ops::kEnable) {
+      if (!step_provider(step).empty()) enable(step, e);
+    } else if (op == ops::kDisable) {
+      if (!step_provider(step).empty()) {
+        disable(key(step_provider(step)), step_session(step), e, "disable");
+      }
+    } else if (op == ops::kStop) {
+      for (auto& [guid, sessions] : enablers_) {
+        if (std::count(sessions.begin(), sessions.end(), step_session(step))) {
+          disable(guid, step_session(step), e, "stop of " + step_session(step));
         }
-        break;
-      case StepOp::kStop:
-        for (auto& [guid, sessions] : enablers_) {
-          if (std::count(sessions.begin(), sessions.end(), step_session(step))) {
-            disable(guid, step_session(step), e, "stop of " + step_session(step));
-          }
-        }
-        break;
-      case StepOp::kConsume:
-        consumers_[step_body<ConsumeStep>(step).consumer] = {step_session(step), index};
-        break;
-      case StepOp::kRegisterClassic: register_classic(step, e); break;
-      case StepOp::kUnregisterClassic:
-        registered_.erase(step_provider(step));
-        set_status(step, e, 0, "");
-        break;
-      case StepOp::kTraceEvent: trace_event(index, step, e); break;
-      case StepOp::kTraceMessage: trace_message(index, step, e); break;
-      case StepOp::kCollect: collect(e); break;
-      default: break;
+      }
+    } else if (op == ops::kConsume) {
+      consumers_[step_body<ConsumeStep>(step).consumer] = {step_session(step), index};
+    } else if (op == ops::kRegisterClassic) {
+      register_classic(step, e);
+    } else if (op == ops::kUnregisterClassic) {
+      registered_.erase(step_provider(step));
+      set_status(step, e, 0, "");
+    } else if (op == ops::kTraceEvent) {
+      trace_event(index, step, e);
+    } else if (op == ops::kTraceMessage) {
+      trace_message(index, step, e);
+    } else if (op == ops::kCollect) {
+      collect(e);
     }
   }
 

@@ -5,9 +5,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kConsume = "consume";
+inline constexpr std::string_view kWrite = "write";
+inline constexpr std::string_view kCollect = "collect";
+inline constexpr std::string_view kLastError = "last_error";
+}  // namespace ops
 
 // An EVENT_DATA_DESCRIPTOR with a Type (EVENT_DATA_DESCRIPTOR page), written after the payload.
 struct TypedData {

@@ -1,7 +1,7 @@
 // Data path and consumers: consume (a realtime consumer in an agent), write (EventEnabled and
 // EventProviderEnabled asked first where the oracle can tell), and collect (the consumers
 // ended and judged by consumer_judge.h).
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/families/data_path/consumer_judge.h"
 #include "harness/model/rules.h"
@@ -213,6 +213,16 @@ void CaseRun::collect(const oracle::StepExpectation& e) {
     for (std::string& n : verdict.notes) note(std::move(n));
   }
   judge_subjects(e);
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> data_path_driver_ops() {
+  return {
+      {ops::kConsume, run_part<&CaseRun::consume>},
+      {ops::kWrite, run_part<&CaseRun::write>},
+      {ops::kCollect, run_part<&CaseRun::collect_step>},
+      {ops::kLastError, run_part<&CaseRun::last_error>},
+  };
 }
 
 }  // namespace etwh

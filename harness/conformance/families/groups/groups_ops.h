@@ -3,9 +3,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kDisallow = "disallow";
+}  // namespace ops
 
 // disallow: TraceSetDisallowList of `session` with the GUIDs of `providers` (labels).
 struct DisallowStep {

@@ -85,7 +85,7 @@ void Model::group_enable(const Step& step, StepExpectation& e) {
   }
   const std::string group = format_guid(*call.group);
   const auto before = snapshot();
-  if (step.op == StepOp::kEnable) {
+  if (step.op == ops::kEnable) {
     Enable& en = group_enables_[group][call.session];
     en.settings = SessionEnable{call.level, call.match_any, call.match_all, call.enable_property};
     en.has_filter = std::any_of(call.filters.begin(), call.filters.end(), provider_bound);
@@ -98,8 +98,8 @@ void Model::group_enable(const Step& step, StepExpectation& e) {
   e.status_rule = rules::kGrpEnable;
   const auto [source, source_rule] = expected_source(step);
   notify_diff(before, e, rules::kGrpEnable,
-              std::string(step.op == StepOp::kEnable ? "enable" : "disable") + " of group " +
-                  group + " by session " + call.session,
+              std::string(step.op == ops::kEnable ? "enable" : "disable") + " of group " + group +
+                  " by session " + call.session,
               source, source_rule);
   timing(step, e);
 }

@@ -4,8 +4,18 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kRegister = "register";
+inline constexpr std::string_view kUnregister = "unregister";
+inline constexpr std::string_view kQueryEnabled = "query_enabled";
+inline constexpr std::string_view kExitAgent = "exit_agent";
+inline constexpr std::string_view kKillAgent = "kill_agent";
+}  // namespace ops
 
 // register, unregister.
 struct ProviderStep {

@@ -1,6 +1,6 @@
 // Providers and agents: register, unregister, query_enabled (EventProviderEnabled judged
 // against the oracle), and an agent's exit or kill (nothing to judge).
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 #include "win32_text.h"
 
@@ -76,6 +76,17 @@ std::optional<StepReply> CaseRun::kill_agent(const Step& step, const oracle::Ste
   a.kill();
   a.wait_exit(kReplySlack);
   return std::nullopt;
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> providers_driver_ops() {
+  return {
+      {ops::kRegister, run_part<&CaseRun::register_provider>},
+      {ops::kUnregister, run_part<&CaseRun::unregister_provider>},
+      {ops::kQueryEnabled, run_part<&CaseRun::query_enabled>},
+      {ops::kExitAgent, run_part<&CaseRun::exit_agent>},
+      {ops::kKillAgent, run_part<&CaseRun::kill_agent>},
+  };
 }
 
 }  // namespace etwh

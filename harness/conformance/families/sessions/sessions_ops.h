@@ -7,9 +7,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kStart = "start";
+inline constexpr std::string_view kStop = "stop";
+inline constexpr std::string_view kEnable = "enable";
+inline constexpr std::string_view kDisable = "disable";
+inline constexpr std::string_view kCaptureState = "capture_state";
+inline constexpr std::string_view kFlush = "flush";
+}  // namespace ops
 
 // An EVENT_FILTER_DESCRIPTOR of an enable (also the {type, data} of a custom trait).
 struct FilterDef {

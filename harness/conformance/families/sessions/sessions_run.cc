@@ -1,7 +1,7 @@
 // Sessions, enables and the callbacks they cause: start, stop, enable, disable,
 // capture_state, flush; the enable callbacks matched in order (ordered_match.h) and compared
 // field by field, and CB-TIMEOUT's ordering.
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/ordered_match.h"
 #include "harness/model/rules.h"
@@ -89,9 +89,9 @@ std::optional<StepReply> CaseRun::enable(const Step& step, const oracle::StepExp
   json req = session_request("enable", call.session, step.via);
   // A provider group: its GUID with EVENT_ENABLE_PROPERTY_PROVIDER_GROUP (group_steps.h).
   req["guid"] = call.group ? format_guid(*call.group) : wire_guid(call.provider);
-  req["control_code"] = step.op == StepOp::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
-                        : step.op == StepOp::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
-                                                      : EVENT_CONTROL_CODE_CAPTURE_STATE;
+  req["control_code"] = step.op == ops::kEnable    ? EVENT_CONTROL_CODE_ENABLE_PROVIDER
+                        : step.op == ops::kDisable ? EVENT_CONTROL_CODE_DISABLE_PROVIDER
+                                                   : EVENT_CONTROL_CODE_CAPTURE_STATE;
   req["level"] = call.level;
   req["match_any"] = format_hex(call.match_any);
   req["match_all"] = format_hex(call.match_all);
@@ -279,6 +279,18 @@ void CaseRun::check_timing(const oracle::StepExpectation& e, std::int64_t return
                                   ended - returned_ns),
                       "after the callback ends", "before it"));
   }
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> sessions_driver_ops() {
+  return {
+      {ops::kStart, run_part<&CaseRun::start_session>},
+      {ops::kStop, run_part<&CaseRun::stop_session>},
+      {ops::kEnable, run_part<&CaseRun::enable>},
+      {ops::kDisable, run_part<&CaseRun::enable>},
+      {ops::kCaptureState, run_part<&CaseRun::enable>},
+      {ops::kFlush, run_part<&CaseRun::flush_session>},
+  };
 }
 
 }  // namespace etwh

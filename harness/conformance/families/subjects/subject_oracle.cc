@@ -171,10 +171,9 @@ class Replay {
   void step(const Step& step, const std::vector<oracle::ExpectedCallback>* callbacks) {
     track_platform(step);
     if (callbacks) told(step, *callbacks);
-    if (const auto* j = std::get_if<InjectCallbackStep>(&step.body);
-        j && j->provider == provider_) {
+    if (const auto* j = step.body.get_if<InjectCallbackStep>(); j && j->provider == provider_) {
       inject(step, *j);
-    } else if (const auto* w = std::get_if<SubjectWriteStep>(&step.body);
+    } else if (const auto* w = step.body.get_if<SubjectWriteStep>();
                w && w->provider == provider_) {
       write(step, *w);
     }
@@ -185,20 +184,20 @@ class Replay {
  private:
   // Sessions, enables of the subject provider and consumers, as the platform keeps them.
   void track_platform(const Step& step) {
-    if (step.op == StepOp::kStart) {
+    if (step.op == ops::kStart) {
       sessions_[step_session(step)].running = true;
-    } else if (step.op == StepOp::kStop) {
+    } else if (step.op == ops::kStop) {
       sessions_[step_session(step)] = SessionState{};
-    } else if (const ConsumeStep* cs = std::get_if<ConsumeStep>(&step.body)) {
+    } else if (const ConsumeStep* cs = step.body.get_if<ConsumeStep>()) {
       consumers_[cs->consumer] = cs->session;
-    } else if (const ControlStep* call = std::get_if<ControlStep>(&step.body)) {
-      if (call->provider != provider_ || step.op == StepOp::kCaptureState) return;
+    } else if (const ControlStep* call = step.body.get_if<ControlStep>()) {
+      if (call->provider != provider_ || step.op == ops::kCaptureState) return;
       SessionState& s = sessions_[call->session];
-      if (step.op == StepOp::kEnable && s.running) {
+      if (step.op == ops::kEnable && s.running) {
         s.enable = oracle::SessionEnable{call->level, call->match_any, call->match_all,
                                          call->enable_property};
         s.filters = call->filters;
-      } else if (step.op == StepOp::kDisable) {
+      } else if (step.op == ops::kDisable) {
         s.enable.reset();
         s.filters.clear();
       }

@@ -27,7 +27,7 @@ Description manifest_like() {
   return d;
 }
 
-Step step(StepOp op, const std::string& pointer) {
+Step step(std::string_view op, const std::string& pointer) {
   Step s = test::make_step(op, "s", "p");
   s.pointer = pointer;
   return s;
@@ -45,12 +45,12 @@ Case base_case(std::vector<Step> middle) {
   p.subject = true;
   c.providers["p"] = p;
   c.sessions["s"] = SessionDef{"s", json::object()};
-  Step consume = step(StepOp::kConsume, "/consume");
+  Step consume = step(ops::kConsume, "/consume");
   test::body<ConsumeStep>(consume).consumer = "c";
   test::body<ConsumeStep>(consume).agent = "a";
-  c.steps = {step(StepOp::kStart, "/start"), step(StepOp::kRegister, "/register"), consume};
+  c.steps = {step(ops::kStart, "/start"), step(ops::kRegister, "/register"), consume};
   c.steps.insert(c.steps.end(), middle.begin(), middle.end());
-  c.steps.push_back(step(StepOp::kCollect, "/collect"));
+  c.steps.push_back(step(ops::kCollect, "/collect"));
   return c;
 }
 
@@ -65,10 +65,10 @@ json record(const EventDef& e) {
 }
 
 TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
-  Step enable = step(StepOp::kEnable, "/enable");
+  Step enable = step(ops::kEnable, "/enable");
   test::body<ControlStep>(enable).level = 4;
   test::body<ControlStep>(enable).match_any = 0x3;
-  Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
+  Case c = base_case({enable, step(ops::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   ASSERT_EQ(out.at("c").size(), 1u);
   // Level 5 fails the level test; keyword 0 passes; 0x3 has a bit of MatchAny.
@@ -77,34 +77,34 @@ TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
 }
 
 TEST(SubjectOracle, InjectedNarrowerEnableShowsWhatTheProviderMustSkip) {
-  Step enable = step(StepOp::kEnable, "/enable");
+  Step enable = step(ops::kEnable, "/enable");
   test::body<ControlStep>(enable).level = 5;
   test::body<ControlStep>(enable).match_any = 0xff;
-  Step inject = step(StepOp::kInjectCallback, "/inject");
+  Step inject = step(ops::kInjectCallback, "/inject");
   test::body<InjectCallbackStep>(inject).is_enabled = 1;
   test::body<InjectCallbackStep>(inject).level = 5;
   test::body<InjectCallbackStep>(inject).match_any = 0xff;
   test::body<InjectCallbackStep>(inject).match_all = 0x2;
-  Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
+  Case c = base_case({enable, inject, step(ops::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   // 0x1 and 0x4 lack MatchAll's bit 0x2; keyword 0 is always written.
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{2, 3}));
 }
 
 TEST(SubjectOracle, UnknownCodeChangesNothingAndNamesItsRule) {
-  Step enable = step(StepOp::kEnable, "/enable");
+  Step enable = step(ops::kEnable, "/enable");
   test::body<ControlStep>(enable).level = 1;
   test::body<ControlStep>(enable).match_any = 0x1;
-  Step inject = step(StepOp::kInjectCallback, "/inject");
+  Step inject = step(ops::kInjectCallback, "/inject");
   test::body<InjectCallbackStep>(inject).is_enabled = 3;
-  Case c = base_case({enable, inject, step(StepOp::kSubjectWrite, "/write")});
+  Case c = base_case({enable, inject, step(ops::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1}));
   EXPECT_EQ(out.at("c")[0].rules.front(), "CB-UNKNOWN-CODE");
 }
 
 TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
-  Step enable = step(StepOp::kEnable, "/enable");
+  Step enable = step(ops::kEnable, "/enable");
   test::body<ControlStep>(enable).level = 5;
   test::body<ControlStep>(enable).match_any = 0xff;
   // EVENT_FILTER_HEADER with Id 0x7e57 and Size 28, then IDs 2 and 3.
@@ -117,17 +117,17 @@ TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
   EXPECT_EQ(skipped_ids(test::body<ControlStep>(enable).filters, 0x7e57),
             (std::set<std::uint16_t>{2, 3}));
   EXPECT_TRUE(skipped_ids(test::body<ControlStep>(enable).filters, 0x1111).empty());
-  Case c = base_case({enable, step(StepOp::kSubjectWrite, "/write")});
+  Case c = base_case({enable, step(ops::kSubjectWrite, "/write")});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 4}));
   EXPECT_EQ(out.at("c")[0].rules.front(), "CB-FILTER-COPY");
 }
 
 TEST(SubjectOracle, CaptureStateExpectsTheStateEvents) {
-  Step enable = step(StepOp::kEnable, "/enable");
+  Step enable = step(ops::kEnable, "/enable");
   test::body<ControlStep>(enable).level = 1;
   test::body<ControlStep>(enable).match_any = 0x1;
-  Step capture = step(StepOp::kCaptureState, "/capture");
+  Step capture = step(ops::kCaptureState, "/capture");
   test::body<ControlStep>(capture).level = 1;
   Case c = base_case({enable, capture});
   const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
@@ -200,10 +200,10 @@ TEST(SubjectLoader, ReadsSubjectAgentsProvidersAndSteps) {
   EXPECT_TRUE(c.providers.at("p").subject);
   EXPECT_EQ(c.providers.at("p").callback_budget_ms, 50u);
   EXPECT_FALSE(c.providers.at("q").subject);
-  EXPECT_EQ(c.steps[1].op, StepOp::kInjectCallback);
+  EXPECT_EQ(c.steps[1].op, ops::kInjectCallback);
   EXPECT_EQ(test::body<InjectCallbackStep>(c.steps[1]).is_enabled, 3u);
   EXPECT_EQ(test::body<InjectCallbackStep>(c.steps[1]).level, 2);
-  EXPECT_EQ(c.steps[2].op, StepOp::kSubjectWrite);
+  EXPECT_EQ(c.steps[2].op, ops::kSubjectWrite);
   EXPECT_TRUE(test::body<SubjectWriteStep>(c.steps[2]).state_events);
 }
 

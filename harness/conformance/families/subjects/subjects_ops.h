@@ -4,8 +4,15 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kSubjectWrite = "subject_write";
+inline constexpr std::string_view kInjectCallback = "inject_callback";
+}  // namespace ops
 
 // subject_write: the subject writes its test events, or its state events.
 struct SubjectWriteStep {

@@ -1,7 +1,7 @@
 // Providers under test (subject agents, providers/adapter/): their registration, subject_write
 // and inject_callback, CB-FAST budgets, and what their consumers received against
 // subject_oracle.h.
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 #include "harness/model/rules.h"
 #include "win32_text.h"
@@ -51,7 +51,7 @@ void CaseRun::subject_step(const Step& step) {
   if (!subject_descriptions_.count(p.label)) {
     throw HarnessFault("provider \"" + p.label + "\" is used before its register step");
   }
-  if (const SubjectWriteStep* w = std::get_if<SubjectWriteStep>(&step.body)) {
+  if (const SubjectWriteStep* w = step.body.get_if<SubjectWriteStep>()) {
     agent(p.agent).call({{"op", "subject_write"}, {"which", w->state_events ? "state" : "test"}},
                         kReplySlack);
     return;
@@ -169,6 +169,14 @@ void CaseRun::judge_subjects(const oracle::StepExpectation& e) {
       }
     }
   }
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> subjects_driver_ops() {
+  return {
+      {ops::kSubjectWrite, run_part<&CaseRun::subject>},
+      {ops::kInjectCallback, run_part<&CaseRun::subject>},
+  };
 }
 
 }  // namespace etwh

@@ -8,9 +8,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace etwh {
+
+// The ops' names, as in scenario files (Step::op; the registrations are keyed by them).
+namespace ops {
+inline constexpr std::string_view kSetTraits = "set_traits";
+}  // namespace ops
 
 // set_traits: either structured (built into a blob by the driver) or a raw blob.
 struct TraitsStep {

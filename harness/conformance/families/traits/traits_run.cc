@@ -1,6 +1,6 @@
 // Traits: EventSetInformation(EventProviderSetTraits) with the step's blob (lint.h builds it);
 // the blob is kept to judge TR-IN-EVENTS on what consumers receive (consumer_judge.h).
-#include "harness/conformance/case_run.h"
+#include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/lint.h"
 #include "win32_text.h"
@@ -20,6 +20,13 @@ std::optional<StepReply> CaseRun::set_traits(const Step& step, const oracle::Ste
                               {"class", 2},  // EventProviderSetTraits
                               {"data", bytes_to_hex(blob.data(), blob.size())}},
                              kReplySlack)};
+}
+
+// The family's driver registration: each op's runner (families/driver_families.h).
+std::vector<DriverOp> traits_driver_ops() {
+  return {
+      {ops::kSetTraits, run_part<&CaseRun::set_traits>},
+  };
 }
 
 }  // namespace etwh
