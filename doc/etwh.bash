@@ -4,7 +4,7 @@
 # --help`; the etwh_completion CTest fails when they drift apart.
 
 _etwh_global_options="--help --version --catalog --scenarios"
-_etwh_commands="list run compare report expectations stress selftest observe"
+_etwh_commands="list run compare report expectations stress selftest observe judge"
 
 # The subcommands of a command (`etwh expectations update`).
 _etwh_subcommands() {
@@ -26,6 +26,7 @@ _etwh_command_options() {
     stress) echo "--json --sweep --writer --repetitions --series-ms --baseline --alpha --min-effect --only --trace --markdown" ;;
     selftest) echo "--mutants --mutant-dir --only --keep --json --jobs --run-timeout" ;;
     observe) echo "--schedule --json --junit --timeout --quiet --verbose" ;;
+    judge) echo "--provider --manifest --json --junit --markdown --sarif --quiet --verbose" ;;
   esac
 }
 

@@ -20,7 +20,7 @@ endfunction()
 
 set(include "[COMMANDS]\nEach command takes the global options too, before or after it.\n")
 # A command's subcommands (expectations update) get a section of their own.
-foreach(command list run compare report expectations "expectations update" stress selftest observe)
+foreach(command list run compare report expectations "expectations update" stress selftest observe judge)
   string(REPLACE " " ";" words "${command}")
   help_as_roff(text ${words})
   string(APPEND include ".SS \"etwh ${command}\"\n${text}")

@@ -1,6 +1,6 @@
-// The commands of `etwh` (list, run, compare, report, expectations, stress, selftest): each one a
-// class that adds its subcommand and options to the command line and carries it out. main.cc only
-// lists them.
+// The commands of `etwh` (list, run, compare, report, expectations, stress, selftest, observe,
+// judge): each one a class that adds its subcommand and options to the command line and carries
+// it out. main.cc only lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -56,6 +56,7 @@ std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_compare_command();
 std::unique_ptr<Command> make_report_command();
 std::unique_ptr<Command> make_expectations_command();
+std::unique_ptr<Command> make_judge_command();
 #ifdef ETWH_HAVE_STRESS
 std::unique_ptr<Command> make_stress_command();
 #endif

@@ -50,10 +50,12 @@ std::string metavar(const std::string& command, const std::string& option) {
       {"title", "TITLE"},
       {"sweep", "DIM=V1,V2,..."},
       {"command", "PROGRAM"},
+      {"manifest", "FILE"},
+      {"provider", "GUID|NAME"},
   };
   if (option == "only") return command == "selftest" ? "NAME" : "REGEX";
   for (const ReportFormat& format : report_formats()) {
-    if (command == "run" && option == format.option) return "FILE";
+    if ((command == "run" || command == "judge") && option == format.option) return "FILE";
   }
   auto it = kByName.find(option);
   return it == kByName.end() ? "" : it->second;
@@ -84,6 +86,10 @@ const std::map<std::string, std::string>& examples() {
       {"selftest",
        "  $ etwh selftest -j 2\n  $ etwh selftest --only level-min --keep /tmp/selftest"},
       {"observe", "  $ etwh observe -- ./build/bin/etwh-observe-example 2000"},
+      {"judge",
+       "  $ etwh judge trace.etl                 # every provider in a trace recorded anywhere\n"
+       "  $ etwh judge a.etl b.etl --provider My.Provider --json judge.json --junit judge.xml\n"
+       "  $ etwh judge app.etl --manifest app.man -v && etwh report judge.json -o judge.html"},
   };
   return kExamples;
 }

@@ -52,6 +52,7 @@ std::vector<std::unique_ptr<Command>> all_commands() {
 #ifdef ETWH_HAVE_OBSERVE
   commands.push_back(etwh::cli::make_observe_command());
 #endif
+  commands.push_back(etwh::cli::make_judge_command());
   return commands;
 }
 

@@ -131,6 +131,24 @@ std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const
   return out;
 }
 
+std::vector<Finding> lint_named_layouts(
+    const std::vector<std::pair<Descriptor, std::string>>& events, const std::string& where,
+    const Catalog& catalog) {
+  std::vector<Finding> out;
+  std::map<std::pair<std::uint16_t, std::uint8_t>, std::set<std::string>> layouts;
+  for (const auto& [d, layout] : events) {
+    if (d.id != 0) layouts[{d.id, d.version}].insert(layout);
+  }
+  for (const auto& [key, seen] : layouts) {
+    if (seen.size() < 2) continue;
+    out.push_back(make(catalog, rules::kDescIdVersion,
+                       fmt::format("{}: Id {} Version {}", where, key.first, key.second),
+                       fmt::format("one (provider, Id, Version) carries {} payload layouts ({})",
+                                   seen.size(), fmt::join(seen, ", "))));
+  }
+  return out;
+}
+
 std::vector<Finding> lint_traits(const std::vector<std::uint8_t>& blob, const std::string& where,
                                  const Catalog& catalog) {
   std::vector<Finding> out;

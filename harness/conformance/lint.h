@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace etwh::lint {
@@ -72,6 +73,12 @@ std::vector<Finding> lint_descriptor(const Descriptor& d, const std::string& whe
 // judged by payload size) and DESC-OPCODE (START and STOP counts differ).
 std::vector<Finding> lint_event_set(const std::vector<Descriptor>& events, const std::string& where,
                                     const Catalog& catalog);
+
+// DESC-ID-VERSION where each event's layout is known by name rather than by payload size (a
+// recorded trace, whose payloads vary with strings: the TraceLogging metadata it carried).
+std::vector<Finding> lint_named_layouts(
+    const std::vector<std::pair<Descriptor, std::string>>& events, const std::string& where,
+    const Catalog& catalog);
 
 // Traits blob rules (TR-TYPE-RESERVED, TR-SIZE-256). A blob that does not parse is the
 // runtime's business (TR-FORMAT), not lint's: no finding.

@@ -118,6 +118,8 @@ std::string display_path(const std::string& file) {
 std::string finding_location(const Finding& f) {
   const std::string file = display_path(f.step.file);
   if (file.empty() || f.step.line == 0) return file;
+  // No column: a position that is no line of text (a record of a trace: FILE:N).
+  if (f.step.col == 0) return fmt::format("{}:{}", file, f.step.line);
   return fmt::format("{}:{}:{}", file, f.step.line, f.step.col);
 }
 

@@ -61,7 +61,7 @@ while IFS=$'\t' read -r page line; do
   words=${line%%  *}
   command=$(printf '%s\n' "$words" | awk '{ print $2 }')
   case $command in
-    list | run | stress | selftest | compare | report | observe) ;;
+    list | run | stress | selftest | compare | report | observe | judge) ;;
     expectations) command="$command $(printf '%s\n' "$words" | awk '{ print $3 }')" ;;
     *) command="" ;;
   esac

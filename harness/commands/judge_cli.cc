@@ -1,0 +1,145 @@
+// `etwh judge FILE.etl...`: the command line of harness/recorded/: traces recorded anywhere
+// (Windows included) read through the Win32 API, judged per provider against the rules a trace
+// alone can show, reported as `etwh run` reports (console, and run's file formats).
+#include "harness/commands/command.h"
+
+#include "etwh/output_file.h"
+#include "etwh/platform.h"
+#include "harness/model/catalog.h"
+#include "harness/model/input_error.h"
+#include "harness/recorded/trace_judge.h"
+#include "harness/recorded/trace_reader.h"
+#include "harness/report/console_lines.h"
+#include "harness/report/console_report.h"
+#include "harness/report/formats.h"
+#include "harness/report/progress.h"
+#include "harness/report/report.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#ifdef _WIN32
+#include <io.h>
+#define ETWH_ISATTY _isatty
+#else
+#include <unistd.h>
+#define ETWH_ISATTY isatty
+#endif
+
+namespace etwh::cli {
+namespace {
+
+class JudgeCommand : public Command {
+ public:
+  CLI::App* define(CLI::App& app, const Context&) override {
+    CLI::App* cmd = app.add_subcommand(
+        "judge",
+        "Judge recorded traces (.etl, from Windows or etwrt): each provider's events against "
+        "the rules a trace alone can show");
+    cmd->add_option("--provider", providers_,
+                    "Judge only this provider (GUID or name; may be repeated)");
+    cmd->add_option("--manifest", manifests_,
+                    "Load this instrumentation manifest (TdhLoadManifest) to decode its "
+                    "providers' events (may be repeated)");
+    for (std::size_t i = 0; i < report_formats().size(); ++i) {
+      const ReportFormat& format = report_formats()[i];
+      cmd->add_option(std::string("--") + format.option, report_files_[i], format.help);
+    }
+    CLI::Option* quiet =
+        cmd->add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
+    cmd->add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
+        ->excludes(quiet);
+    cmd->add_option("files", files_, "The .etl files to judge")->required();
+    return cmd;
+  }
+
+  int execute(const Context& context) override;
+
+ private:
+  void check_inputs() const;
+  ConsoleOptions console_options() const;
+
+  std::vector<std::string> files_, providers_, manifests_;
+  std::vector<std::string> report_files_ = std::vector<std::string>(report_formats().size());
+  bool quiet_ = false, verbose_ = false;
+};
+
+// A name that is no regular file is refused before anything is read.
+void JudgeCommand::check_inputs() const {
+  for (const std::vector<std::string>* list : {&files_, &manifests_}) {
+    for (const std::string& file : *list) {
+      std::error_code ec;
+      const auto status = std::filesystem::status(file, ec);
+      if (!std::filesystem::exists(status)) throw InputError(file, "", "no such file");
+      if (!std::filesystem::is_regular_file(status)) {
+        throw InputError(file, "", "not a regular file");
+      }
+    }
+  }
+}
+
+ConsoleOptions JudgeCommand::console_options() const {
+  ConsoleOptions console;
+  console.verbosity = quiet_     ? Verbosity::kQuiet
+                      : verbose_ ? Verbosity::kVerbose
+                                 : Verbosity::kNormal;
+  const char* no_color = std::getenv("NO_COLOR");
+  console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && ETWH_ISATTY(1) != 0);
+  console.width = verbose_ ? 0 : console_width();
+  return console;
+}
+
+int JudgeCommand::execute(const Context& context) {
+  const Catalog catalog = load_catalog(context.catalog_file);
+  check_inputs();
+  std::vector<std::optional<OutputFile>> reports;
+  for (const std::string& file : report_files_) reports.push_back(output_file(file));
+  struct Manifests {
+    ~Manifests() { recorded::unload_manifests(); }
+  } loaded;
+  for (const std::string& manifest : manifests_) {
+    if (const std::uint32_t st = recorded::load_manifest(manifest); st != 0) {
+      throw InputError(manifest, "", fmt::format("TdhLoadManifest returned {}", st));
+    }
+  }
+  RunInfo info;
+  info.platform = build_platform();
+  info.version = ETWH_VERSION;
+  info.start_time = utc_now();
+  info.host = host_name();
+  info.command_line = context.command_line;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<recorded::RecordedTrace> traces;
+  for (const std::string& file : files_) traces.push_back(recorded::read_trace(file));
+  recorded::JudgeOptions options;
+  options.catalog = &catalog;
+  options.providers = providers_;
+  const std::vector<CaseResult> cases = recorded::judge_traces(traces, options);
+  info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ConsoleOptions console = console_options();
+  ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,
+                           console.width);
+  for (const CaseResult& c : cases) progress.finished(c, 0);
+  ConsoleReport(console).write(info, cases, std::cout);
+  const ReportSettings settings{context.scenarios_dir};
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i]) reports[i]->write(report_text(report_formats()[i], settings, info, cases));
+  }
+  bool unexpected = false;
+  for (const CaseResult& c : cases) {
+    if (c.status == Status::kHarnessError) return kExitBadInput;
+    unexpected |= !c.as_expected;
+  }
+  return unexpected ? kExitUnexpected : kExitOk;
+}
+
+}  // namespace
+
+std::unique_ptr<Command> make_judge_command() { return std::make_unique<JudgeCommand>(); }
+
+}  // namespace etwh::cli
