@@ -130,6 +130,14 @@ class CaseRun {
   // --- Data path and consumers (families/data_path/data_path_run.cc) -----------------------------
   std::optional<StepReply> consume(const Step& step, const oracle::StepExpectation& e);
   std::optional<StepReply> write(const Step& step, const oracle::StepExpectation& e);
+  // last_error: the call fails as its page says, and the thread's last error is the reply's
+  // status (checked against the oracle's).
+  std::optional<StepReply> last_error(const Step& step, const oracle::StepExpectation& e);
+  // consume before its session's start: OpenTrace only; start_session then has the agent's
+  // ProcessTrace attach (CON-OPEN-BEFORE-START).
+  void attach_early_consumers(const std::string& session);
+  // The real name of the session `label` of this case (what its start step starts).
+  std::string session_name(const std::string& label) const;
   // collect: ends the consumers and judges them (consumer_judge.h), then the callbacks.
   std::optional<StepReply> collect_step(const Step& step, const oracle::StepExpectation& e);
   // Trace files (families/trace_files/trace_files_run.cc)
@@ -178,7 +186,9 @@ class CaseRun {
   std::map<std::string, std::string> traits_;            // provider -> the blob it set (hex)
   std::map<std::string, std::uint64_t> written_failed_;  // provider -> EventWrite failures
   std::map<std::string, std::uint64_t> written_traced_;  // provider -> events written (--trace)
-  std::map<std::string, std::string> subject_guids_;     // subject provider -> its real GUID
+  // session -> (agent, consumer) opened before the session started, in step order
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> early_consumers_;
+  std::map<std::string, std::string> subject_guids_;  // subject provider -> its real GUID
   std::map<std::string, subject::Description> subject_descriptions_;
   // consumer -> subject provider -> its records, in arrival order
   std::map<std::string, std::map<std::string, std::vector<json>>> subject_records_;

@@ -158,6 +158,7 @@ std::set<std::string> rules_judged(const StepExpectation& e) {
     for (const std::string& rule : e.file->rules) add(rule);
   }
   for (const ConsumerExpectation& c : e.consumers) {
+    if (c.overwrite_logfile) add(rules::kConLogfileCopy);
     for (const ExpectedEvent& ev : c.events) {
       add(ev.rule);
       add(ev.flags_rule);

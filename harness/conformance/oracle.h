@@ -121,6 +121,11 @@ struct ConsumerExpectation {
   std::vector<ExpectedEvent> events;            // in this order (seq order)
   std::map<std::uint64_t, Exclusion> excluded;  // seq -> why it must not arrive
   bool lossy = false;                           // some events may be lost, with exact accounting
+  // The rule its events' delivery checks before any other: a consumer opened before its
+  // session started (CON-OPEN-BEFORE-START), one whose EVENT_TRACE_LOGFILE was overwritten
+  // (CON-LOGFILE-COPY), when the case is about it; else empty.
+  std::string rule;
+  bool overwrite_logfile = false;  // no decoy callback may be called (CON-LOGFILE-COPY)
 };
 
 // read_file: what the log file of a file session must hold once the step stopped the session

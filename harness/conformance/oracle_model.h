@@ -110,6 +110,7 @@ class Model {
   // Which filter rule decides whether `s` takes `ev`.
   static std::string filter_rule(const SessionEnable& s, const EventLevelKeyword& ev);
   void consume(const Step& step, StepExpectation& e);
+  void last_error(const Step& step, StepExpectation& e);
   void write(const Step& step, StepExpectation& e);
   bool deliver(const Step& step, const EventDef& def, std::uint64_t seq, const std::string& session,
                const SessionMap& m);

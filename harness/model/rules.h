@@ -27,6 +27,8 @@ inline constexpr char kCbUnknownCode[] = "CB-UNKNOWN-CODE";
 
 inline constexpr char kConClock[] = "CON-CLOCK";
 inline constexpr char kConHeaderEvent[] = "CON-HEADER-EVENT";
+inline constexpr char kConLogfileCopy[] = "CON-LOGFILE-COPY";
+inline constexpr char kConOpenBeforeStart[] = "CON-OPEN-BEFORE-START";
 inline constexpr char kConOrder[] = "CON-ORDER";
 inline constexpr char kConRecordMode[] = "CON-RECORD-MODE";
 inline constexpr char kConRtBuffered[] = "CON-RT-BUFFERED";
@@ -71,6 +73,9 @@ inline constexpr char kHdrFlags[] = "HDR-FLAGS";
 inline constexpr char kHdrSize[] = "HDR-SIZE";
 inline constexpr char kHdrTypes[] = "HDR-TYPES";
 
+inline constexpr char kLasterrClassic[] = "LASTERR-CLASSIC";
+inline constexpr char kLasterrOpentrace[] = "LASTERR-OPENTRACE";
+
 inline constexpr char kProvCaptureState[] = "PROV-CAPTURE-STATE";
 inline constexpr char kProvEventEnabled[] = "PROV-EVENT-ENABLED";
 inline constexpr char kProvRecord[] = "PROV-RECORD";
@@ -114,6 +119,8 @@ inline constexpr auto kAll = std::to_array<std::string_view>({kCbAllAnd,
                                                               kCbUnknownCode,
                                                               kConClock,
                                                               kConHeaderEvent,
+                                                              kConLogfileCopy,
+                                                              kConOpenBeforeStart,
                                                               kConOrder,
                                                               kConRecordMode,
                                                               kConRtBuffered,
@@ -152,6 +159,8 @@ inline constexpr auto kAll = std::to_array<std::string_view>({kCbAllAnd,
                                                               kHdrFlags,
                                                               kHdrSize,
                                                               kHdrTypes,
+                                                              kLasterrClassic,
+                                                              kLasterrOpentrace,
                                                               kProvCaptureState,
                                                               kProvEventEnabled,
                                                               kProvRecord,

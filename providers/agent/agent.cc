@@ -1,5 +1,6 @@
 #include "agent.h"
 #include "callback_slots.h"
+#include "last_error.h"
 
 #include "platform.h"
 #include "request_fields.h"
@@ -182,6 +183,15 @@ json Agent::dispatch(const std::string& op, const json& request, Next& next, int
   if (op == "write") return do_write(request);
   if (op == "consume_start") return do_consume_start(request);
   if (op == "consume_stop") return do_consume_stop(request);
+  if (op == "consume_process") return do_consume_process(request);
+  if (op == "last_error") {
+    RequestFields f(request);
+    const std::string api = f.string("api");
+    f.reject_unknown();
+    json reply = call_and_read_last_error(api);
+    if (reply.empty()) f.fail("api", "unknown api \"" + api + "\"");
+    return reply;
+  }
   if (op == "start_session") return controller_.start_session(request);
   if (op == "enable") return controller_.enable(request);
   if (op == "control") return controller_.control(request);
@@ -377,6 +387,10 @@ json Agent::do_consume_start(const json& request) {
   auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
   auto decode_skip = f.optional_unsigned_int("decode_skip", 65535).value_or(0);
   std::string manifest = f.optional_string("manifest").value_or("");
+  // process false: OpenTrace alone (the session may not run yet), ProcessTrace at
+  // consume_process.
+  const bool process = f.optional_bool("process", true);
+  const bool overwrite = f.optional_bool("overwrite_logfile", false);
   f.reject_unknown();
   if (consumers_.count(label) != 0) f.fail("consumer", "label \"" + label + "\" is already in use");
   auto c = std::make_unique<Consumer>(
@@ -385,9 +399,22 @@ json Agent::do_consume_start(const json& request) {
   if (const ULONG s = c->decode(decode_skip, manifest); s != ERROR_SUCCESS) {
     return {{"status", s}, {"attached", false}, {"manifest_status", s}};
   }
-  json reply = c->start(std::chrono::milliseconds(wait_ms));
+  json reply = c->open(overwrite);
+  if (reply.value("status", 1) == 0 && process) {
+    reply = c->process(std::chrono::milliseconds(wait_ms));
+  }
   consumers_[label] = std::move(c);
   return reply;
+}
+
+json Agent::do_consume_process(const json& request) {
+  RequestFields f(request);
+  std::string label = f.string("consumer");
+  auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
+  f.reject_unknown();
+  auto it = consumers_.find(label);
+  if (it == consumers_.end()) f.fail("consumer", "no consumer labelled \"" + label + "\"");
+  return it->second->process(std::chrono::milliseconds(wait_ms));
 }
 
 json Agent::do_consume_stop(const json& request) {

@@ -88,6 +88,7 @@ class Agent {
   nlohmann::json do_write(const nlohmann::json& request);
   nlohmann::json do_consume_start(const nlohmann::json& request);
   nlohmann::json do_consume_stop(const nlohmann::json& request);
+  nlohmann::json do_consume_process(const nlohmann::json& request);
   Registration& registration(const std::string& label);
 
   LineWriter& out_;

@@ -25,6 +25,22 @@ VOID WINAPI trace_callback(PEVENT_TRACE trace) {
   if (t_consumer != nullptr && trace != nullptr) t_consumer->on_trace(*trace);
 }
 
+// What an overwritten EVENT_TRACE_LOGFILEA holds: none may ever be called.
+VOID WINAPI decoy_record_callback(PEVENT_RECORD) {
+  if (t_consumer != nullptr) t_consumer->on_decoy();
+}
+
+VOID WINAPI decoy_trace_callback(PEVENT_TRACE) {
+  if (t_consumer != nullptr) t_consumer->on_decoy();
+}
+
+ULONG WINAPI decoy_buffer_callback(PEVENT_TRACE_LOGFILEA) {
+  if (t_consumer != nullptr) t_consumer->on_decoy();
+  return TRUE;
+}
+
+constexpr std::uintptr_t kDecoyContext = 0x00DEC0DE;
+
 // The first 8 payload bytes as a little-endian number: the sequence number `write` puts there.
 json sequence_of(const void* data, std::size_t size) {
   if (data == nullptr || size < 8) return nullptr;
@@ -60,6 +76,8 @@ Consumer::~Consumer() {
   if (thread_.joinable()) {
     CloseTrace(handle_);
     thread_.join();
+  } else if (handle_ != INVALID_PROCESSTRACE_HANDLE) {
+    CloseTrace(handle_);  // opened, never processed (its session never started)
   }
   if (!manifest_.empty()) TdhUnloadManifest(manifest_.data());
 }
@@ -75,7 +93,7 @@ ULONG Consumer::decode(std::size_t skip, const std::string& manifest) {
   return status;
 }
 
-json Consumer::start(std::chrono::milliseconds wait) {
+json Consumer::open(bool overwrite) {
   EVENT_TRACE_LOGFILEA& logfile = logfile_;
   logfile.LoggerName = name_.data();
   logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME;
@@ -88,8 +106,23 @@ json Consumer::start(std::chrono::milliseconds wait) {
   logfile.Context = reinterpret_cast<PVOID>(static_cast<std::uintptr_t>(context_));
   handle_ = OpenTraceA(&logfile);
   if (handle_ == INVALID_PROCESSTRACE_HANDLE) {
-    return {{"status", ERROR_INVALID_HANDLE}, {"attached", false}};
+    const DWORD error = GetLastError();
+    return {{"status", ERROR_INVALID_HANDLE}, {"attached", false}, {"last_error", error}};
   }
+  if (overwrite) {
+    logfile = EVENT_TRACE_LOGFILEA{};
+    logfile.LoggerName = decoy_name_.data();
+    logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+    logfile.EventRecordCallback = &decoy_record_callback;
+    logfile.EventCallback = &decoy_trace_callback;
+    logfile.BufferCallback = &decoy_buffer_callback;
+    logfile.Context = reinterpret_cast<PVOID>(kDecoyContext);
+  }
+  return {{"status", 0}};
+}
+
+json Consumer::process(std::chrono::milliseconds wait) {
+  if (thread_.joinable()) return {{"status", ERROR_BUSY}, {"attached", header_seen_}};
   thread_ = std::thread([this] { run(); });
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait_for(lock, wait, [this] { return header_seen_ || returned_; });
@@ -126,6 +159,7 @@ json Consumer::stop(std::chrono::milliseconds wait) {
   records_.clear();
   return {{"process_status", process_status_},
           {"returned_by_itself", !closed_early},
+          {"decoy_calls", decoy_calls_},
           {"records", std::move(records)}};
 }
 
@@ -171,6 +205,7 @@ void Consumer::on_record(const EVENT_RECORD& r) {
     }
   }
   if (rec.contains("schema") || !manifest_.empty()) rec["decoded"] = decode_event(r, decode_skip_);
+  if (reinterpret_cast<std::uintptr_t>(r.UserContext) == kDecoyContext) on_decoy();
   keep(std::move(rec));
 }
 
@@ -187,6 +222,11 @@ void Consumer::on_trace(const EVENT_TRACE& t) {
               {"payload", bytes_to_hex(t.MofData, t.MofData ? t.MofLength : 0)},
               {"seq", sequence_of(t.MofData, t.MofLength)}};
   keep(std::move(rec));
+}
+
+void Consumer::on_decoy() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++decoy_calls_;
 }
 
 void Consumer::keep(json rec) {

@@ -29,10 +29,16 @@ class Consumer {
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
 
-  // OpenTraceA, then ProcessTrace on a new thread; returns once the header event arrived or
-  // ProcessTrace returned (or `wait` passed), so that events written afterwards are this
-  // consumer's. The reply fields: status (0, or why OpenTraceA failed), attached.
-  nlohmann::json start(std::chrono::milliseconds wait);
+  // OpenTraceA. With `overwrite`, the EVENT_TRACE_LOGFILEA given to it is overwritten when it
+  // returns (decoy callbacks, Context and session name), as a caller's local that went out of
+  // scope: a platform that reads it later calls the decoys, counted in stop()'s decoy_calls.
+  // The reply: status (0, or ERROR_INVALID_HANDLE with last_error, GetLastError's).
+  nlohmann::json open(bool overwrite);
+
+  // ProcessTrace on a new thread; returns once the header event arrived or ProcessTrace
+  // returned (or `wait` passed), so that events written afterwards are this consumer's. The
+  // reply fields: status 0, attached, process_status when ProcessTrace returned.
+  nlohmann::json process(std::chrono::milliseconds wait);
 
   // Waits up to `wait` for ProcessTrace to return by itself (the session stopped), else
   // CloseTrace; then the records and ProcessTrace's status.
@@ -47,6 +53,8 @@ class Consumer {
   // Called on the ProcessTrace thread.
   void on_record(const EVENT_RECORD& r);
   void on_trace(const EVENT_TRACE& t);
+  // A decoy of an overwritten EVENT_TRACE_LOGFILEA was called (or its Context delivered).
+  void on_decoy();
 
  private:
   void run();
@@ -60,6 +68,8 @@ class Consumer {
   std::uint32_t delay_us_;
   // Lives as long as the trace: a platform may keep using what OpenTraceA was given.
   EVENT_TRACE_LOGFILEA logfile_{};
+  std::string decoy_name_ = "etwh-no-such-session";
+  std::uint64_t decoy_calls_ = 0;  // under mutex_
   TRACEHANDLE handle_ = INVALID_PROCESSTRACE_HANDLE;
   std::thread thread_;
   std::mutex mutex_;

@@ -59,6 +59,9 @@ struct Consumer {
   bool processing = false;          // Guarded by g_mu.
   bool closed = false;              // Guarded by g_mu; CloseTrace during ProcessTrace.
   std::atomic<bool> close_requested{false};
+#if defined(ETWRT_MUTANTS)
+  PEVENT_TRACE_LOGFILEA caller = nullptr;  // Mutant logfile-pointer-kept: the caller's record.
+#endif
 };
 
 std::mutex g_mu;
@@ -151,6 +154,14 @@ TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile, const char16_t* wide_name)
   }
   const ULONG status = attach(c);
   if (status != ERROR_SUCCESS && !not_running(status)) return etwrt::fail_open(status);
+#if defined(ETWRT_MUTANTS)
+  // Mutant: OpenTrace of a session that is not running yet fails, as etwrt's first one did.
+  if (status != ERROR_SUCCESS && etwrt::mutant::active("open-needs-running-session")) {
+    return etwrt::fail_open(status);
+  }
+  // Mutant: ProcessTrace reads the caller's record instead of etwrt's copy.
+  if (etwrt::mutant::active("logfile-pointer-kept")) c.caller = Logfile;
+#endif
   if (status == ERROR_SUCCESS) {
     Logfile->LogfileHeader = c.header;
     Logfile->BufferSize = c.header.BufferSize;
@@ -289,8 +300,12 @@ ULONG process_consumers(const std::vector<Consumer*>& consumers, const FILETIME*
                         const FILETIME* end) {
   std::vector<Active> active;
   for (Consumer* c : consumers) {
+    EVENT_TRACE_LOGFILEA* logfile = &c->logfile;
+#if defined(ETWRT_MUTANTS)
+    if (c->caller != nullptr) logfile = c->caller;
+#endif
     active.push_back({c, &etwrt::hub_of(c->pool), std::make_unique<Subscriber>(),
-                      std::make_unique<Delivery>(c->logfile, c->header, *c->pool)});
+                      std::make_unique<Delivery>(*logfile, c->header, *c->pool)});
     active.back().delivery->set_window(start, end);
   }
   // Joined before the header event is delivered (so a consumer that saw it is attached);

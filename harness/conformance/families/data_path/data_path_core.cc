@@ -103,7 +103,9 @@ void parse_data_step(CaseParser& cp, const json& v, const std::string& p, Step& 
 
 void parse_consume(CaseParser& cp, const json& v, const std::string& p, Step& step, const Case& c) {
   const Reader& r = cp.reader();
-  r.object(v, p, {"op", "consumer", "session", "agent", "mode", "context", "delay_us", "manifest"});
+  r.object(v, p,
+           {"op", "consumer", "session", "agent", "mode", "context", "delay_us", "manifest",
+            "overwrite_logfile"});
   ConsumeStep& s = step.body.emplace<ConsumeStep>();
   s.consumer = r.label(r.field(v, p, "consumer"), p + "/consumer");
   if (!cp.new_consumer(c, s.consumer)) {
@@ -119,6 +121,13 @@ void parse_consume(CaseParser& cp, const json& v, const std::string& p, Step& st
     s.event_record_mode = mode == "event_record";
   }
   if (v.contains("context")) s.context = r.hex64(v["context"], p + "/context", "context");
+  if (v.contains("overwrite_logfile")) {
+    if (!v["overwrite_logfile"].is_boolean()) {
+      r.fail(p + "/overwrite_logfile",
+             "expected a boolean, got " + json_type_name(v["overwrite_logfile"]));
+    }
+    s.overwrite_logfile = v["overwrite_logfile"].get<bool>();
+  }
   if (v.contains("delay_us")) {
     s.delay_us =
         static_cast<std::uint32_t>(r.integer(v["delay_us"], p + "/delay_us", 1000000, "delay_us"));
@@ -134,6 +143,23 @@ void parse_consume(CaseParser& cp, const json& v, const std::string& p, Step& st
   }
 }
 
+// last_error: `api` (OpenTrace, GetTraceLoggerHandle, GetTraceEnableLevel or
+// GetTraceEnableFlags) called in `agent`.
+void parse_last_error(CaseParser& cp, const json& v, const std::string& p, Step& step,
+                      const Case& c) {
+  const Reader& r = cp.reader();
+  r.object(v, p, {"op", "api", "agent", "expect"});
+  LastErrorStep& s = step.body.emplace<LastErrorStep>();
+  s.api = r.string(r.field(v, p, "api"), p + "/api");
+  if (s.api != "OpenTrace" && s.api != "GetTraceLoggerHandle" && s.api != "GetTraceEnableLevel" &&
+      s.api != "GetTraceEnableFlags") {
+    r.fail(p + "/api", "api \"" + s.api +
+                           "\" is none of \"OpenTrace\", \"GetTraceLoggerHandle\", "
+                           "\"GetTraceEnableLevel\", \"GetTraceEnableFlags\"");
+  }
+  s.agent = cp.ref(v, p, "agent", c);
+}
+
 }  // namespace
 
 std::vector<CoreOp> data_path_core_ops() {
@@ -141,6 +167,7 @@ std::vector<CoreOp> data_path_core_ops() {
       core_op<ConsumeStep>(ops::kConsume, parse_consume, model_part<&Model::consume>),
       core_op<WriteStep>(ops::kWrite, parse_data_step, model_part<&Model::write>),
       core_op<CollectStep>(ops::kCollect, parse_data_step, model_part<&Model::collect>),
+      core_op<LastErrorStep>(ops::kLastError, parse_last_error, model_part<&Model::last_error>),
   };
 }
 

@@ -1,4 +1,5 @@
-// The ops of the data path and consumers family (scenarios/README.md): consume, write, collect.
+// The ops of the data path and consumers family (scenarios/README.md): consume, write, collect,
+// last_error.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@ namespace ops {
 inline constexpr std::string_view kConsume = "consume";
 inline constexpr std::string_view kWrite = "write";
 inline constexpr std::string_view kCollect = "collect";
+inline constexpr std::string_view kLastError = "last_error";
 }  // namespace ops
 
 // An EVENT_DATA_DESCRIPTOR with a Type (EVENT_DATA_DESCRIPTOR page), written after the payload.
@@ -47,6 +49,17 @@ struct ConsumeStep {
   // An instrumentation manifest (absolute path) the consumer loads with TdhLoadManifest to
   // decode the events of its provider; empty: TraceLogging events only are decoded.
   std::string manifest;
+  // OpenTrace's EVENT_TRACE_LOGFILE is overwritten (decoy callbacks, another session's name)
+  // after OpenTrace returns and before ProcessTrace (CON-LOGFILE-COPY).
+  bool overwrite_logfile = false;
+};
+
+// last_error: in `agent`, SetLastError(ERROR_SUCCESS), then a call of `api` that must fail
+// (OpenTrace of a NULL Logfile; GetTraceLoggerHandle, GetTraceEnableLevel or GetTraceEnableFlags
+// of a handle of no session), then GetLastError.
+struct LastErrorStep {
+  std::string api;
+  std::string agent;
 };
 
 // write: the event set of `provider`.

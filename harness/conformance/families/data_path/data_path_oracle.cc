@@ -60,9 +60,12 @@ std::string Model::filter_rule(const SessionEnable& s, const EventLevelKeyword& 
 
 void Model::consume(const Step& step, StepExpectation& e) {
   const ConsumeStep& cs = step_body<ConsumeStep>(step);
-  if (!started_.count(cs.session)) return;
+  // Before the session's start: OpenTrace alone, which must succeed; the driver's start step
+  // then has ProcessTrace attach, as the session's first consumer (no event came before).
+  const bool early = !started_.count(cs.session) && !stopped_.count(cs.session);
+  if (!started_.count(cs.session) && !early) return;
   e.status = ERROR_SUCCESS;
-  e.status_rule = rules::kConRecordMode;
+  e.status_rule = early ? rules::kConOpenBeforeStart : rules::kConRecordMode;
   SessionData& sd = data_[cs.session];
   ConsumerExpectation c;
   c.consumer = cs.consumer;
@@ -71,6 +74,9 @@ void Model::consume(const Step& step, StepExpectation& e) {
   c.event_record_mode = cs.event_record_mode;
   c.context = cs.context;
   c.delay_us = cs.delay_us;
+  c.overwrite_logfile = cs.overwrite_logfile;
+  if (early && case_has(rules::kConOpenBeforeStart)) c.rule = rules::kConOpenBeforeStart;
+  if (cs.overwrite_logfile && case_has(rules::kConLogfileCopy)) c.rule = rules::kConLogfileCopy;
   if (!sd.consumer_attached) {
     // The first consumer gets what the session kept while nobody read it.
     c.events = sd.buffered;
@@ -219,7 +225,13 @@ void Model::collect(const Step& step, StepExpectation& e) {
   for (const auto& [session, sd] : data_) {
     if (sd.consumers.empty() || !started_.count(session)) continue;
     e.collect_sessions.push_back(session);
-    for (const std::string& label : sd.consumers) e.consumers.push_back(consumers_.at(label));
+    for (const std::string& label : sd.consumers) {
+      ConsumerExpectation c = consumers_.at(label);
+      for (ExpectedEvent& ev : c.events) {
+        if (!c.rule.empty()) ev.rule = c.rule;
+      }
+      e.consumers.push_back(std::move(c));
+    }
   }
   for (const std::string& session : e.collect_sessions) {
     Step stop_step = step;
@@ -228,6 +240,20 @@ void Model::collect(const Step& step, StepExpectation& e) {
     data_.erase(session);
   }
   e.status.reset();
+}
+
+// The call fails as its page says: OpenTrace of a NULL Logfile with ERROR_INVALID_PARAMETER
+// (LASTERR-OPENTRACE); the classic queries of a handle of no session with a last error other
+// than ERROR_SUCCESS, the pages naming no code (LASTERR-CLASSIC).
+void Model::last_error(const Step& step, StepExpectation& e) {
+  const LastErrorStep& s = step_body<LastErrorStep>(step);
+  if (s.api == "OpenTrace") {
+    e.status = ERROR_INVALID_PARAMETER;
+    e.status_rule = rules::kLasterrOpentrace;
+  } else {
+    e.status_nonzero = true;
+    e.status_rule = rules::kLasterrClassic;
+  }
 }
 
 }  // namespace etwh::oracle::detail

@@ -4,6 +4,7 @@
 #include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/families/data_path/consumer_judge.h"
+#include "harness/model/rules.h"
 #include "win32_text.h"
 
 #include <evntrace.h>
@@ -18,23 +19,70 @@ using std::chrono::milliseconds;
 
 std::optional<StepReply> CaseRun::consume(const Step& step, const oracle::StepExpectation&) {
   const ConsumeStep& cs = step_body<ConsumeStep>(step);
-  require_session(cs.session);
+  // Before its session's start (never started): OpenTrace alone; the start step attaches it.
+  const bool early = !sessions_.count(cs.session);
   // The driver's writes put an 8-byte sequence number before each event's data (write_events):
   // the consumer decodes what follows it.
   json request = {{"op", "consume_start"},
                   {"consumer", cs.consumer},
-                  {"name", sessions_.at(cs.session).name},
+                  {"name", session_name(cs.session)},
                   {"mode", cs.event_record_mode ? "event_record" : "event_trace"},
                   {"context", format_hex(cs.context)},
                   {"delay_us", cs.delay_us},
                   {"wait_ms", kCallbackWait.count()},
                   {"decode_skip", 8}};
   if (!cs.manifest.empty()) request["manifest"] = cs.manifest;
+  if (cs.overwrite_logfile) request["overwrite_logfile"] = true;
+  if (early) request["process"] = false;
   json reply = agent(cs.agent).call(request, kReplySlack + kCallbackWait);
+  if (early) {
+    if (reply.value("status", 1) == 0)
+      early_consumers_[cs.session].push_back({cs.agent, cs.consumer});
+    return StepReply{std::move(reply)};
+  }
   if (reply.value("status", 1) == 0 && !reply.value("attached", false)) {
     note(fmt::format("consumer {}: no header event before ProcessTrace {}", cs.consumer,
                      reply.contains("process_status") ? "returned " + reply["process_status"].dump()
                                                       : std::string("went on")));
+  }
+  return StepReply{std::move(reply)};
+}
+
+// The consumers opened before `session` started: ProcessTrace now, which must attach (the
+// header event comes) rather than return.
+void CaseRun::attach_early_consumers(const std::string& session) {
+  auto it = early_consumers_.find(session);
+  if (it == early_consumers_.end()) return;
+  for (const auto& [agent_label, consumer] : it->second) {
+    const json r = agent(agent_label)
+                       .call({{"op", "consume_process"},
+                              {"consumer", consumer},
+                              {"wait_ms", kCallbackWait.count()}},
+                             kReplySlack + kCallbackWait);
+    if (r.value("status", 1) != 0 || !r.value("attached", false)) {
+      const std::string observed =
+          r.contains("process_status")
+              ? "ProcessTrace returned " + r["process_status"].dump()
+              : fmt::format("status {}, no header event", r.value("status", 1));
+      fail(failed_check(rules::kConOpenBeforeStart, "ProcessTrace",
+                        fmt::format("consumer {}, opened before session {} started: ProcessTrace "
+                                    "after the start expected to attach, observed {}",
+                                    consumer, session, observed),
+                        "attached", observed));
+    }
+  }
+  early_consumers_.erase(it);
+}
+
+std::optional<StepReply> CaseRun::last_error(const Step& step, const oracle::StepExpectation& e) {
+  const LastErrorStep& s = step_body<LastErrorStep>(step);
+  json reply = agent(s.agent).call({{"op", "last_error"}, {"api", s.api}}, kReplySlack);
+  if (!reply.value("failed", false)) {
+    fail(failed_check(e.status_rule, s.api,
+                      fmt::format("{} of no session's handle (or a NULL Logfile) expected to fail, "
+                                  "observed it return {}",
+                                  s.api, reply.value("returned", std::string("?"))),
+                      "its failure value", reply.value("returned", std::string("?"))));
   }
   return StepReply{std::move(reply)};
 }
@@ -151,6 +199,15 @@ void CaseRun::collect(const oracle::StepExpectation& e) {
       return agents_.at(label)->pid();
     };
     facts.set_aside = [&](const json& record) { return subject_record(c.consumer, record); };
+    if (c.overwrite_logfile && r.value("decoy_calls", 0) != 0) {
+      const std::string calls = std::to_string(r.value("decoy_calls", 0));
+      fail(failed_check(rules::kConLogfileCopy, "decoy callbacks",
+                        fmt::format("consumer {}: the EVENT_TRACE_LOGFILE given to OpenTrace was "
+                                    "overwritten before ProcessTrace; expected no call of what it "
+                                    "held afterwards, observed {} (decoy callbacks or Context)",
+                                    c.consumer, calls),
+                        "0", calls));
+    }
     ConsumerVerdict verdict = judge_consumer(c, r, properties[c.session], facts);
     for (Finding& f : verdict.failures) fail(std::move(f));
     for (std::string& n : verdict.notes) note(std::move(n));
@@ -164,6 +221,7 @@ std::vector<DriverOp> data_path_driver_ops() {
       {ops::kConsume, run_part<&CaseRun::consume>},
       {ops::kWrite, run_part<&CaseRun::write>},
       {ops::kCollect, run_part<&CaseRun::collect_step>},
+      {ops::kLastError, run_part<&CaseRun::last_error>},
   };
 }
 

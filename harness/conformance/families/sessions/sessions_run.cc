@@ -51,7 +51,7 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
                                                 const oracle::StepExpectation& e) {
   const SessionStep& ss = step_body<SessionStep>(step);
   SessionState& s = sessions_[ss.session];
-  s.name = fmt::format("{}{}-{}", options_.session_prefix, index_, ss.session);
+  s.name = session_name(ss.session);
   s.owner = step.via;
   json req = {{"op", "start_session"}, {"session", ss.session}, {"name", s.name}};
   for (const auto& [k, v] : case_.sessions.at(ss.session).settings.items()) req[k] = v;
@@ -73,8 +73,13 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
   if (reply.value("status", 1) == 0) {
     s.running = true;
     s.handle = reply.value("handle", "0x0");
+    attach_early_consumers(ss.session);
   }
   return StepReply{std::move(reply)};
+}
+
+std::string CaseRun::session_name(const std::string& label) const {
+  return fmt::format("{}{}-{}", options_.session_prefix, index_, label);
 }
 
 std::optional<StepReply> CaseRun::stop_session(const Step& step, const oracle::StepExpectation&) {
