@@ -89,6 +89,10 @@ set and not empty: no colour on the console (unless --color always).
 the console's width: etwh run cuts its lines to it (else to the terminal's width; a pipe or a
 log, and --verbose, keep them whole).
 .TP
+.B PATH
+where etwh stress looks for fio, which measures the disk's sequential write rate beside a
+profile's file sessions (without fio the run says so and gives no ratio).
+.TP
 .B ETWH_STRESS_WRITER_SPIN
 N: the stress writer busies itself N empty iterations after each write, a planted slowdown to
 check a regression gate (harness/compare/README.md).

@@ -13,8 +13,7 @@ using scenario_parse::CaseParser;
 namespace {
 
 // read_file: a session that writes a log file.
-void parse_read_file(CaseParser& cp, const json& v, const std::string& p, Step& s,
-                     const Case& c) {
+void parse_read_file(CaseParser& cp, const json& v, const std::string& p, Step& s, const Case& c) {
   cp.reader().object(v, p, {"op", "session", "expect"});
   const std::string session = cp.ref(v, p, "session", c);
   if (c.sessions.at(session).log_file.empty()) {
