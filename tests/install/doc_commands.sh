@@ -8,8 +8,8 @@
 # - bench/README.md, "## Running": every command line runs and exits 0 (ratios.py: 0 or 1, a goal
 #   verdict is a measurement, not a doc error). For speed, each benchmark program gets a filter
 #   and a short minimum time appended (Google Benchmark takes the last value of a flag).
-#   etwh_bench_trace_file reads the trace-file corpus beside the source tree: without it (nor
-#   ETWH_BENCH_ETL) its line is skipped, saying so.
+#   etwh_bench_trace_file and etwh_bench_judge read the trace-file corpus beside the source tree:
+#   without it (nor ETWH_BENCH_ETL) their lines are skipped, saying so.
 # `./build/` and `build/` in a command are the build directory. Needs at least 8 synopsis lines
 # (one per command page), 10 command lines and 4 benchmark lines: a renamed section fails.
 # Also: every command of `etwh --help` has its page docs/commands/<command>.md; README, the
@@ -98,6 +98,7 @@ cheap_flags() {
     */etwh_bench_runtime) echo "--benchmark_filter=BM_Baseline_IndirectCall" ;;
     */etwrt_dataplane_bench) echo "--benchmark_filter=pool_clock" ;;
     */etwh_bench_trace_file) echo "--benchmark_filter=BM_TraceFile_ProcessAgain" ;;
+    */etwh_bench_judge) echo "--benchmark_filter=BM_Judge_ProcessTraceOnly" ;;
     *) return ;;
   esac
   echo "--benchmark_min_time=0.01"
@@ -106,7 +107,7 @@ while IFS= read -r line; do
   program=${line%% *}
   case $program in
     */ratios.py) run_line bench/README.md "$line" "0 1" ;;
-    */etwh_bench_trace_file)
+    */etwh_bench_trace_file | */etwh_bench_judge)
       if [ -z "${ETWH_BENCH_ETL:-}" ] &&
          [ ! -f "$source_dir/../shared/etl-corpus/net.4.5.2.x64.etl.zip" ]; then
         echo "+ bench/README.md: $line: skipped (no trace-file corpus beside the source tree)"
