@@ -16,9 +16,7 @@
 
 namespace etl_bench {
 
-inline void WINAPI count_record(PEVENT_RECORD e) {
-  ++*static_cast<std::size_t*>(e->UserContext);
-}
+inline void WINAPI count_record(PEVENT_RECORD e) { ++*static_cast<std::size_t*>(e->UserContext); }
 
 // OpenTraceA on `path` with a callback that adds each record to `records`.
 inline TRACEHANDLE open_counting(std::string& path, std::size_t& records,
