@@ -29,6 +29,21 @@ inline TRACEHANDLE open_counting(std::string& path, std::size_t& records,
   return OpenTraceA(&logfile);
 }
 
+// The whole read, as a consumer that only counts does it: open, play, close; records per second.
+inline void open_process_close(benchmark::State& state, std::string& path) {
+  std::size_t records = 0;
+  for (auto _ : state) {
+    EVENT_TRACE_LOGFILEA logfile;
+    TRACEHANDLE h = etl_bench::open_counting(path, records, logfile);
+    if (h == INVALID_PROCESSTRACE_HANDLE || ProcessTrace(&h, 1, nullptr, nullptr) != 0) {
+      state.SkipWithError("the file does not open or play");
+      return;
+    }
+    CloseTrace(h);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(records));
+}
+
 // The corpus file, extracted into a new folder `dir` named after `tool`; empty if it cannot be.
 inline std::string corpus_file(const char* tool, std::filesystem::path& dir) {
   namespace fs = std::filesystem;

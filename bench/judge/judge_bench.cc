@@ -17,17 +17,7 @@ std::string g_path;
 
 // The read alone, as a consumer that only counts does it: open, play, close.
 void BM_Judge_ProcessTraceOnly(benchmark::State& state) {
-  std::size_t records = 0;
-  for (auto _ : state) {
-    EVENT_TRACE_LOGFILEA logfile;
-    TRACEHANDLE h = etl_bench::open_counting(g_path, records, logfile);
-    if (h == INVALID_PROCESSTRACE_HANDLE || ProcessTrace(&h, 1, nullptr, nullptr) != 0) {
-      state.SkipWithError("the file does not open or play");
-      return;
-    }
-    CloseTrace(h);
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(records));
+  etl_bench::open_process_close(state, g_path);
 }
 BENCHMARK(BM_Judge_ProcessTraceOnly)->Unit(benchmark::kMillisecond)->UseRealTime();
 
