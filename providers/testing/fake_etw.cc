@@ -195,6 +195,14 @@ ULONG EVNTAPI EventWrite(REGHANDLE, PCEVENT_DESCRIPTOR, ULONG, PEVENT_DATA_DESCR
   return ERROR_SUCCESS;
 }
 
+// The thread's last error, as kernel32 keeps it: the agent's last_error op and its consumer
+// read it after a failed call.
+namespace {
+thread_local DWORD last_error = ERROR_SUCCESS;
+}
+DWORD WINAPI GetLastError(void) { return last_error; }
+void WINAPI SetLastError(DWORD code) { last_error = code; }
+
 // No consumer side: OpenTraceA fails, as on a platform without realtime sessions.
 TRACEHANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA) { return INVALID_PROCESSTRACE_HANDLE; }
 
