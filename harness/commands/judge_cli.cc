@@ -3,6 +3,7 @@
 // alone can show, reported as `etwh run` reports (console, and run's file formats).
 #include "harness/commands/command.h"
 
+#include "harness/commands/console_options.h"
 #include "etwh/output_file.h"
 #include "etwh/platform.h"
 #include "harness/model/catalog.h"
@@ -22,14 +23,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-
-#ifdef _WIN32
-#include <io.h>
-#define ETWH_ISATTY _isatty
-#else
-#include <unistd.h>
-#define ETWH_ISATTY isatty
-#endif
 
 namespace etwh::cli {
 namespace {
@@ -59,7 +52,6 @@ class JudgeCommand : public Command {
 
  private:
   void check_inputs() const;
-  ConsoleOptions console_options() const;
 
   std::vector<std::string> files_, providers_, manifests_;
   std::vector<std::string> report_files_;  // a file per format of report_formats(), or empty
@@ -78,17 +70,6 @@ void JudgeCommand::check_inputs() const {
       }
     }
   }
-}
-
-ConsoleOptions JudgeCommand::console_options() const {
-  ConsoleOptions console;
-  console.verbosity = quiet_     ? Verbosity::kQuiet
-                      : verbose_ ? Verbosity::kVerbose
-                                 : Verbosity::kNormal;
-  const char* no_color = std::getenv("NO_COLOR");
-  console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && ETWH_ISATTY(1) != 0);
-  console.width = verbose_ ? 0 : console_width();
-  return console;
 }
 
 int JudgeCommand::execute(const Context& context) {
@@ -117,7 +98,7 @@ int JudgeCommand::execute(const Context& context) {
   options.providers = providers_;
   const std::vector<CaseResult> cases = recorded::judge_traces(traces, options);
   info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const ConsoleOptions console = console_options();
+  const ConsoleOptions console = console_options_from(quiet_, verbose_);
   ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,
                            console.width);
   for (const CaseResult& c : cases) progress.finished(c, 0);

@@ -3,6 +3,7 @@
 #include "harness/commands/command.h"
 
 #include "harness/commands/case_findings.h"
+#include "harness/commands/console_options.h"
 #include "harness/model/catalog.h"
 #include "harness/report/console_lines.h"
 #include "harness/report/console_report.h"
@@ -83,13 +84,7 @@ class ObserveCommand : public Command {
     }
     if (stop_requested()) return stop_exit_code();
     for (const CaseResult& c : cases) info.duration_s = std::max(info.duration_s, c.duration_s);
-    ConsoleOptions console;
-    console.verbosity = quiet_     ? Verbosity::kQuiet
-                        : verbose_ ? Verbosity::kVerbose
-                                   : Verbosity::kNormal;
-    const char* no_color = std::getenv("NO_COLOR");
-    console.style = ConsoleStyle((no_color == nullptr || *no_color == '\0') && isatty(1) != 0);
-    console.width = verbose_ ? 0 : console_width();
+    const ConsoleOptions console = console_options_from(quiet_, verbose_);
     // A line per case (as `etwh run` prints them live), with its findings under -v: the event
     // kinds seen, decoded, and each session's account.
     ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,

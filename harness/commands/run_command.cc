@@ -5,6 +5,7 @@
 #include "harness/commands/command.h"
 
 #include "harness/commands/case_findings.h"
+#include "harness/commands/console_options.h"
 #include "harness/model/catalog.h"
 #include "harness/report/console_lines.h"
 #include "harness/report/console_report.h"
@@ -34,12 +35,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-
-#ifdef _WIN32
-#include <io.h>
-#else
-#include <unistd.h>
-#endif
 
 namespace etwh::cli {
 namespace {
@@ -71,7 +66,6 @@ class RunCommand : public Command {
                                      const std::vector<Case>& cases) const;
   RunInfo run_info(const Context& context, const RunInput& input) const;
   DriverOptions driver_options(const Context& context) const;
-  ConsoleOptions console_options() const;
   void define_console_options(CLI::App& cmd);
   void define_selection_options(CLI::App& cmd);
   RunResults run_cases(const RunInput& input, const DriverOptions& options,
@@ -232,30 +226,6 @@ DriverOptions RunCommand::driver_options(const Context& context) const {
   return options;
 }
 
-bool stdout_is_terminal() {
-#ifdef _WIN32
-  return _isatty(_fileno(stdout)) != 0;
-#else
-  return isatty(STDOUT_FILENO) != 0;
-#endif
-}
-
-// NO_COLOR (no-color.org): set and not empty, no colour unless asked for with --color always.
-ConsoleOptions RunCommand::console_options() const {
-  ConsoleOptions console;
-  console.verbosity = quiet_     ? Verbosity::kQuiet
-                      : verbose_ ? Verbosity::kVerbose
-                                 : Verbosity::kNormal;
-  const char* no_color = std::getenv("NO_COLOR");
-  const bool color =
-      color_ == "always" ||
-      (color_ == "auto" && (no_color == nullptr || *no_color == '\0') && stdout_is_terminal());
-  console.style = ConsoleStyle(color);
-  // Verbose shows everything, whole.
-  console.width = verbose_ ? 0 : console_width();
-  return console;
-}
-
 CaseResult judge(Driver& driver, const Case& c, const RunInput& input) {
   CaseOutcome outcome = driver.run(c);
   apply_lint(c, input.catalog, outcome);
@@ -360,7 +330,7 @@ int exit_code(const std::vector<CaseResult>& results) {
 int RunCommand::execute(const Context& context) {
   const RunInput input = load(context);
   DriverOptions options = driver_options(context);
-  const ConsoleOptions console = console_options();
+  const ConsoleOptions console = console_options_from(quiet_, verbose_, color_);
   const std::vector<std::optional<OutputFile>> reports = output_files(report_files_);
   const std::optional<OutputFile> trace_out = output_file(trace_file_);
   trace::Trace timeline;

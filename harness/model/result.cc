@@ -82,6 +82,15 @@ Finding failed_check(std::string rule, std::string check, std::string text, std:
   return f;
 }
 
+Finding observed_note(std::string text, std::string rule) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.check = kCheckObserved;
+  f.text = std::move(text);
+  f.severity = Severity::kNote;
+  return f;
+}
+
 std::string describe(const DecodedEvent& e) {
   std::string out = (e.name.empty() ? "(unnamed)" : e.name) + "(";
   for (std::size_t i = 0; i < e.fields.size(); ++i) {

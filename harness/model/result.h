@@ -82,6 +82,10 @@ inline constexpr char kCheckLintIntended[] = "lint_intended";
 Finding failed_check(std::string rule, std::string check, std::string text,
                      std::string expected = {}, std::string observed = {});
 
+// A note of what was seen (check kCheckObserved), judged against nothing; `rule` when it speaks
+// of one.
+Finding observed_note(std::string text, std::string rule = {});
+
 // "RULE: text" (a failure without a rule: "setup: text"; a note: the text), then " [event
 // Name(a=1)]" when it has a decoded event: how a finding reads in a message.
 std::string describe(const Finding& f);

@@ -220,15 +220,6 @@ void ProviderJudge::record(const json& r, std::size_t index) {
   }
 }
 
-Finding note(std::string text, std::string rule = {}) {
-  Finding f;
-  f.rule = std::move(rule);
-  f.check = kCheckObserved;
-  f.text = std::move(text);
-  f.severity = Severity::kNote;
-  return f;
-}
-
 // Rules no observation can judge, and why.
 const std::vector<std::pair<const char*, const char*>>& never_observable() {
   static const std::vector<std::pair<const char*, const char*>> list = {
@@ -349,7 +340,7 @@ CaseResult ProviderJudge::not_judged_case(const Unjudged& u) const {
   c.status = Status::kUnsupported;
   c.as_expected = true;
   c.file = in_.schedule_file;
-  Finding f = note("not judged: " + u.text, u.rule);
+  Finding f = observed_note("not judged: " + u.text, u.rule);
   f.check = kNotJudgedCheck;
   f.observed = u.why;
   if (u.step) {
@@ -373,7 +364,7 @@ std::string event_kind_key_of(const std::string& guid, const Kind& k) {
 // it, the event's name and fields (Finding::event).
 Finding ProviderJudge::kind_seen(const std::string& name, const KindCount& count,
                                  const Kind& kind) const {
-  Finding f = note(
+  Finding f = observed_note(
       fmt::format("event kind seen: {} ({} writes, {} wanted)", name, count.writes, count.wanted));
   const json* d = nullptr;
   if (in_.decoded != nullptr) {
@@ -455,10 +446,10 @@ std::vector<CaseResult> ProviderJudge::result(double duration_s) {
     if (!skipped && std::find(c.rules.begin(), c.rules.end(), rule) == c.rules.end())
       c.rules.push_back(rule);
   }
-  findings_.push_back(
-      note(fmt::format("{} writes ({} while enabled), {} enable callbacks, {} EventEnabled/"
-                       "EventProviderEnabled calls, {} traits set",
-                       writes_, enabled_writes_, callbacks_, queries_, traits_ok_)));
+  findings_.push_back(observed_note(
+      fmt::format("{} writes ({} while enabled), {} enable callbacks, {} EventEnabled/"
+                  "EventProviderEnabled calls, {} traits set",
+                  writes_, enabled_writes_, callbacks_, queries_, traits_ok_)));
   c.findings = std::move(findings_);
   c.status = Status::kPass;
   for (const Finding& f : c.findings) {

@@ -18,17 +18,8 @@ namespace {
 // The trace's own records (the log-file header event, rundown): no provider's to judge.
 constexpr char kEventTraceGuid[] = "68fdd900-4a3e-11d1-84f4-0000f80464e3";
 
-Finding note(std::string text, std::string rule = {}) {
-  Finding f;
-  f.rule = std::move(rule);
-  f.check = kCheckObserved;
-  f.text = std::move(text);
-  f.severity = Severity::kNote;
-  return f;
-}
-
 Finding not_judged(const char* rule, const char* why, const std::string& text) {
-  Finding f = note("not judged: " + text, rule);
+  Finding f = observed_note("not judged: " + text, rule);
   f.check = kNotJudgedCheck;
   f.observed = why;
   return f;
@@ -134,7 +125,7 @@ CaseResult trace_case(const RecordedTrace& t, const std::string& id) {
     f.step = record_at(t, id, t.records > 0 ? 1 : 0);
     c.findings.push_back(std::move(f));
   }
-  Finding records = note(fmt::format(
+  Finding records = observed_note(fmt::format(
       "{} records ({:.3f} s to read), {} buffers written, EventsLost {}, BuffersLost {}, "
       "pointer size {}",
       t.records, t.read_seconds, t.buffers_written, t.events_lost, t.buffers_lost, t.pointer_size));
@@ -318,11 +309,12 @@ void ProviderJudge::classic() {
 }
 
 Finding ProviderJudge::kind_seen(const EventKind& k) const {
-  Finding f = note(fmt::format("event kind seen: {}: {} event(s){}", descriptor_text(k), k.count,
-                               k.decoded ? ""
-                                         : fmt::format(", not decoded: TdhGetEventInformation "
-                                                       "returned {}",
-                                                       k.decode_status)));
+  Finding f =
+      observed_note(fmt::format("event kind seen: {}: {} event(s){}", descriptor_text(k), k.count,
+                                k.decoded ? ""
+                                          : fmt::format(", not decoded: TdhGetEventInformation "
+                                                        "returned {}",
+                                                        k.decode_status)));
   f.step = record_at(t_, c_.id, k.first);
   f.event = k.decoded;
   return f;
@@ -337,8 +329,8 @@ CaseResult ProviderJudge::result() {
   for (const EventKind* k : kinds_) c_.findings.push_back(kind_seen(*k));
   const std::string name = name_of(t_, provider_);
   c_.findings.push_back(
-      note(fmt::format("provider {}{}: {} event(s) of {} kind(s)", provider_,
-                       name.empty() ? "" : " (" + name + ")", events, kinds_.size())));
+      observed_note(fmt::format("provider {}{}: {} event(s) of {} kind(s)", provider_,
+                                name.empty() ? "" : " (" + name + ")", events, kinds_.size())));
   finish(c_);
   return std::move(c_);
 }

@@ -128,6 +128,15 @@ bool wait_until(Done done) {
   return done();
 }
 
+// Starts seen.session with the provider enabled, and opens its consumer in a frame that returns.
+void start_enable_open(Seen& seen) {
+  TRACEHANDLE session = 0;
+  ASSERT_EQ(start(seen.session, &session), ERROR_SUCCESS);
+  ASSERT_EQ(enable(session), ERROR_SUCCESS);
+  seen.handle = open_in_a_frame_that_returns(&seen);
+  ASSERT_NE(seen.handle, INVALID_PROCESSTRACE_HANDLE);
+}
+
 // The record OpenTrace was given is a local of a function that returned, and the stack was
 // overwritten since: ProcessTrace must use what OpenTrace copied (with the record read at
 // ProcessTrace time this reads 0xA5 bytes as the callback pointer and crashes).
@@ -135,11 +144,7 @@ TEST(ConsumerOpen, TheRecordGivenToOpenTraceMayDieBeforeProcessTrace) {
   PrivateBrokerHome home("etwrt-consumer-open");
   Seen seen;
   seen.session = "open-local-record";
-  TRACEHANDLE session = 0;
-  ASSERT_EQ(start(seen.session, &session), ERROR_SUCCESS);
-  ASSERT_EQ(enable(session), ERROR_SUCCESS);
-  seen.handle = open_in_a_frame_that_returns(&seen);
-  ASSERT_NE(seen.handle, INVALID_PROCESSTRACE_HANDLE);
+  ASSERT_NO_FATAL_FAILURE(start_enable_open(seen));
   overwrite_the_stack();
   ULONG status = 12345;
   std::thread consumer([&] {
@@ -213,11 +218,7 @@ TEST(ConsumerOpen, CloseTraceFromTheEventCallbackEndsProcessTrace) {
   PrivateBrokerHome home("etwrt-consumer-open");
   Seen seen;
   seen.session = "open-close-in-callback";
-  TRACEHANDLE session = 0;
-  ASSERT_EQ(start(seen.session, &session), ERROR_SUCCESS);
-  ASSERT_EQ(enable(session), ERROR_SUCCESS);
-  seen.handle = open_in_a_frame_that_returns(&seen);
-  ASSERT_NE(seen.handle, INVALID_PROCESSTRACE_HANDLE);
+  ASSERT_NO_FATAL_FAILURE(start_enable_open(seen));
   seen.close_in_callback = true;
   ULONG status = 12345;
   std::atomic<bool> returned{false};

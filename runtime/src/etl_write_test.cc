@@ -137,6 +137,15 @@ void expect_read_back(const std::string& file, ULONG events, ULONG lost) {
   EXPECT_EQ(r.header_events_lost, lost);
 }
 
+// A file that lost some of the `written` events: its layout checked strictly, then read back, both
+// showing written - lost events and `lost` in the header.
+void expect_file_accounts(const std::string& file, ULONG written, ULONG lost) {
+  const Checked c =
+      check_layout(file, {{"strict", true}, {"events", written - lost}, {"events_lost", lost}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  expect_read_back(file, written - lost, lost);
+}
+
 // first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
 // file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
 // many EventWrite calls returned ERROR_SUCCESS.
@@ -235,11 +244,7 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
   ASSERT_EQ(s.status, ERROR_SUCCESS);
   EXPECT_GT(s.events_lost, 0u) << "no loss: this test proves nothing on this machine";
   EXPECT_EQ(written + s.events_lost, kEvents);
-  const Checked c = check_layout(
-      file,
-      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
-  EXPECT_EQ(c.status, 0) << c.output;
-  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
+  expect_file_accounts(file, kEvents, s.events_lost);
 }
 
 // CIRCULAR: "after the file reaches the maximum size, the oldest events are replaced". etwrt
@@ -395,11 +400,7 @@ TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   const Stopped s = stop("etl-max");
   EXPECT_EQ(std::filesystem::file_size(file), 32u * 1024);
   EXPECT_GT(s.log_buffers_lost, 0u);
-  const Checked c = check_layout(
-      file,
-      {{"strict", true}, {"events", kEvents - s.events_lost}, {"events_lost", s.events_lost}});
-  EXPECT_EQ(c.status, 0) << c.output;
-  expect_read_back(file, kEvents - s.events_lost, s.events_lost);
+  expect_file_accounts(file, kEvents, s.events_lost);
 }
 
 // Realtime and file at once: the consumer and the file each get every event.

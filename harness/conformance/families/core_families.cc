@@ -11,6 +11,7 @@ namespace {
 
 std::vector<CoreOp> all_core_ops() {
   std::vector<CoreOp> all;
+  using namespace family_core;  // the registrations, one per family
   for (std::vector<CoreOp> (*family)() :
        {&sessions_core_ops, &groups_core_ops, &providers_core_ops, &traits_core_ops,
         &data_path_core_ops, &classic_core_ops, &subjects_core_ops, &trace_files_core_ops}) {

@@ -53,7 +53,8 @@ void model_part(oracle::detail::Model& model, const Step& step, oracle::StepExpe
   (model.*Part)(step, e);
 }
 
-// Each family's registration, in its folder.
+// Each family's registration, in its folder (family_core.h).
+namespace family_core {
 std::vector<CoreOp> sessions_core_ops();
 std::vector<CoreOp> groups_core_ops();
 std::vector<CoreOp> providers_core_ops();
@@ -62,6 +63,7 @@ std::vector<CoreOp> data_path_core_ops();
 std::vector<CoreOp> classic_core_ops();
 std::vector<CoreOp> subjects_core_ops();
 std::vector<CoreOp> trace_files_core_ops();
+}  // namespace family_core
 
 // Every op, by family (core_families.cc). Each name once (else std::logic_error naming it).
 const std::vector<CoreOp>& core_ops();

@@ -1,17 +1,12 @@
 // The classic providers family's core registration: each op's name, parser, oracle part and
 // body (families/core_families.h), and its parsers.
-#include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/family_core.h"
 #include "harness/conformance/families/classic/classic_ops.h"
 #include "harness/conformance/families/classic/classic_steps.h"
-#include "harness/conformance/scenario_parser.h"
 
 #include <set>
 
-namespace etwh {
-
-using nlohmann::json;
-using oracle::detail::Model;
-using scenario_parse::CaseParser;
+namespace etwh::family_core {
 
 namespace {
 
@@ -34,4 +29,4 @@ std::vector<CoreOp> classic_core_ops() {
   };
 }
 
-}  // namespace etwh
+}  // namespace etwh::family_core

@@ -1,18 +1,13 @@
 // The data path and consumers family's core registration: each op's name, parser, oracle part and
 // body (families/core_families.h), and its parsers.
-#include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/family_core.h"
 #include "harness/conformance/families/data_path/data_path_ops.h"
-#include "harness/conformance/scenario_parser.h"
 
 #include <filesystem>
 
-namespace etwh {
+namespace etwh::family_core {
 
-using nlohmann::json;
-using oracle::detail::Model;
-using scenario_parse::CaseParser;
 using scenario_parse::kMaxEventsPerCase;
-using scenario_parse::Reader;
 
 namespace {
 
@@ -171,4 +166,4 @@ std::vector<CoreOp> data_path_core_ops() {
   };
 }
 
-}  // namespace etwh
+}  // namespace etwh::family_core

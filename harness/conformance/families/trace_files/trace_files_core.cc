@@ -1,14 +1,9 @@
 // The trace files family's core registration: read_file's name, parser, oracle part and body
 // (families/core_families.h).
-#include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/family_core.h"
 #include "harness/conformance/families/trace_files/trace_files_ops.h"
-#include "harness/conformance/scenario_parser.h"
 
-namespace etwh {
-
-using nlohmann::json;
-using oracle::detail::Model;
-using scenario_parse::CaseParser;
+namespace etwh::family_core {
 
 namespace {
 
@@ -30,4 +25,4 @@ std::vector<CoreOp> trace_files_core_ops() {
   };
 }
 
-}  // namespace etwh
+}  // namespace etwh::family_core

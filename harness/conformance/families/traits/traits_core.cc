@@ -1,15 +1,9 @@
 // The traits family's core registration: each op's name, parser, oracle part and
 // body (families/core_families.h), and its parsers.
-#include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/family_core.h"
 #include "harness/conformance/families/traits/traits_ops.h"
-#include "harness/conformance/scenario_parser.h"
 
-namespace etwh {
-
-using nlohmann::json;
-using oracle::detail::Model;
-using scenario_parse::CaseParser;
-using scenario_parse::Reader;
+namespace etwh::family_core {
 
 namespace {
 
@@ -69,4 +63,4 @@ std::vector<CoreOp> traits_core_ops() {
   };
 }
 
-}  // namespace etwh
+}  // namespace etwh::family_core
