@@ -55,11 +55,18 @@ std::string latency_part(const std::string& p50, const std::string& p99, const s
   return text.erase(text.find_last_not_of(' ') + 1);
 }
 
+// A right-aligned figure in `width` columns, with at least one space before it: a count wider
+// than its column (ten digits and more) shifts the row rather than running into its neighbour.
+std::string cell(const std::string& text, int width) {
+  if (static_cast<int>(text.size()) >= width) return " " + text;
+  return fmt::format("{:>{}}", text, width);
+}
+
 std::string row(const std::string& name, const std::string& written, const std::string& delivered,
                 const std::string& lost, const std::string& per_s, const std::string& p50,
                 const std::string& p99, const std::string& p999, const std::string& lag) {
-  return fmt::format("  {:<{}}{:>{}}{:>{}}{:>{}}{:>{}}", name, kName, written, kCount, delivered,
-                     kCount + 1, lost, kCount - 1, per_s, kRate + 1) +
+  return fmt::format("  {:<{}}", name, kName) + cell(written, kCount) +
+         cell(delivered, kCount + 1) + cell(lost, kCount - 1) + cell(per_s, kRate + 1) +
          latency_part(p50, p99, p999, lag);
 }
 

@@ -81,6 +81,15 @@ TEST(StressTable, ARowPerSessionWithUnitsAndTheFloorsUnderTheLatencyColumns) {
   for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
 }
 
+TEST(StressTable, CountsWiderThanTheirColumnStaySeparated) {
+  RunResult r = fixed_run();
+  r.sessions[0].written = 18225911;
+  r.sessions[0].delivered = 6333795;
+  r.sessions[0].reported_lost = 11892116;
+  const std::string text = run_table({"PASS", "file_max_rate", 1.0}, r, {}, 0);
+  EXPECT_NE(text.find("6,333,795 11,892,116"), std::string::npos) << text;
+}
+
 TEST(StressTable, LinesAreCutToTheWidth) {
   const std::string text = run_table({"PASS", "p", 1}, fixed_run(), {}, 60);
   for (const std::string& line : lines_of(text)) EXPECT_LE(visible_width(line), 60u) << line;
