@@ -407,24 +407,26 @@ json Agent::do_consume_start(const json& request) {
   return reply;
 }
 
-json Agent::do_consume_process(const json& request) {
+std::map<std::string, std::unique_ptr<Consumer>>::iterator Agent::named_consumer(
+    const json& request, std::chrono::milliseconds& wait) {
   RequestFields f(request);
   std::string label = f.string("consumer");
-  auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
+  wait = std::chrono::milliseconds(f.optional_unsigned_int("wait_ms", 600'000).value_or(5000));
   f.reject_unknown();
   auto it = consumers_.find(label);
   if (it == consumers_.end()) f.fail("consumer", "no consumer labelled \"" + label + "\"");
-  return it->second->process(std::chrono::milliseconds(wait_ms));
+  return it;
+}
+
+json Agent::do_consume_process(const json& request) {
+  std::chrono::milliseconds wait{};
+  return named_consumer(request, wait)->second->process(wait);
 }
 
 json Agent::do_consume_stop(const json& request) {
-  RequestFields f(request);
-  std::string label = f.string("consumer");
-  auto wait_ms = f.optional_unsigned_int("wait_ms", 600'000).value_or(5000);
-  f.reject_unknown();
-  auto it = consumers_.find(label);
-  if (it == consumers_.end()) f.fail("consumer", "no consumer labelled \"" + label + "\"");
-  json reply = it->second->stop(std::chrono::milliseconds(wait_ms));
+  std::chrono::milliseconds wait{};
+  auto it = named_consumer(request, wait);
+  json reply = it->second->stop(wait);
   consumers_.erase(it);
   return reply;
 }

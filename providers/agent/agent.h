@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -89,6 +90,9 @@ class Agent {
   nlohmann::json do_consume_start(const nlohmann::json& request);
   nlohmann::json do_consume_stop(const nlohmann::json& request);
   nlohmann::json do_consume_process(const nlohmann::json& request);
+  // The consumer a request's "consumer" names, and its "wait_ms" (default 5 s).
+  std::map<std::string, std::unique_ptr<Consumer>>::iterator named_consumer(
+      const nlohmann::json& request, std::chrono::milliseconds& wait);
   Registration& registration(const std::string& label);
 
   LineWriter& out_;
