@@ -70,6 +70,8 @@ std::string text_of(USHORT in_type, Bytes b) {
     case TDH_INTYPE_MANIFEST_COUNTEDSTRING: return utf8_of(b.data(), b.size() / 2);
     case TDH_INTYPE_ANSISTRING:
     case TDH_INTYPE_MANIFEST_COUNTEDANSISTRING:
+      // An empty string's bytes may have no address (strnlen wants one).
+      if (b.empty()) return {};
       return std::string(reinterpret_cast<const char*>(b.data()),
                          strnlen(reinterpret_cast<const char*>(b.data()), b.size()));
     case TDH_INTYPE_INT8:

@@ -1,9 +1,11 @@
 // The capture's decoder gives what TDH's per-property path gives (decode_record), for events it
 // reads in place and for those it hands to TDH, with one schema per kind of event.
 #include "../src/event_decoder.h"
+#include "decode.h"
 #include "etwh/testing/record_builder.h"
 
 #include <gtest/gtest.h>
+#include <tdh.h>
 
 #include <string>
 
@@ -51,6 +53,15 @@ TEST(TestingEventDecoder, ReadsEveryFixedSizeAndStringTypeAsTdhDoes) {
   EXPECT_EQ(e.field("U64"), "18446744073709551615");
   EXPECT_EQ(e.field("Wide"), "caf\u00e9 \U0001F600");
   EXPECT_EQ(e.field("Long"), std::string(256, 'x') + "...");
+}
+
+// A string of no bytes may come with no address (a trace recorded on Windows has them; TDH
+// gives a null pointer for a property of size 0): it reads as empty, without touching memory.
+TEST(TestingEventDecoder, AStringOfNoBytesAndNoAddressIsEmpty) {
+  for (USHORT in_type : {TDH_INTYPE_ANSISTRING, TDH_INTYPE_MANIFEST_COUNTEDANSISTRING,
+                         TDH_INTYPE_UNICODESTRING, TDH_INTYPE_MANIFEST_COUNTEDSTRING}) {
+    EXPECT_EQ(agent::value_text(in_type, nullptr, 0), "") << "InType " << in_type;
+  }
 }
 
 TEST(TestingEventDecoder, APayloadShorterThanItsSchemaGoesToTdh) {

@@ -50,10 +50,15 @@ def files_of(corpus, tmp, counts):
 def check_file(etwh, name, path, records, tmp):
     problems = []
     out = os.path.join(tmp, "judge.json")
+    if os.path.exists(out):
+        os.remove(out)  # the previous file's report must not pass for this one's
     run = subprocess.run([etwh, "judge", path, "--json", out, "-q"], capture_output=True,
                          text=True, timeout=300)
     if run.returncode not in (0, 1):
         return [f"{name}: etwh judge exited {run.returncode}: {run.stderr.strip()}"], ""
+    if not os.path.isfile(out):
+        return [f"{name}: etwh judge exited {run.returncode} and wrote no report: "
+                f"{run.stderr.strip()}"], ""
     with open(out, encoding="utf-8") as f:
         report = json.load(f)
     cases = report["results"] if "results" in report else report["cases"]
