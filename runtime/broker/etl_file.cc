@@ -139,7 +139,7 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
   // A compressed buffer goes at once, at the end of the previous one: no stage.
   const std::uint32_t bs = settings.buffer_bytes;
   stage_capacity_ = compressed_ ? 1 : std::max<std::uint32_t>(1, kStageBytes / bs);
-  stage_ = aligned_bytes(std::size_t{stage_capacity_} * bs);
+  for (AlignedBytes& stage : stages_) stage = aligned_bytes(std::size_t{stage_capacity_} * bs);
   head_ = aligned_bytes(bs);
 }
 
@@ -343,9 +343,11 @@ void EtlFile::write_buffer() {
     }
   }
   if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0 && slot_ >= capacity) {
-    write_staged();  // the stage holds consecutive slots only
-    slot_ = 1;       // the oldest buffer is overwritten: its records are counted lost
-    wrapped_ = true;
+    write_staged();           // a stage holds consecutive slots only
+    if (slot_ >= capacity) {  // (a failed write gives its slots back)
+      slot_ = 1;              // the oldest buffer is overwritten: its records are counted lost
+      wrapped_ = true;
+    }
   }
   const bool sequential_full =
       capacity != 0 &&
@@ -402,29 +404,55 @@ void EtlFile::write_buffer() {
   ++slot_;
   file_buffers_ = std::max(file_buffers_, slot_);
   start_buffer();
-  if (staged_ == stage_capacity_) write_staged();
+  if (staged_ == stage_capacity_) start_staged();
 }
 
 void EtlFile::write_staged() {
+  start_staged();
+  collect();
+}
+
+// Hands the staged buffers to writer_ (once the write before is done) and goes on in the other
+// stage, the buffer being filled moved to its start.
+void EtlFile::start_staged() {
+  collect();
   if (staged_ == 0) return;
   const std::uint32_t bs = settings_.buffer_bytes;
-  const std::byte* current = buffer();
   std::uint64_t events = 0;
   for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
-  if (write_fully(fd_, direct_, stage_.get(), std::size_t{staged_} * bs, staged_slot_ * bs)) {
-    events_in_file_.fetch_add(events, std::memory_order_relaxed);
-    buffers_written_.fetch_add(staged_, std::memory_order_relaxed);
-  } else {
-    std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
-    events_lost_.fetch_add(events, std::memory_order_relaxed);
-    buffers_lost_.fetch_add(staged_, std::memory_order_relaxed);
-    for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) slot_events_[s] = 0;
-    slot_ = staged_slot_;  // the next buffers go where these were not written
-    file_buffers_ = staged_file_buffers_;
-  }
-  // The buffer being filled moves to the stage's start.
-  if (buffer_events_ != 0) std::memmove(stage_.get(), current, used_);
+  in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_};
+  const std::byte* current = buffer();
+  writer_.start(fd_, direct_, stages_[cur_].get(), std::size_t{staged_} * bs, staged_slot_ * bs);
+  cur_ ^= 1u;
   staged_ = 0;
+  if (buffer_events_ != 0) std::memcpy(buffer(), current, used_);
+}
+
+// Waits for writer_'s write and counts it: in the file, or lost with the buffers staged after
+// it (their slots follow its own), whose slots the next buffers take.
+void EtlFile::collect() {
+  if (!in_flight_.active) return;
+  const BackgroundWriter::Outcome done = writer_.wait();
+  in_flight_.active = false;
+  direct_ = done.direct;
+  if (done.ok) {
+    events_in_file_.fetch_add(in_flight_.events, std::memory_order_relaxed);
+    buffers_written_.fetch_add(in_flight_.buffers, std::memory_order_relaxed);
+    return;
+  }
+  std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(done.error));
+  std::uint64_t events = in_flight_.events;
+  for (std::uint64_t s = in_flight_.slot + in_flight_.buffers; s < slot_; ++s) {
+    events += slot_events_[s];
+  }
+  for (std::uint64_t s = in_flight_.slot; s < slot_; ++s) slot_events_[s] = 0;
+  events_lost_.fetch_add(events, std::memory_order_relaxed);
+  buffers_lost_.fetch_add(in_flight_.buffers + staged_, std::memory_order_relaxed);
+  const std::byte* current = buffer();
+  staged_ = 0;
+  if (buffer_events_ != 0) std::memmove(buffer(), current, used_);
+  slot_ = in_flight_.slot;
+  file_buffers_ = in_flight_.file_buffers_before;
 }
 
 // Writes the buffer (its header filled) compressed at write_at_. False when the write failed

@@ -46,4 +46,50 @@ bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::u
   return true;
 }
 
+BackgroundWriter::~BackgroundWriter() {
+  {
+    std::lock_guard lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundWriter::start(int fd, bool direct, const std::byte* p, std::size_t n,
+                             std::uint64_t offset) {
+  {
+    std::lock_guard lock(mu_);
+    job_ = Job{fd, direct, p, n, offset};
+    queued_ = true;
+    done_ = false;
+  }
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  cv_.notify_all();
+}
+
+BackgroundWriter::Outcome BackgroundWriter::wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return done_; });
+  return outcome_;
+}
+
+void BackgroundWriter::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return queued_ || quit_; });
+    if (!queued_) return;  // quitting, nothing left to write
+    Job job = job_;
+    queued_ = false;
+    lock.unlock();
+    Outcome outcome;
+    outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
+    outcome.error = outcome.ok ? 0 : errno;
+    outcome.direct = job.direct;
+    lock.lock();
+    outcome_ = outcome;
+    done_ = true;
+    cv_.notify_all();
+  }
+}
+
 }  // namespace etwrt::broker
