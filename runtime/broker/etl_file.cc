@@ -144,6 +144,7 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
 }
 
 EtlFile::~EtlFile() {
+  if (in_flight_.active) writer_.wait();  // (finish() waited already) not on a closed descriptor
   if (fd_ >= 0) ::close(fd_);
 }
 
