@@ -129,23 +129,29 @@ struct Run {
 
 // A file's runs: a CPU's buffers follow one another in time, so a file has about one run per
 // CPU, and a new run starts only where a stamp goes back (a circular file's wrap, a clock's step).
+// A buffer's records join their run as ranges, as far as their stamps do not go back.
 std::vector<Run> per_cpu_runs(const TraceFile& f) {
   std::vector<Run> runs;
   std::vector<std::int32_t> open_run(0x800, -1);  // Per processor: its run being extended.
-  for (std::uint32_t i = 1; i < f.records.size(); ++i) {
-    const RecordRef& r = f.records[i];
-    std::int32_t& k = open_run[f.buffers[r.buffer].processor & 0x7FF];
-    if (k < 0 || runs[k].last_time > r.raw_time) {
+  const RecordRef* rec = f.records.data();
+  const auto n = static_cast<std::uint32_t>(f.records.size());
+  for (std::uint32_t i = 1; i < n;) {
+    const std::uint32_t buffer = rec[i].buffer;
+    std::int32_t& k = open_run[f.buffers[buffer].processor & 0x7FF];
+    std::uint32_t j = i + 1;  // [i, j): the buffer's next records in stamp order.
+    while (j < n && rec[j].buffer == buffer && rec[j - 1].raw_time <= rec[j].raw_time) ++j;
+    if (k < 0 || runs[k].last_time > rec[i].raw_time) {
       k = static_cast<std::int32_t>(runs.size());
       runs.emplace_back();
     }
     Run& run = runs[k];
     if (!run.ranges.empty() && run.ranges.back().second == i) {
-      ++run.ranges.back().second;
+      run.ranges.back().second = j;
     } else {
-      run.ranges.emplace_back(i, i + 1);
+      run.ranges.emplace_back(i, j);
     }
-    run.last_time = r.raw_time;
+    run.last_time = rec[j - 1].raw_time;
+    i = j;
   }
   return runs;
 }
