@@ -301,8 +301,9 @@ void classic_callback(const EVENT_RECORD& r, EVENT_TRACE_LOGFILEA& l) {
 
 // Delivers the record at the cursor (if inside the window) and accounts its buffer; returns
 // ERROR_CANCELLED when BufferCallback said stop, ERROR_FILE_CORRUPT for a record that does not
-// decode.
-ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
+// decode. Inlined into the loops that call it per record: the call cost a tenth of delivery.
+[[gnu::always_inline]] inline ULONG deliver(Cursor& c, bool header, std::int64_t lo,
+                                            std::int64_t hi) {
   FileTrace& t = *c.trace;
   const RecordRef& r = t.order[c.next++];
   if (!decode_record(t.file, r, c.decoded)) {
