@@ -7,6 +7,7 @@
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
 #include "etl/xpress_reference.h"
+#include "test_consumer.h"
 
 #include <windows.h>
 #include <evntcons.h>
@@ -361,17 +362,22 @@ struct FileRun {
   EVENT_TRACE_LOGFILEA logfile{};
 };
 
+// `bytes` in the file `name` of the temporary folder: its path, empty when it cannot be written.
+std::string temp_file(const std::string& name, const Bytes& bytes) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return {};
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && written ? path : std::string();
+}
+
 // Opens `bytes` (written to a temporary file, removed once open) into `r` with OpenTraceA.
 void open(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
   static int serial = 0;
-  const std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl"))
-          .string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file(
+      "etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl",
+      bytes);
+  ASSERT_FALSE(path.empty());
   std::string name = path;
   r.logfile.LogFileName = name.data();
   r.logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | extra_mode;
@@ -531,21 +537,14 @@ TEST(EtlSynthetic, TheMergeAlternatesBetweenFilesByStamp) {
   g_merged.clear();
   TRACEHANDLE handles[2];
   for (int i = 0; i < 2; ++i) {
-    const Bytes bytes = sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10));
     const std::string path =
-        (std::filesystem::temp_directory_path() / ("etwrt-merge-" + std::to_string(i) + ".etl"))
-            .string();
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
+        temp_file("etwrt-merge-" + std::to_string(i) + ".etl",
+                  sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10)));
+    ASSERT_FALSE(path.empty());
     EVENT_TRACE_LOGFILEA l{};
     std::string name = path;
-    l.LogFileName = name.data();
-    l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-    l.EventRecordCallback = merged;
-    l.Context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
-    handles[i] = OpenTraceA(&l);
+    handles[i] = etwrt::testing::open_file(
+        l, name, merged, reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1)));
     std::filesystem::remove(path);
     ASSERT_NE(handles[i], INVALID_PROCESSTRACE_HANDLE);
   }
@@ -586,12 +585,8 @@ TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
   static std::vector<std::pair<UCHAR, ULONG>> classic;
   classic.clear();
   EVENT_TRACE_LOGFILEA l{};
-  const Bytes bytes = sample_file(false);
-  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-classic.etl").string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file("etwrt-classic.etl", sample_file(false));
+  ASSERT_FALSE(path.empty());
   std::string name = path;
   l.LogFileName = name.data();
   l.EventCallback = [](PEVENT_TRACE t) {
@@ -608,12 +603,8 @@ TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
 }
 
 TEST(EtlSynthetic, OpenTraceWTakesAUtf16Path) {
-  const Bytes bytes = sample_file(false);
-  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-wide.etl").string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file("etwrt-wide.etl", sample_file(false));
+  ASSERT_FALSE(path.empty());
   std::u16string wide(path.begin(), path.end());
   EVENT_TRACE_LOGFILEW l{};
   l.LogFileName = reinterpret_cast<LPWSTR>(wide.data());
