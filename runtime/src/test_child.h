@@ -19,7 +19,10 @@ class ForkedChild {
   // handlers in a forked child, or LeakSanitizer would count the parent's objects as leaks).
   template <typename Body>
   explicit ForkedChild(Body body) {
-    if (::pipe(ready_) != 0 || ::pipe(report_) != 0) return;
+    if (::pipe(ready_) != 0 || ::pipe(report_) != 0) {
+      close_all();  // Not forked: ready() and reported() find nothing.
+      return;
+    }
     pid_ = ::fork();
     if (pid_ == 0) {
       close_end(ready_[0]);
@@ -31,9 +34,7 @@ class ForkedChild {
   }
   ~ForkedChild() {
     kill();
-    for (int fd : {ready_[0], ready_[1], report_[0], report_[1]}) {
-      if (fd >= 0) ::close(fd);
-    }
+    close_all();
   }
   ForkedChild(const ForkedChild&) = delete;
   ForkedChild& operator=(const ForkedChild&) = delete;
@@ -55,13 +56,15 @@ class ForkedChild {
   // In the test: waits for the child's signal; true when it said it is ready.
   bool ready() {
     char c = 0;
-    return ::read(ready_[0], &c, 1) == 1 && c == 'y';
+    return ready_[0] >= 0 && ::read(ready_[0], &c, 1) == 1 && c == 'y';
   }
   // In the test: all the child reported, read until it closed its end (exited).
   std::vector<std::uint64_t> reported() {
     std::vector<std::uint64_t> values;
     std::uint64_t v = 0;
-    while (::read(report_[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v)) values.push_back(v);
+    while (report_[0] >= 0 && ::read(report_[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
+      values.push_back(v);
+    }
     return values;
   }
   // In the test: waits for the child's end; true when it exited with status 0.
@@ -81,8 +84,11 @@ class ForkedChild {
 
  private:
   static void close_end(int& fd) {
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     fd = -1;
+  }
+  void close_all() {
+    for (int* fd : {&ready_[0], &ready_[1], &report_[0], &report_[1]}) close_end(*fd);
   }
 
   pid_t pid_ = -1;
