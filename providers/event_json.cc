@@ -21,9 +21,9 @@ json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
 
 }  // namespace
 
-json callback_arguments_json(LPCGUID source_id, ULONG is_enabled, UCHAR level,
-                             ULONGLONG match_any, ULONGLONG match_all,
-                             const EVENT_FILTER_DESCRIPTOR* filter, PVOID context) {
+json callback_arguments_json(LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
+                             ULONGLONG match_all, const EVENT_FILTER_DESCRIPTOR* filter,
+                             PVOID context) {
   return {{"source_id", source_id != nullptr ? json(format_guid(*source_id)) : json(nullptr)},
           {"is_enabled", is_enabled},
           {"level", level},
