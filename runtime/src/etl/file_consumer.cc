@@ -302,6 +302,9 @@ ULONG deliver(Cursor& c, bool header, std::int64_t lo, std::int64_t hi) {
 #endif
   if (delivered) {
     e.EventHeader.TimeStamp.QuadPart = t.raw_timestamps ? r.raw_time : ft;
+#if defined(ETWRT_MUTANTS)
+    if (etwrt::mutant::active("raw-timestamp-converted")) e.EventHeader.TimeStamp.QuadPart = ft;
+#endif
     t.logfile.CurrentTime = ft;
     e.UserContext = t.logfile.Context;
     if (t.event_record_mode) {
