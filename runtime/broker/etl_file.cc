@@ -328,9 +328,28 @@ void EtlFile::start_buffer() {
   buffer_events_ = 0;
 }
 
+// buffer_'s WMI_BUFFER_HEADER, and 0xFF from its last record to its end (uncompressed).
+void EtlFile::put_buffer_header() {
+  const std::uint32_t bs = settings_.buffer_bytes;
+  std::byte* p = buffer();
+  std::memset(p, 0, kBufferHeaderBytes);
+  if (!compressed_) std::memset(p + used_, 0xFF, bs - used_);
+  put<std::uint32_t>(p, 0x00, bs);
+  put<std::uint32_t>(p, 0x04, used_);  // SavedOffset
+  put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
+  put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
+  put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
+  // ProcessorIndex: one stream, processor 0 (docs/etwrt/internals.md).
+  put<std::uint16_t>(p, 0x28, 0);
+  put<std::uint16_t>(p, 0x2A, settings_.logger_id);
+  put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
+  put<std::uint32_t>(p, 0x30, used_);  // Offset
+  put<std::uint16_t>(p, 0x34, kBufferFlagProcIndex);
+  put<std::uint16_t>(p, 0x36, kBufferTypeGeneric);
+}
+
 // Writes buffer_ (header, records, 0xFF to the end) where the mode puts it, or counts it lost.
 void EtlFile::write_buffer() {
-  const std::uint32_t bs = settings_.buffer_bytes;
   const std::uint32_t mode = settings_.log_file_mode;
   const std::uint64_t capacity = capacity_buffers();
   if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_buffers_ >= capacity) {
@@ -365,21 +384,7 @@ void EtlFile::write_buffer() {
     start_buffer();
     return;
   }
-  std::byte* p = buffer();
-  std::memset(p, 0, kBufferHeaderBytes);
-  if (!compressed_) std::memset(p + used_, 0xFF, bs - used_);
-  put<std::uint32_t>(p, 0x00, bs);
-  put<std::uint32_t>(p, 0x04, used_);  // SavedOffset
-  put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
-  put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
-  put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
-  put<std::uint16_t>(p, 0x28,
-                     0);  // ProcessorIndex (docs/etwrt/internals.md: one stream, processor 0)
-  put<std::uint16_t>(p, 0x2A, settings_.logger_id);
-  put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
-  put<std::uint32_t>(p, 0x30, used_);  // Offset
-  put<std::uint16_t>(p, 0x34, kBufferFlagProcIndex);
-  put<std::uint16_t>(p, 0x36, kBufferTypeGeneric);
+  put_buffer_header();
   if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
   if (wrapped_ && slot_events_[slot_] != 0) {
     bool count_lost = true;

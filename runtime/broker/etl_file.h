@@ -81,6 +81,7 @@ class EtlFile {
   void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
   void start_buffer();
   void write_buffer();
+  void put_buffer_header();
   bool store_compressed();
   void start_staged();
   void collect();
