@@ -1,6 +1,6 @@
 // What `etwh stress` finds, as data: the profile a run followed, each session's accounting,
 // the run's figures and the floors measured around it (harness/stress/README.md says how each is
-// measured). The stress engine fills them; the report writers (harness/report/stress_json.h)
+// measured). The stress engine fills them; the report writers (harness/report/stress_formats.h)
 // read them.
 #pragma once
 
@@ -250,7 +250,7 @@ const char* outcome_status(const Outcome& o);
 struct StressRunInfo {
   std::string platform, version, command_line, host, start_time;
   unsigned repetitions = 1;
-  double duration_s = 0;  // every run, from the first's start to the last's end
+  double duration_s = 0;           // every run, from the first's start to the last's end
   double reader_nap_asked_us = 0;  // the nap etwrt's reader asks for (reader_nap: as slept)
   std::vector<StaleSessionStop> stale_sessions;  // stopped before the runs
 };

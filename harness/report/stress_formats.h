@@ -1,6 +1,6 @@
 // `etwh stress`'s file formats: the results document the command's runs make (model/stress_run.h
-// to schemas/stress.schema.json, stress_json.cc) written as JSON, and the markdown summary read
-// from it (stress_markdown.cc); the table of both is stress_formats.cc.
+// to schemas/stress.schema.json, stress_json_report.cc) written as JSON, and the markdown summary
+// read from it (stress_markdown.cc); the table of both is stress_formats.cc.
 #pragma once
 
 #include "harness/model/comparison.h"

@@ -13,7 +13,8 @@ double vs_floor(const LatencyHistogram& latency, const LatencyHistogram& floor, 
   return f == 0 ? 0.0 : static_cast<double>(latency.percentile(q)) / static_cast<double>(f);
 }
 
-// The fixed log-linear buckets (latency_histogram.h), non-empty ones only: [index, lower ns, upper ns, count].
+// The fixed log-linear buckets (latency_histogram.h), non-empty ones only: [index, lower ns, upper
+// ns, count].
 nlohmann::ordered_json histogram_json(const LatencyHistogram& h) {
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   for (const LatencyHistogram::Bucket& b : h.nonempty_buckets()) {
@@ -219,7 +220,8 @@ nlohmann::ordered_json results_document(const StressRunInfo& info,
   }
   doc["run_info"]["stale_sessions"] = std::move(stale);
   doc["results"] = nlohmann::ordered_json::array();
-  for (const auto& o : outcomes) doc["results"].push_back(outcome_json(o, info.reader_nap_asked_us));
+  for (const auto& o : outcomes)
+    doc["results"].push_back(outcome_json(o, info.reader_nap_asked_us));
   return doc;
 }
 
