@@ -1,6 +1,8 @@
 // etwh::OutputFile: what is refused before any work, what is replaced and how.
 #include "etwh/output_file.h"
 
+#include "tests/lib/scratch_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -18,15 +20,6 @@ namespace fs = std::filesystem;
 
 class OutputFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "etwh-output-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
   std::string at(const std::string& name) const { return (dir_ / name).string(); }
   static std::string read(const fs::path& file) {
     std::ifstream in(file);
@@ -39,7 +32,8 @@ class OutputFileTest : public ::testing::Test {
     return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), {}));
   }
 
-  fs::path dir_;
+  const etwh::test_support::ScratchDir scratch_{"etwh-output"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 // Refused with the path named, before anything is written, and left as it was.

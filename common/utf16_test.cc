@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -44,6 +46,21 @@ TEST(Utf16, AppendUtf16SplitsAboveTheBmp) {
   std::u16string out;
   for (char32_t c : {U'a', U'\u20ac', U'\U0001F600', U'\U0010FFFF'}) append_utf16(out, c);
   EXPECT_EQ(out, u"a\u20ac\U0001F600\U0010FFFF");
+}
+
+TEST(Utf16, NameAtReadsLittleEndianUnitsUpToTheNul) {
+  using etwh::utf16::utf8_name_at;
+  using etwh::utf16::utf8_of_le_units;
+  // An information block: 4 bytes of header, then u"A\u20ac" + a surrogate pair, then NUL and
+  // what follows the name.
+  const std::vector<std::uint8_t> info = {9,    9,    9,    9,    'A', 0, 0xAC, 0x20,
+                                          0x3D, 0xD8, 0x00, 0xDE, 0,   0, 'x',  0};
+  EXPECT_EQ(utf8_name_at(info, 4), "A\xE2\x82\xAC\xF0\x9F\x98\x80");
+  EXPECT_EQ(utf8_name_at(info, 14), "x");
+  EXPECT_EQ(utf8_name_at(info, 0), "");                  // no name
+  EXPECT_EQ(utf8_name_at(info, 16), "");                 // past the block
+  EXPECT_EQ(utf8_of_le_units(info.data() + 4, 1), "A");  // a counted string stops at its count
+  EXPECT_EQ(utf8_of_le_units(nullptr, 0), "");           // an empty value may have no address
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "etl/record_decode.h"
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
+#include "etl/xpress_reference.h"
 
 #include <cstdint>
 #include <cstring>
@@ -57,71 +58,6 @@ void check_records(const etl::TraceFile& t) {
   }
 }
 
-// MS-XCA 2.4.4's pseudocode as written, byte by byte: the reference the reader's block copies
-// must agree with. Returns -1 where the reader must fail.
-std::ptrdiff_t reference_lz77(std::span<const std::byte> in_bytes, std::vector<std::byte>& out) {
-  const auto* in = reinterpret_cast<const std::uint8_t*>(in_bytes.data());
-  const std::size_t size = in_bytes.size();
-  std::size_t ip = 0, op = 0, half = 0;
-  std::uint32_t flags = 0;
-  int count = 0;
-  const auto u16 = [&](std::size_t at) {
-    return std::uint32_t{in[at]} | (std::uint32_t{in[at + 1]} << 8);
-  };
-  for (;;) {
-    if (count == 0) {
-      if (size - ip < 4) return ip == size ? static_cast<std::ptrdiff_t>(op) : -1;
-      flags = u16(ip) | (u16(ip + 2) << 16);
-      ip += 4;
-      count = 32;
-    }
-    --count;
-    if ((flags & (1U << count)) == 0) {
-      if (ip == size) return static_cast<std::ptrdiff_t>(op);
-      if (op == out.size()) return -1;
-      out[op++] = static_cast<std::byte>(in[ip++]);
-      continue;
-    }
-    if (ip == size) return static_cast<std::ptrdiff_t>(op);
-    if (size - ip < 2) return -1;
-    const std::uint32_t match = u16(ip);
-    ip += 2;
-    std::size_t length = match % 8;
-    const std::size_t offset = match / 8 + 1;
-    if (length == 7) {
-      if (half == 0) {
-        if (ip == size) return -1;
-        half = ip;
-        length = in[ip++] % 16;
-      } else {
-        length = in[half] / 16;
-        half = 0;
-      }
-      if (length == 15) {
-        if (ip == size) return -1;
-        length = in[ip++];
-        if (length == 255) {
-          if (size - ip < 2) return -1;
-          length = u16(ip);
-          ip += 2;
-          if (length == 0) {
-            if (size - ip < 4) return -1;
-            length = u16(ip) | (u16(ip + 2) << 16);
-            ip += 4;
-          }
-          if (length < 22) return -1;
-          length -= 22;
-        }
-        length += 15;
-      }
-      length += 7;
-    }
-    length += 3;
-    if (offset > op || length > out.size() - op) return -1;
-    for (std::size_t i = 0; i < length; ++i, ++op) out[op] = out[op - offset];
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -138,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::vector<std::byte> out(1 << 16), expected(1 << 16);
   const std::ptrdiff_t n = etl::xpress_lz77_decompress(file, out);
-  const std::ptrdiff_t want = reference_lz77(file, expected);
+  const std::ptrdiff_t want = etl::testing::reference_lz77(file, expected);
   if (n != want) {
     etwh::fuzz::finding("decompressor returned " + std::to_string(n) + ", MS-XCA's loop " +
                         std::to_string(want));

@@ -104,6 +104,12 @@ class AgentClient : public ::testing::TestWithParam<std::string> {
     return AgentError::Kind::kSpawn;
   }
 
+  // The kind of AgentError that `request` to `agent` ends in (with its message).
+  AgentError::Kind call_error(AgentProcess& agent, const json& request,
+                              milliseconds timeout = kLong, std::string* message = nullptr) {
+    return error_kind([&] { agent.call(request, timeout); }, message);
+  }
+
   TempHome home_;
 };
 
@@ -123,25 +129,14 @@ TEST_P(AgentClient, SpawnsAndPings) {
 TEST_P(AgentClient, BadRequestIsAProtocolErrorAndChangesNothing) {
   auto agent = spawn();
   std::string message;
-  EXPECT_EQ(error_kind(
-                [&] {
-                  agent->call({{"op", "frobnicate"}}, kLong);
-                },
-                &message),
+  EXPECT_EQ(call_error(*agent, {{"op", "frobnicate"}}, kLong, &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("op: unknown op \\\"frobnicate\\\""), std::string::npos) << message;
-  EXPECT_EQ(error_kind(
-                [&] {
-                  agent->call({{"op", "register"}, {"provider", "p"}, {"guid", "nope"}}, kLong);
-                },
-                &message),
+  EXPECT_EQ(call_error(*agent, {{"op", "register"}, {"provider", "p"}, {"guid", "nope"}}, kLong,
+                       &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("guid: malformed GUID"), std::string::npos) << message;
-  EXPECT_EQ(error_kind(
-                [&] {
-                  agent->call({{"op", "unregister"}, {"provider", "p"}}, kLong);
-                },
-                &message),
+  EXPECT_EQ(call_error(*agent, {{"op", "unregister"}, {"provider", "p"}}, kLong, &message),
             AgentError::Kind::kProtocol);
   EXPECT_NE(message.find("no provider labelled \\\"p\\\""), std::string::npos) << message;
   EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
@@ -151,12 +146,7 @@ TEST_P(AgentClient, CrashIsReportedWithItsSignal) {
   auto agent = spawn();
   agent->send({{"op", "crash"}});
   std::string message;
-  EXPECT_EQ(error_kind(
-                [&] {
-                  agent->call({{"op", "ping"}}, kLong);
-                },
-                &message),
-            AgentError::Kind::kCrashed);
+  EXPECT_EQ(call_error(*agent, {{"op", "ping"}}, kLong, &message), AgentError::Kind::kCrashed);
   EXPECT_NE(message.find("killed by signal " + std::to_string(SIGABRT)), std::string::npos)
       << message;
   auto exit = agent->wait_exit(kLong);
@@ -172,14 +162,12 @@ TEST_P(AgentClient, KillIsReportedAsSignalled) {
   ASSERT_TRUE(exit);
   EXPECT_TRUE(exit->signaled);
   EXPECT_EQ(exit->signal, SIGKILL);
-  EXPECT_EQ(error_kind([&] { agent->call({{"op", "ping"}}, kLong); }), AgentError::Kind::kCrashed);
+  EXPECT_EQ(call_error(*agent, {{"op", "ping"}}), AgentError::Kind::kCrashed);
 }
 
 TEST_P(AgentClient, TimeoutDoesNotHangAndLateRepliesAreNotMistaken) {
   auto agent = spawn();
-  EXPECT_EQ(error_kind([&] {
-              agent->call({{"op", "sleep"}, {"ms", 300}}, milliseconds(20));
-            }),
+  EXPECT_EQ(call_error(*agent, {{"op", "sleep"}, {"ms", 300}}, milliseconds(20)),
             AgentError::Kind::kTimeout);
   // The sleep's reply arrives first, late; the ping must still get its own.
   json reply = agent->call({{"op", "ping"}}, kLong);
@@ -189,10 +177,7 @@ TEST_P(AgentClient, TimeoutDoesNotHangAndLateRepliesAreNotMistaken) {
 TEST_P(AgentClient, StoppedAgentTimesOut) {
   auto agent = spawn();
   ASSERT_EQ(::kill(agent->pid(), SIGSTOP), 0);
-  EXPECT_EQ(error_kind([&] {
-              agent->call({{"op", "ping"}}, milliseconds(50));
-            }),
-            AgentError::Kind::kTimeout);
+  EXPECT_EQ(call_error(*agent, {{"op", "ping"}}, milliseconds(50)), AgentError::Kind::kTimeout);
   ASSERT_EQ(::kill(agent->pid(), SIGCONT), 0);
   EXPECT_EQ(agent->call({{"op", "ping"}}, kLong)["ok"], true);
 }

@@ -145,27 +145,40 @@ void pool_clock(benchmark::State& state, Pool& pool) {
   for (auto _ : state) benchmark::DoNotOptimize(pool.now_ns());
 }
 
-EventInput make_input(const Payload& payload, EVENT_DATA_DESCRIPTOR& data) {
-  data.Ptr = reinterpret_cast<ULONGLONG>(&payload);
-  data.Size = sizeof payload;
-  data.Reserved = 0;
-  EventInput in;
-  in.provider_id = &kProvider;
-  in.descriptor = &kDescriptor;
-  in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, 1);
-  return in;
-}
+// The benchmarks' event: a 32-byte payload whose first word counts up (no two the same), its
+// one data descriptor, and the writer's input that describes them.
+class BenchEvent {
+ public:
+  BenchEvent() {
+    data_.Ptr = reinterpret_cast<ULONGLONG>(&payload_);
+    data_.Size = sizeof payload_;
+    data_.Reserved = 0;
+    in_.provider_id = &kProvider;
+    in_.descriptor = &kDescriptor;
+    in_.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data_, 1);
+  }
+  BenchEvent(const BenchEvent&) = delete;
+  BenchEvent& operator=(const BenchEvent&) = delete;
+
+  // The next event to write.
+  const EventInput& next() {
+    ++payload_.words[0];
+    return in_;
+  }
+
+ private:
+  Payload payload_{};
+  EVENT_DATA_DESCRIPTOR data_;
+  EventInput in_;
+};
 
 void pool_write(benchmark::State& state, Pool& pool) {
   Writer writer(pool);
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   const auto before = pool.query();
   uint64_t not_written = 0;
   for (auto _ : state) {
-    ++payload.words[0];
-    not_written += writer.write(in) != WriteResult::written;
+    not_written += writer.write(event.next()) != WriteResult::written;
   }
   writer.release();
   state.SetItemsProcessed(state.iterations());
@@ -183,14 +196,11 @@ void pool_write(benchmark::State& state, Pool& pool) {
 void write_four_pools(benchmark::State& state, std::vector<Pool>& pools) {
   std::vector<std::unique_ptr<Writer>> writers;
   for (Pool& pool : pools) writers.push_back(std::make_unique<Writer>(pool));
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   uint64_t not_written = 0, lost_before = 0;
   for (const Pool& pool : pools) lost_before += pool.query().realtime_events_lost;
   for (auto _ : state) {
-    ++payload.words[0];
-    not_written += writers[0]->write(in) != WriteResult::written;
+    not_written += writers[0]->write(event.next()) != WriteResult::written;
     const std::span<const std::byte> record = writers[0]->last_record();
     for (size_t i = 1; i < writers.size(); ++i)
       not_written += writers[i]->write_copy(record) != WriteResult::written;
@@ -207,14 +217,11 @@ void write_four_pools(benchmark::State& state, std::vector<Pool>& pools) {
 // sessions' bits, and each session's consumer process reads it there.
 void write_shared_pool(benchmark::State& state, Pool& pool, uint32_t sessions) {
   Writer writer(pool);
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   uint64_t not_written = 0, lost_before = 0, lost_after = 0;
   for_each_bit(sessions, [&](uint32_t i) { lost_before += pool.query(i).realtime_events_lost; });
   for (auto _ : state) {
-    ++payload.words[0];
-    not_written += writer.write(in, 0, sessions) != WriteResult::written;
+    not_written += writer.write(event.next(), 0, sessions) != WriteResult::written;
   }
   writer.release();
   for_each_bit(sessions, [&](uint32_t i) { lost_after += pool.query(i).realtime_events_lost; });
@@ -232,14 +239,11 @@ void pool_write_uncontended(benchmark::State& state) {
   Pool pool = Pool::create(config, "bench-write-alone");
   Reader reader(pool);
   Writer writer(pool);
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   uint64_t not_written = 0, in_batch = 0;
   const Reader::Callback ignore = [](const RecordView&) {};
   for (auto _ : state) {
-    ++payload.words[0];
-    not_written += writer.write(in) != WriteResult::written;
+    not_written += writer.write(event.next()) != WriteResult::written;
     if (++in_batch == kBatch) {
       state.PauseTiming();
       writer.release();
@@ -256,16 +260,13 @@ void pool_write_uncontended(benchmark::State& state) {
 void end_to_end(benchmark::State& state, Pool& pool) {
   constexpr uint64_t kBatch = 100'000;
   Writer writer(pool);
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   const auto before = pool.query();
   uint64_t lost = 0;
   for (auto _ : state) {
     const uint64_t target = pool.query().events_delivered + kBatch;
     for (uint64_t i = 0; i < kBatch; ++i) {
-      ++payload.words[0];
-      lost += writer.write(in) != WriteResult::written;
+      lost += writer.write(event.next()) != WriteResult::written;
     }
     writer.release();  // the batch's last, partial buffer goes to delivery now
     while (pool.query().events_delivered + lost < target) sched_yield();
@@ -282,15 +283,12 @@ template <typename Write, typename LeastDelivered>
 void end_to_end_four(benchmark::State& state, Write write, LeastDelivered least_delivered,
                      const std::function<void()>& release) {
   constexpr uint64_t kBatch = 30'000;  // fits in each session's 64 buffers of 64 KB
-  Payload payload{};
-  EVENT_DATA_DESCRIPTOR data;
-  const EventInput in = make_input(payload, data);
+  BenchEvent event;
   uint64_t lost = 0;
   for (auto _ : state) {
     const uint64_t target = least_delivered() + kBatch;
     for (uint64_t i = 0; i < kBatch; ++i) {
-      ++payload.words[0];
-      lost += !write(in);
+      lost += !write(event.next());
     }
     release();
     while (least_delivered() + lost < target) sched_yield();

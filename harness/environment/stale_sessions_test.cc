@@ -2,6 +2,8 @@
 // private broker home of the test's own).
 #include "harness/environment/stale_sessions.h"
 
+#include "tests/lib/scratch_dir.h"
+
 #include <windows.h>
 #include <evntrace.h>
 
@@ -24,19 +26,12 @@ namespace {
 class TestHome {
  public:
   TestHome() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "etwh-stale-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    dir_ = pattern;
-    ::setenv("ETWRT_HOME", dir_.c_str(), 1);
+    ::setenv("ETWRT_HOME", dir_.path().c_str(), 1);
     ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
-  }
-  ~TestHome() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
 
  private:
-  std::filesystem::path dir_;
+  test_support::ScratchDir dir_{"etwh-stale"};
 };
 
 struct Properties {

@@ -2,10 +2,12 @@
 
 #include "harness/model/input_error.h"
 #include "harness/model/json_text.h"
+#include "harness/model/named_values.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace etwh::observe {
@@ -56,20 +58,17 @@ EventIdFilter parse_event_ids(const json& f, const std::string& at, const std::s
   return filter;
 }
 
+constexpr NamedValue<ActionOp> kActionOps[] = {{"enable", ActionOp::kEnable},
+                                               {"disable", ActionOp::kDisable},
+                                               {"capture_state", ActionOp::kCaptureState}};
+
 Action parse_action(const json& a, const std::string& at, const std::string& file) {
   if (!a.is_object()) throw InputError(file, at, "an action must be an object");
   only_keys(a, {"op", "session", "level", "match_any", "match_all", "event_ids"}, at, file);
   Action action;
-  const std::string op = a.value("op", "");
-  if (op == "enable") {
-    action.op = ActionOp::kEnable;
-  } else if (op == "disable") {
-    action.op = ActionOp::kDisable;
-  } else if (op == "capture_state") {
-    action.op = ActionOp::kCaptureState;
-  } else {
-    throw InputError(file, at + "/op", "op must be enable, disable or capture_state");
-  }
+  const std::optional<ActionOp> op = value_named(a.value("op", ""), kActionOps);
+  if (!op) throw InputError(file, at + "/op", "op must be " + names_listed(kActionOps));
+  action.op = *op;
   action.session = unsigned_field(a, "session", kMaxSessions - 1, 0, at, file);
   action.level = static_cast<std::uint8_t>(unsigned_field(a, "level", 255, 0, at, file));
   action.match_any = unsigned_field(a, "match_any", UINT64_MAX, 0, at, file);

@@ -8,6 +8,7 @@
 #include "harness/model/rules.h"
 #include "harness/recorded/trace_judge.h"
 #include "harness/recorded/trace_reader.h"
+#include "tests/lib/scratch_dir.h"
 
 #include <windows.h>
 #include <evntprov.h>
@@ -36,16 +37,6 @@ const Catalog& catalog() {
 
 class JudgeEtwrtFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string templ = (fs::temp_directory_path() / "etwh-judge-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   // Records what `write` writes with the provider registered and enabled, into `name`.etl.
   std::string record(const std::string& name, const std::function<void(REGHANDLE)>& write) {
     const std::string file = (dir_ / (name + ".etl")).string();
@@ -82,7 +73,8 @@ class JudgeEtwrtFile : public ::testing::Test {
   }
 
   PrivateEtwrtHome home_;
-  fs::path dir_;
+  const test_support::ScratchDir scratch_{"etwh-judge"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 EVENT_DESCRIPTOR descriptor(std::uint16_t id, std::uint8_t channel) {

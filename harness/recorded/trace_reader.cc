@@ -62,21 +62,6 @@ class BlobTable {
   std::unordered_map<std::string_view, std::uint32_t> index_;
 };
 
-std::string utf16_at(const std::vector<std::uint8_t>& info, ULONG offset) {
-  if (offset == 0 || offset >= info.size()) return {};
-  std::u16string units;
-  for (std::size_t at = offset; at + 1 < info.size(); at += 2) {
-    const auto u = static_cast<char16_t>(info[at] | (info[at + 1] << 8));
-    if (u == 0) break;
-    units.push_back(u);
-  }
-  std::string out;
-  for (std::size_t i = 0; i < units.size();) {
-    utf16::append_utf8(out, utf16::next_code_point(units, i));
-  }
-  return out;
-}
-
 // A traits blob's provider name: UINT16 size, then the NUL-terminated UTF-8 name.
 std::string traits_name(const Blob& b) {
   if (b.bytes.size() < 3) return {};
@@ -145,7 +130,7 @@ void Reader::first_of_kind(const EVENT_RECORD& r, EventKind& k) {
     if (status == ERROR_SUCCESS && info.size() >= sizeof(TRACE_EVENT_INFO)) {
       TRACE_EVENT_INFO head;
       std::memcpy(&head, info.data(), sizeof head);
-      name = utf16_at(info, head.ProviderNameOffset);
+      name = utf16::utf8_name_at(info, head.ProviderNameOffset);
     }
   }
   if (name.empty() && k.traits != kNoBlob) name = traits_name(t_.traits[k.traits]);

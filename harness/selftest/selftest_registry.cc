@@ -3,7 +3,9 @@
 #include "harness/selftest/selftest.h"
 
 #include "harness/model/json_text.h"
+#include "harness/model/named_values.h"
 
+#include <optional>
 #include <regex>
 
 namespace etwh::selftest {
@@ -12,6 +14,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+constexpr NamedValue<MutantKind> kMutantKinds[] = {{"runtime", MutantKind::kRuntime},
+                                                   {"provider", MutantKind::kProvider},
+                                                   {"observe", MutantKind::kObserve}};
 
 class RegistryParser {
  public:
@@ -73,14 +79,10 @@ Mutant RegistryParser::parse_mutant(const json& m, const std::string& p) {
   if (!names_.insert(mutant.name).second)
     fail(p + "/name", "duplicate mutant \"" + mutant.name + "\"");
   const std::string kind = string_field("kind");
-  if (kind == "runtime") {
-    mutant.kind = MutantKind::kRuntime;
-  } else if (kind == "provider") {
-    mutant.kind = MutantKind::kProvider;
-  } else if (kind == "observe") {
-    mutant.kind = MutantKind::kObserve;
+  if (const std::optional<MutantKind> k = value_named(kind, kMutantKinds)) {
+    mutant.kind = *k;
   } else {
-    fail(p + "/kind", "unknown kind \"" + kind + "\" (runtime, provider or observe)");
+    fail(p + "/kind", "unknown kind \"" + kind + "\" (" + names_listed(kMutantKinds) + ")");
   }
   mutant.description = string_field("description");
   mutant.expect_rules = string_list(m, p, "expect_rules", true);

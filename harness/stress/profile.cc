@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace etwh::stress {
 namespace {
@@ -69,6 +71,16 @@ class Checker {
     return v;
   }
 
+  // The value that `v` names, of a field that takes one of two names.
+  template <class E>
+  E either(const json& v, const std::string& pointer, std::pair<const char*, E> a,
+           std::pair<const char*, E> b) const {
+    if (v == a.first) return a.second;
+    if (v == b.first) return b.second;
+    fail(pointer,
+         std::string("expected \"") + a.first + "\" or \"" + b.first + "\", got " + v.dump());
+  }
+
  private:
   std::string where_;
 };
@@ -79,12 +91,8 @@ FileSettings check_file(const Checker& c, const json& file) {
   auto mode = file.find("mode");
   if (mode == file.end())
     c.fail("/file", "missing field \"mode\" (\"sequential\" or \"circular\")");
-  if (*mode == "sequential")
-    f.mode = FileMode::kSequential;
-  else if (*mode == "circular")
-    f.mode = FileMode::kCircular;
-  else
-    c.fail("/file/mode", "expected \"sequential\" or \"circular\", got " + mode->dump());
+  f.mode = c.either<FileMode>(*mode, "/file/mode", {"sequential", FileMode::kSequential},
+                              {"circular", FileMode::kCircular});
   // A circular file needs a size to wrap at (EVENT_TRACE_FILE_MODE_CIRCULAR).
   const std::uint64_t low = f.mode == FileMode::kCircular ? 1 : 0;
   f.max_mb = static_cast<std::uint32_t>(
@@ -160,12 +168,8 @@ Profile check_profile(const json& doc, const std::string& where, const std::stri
                                  std::to_string(p.buffers.buffer_size_kb) + " KB buffer");
   }
   if (auto it = doc.find("expect_loss"); it != doc.end()) {
-    if (*it == "none")
-      p.expect_loss = LossExpectation::kNone;
-    else if (*it == "some")
-      p.expect_loss = LossExpectation::kSome;
-    else
-      c.fail("/expect_loss", "expected \"none\" or \"some\", got " + it->dump());
+    p.expect_loss = c.either<LossExpectation>(*it, "/expect_loss", {"none", LossExpectation::kNone},
+                                              {"some", LossExpectation::kSome});
   }
   return p;
 }

@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "callback_slots.h"
+#include "event_json.h"
 #include "platform.h"
 #include "request_fields.h"
 #include "win32_text.h"
@@ -43,15 +44,6 @@ std::int64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-json filter_summary(const EVENT_FILTER_DESCRIPTOR* filter) {
-  if (filter == nullptr) return nullptr;
-  json out = {{"type", filter->Type}, {"size", filter->Size}, {"data", nullptr}};
-  if (filter->Ptr != 0) {
-    out["data"] = bytes_to_hex(reinterpret_cast<const void*>(filter->Ptr), filter->Size);
-  }
-  return out;
-}
-
 void wrapped_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level,
                       ULONGLONG match_any, ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter,
                       PVOID context) {
@@ -59,16 +51,11 @@ void wrapped_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level
   if (w == nullptr) return;  // unregistered: nothing of the user's to call
   // Everything is read before the user's callback runs: FilterData is only valid during the
   // callback, and the user's code is what is measured.
-  json event = {{"event", "callback"},
-                {"provider", w->label},
-                {"n", w->invocations.fetch_add(1) + 1},
-                {"source_id", source_id != nullptr ? json(format_guid(*source_id)) : json(nullptr)},
-                {"is_enabled", is_enabled},
-                {"level", level},
-                {"match_any", format_hex(match_any)},
-                {"match_all", format_hex(match_all)},
-                {"filter", filter_summary(filter)},
-                {"context", format_hex(reinterpret_cast<std::uintptr_t>(context))}};
+  json event =
+      callback_arguments_json(source_id, is_enabled, level, match_any, match_all, filter, context);
+  event["event"] = "callback";
+  event["provider"] = w->label;
+  event["n"] = w->invocations.fetch_add(1) + 1;
   const auto entered = std::chrono::steady_clock::now();
   w->user_callback(source_id, is_enabled, level, match_any, match_all, filter, context);
   const auto left = std::chrono::steady_clock::now();
@@ -78,16 +65,6 @@ void wrapped_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level
 }
 
 constexpr auto kSlotCallbacks = agent::make_slot_callbacks<wrapped_callback, kSlots>();
-
-json descriptor_json(const EVENT_DESCRIPTOR& d) {
-  return {{"id", d.Id},
-          {"version", d.Version},
-          {"channel", d.Channel},
-          {"level", d.Level},
-          {"opcode", d.Opcode},
-          {"task", d.Task},
-          {"keyword", format_hex(d.Keyword)}};
-}
 
 class Subject final : public agent::AgentExtension, public Registrar {
  public:

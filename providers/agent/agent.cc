@@ -1,5 +1,6 @@
 #include "agent.h"
 #include "callback_slots.h"
+#include "event_json.h"
 #include "last_error.h"
 
 #include "platform.h"
@@ -35,32 +36,15 @@ json parse_request(const std::string& line) {
   }
 }
 
-json filter_json(const EVENT_FILTER_DESCRIPTOR* filter) {
-  if (filter == nullptr) return nullptr;
-  json out = {{"type", filter->Type}, {"size", filter->Size}, {"data", nullptr}};
-  // FilterData is only valid during the callback: its bytes are copied now.
-  if (filter->Ptr != 0) {
-    out["data"] = bytes_to_hex(reinterpret_cast<const void*>(filter->Ptr), filter->Size);
-  }
-  return out;
-}
-
 void on_callback(int slot, LPCGUID source_id, ULONG is_enabled, UCHAR level, ULONGLONG match_any,
                  ULONGLONG match_all, PEVENT_FILTER_DESCRIPTOR filter, PVOID context) {
   auto entered = std::chrono::steady_clock::now();
   CallbackState* state = g_slots[static_cast<std::size_t>(slot)].load();
-  json event = {
-      {"event", state != nullptr ? "callback" : "stray_callback"},
-      {"provider", state != nullptr ? json(state->label) : json(nullptr)},
-      {"n", state != nullptr ? state->invocations.fetch_add(1) + 1 : 0},
-      {"source_id", source_id != nullptr ? json(format_guid(*source_id)) : json(nullptr)},
-      {"is_enabled", is_enabled},
-      {"level", level},
-      {"match_any", format_hex(match_any)},
-      {"match_all", format_hex(match_all)},
-      {"filter", filter_json(filter)},
-      {"context", format_hex(reinterpret_cast<std::uintptr_t>(context))},
-  };
+  json event =
+      callback_arguments_json(source_id, is_enabled, level, match_any, match_all, filter, context);
+  event["event"] = state != nullptr ? "callback" : "stray_callback";
+  event["provider"] = state != nullptr ? json(state->label) : json(nullptr);
+  event["n"] = state != nullptr ? state->invocations.fetch_add(1) + 1 : 0;
   if (state != nullptr && state->delay_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(state->delay_ms));
   }

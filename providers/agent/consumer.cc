@@ -1,6 +1,7 @@
 #include "consumer.h"
 
 #include "decode.h"
+#include "event_json.h"
 #include "win32_text.h"
 
 #include <evntcons.h>
@@ -173,16 +174,8 @@ void Consumer::slow_down() const {
 
 void Consumer::on_record(const EVENT_RECORD& r) {
   const EVENT_HEADER& h = r.EventHeader;
-  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
   json rec = {{"kind", kind_of(h.ProviderId)},
               {"provider", format_guid(h.ProviderId)},
-              {"id", d.Id},
-              {"version", d.Version},
-              {"channel", d.Channel},
-              {"level", d.Level},
-              {"opcode", d.Opcode},
-              {"task", d.Task},
-              {"keyword", format_hex(d.Keyword)},
               {"ts", h.TimeStamp.QuadPart},
               {"pid", h.ProcessId},
               {"tid", h.ThreadId},
@@ -191,6 +184,7 @@ void Consumer::on_record(const EVENT_RECORD& r) {
               {"payload", bytes_to_hex(r.UserData, r.UserData ? r.UserDataLength : 0)},
               {"seq", sequence_of(r.UserData, r.UserDataLength)},
               {"context", format_hex(reinterpret_cast<std::uintptr_t>(r.UserContext))}};
+  rec.update(descriptor_json(h.EventDescriptor));
   for (USHORT i = 0; r.ExtendedData != nullptr && i < r.ExtendedDataCount; ++i) {
     const EVENT_HEADER_EXTENDED_DATA_ITEM& x = r.ExtendedData[i];
     const void* data = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(x.DataPtr));

@@ -14,31 +14,12 @@
 namespace etwh::agent {
 namespace {
 
-using etwh::utf16::append_utf8;
-using etwh::utf16::next_code_point;
+using etwh::utf16::utf8_name_at;
+using etwh::utf16::utf8_of_le_units;
 using nlohmann::json;
 
 constexpr ULONG kWhole = 0xFFFFFFFF;  // PROPERTY_DATA_DESCRIPTOR.ArrayIndex: not an element
 constexpr ULONG kMaxElements = 16;    // of an array shown; the rest is summarized
-
-// UTF-16LE units at `p` up to a NUL or `units`, as UTF-8; an unpaired surrogate is shown as
-// its own code point.
-std::string utf8_of(const std::uint8_t* p, std::size_t units) {
-  std::u16string text;
-  for (std::size_t i = 0; i < units; ++i) {
-    const auto unit = static_cast<char16_t>(p[2 * i] | (p[2 * i + 1] << 8));
-    if (unit == 0) break;
-    text.push_back(unit);
-  }
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) append_utf8(out, next_code_point(text, i));
-  return out;
-}
-
-std::string name_at(const std::vector<std::uint8_t>& info, ULONG offset) {
-  if (offset == 0 || offset >= info.size()) return {};
-  return utf8_of(info.data() + offset, (info.size() - offset) / 2);
-}
 
 // A value's bytes (a view: the testing library's decoder reads them in place).
 struct Bytes {
@@ -56,6 +37,14 @@ std::uint64_t le(Bytes b) {
   return v;
 }
 
+// A value of a fixed-size type read from bytes of exactly its size (the caller checked).
+template <class T>
+T value_of(Bytes b) {
+  T v;
+  std::memcpy(&v, b.data(), sizeof v);
+  return v;
+}
+
 // One value's bytes as text, by its InType; bytes TDH gave in another size than the type's
 // are shown as hex.
 std::string text_of(USHORT in_type, Bytes b) {
@@ -67,7 +56,7 @@ std::string text_of(USHORT in_type, Bytes b) {
   };
   switch (in_type) {
     case TDH_INTYPE_UNICODESTRING:
-    case TDH_INTYPE_MANIFEST_COUNTEDSTRING: return utf8_of(b.data(), b.size() / 2);
+    case TDH_INTYPE_MANIFEST_COUNTEDSTRING: return utf8_of_le_units(b.data(), b.size() / 2);
     case TDH_INTYPE_ANSISTRING:
     case TDH_INTYPE_MANIFEST_COUNTEDANSISTRING:
       // An empty string's bytes may have no address (strnlen wants one).
@@ -102,25 +91,13 @@ std::string text_of(USHORT in_type, Bytes b) {
       if (sized(4)) return le(b) != 0 ? "true" : "false";
       break;
     case TDH_INTYPE_FLOAT:
-      if (sized(4)) {
-        float f;
-        std::memcpy(&f, b.data(), 4);
-        return std::to_string(f);
-      }
+      if (sized(sizeof(float))) return std::to_string(value_of<float>(b));
       break;
     case TDH_INTYPE_DOUBLE:
-      if (sized(8)) {
-        double d;
-        std::memcpy(&d, b.data(), 8);
-        return std::to_string(d);
-      }
+      if (sized(sizeof(double))) return std::to_string(value_of<double>(b));
       break;
     case TDH_INTYPE_GUID:
-      if (sized(sizeof(GUID))) {
-        GUID g;
-        std::memcpy(&g, b.data(), sizeof g);
-        return format_guid(g);
-      }
+      if (sized(sizeof(GUID))) return format_guid(value_of<GUID>(b));
       break;
     default: break;
   }
@@ -198,11 +175,11 @@ json decode_event(const EVENT_RECORD& record, std::size_t skip) {
     }
     std::string value = value_of(r, p, name);
     if (value.size() > kMaxValueText) value = value.substr(0, kMaxValueText) + "...";
-    fields.push_back({{"name", name_at(info, p.NameOffset)}, {"value", std::move(value)}});
+    fields.push_back({{"name", utf8_name_at(info, p.NameOffset)}, {"value", std::move(value)}});
   }
   // EventNameOffset shares its place with ActivityIDNameOffset (a union); older SDK headers
   // name only the latter.
-  return {{"name", name_at(info, t.ActivityIDNameOffset)}, {"fields", std::move(fields)}};
+  return {{"name", utf8_name_at(info, t.ActivityIDNameOffset)}, {"fields", std::move(fields)}};
 }
 
 }  // namespace etwh::agent

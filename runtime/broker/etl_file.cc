@@ -44,6 +44,10 @@ constexpr std::uint32_t kCpuSpeedMHz = 1000;        // the cycle clock's unit (c
 constexpr std::int64_t kPerfFreq = 10'000'000;      // QPC: the monotonic clock at 10 MHz
 constexpr std::int64_t kUnixEpochAsFileTime = 116444736000000000LL;
 constexpr char16_t kZoneName[] = u"Coordinated Universal Time";
+// Uncompressed buffers are written this many bytes at a time (whole buffers, at least one): one
+// system call per megabyte, and device requests large enough for O_DIRECT to reach the disk's
+// sequential rate (etl_output.h).
+constexpr std::uint32_t kStageBytes = 1024 * 1024;
 
 template <typename T>
 void put(std::byte* at, std::size_t offset, T value) {
@@ -123,8 +127,7 @@ std::string numbered(const std::string& pattern, std::uint32_t index) {
 
 }  // namespace
 
-EtlFile::EtlFile(const EtlSettings& settings)
-    : settings_(settings), buffer_(settings.buffer_bytes) {
+EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
   // Circular and appended files place buffers by index (BufferSize each): they are written
   // uncompressed (docs/etwrt/internals.md, "Trace files (writing)").
   const std::uint32_t by_index = EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_APPEND;
@@ -133,9 +136,15 @@ EtlFile::EtlFile(const EtlSettings& settings)
   if (compressed_) {
     packed_.resize(kBufferHeaderBytes + etl::xpress_lz77_bound(settings.buffer_bytes));
   }
+  // A compressed buffer goes at once, at the end of the previous one: no stage.
+  const std::uint32_t bs = settings.buffer_bytes;
+  stage_capacity_ = compressed_ ? 1 : std::max<std::uint32_t>(1, kStageBytes / bs);
+  for (AlignedBytes& stage : stages_) stage = aligned_bytes(std::size_t{stage_capacity_} * bs);
+  head_ = aligned_bytes(bs);
 }
 
 EtlFile::~EtlFile() {
+  if (in_flight_.active) writer_.wait();  // (finish() waited already) not on a closed descriptor
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -185,6 +194,9 @@ bool EtlFile::open_file(std::uint32_t index, ULONG& status, std::string& reason)
     return false;
   }
   fd_ = fd;
+  // O_DIRECT where every write is whole buffers at multiples of BufferSize from aligned memory;
+  // a compressed file's buffers are not, and an appended file's header is read first.
+  direct_ = !compressed_ && !append && settings_.buffer_bytes % 4096 == 0 && use_direct_io(fd_);
   slot_ = 1;
   write_at_ = settings_.buffer_bytes;
   file_buffers_ = 1;
@@ -255,8 +267,8 @@ std::uint64_t EtlFile::capacity_buffers() const {
 // LoggerName, LogFileName), then 0xFF. end_time 0: still running (EndTime 0).
 void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time) {
   const std::uint32_t bs = settings_.buffer_bytes;
-  std::vector<std::byte> b(bs, std::byte{0xFF});
-  std::byte* p = b.data();
+  std::byte* p = head_.get();
+  std::memset(p, 0xFF, bs);
   const std::u16string logger = utf16(settings_.logger_name);
   const std::u16string file = utf16(current_name_);
   const auto names = static_cast<std::uint32_t>((logger.size() + file.size()) * 2);
@@ -308,7 +320,7 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
                      static_cast<std::uint32_t>(buffers_lost_.load() + appended_buffers_lost_));
   std::memcpy(h + kLogfileHeaderBytes, logger.data(), logger.size() * 2);
   std::memcpy(h + kLogfileHeaderBytes + logger.size() * 2, file.data(), file.size() * 2);
-  (void)!::pwrite(fd_, b.data(), bs, 0);
+  (void)!write_fully(fd_, direct_, p, bs, 0);
 }
 
 void EtlFile::start_buffer() {
@@ -322,6 +334,7 @@ void EtlFile::write_buffer() {
   const std::uint32_t mode = settings_.log_file_mode;
   const std::uint64_t capacity = capacity_buffers();
   if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_buffers_ >= capacity) {
+    write_staged();  // to the file being closed
     write_header_buffer(pool_events_lost_, file_time_now());
     ULONG status = 0;
     std::string reason;
@@ -331,8 +344,11 @@ void EtlFile::write_buffer() {
     }
   }
   if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0 && slot_ >= capacity) {
-    slot_ = 1;  // the oldest buffer is overwritten: its records are counted lost
-    wrapped_ = true;
+    write_staged();           // a stage holds consecutive slots only
+    if (slot_ >= capacity) {  // (a failed write gives its slots back)
+      slot_ = 1;              // the oldest buffer is overwritten: its records are counted lost
+      wrapped_ = true;
+    }
   }
   const bool sequential_full =
       capacity != 0 &&
@@ -345,7 +361,7 @@ void EtlFile::write_buffer() {
     start_buffer();
     return;
   }
-  std::byte* p = buffer_.data();
+  std::byte* p = buffer();
   std::memset(p, 0, kBufferHeaderBytes);
   if (!compressed_) std::memset(p + used_, 0xFF, bs - used_);
   put<std::uint32_t>(p, 0x00, bs);
@@ -370,42 +386,93 @@ void EtlFile::write_buffer() {
     events_in_file_.fetch_sub(slot_events_[slot_], std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!store_buffer()) {
-    std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
-    events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
-    buffers_lost_.fetch_add(1, std::memory_order_relaxed);
-    slot_events_[slot_] = 0;
-    start_buffer();
-    return;
+  if (compressed_) {
+    if (!store_compressed()) {
+      std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
+      events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
+      buffers_lost_.fetch_add(1, std::memory_order_relaxed);
+      slot_events_[slot_] = 0;
+      start_buffer();
+      return;
+    }
+    events_in_file_.fetch_add(buffer_events_, std::memory_order_relaxed);
+    buffers_written_.fetch_add(1, std::memory_order_relaxed);
+  } else if (staged_++ == 0) {  // counted in the file once written (write_staged)
+    staged_slot_ = slot_;
+    staged_file_buffers_ = file_buffers_;
   }
   slot_events_[slot_] = buffer_events_;
-  events_in_file_.fetch_add(buffer_events_, std::memory_order_relaxed);
-  buffers_written_.fetch_add(1, std::memory_order_relaxed);
   ++slot_;
   file_buffers_ = std::max(file_buffers_, slot_);
   start_buffer();
+  if (staged_ == stage_capacity_) start_staged();
 }
 
-// Writes buffer_ (its header filled) to the file: where its index puts it, or compressed at
-// write_at_. False when the write failed (errno says why).
-bool EtlFile::store_buffer() {
+void EtlFile::write_staged() {
+  start_staged();
+  collect();
+}
+
+// Hands the staged buffers to writer_ (once the write before is done) and goes on in the other
+// stage, the buffer being filled moved to its start.
+void EtlFile::start_staged() {
+  collect();
+  if (staged_ == 0) return;
   const std::uint32_t bs = settings_.buffer_bytes;
-  if (!compressed_) {
-    return ::pwrite(fd_, buffer_.data(), bs, static_cast<off_t>(slot_ * bs)) ==
-           static_cast<ssize_t>(bs);
+  std::uint64_t events = 0;
+  for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
+  in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_};
+  const std::byte* current = buffer();
+  writer_.start(fd_, direct_, stages_[cur_].get(), std::size_t{staged_} * bs, staged_slot_ * bs);
+  cur_ ^= 1u;
+  staged_ = 0;
+  if (buffer_events_ != 0) std::memcpy(buffer(), current, used_);
+}
+
+// Waits for writer_'s write and counts it: in the file, or lost with the buffers staged after
+// it (their slots follow its own), whose slots the next buffers take.
+void EtlFile::collect() {
+  if (!in_flight_.active) return;
+  const BackgroundWriter::Outcome done = writer_.wait();
+  in_flight_.active = false;
+  direct_ = done.direct;
+  if (done.ok) {
+    events_in_file_.fetch_add(in_flight_.events, std::memory_order_relaxed);
+    buffers_written_.fetch_add(in_flight_.buffers, std::memory_order_relaxed);
+    return;
   }
+  std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(done.error));
+  std::uint64_t events = in_flight_.events;
+  for (std::uint64_t s = in_flight_.slot + in_flight_.buffers; s < slot_; ++s) {
+    events += slot_events_[s];
+  }
+  for (std::uint64_t s = in_flight_.slot; s < slot_; ++s) slot_events_[s] = 0;
+  events_lost_.fetch_add(events, std::memory_order_relaxed);
+  buffers_lost_.fetch_add(in_flight_.buffers + staged_, std::memory_order_relaxed);
+  const std::byte* current = buffer();
+  staged_ = 0;
+  if (buffer_events_ != 0) std::memmove(buffer(), current, used_);
+  slot_ = in_flight_.slot;
+  file_buffers_ = in_flight_.file_buffers_before;
+}
+
+// Writes the buffer (its header filled) compressed at write_at_. False when the write failed
+// (errno says why).
+bool EtlFile::store_compressed() {
+  const std::uint32_t bs = settings_.buffer_bytes;
+  std::byte* const buf = buffer();
   const std::size_t n = etl::xpress_lz77_compress(
-      std::span<const std::byte>(buffer_.data() + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
+      std::span<const std::byte>(buf + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
       std::span<std::byte>(packed_.data() + kBufferHeaderBytes,
                            packed_.size() - kBufferHeaderBytes));
   const std::byte* out = packed_.data();
   std::uint32_t size = kBufferHeaderBytes + static_cast<std::uint32_t>(n);
   if (n == 0 || size >= bs) {  // does not shrink: the buffer as it is (the flag says which)
-    std::memset(buffer_.data() + used_, 0xFF, bs - used_);
-    out = buffer_.data();
+    std::memset(buf + used_, 0xFF, bs - used_);
+    out = buf;
     size = bs;
   } else {
-    std::memcpy(packed_.data(), buffer_.data(), kBufferHeaderBytes);
+    std::memcpy(packed_.data(), buf, kBufferHeaderBytes);
     put<std::uint32_t>(packed_.data(), 0x00, size);  // BufferSize: its bytes in the file
     put<std::uint16_t>(packed_.data(), 0x34, kBufferFlagProcIndex | kBufferFlagCompressed);
   }
@@ -445,7 +512,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
   }
   const auto aligned = align8(static_cast<std::uint32_t>(size));
   if (used_ + aligned > settings_.buffer_bytes) write_buffer();
-  std::byte* e = buffer_.data() + used_;
+  std::byte* e = buffer() + used_;
   // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes
   // are zeroed before the fields are written over them, and the fields stored as 0 below are
   // written; no memset of the whole record.
@@ -497,6 +564,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
 
 void EtlFile::flush() {
   if (buffer_events_ != 0) write_buffer();
+  write_staged();
 }
 
 void EtlFile::finish(std::uint64_t pool_events_lost) {

@@ -7,6 +7,8 @@
 // any thread.
 #pragma once
 
+#include "etl_output.h"
+
 #include <etwrt/dataplane.h>
 
 #include <windows.h>
@@ -56,8 +58,13 @@ class EtlFile {
 
   // One record of the session, in the order the reader delivers them.
   void add(const dataplane::RecordView& record);
-  // Writes the buffer being filled, if it holds any record (FlushTimer, ControlTrace FLUSH).
+  // Writes the buffer being filled, if it holds any record, and every buffer staged (FlushTimer,
+  // ControlTrace FLUSH).
   void flush();
+  // Writes the full buffers staged (they go to the file several at a time, in one write) and
+  // waits for every write begun: the logger calls it when the session is idle, so that a slow
+  // trickle still reaches the file.
+  void write_staged();
   // Stop: flushes, then rewrites the header buffer with EndTime, BuffersWritten, EventsLost
   // (`pool_events_lost` plus the file's own) and BuffersLost. The file is closed after.
   void finish(std::uint64_t pool_events_lost);
@@ -74,7 +81,12 @@ class EtlFile {
   void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
   void start_buffer();
   void write_buffer();
-  bool store_buffer();
+  bool store_compressed();
+  void start_staged();
+  void collect();
+  std::byte* buffer() {
+    return stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes;
+  }
   std::int64_t file_clock(std::uint64_t ns) const;
   std::uint64_t capacity_buffers() const;
 
@@ -82,7 +94,27 @@ class EtlFile {
   int fd_ = -1;
   std::string current_name_;
   std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
-  std::vector<std::byte> buffer_;
+  // Full buffers wait in a stage (page-aligned, for O_DIRECT) for the ones after them, and are
+  // written as one: staged_ of them, for the file's slots from staged_slot_ on. The buffer
+  // being filled is the next one in the stage. Two stages: while writer_ writes one, records
+  // go into the other.
+  AlignedBytes stages_[2];
+  unsigned cur_ = 0;
+  std::uint32_t stage_capacity_ = 1;
+  std::uint32_t staged_ = 0;
+  std::uint64_t staged_slot_ = 0;
+  std::uint64_t staged_file_buffers_ = 0;  // file_buffers_ before the first staged buffer
+  AlignedBytes head_;                      // the header buffer, built here (aligned too)
+  bool direct_ = false;                    // the descriptor has O_DIRECT
+  BackgroundWriter writer_;
+  // The write writer_ is doing: its slots and what they hold, counted in the file once done.
+  struct InFlight {
+    bool active = false;
+    std::uint64_t slot = 0;
+    std::uint32_t buffers = 0;
+    std::uint64_t events = 0;
+    std::uint64_t file_buffers_before = 0;
+  } in_flight_;
   // EVENT_TRACE_COMPRESSED_MODE (sequential and NEWFILE files): each data buffer is written as
   // its header and its records compressed (layout 2.0), at write_at_, one after the other.
   bool compressed_ = false;

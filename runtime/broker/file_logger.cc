@@ -92,6 +92,8 @@ void FileLogger::run() {
       // reads every buffer's descriptor, lines the writers are writing.
       const dataplane::Counters c = pool_->query(session_);
       file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
+    } else if (n == 0) {
+      file_->write_staged();  // idle: what is staged goes to the file now, not with later buffers
     }
     lock.lock();
     if (asked != flush_done_) {

@@ -60,6 +60,15 @@ uint32_t writing_buffer(Pool::Shared& s) {
   return owned;
 }
 
+// Records 0 to 4 of writer 1, all committed to the buffer `w` still fills: that buffer
+// (kNoBuffer when a write failed or no buffer is being filled).
+uint32_t commit_five(Pool& pool, Writer& w) {
+  for (uint64_t i = 0; i < 5; ++i) {
+    if (write_seq(w, 1, i) != WriteResult::written) return kNoBuffer;
+  }
+  return writing_buffer(*pool.shared());
+}
+
 TEST(DataplaneRecordLayout, RoundTripKeepsEveryField) {
   EVENT_DESCRIPTOR desc{0x1234, 2, 11, 5, 1, 0x77, 0x8000000000000003ull};
   const std::byte traits[] = {std::byte{9},    std::byte{0}, std::byte{'a'},
@@ -693,10 +702,9 @@ TEST(DataplaneReader, CorruptRecordEndsItsBufferCountedLost) {
     SCOPED_TRACE(framing ? "size field" : "user data length");
     Pool pool = Pool::create(small_config(4, 2, 4), "corrupt");
     Writer w(pool);
-    for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
-    Pool::Shared& s = *pool.shared();
-    const uint32_t owned = writing_buffer(s);
+    const uint32_t owned = commit_five(pool, w);
     ASSERT_NE(owned, kNoBuffer);
+    Pool::Shared& s = *pool.shared();
     const uint32_t record = 80 + sizeof(Payload);
     ASSERT_EQ(bytes_of(s.descs()[owned].commit.load()), 5 * record);
     std::byte* third = s.data(owned) + 2 * record;
@@ -1034,11 +1042,10 @@ TEST(DataplaneRelay, SlotsAreLimitedAndReleasedSlotsReturnThroughTheFeeder) {
 TEST(DataplaneRecovery, DeadWriterCommittedRecordsDeliveredTornOneNot) {
   Pool pool = Pool::create(small_config(4, 2, 4), "torn");
   Writer w(pool);
-  for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_seq(w, 1, i), WriteResult::written);
+  const uint32_t owned = commit_five(pool, w);
+  ASSERT_NE(owned, kNoBuffer);
   // A record the writer began but never committed: bytes past the commit point.
   Pool::Shared& s = *pool.shared();
-  const uint32_t owned = writing_buffer(s);
-  ASSERT_NE(owned, kNoBuffer);
   const uint32_t committed = bytes_of(s.descs()[owned].commit.load());
   RecordHeader torn{};
   torn.size = 112;
@@ -1059,20 +1066,13 @@ TEST(DataplaneRecovery, WriterKilledMidStreamLosesNothingCommitted) {
   Pool pool = Pool::create(small_config(4, 4, 256), "sigkill");
   // The child counts an attempt before making it, so at its death the count is exact or one
   // ahead (the write in progress, possibly a torn record).
-  auto* attempts = static_cast<std::atomic<uint64_t>*>(mmap(nullptr, sizeof(std::atomic<uint64_t>),
-                                                            PROT_READ | PROT_WRITE,
-                                                            MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(attempts, MAP_FAILED);
-  new (attempts) std::atomic<uint64_t>(0);
-  const pid_t child = fork();
+  std::atomic<uint64_t>* attempts = shared_counter();
+  ASSERT_NE(attempts, nullptr);
+  const pid_t child = fork_endless_writer(pool, [&](Writer& w, uint64_t i) {
+    attempts->store(i + 1, std::memory_order_relaxed);
+    write_seq(w, 7, i);
+  });
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    Writer w(pool);
-    for (uint64_t i = 0;; ++i) {
-      attempts->store(i + 1, std::memory_order_relaxed);
-      write_seq(w, 7, i);
-    }
-  }
   Collector col;
   {
     Reader reader(pool, ReaderOptions{.eager_partial = true});

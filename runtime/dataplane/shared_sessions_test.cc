@@ -379,20 +379,13 @@ TEST(DataplaneSharedSessions, AWriterKilledMidStreamLeavesEachSessionAccountedFo
     Reader reader1(pool, ReaderOptions{}, 1);
     // How many writes the child finished; the one under way when it is killed may or may not
     // have been committed or counted lost.
-    auto* finished = static_cast<std::atomic<uint64_t>*>(
-        mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-    ASSERT_NE(finished, MAP_FAILED);
-    new (finished) std::atomic<uint64_t>(0);
-    const pid_t child = fork();
+    std::atomic<uint64_t>* finished = shared_counter();
+    ASSERT_NE(finished, nullptr);
+    const pid_t child = fork_endless_writer(pool, [&](Writer& w, uint64_t i) {
+      (void)write_seq(w, 1, i, two_sessions_of(i));
+      finished->store(i + 1, std::memory_order_release);
+    });
     ASSERT_GE(child, 0);
-    if (child == 0) {
-      Writer w(pool);
-      for (uint64_t i = 0;; ++i) {
-        (void)write_seq(w, 1, i, two_sessions_of(i));
-        finished->store(i + 1, std::memory_order_release);
-      }
-    }
     Collector got[2];
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20 + 7 * round);
     while (std::chrono::steady_clock::now() < until) {

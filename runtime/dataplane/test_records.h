@@ -1,13 +1,18 @@
 // The data plane tests' records: a payload that says who wrote it and its sequence number, a
-// collector that checks their order as a reader delivers them, and the accounting identity.
+// collector that checks their order as a reader delivers them, the accounting identity, and a
+// counter a forked writer shares with the test.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -32,6 +37,26 @@ inline EVENT_DATA_DESCRIPTOR describe(const void* p, uint32_t size) {
   d.Ptr = reinterpret_cast<ULONGLONG>(p);
   d.Size = size;
   return d;
+}
+
+// A counter that a forked child and its parent both see (shared anonymous memory, which the
+// test may munmap); nullptr when it cannot be mapped.
+inline std::atomic<uint64_t>* shared_counter() {
+  void* p = mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : new (p) std::atomic<uint64_t>(0);
+}
+
+// A child process that writes to `pool` until the test kills it: `write(w, i)` for i = 0, 1, ...
+// with a Writer of its own. The child's pid, negative when fork failed.
+template <typename Write>
+pid_t fork_endless_writer(Pool& pool, Write write) {
+  const pid_t child = fork();
+  if (child == 0) {
+    Writer w(pool);
+    for (uint64_t i = 0;; ++i) write(w, i);
+  }
+  return child;
 }
 
 // One record for the pool's sessions in `sessions` (bit i: session i).

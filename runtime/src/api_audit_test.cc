@@ -614,14 +614,26 @@ TEST_F(Audit, OversizedEventsAreArithmeticOverflowOrMoreData) {
   EXPECT_EQ(stop(tight), ERROR_SUCCESS);
 }
 
-// nf-evntprov-eventactivityidcontrol.md: GET_SET_ID sets and returns the previous ID,
-// CREATE_SET_ID makes a new one current and returns the previous; NULL ActivityId or an
+// nf-evntprov-eventactivityidcontrol.md: a thread starts with no activity ID (GUID_NULL);
+// CREATE_ID makes one and leaves the thread's alone; GET_SET_ID sets and returns the previous
+// ID, CREATE_SET_ID makes a new one current and returns the previous; NULL ActivityId or an
 // unknown code: ERROR_INVALID_PARAMETER.
 TEST_F(Audit, ActivityIdControlCodes) {
-  GUID a{}, b{}, now{};
+  GUID initial = kProvider;
+  ULONG initial_status = ERROR_INVALID_FUNCTION;
+  std::thread([&] {
+    initial_status = EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &initial);
+  }).join();
+  EXPECT_EQ(initial_status, ERROR_SUCCESS);
+  EXPECT_TRUE(initial == GUID_NULL);
+  GUID a{}, b{}, now{}, before{};
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &before), ERROR_SUCCESS);
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &a), ERROR_SUCCESS);
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &b), ERROR_SUCCESS);
+  EXPECT_FALSE(a == GUID_NULL);
   EXPECT_FALSE(a == b);
+  ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &now), ERROR_SUCCESS);
+  EXPECT_TRUE(now == before);  // CREATE leaves the thread's ID alone.
   GUID swap = a;
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_SET_ID, &swap), ERROR_SUCCESS);
   swap = b;
@@ -634,6 +646,7 @@ TEST_F(Audit, ActivityIdControlCodes) {
   EXPECT_TRUE(previous == b);
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, &now), ERROR_SUCCESS);
   EXPECT_FALSE(now == b);
+  EXPECT_FALSE(now == GUID_NULL);
   EXPECT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_GET_ID, nullptr), ERROR_INVALID_PARAMETER);
   EXPECT_EQ(EventActivityIdControl(99, &now), ERROR_INVALID_PARAMETER);
 }

@@ -268,27 +268,13 @@ ETWRT_CONTROL_SHORTHAND(UpdateTraceW, ControlTraceW, LPCWSTR, EVENT_TRACE_CONTRO
 ULONG WMIAPI QueryAllTracesW(PEVENT_TRACE_PROPERTIES* PropertyArray, ULONG PropertyArrayCount,
                              PULONG LoggerCount) {
   return etwrt::guarded("QueryAllTracesW", [&]() -> ULONG {
-    std::vector<etwrt::QueriedSession> sessions;
-    ULONG total = 0;
-    if (const ULONG status = etwrt::query_all_sessions(PropertyArray, PropertyArrayCount,
-                                                       LoggerCount, sessions, total);
-        status != ERROR_SUCCESS) {
-      return status;
-    }
-    std::vector<std::u16string> names;  // Every name converts, or nothing is written.
-    for (const etwrt::QueriedSession& s : sessions) {
-      names.emplace_back();
-      if (!to_utf16(s.names.logger, names.back())) return ERROR_INVALID_DATA;
-      names.emplace_back();
-      if (!to_utf16(s.names.log_file, names.back())) return ERROR_INVALID_DATA;
-    }
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      *PropertyArray[i] = sessions[i].fixed;
-      etwrt::write_control_names(PropertyArray[i], utf16_bytes(names[2 * i]),
-                                 utf16_bytes(names[2 * i + 1]));
-    }
-    *LoggerCount = total;
-    return total > PropertyArrayCount ? ERROR_MORE_DATA : ERROR_SUCCESS;
+    const auto wide = [](const std::string& name, std::string& bytes) {
+      std::u16string text;
+      if (!to_utf16(name, text)) return false;
+      bytes = utf16_bytes(text);
+      return true;
+    };
+    return etwrt::query_all_traces(PropertyArray, PropertyArrayCount, LoggerCount, wide);
   });
 }
 

@@ -183,6 +183,18 @@ bool active_logger(TRACEHANDLE handle, Logger& out) {
   return !out.pool->stopped.load(std::memory_order_acquire);
 }
 
+// GetTraceEnableLevel's and GetTraceEnableFlags' read: a field of the handle's logger, else 0
+// with ERROR_INVALID_HANDLE as the thread's last error.
+template <class T>
+T logger_field(TRACEHANDLE handle, T Logger::*field) {
+  ClassicRegistry& registry = ClassicRegistry::instance();
+  std::lock_guard lock(registry.mu);
+  auto it = registry.loggers.find(handle);
+  if (it != registry.loggers.end()) return (*it->second).*field;
+  SetLastError(ERROR_INVALID_HANDLE);
+  return 0;
+}
+
 ULONG trace_message(TRACEHANDLE LoggerHandle, ULONG MessageFlags, LPCGUID MessageGuid,
                     USHORT MessageNumber, va_list args) {
   if (LoggerHandle == 0 || MessageGuid == nullptr ||
@@ -338,21 +350,11 @@ TRACEHANDLE WMIAPI GetTraceLoggerHandle(PVOID Buffer) {
 }
 
 UCHAR WMIAPI GetTraceEnableLevel(TRACEHANDLE TraceHandle) {
-  etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
-  std::lock_guard lock(registry.mu);
-  auto it = registry.loggers.find(TraceHandle);
-  if (it != registry.loggers.end()) return it->second->level;
-  SetLastError(ERROR_INVALID_HANDLE);
-  return 0;
+  return etwrt::logger_field(TraceHandle, &etwrt::Logger::level);
 }
 
 ULONG WMIAPI GetTraceEnableFlags(TRACEHANDLE TraceHandle) {
-  etwrt::ClassicRegistry& registry = etwrt::ClassicRegistry::instance();
-  std::lock_guard lock(registry.mu);
-  auto it = registry.loggers.find(TraceHandle);
-  if (it != registry.loggers.end()) return it->second->flags;
-  SetLastError(ERROR_INVALID_HANDLE);
-  return 0;
+  return etwrt::logger_field(TraceHandle, &etwrt::Logger::flags);
 }
 
 ULONG WMIAPI TraceEvent(TRACEHANDLE TraceHandle, PEVENT_TRACE_HEADER EventTrace) {

@@ -137,6 +137,29 @@ void start_enable_open(Seen& seen) {
   ASSERT_NE(seen.handle, INVALID_PROCESSTRACE_HANDLE);
 }
 
+// The consumer's run, checked: with the stack overwritten (here, and first thing in the thread
+// that runs ProcessTrace), `count` events written once the header event came are delivered,
+// every buffer callback gets etwrt's copy of the record, ProcessTrace ends ERROR_SUCCESS at the
+// session's stop, and CloseTrace succeeds.
+void expect_consumed(Seen& seen, int count) {
+  overwrite_the_stack();
+  ULONG status = 12345;
+  std::thread consumer([&] {
+    overwrite_the_stack();
+    status = ProcessTrace(&seen.handle, 1, nullptr, nullptr);
+  });
+  const bool attached = wait_until([&] { return seen.header_events.load() == 1; });
+  EXPECT_TRUE(attached) << "no header event";
+  if (attached) write_events(count);
+  EXPECT_TRUE(wait_until([&] { return seen.events.load() == count; })) << seen.events.load();
+  EXPECT_EQ(stop(seen.session), ERROR_SUCCESS);
+  consumer.join();
+  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
+  EXPECT_EQ(seen.events.load(), count);
+  EXPECT_EQ(seen.bad_buffer_record.load(), 0);
+  EXPECT_EQ(CloseTrace(seen.handle), ULONG{ERROR_SUCCESS});
+}
+
 // The record OpenTrace was given is a local of a function that returned, and the stack was
 // overwritten since: ProcessTrace must use what OpenTrace copied (with the record read at
 // ProcessTrace time this reads 0xA5 bytes as the callback pointer and crashes).
@@ -145,22 +168,8 @@ TEST(ConsumerOpen, TheRecordGivenToOpenTraceMayDieBeforeProcessTrace) {
   Seen seen;
   seen.session = "open-local-record";
   ASSERT_NO_FATAL_FAILURE(start_enable_open(seen));
-  overwrite_the_stack();
-  ULONG status = 12345;
-  std::thread consumer([&] {
-    overwrite_the_stack();
-    status = ProcessTrace(&seen.handle, 1, nullptr, nullptr);
-  });
-  ASSERT_TRUE(wait_until([&] { return seen.header_events.load() == 1; }));
-  write_events(5);
-  EXPECT_TRUE(wait_until([&] { return seen.events.load() == 5; })) << seen.events.load();
-  ASSERT_EQ(stop(seen.session), ERROR_SUCCESS);
-  consumer.join();
-  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
-  EXPECT_EQ(seen.events.load(), 5);
+  expect_consumed(seen, 5);
   EXPECT_GE(seen.buffers.load(), 1);
-  EXPECT_EQ(seen.bad_buffer_record.load(), 0);
-  EXPECT_EQ(CloseTrace(seen.handle), ULONG{ERROR_SUCCESS});
 }
 
 // Chromium's EtwTraceConsumerBaseTest: "OpenRealtimeSucceedsWhenNoSession",
@@ -182,17 +191,7 @@ TEST(ConsumerOpen, OpenedBeforeTheSessionStartsProcessTraceAttachesWhenItRuns) {
   TRACEHANDLE session = 0;
   ASSERT_EQ(start(seen.session, &session), ERROR_SUCCESS);
   ASSERT_EQ(enable(session), ERROR_SUCCESS);
-  overwrite_the_stack();
-  ULONG status = 12345;
-  std::thread consumer([&] { status = ProcessTrace(&seen.handle, 1, nullptr, nullptr); });
-  ASSERT_TRUE(wait_until([&] { return seen.header_events.load() == 1; }));
-  write_events(3);
-  EXPECT_TRUE(wait_until([&] { return seen.events.load() == 3; })) << seen.events.load();
-  ASSERT_EQ(stop(seen.session), ERROR_SUCCESS);
-  consumer.join();
-  EXPECT_EQ(status, ULONG{ERROR_SUCCESS});
-  EXPECT_EQ(seen.bad_buffer_record.load(), 0);
-  EXPECT_EQ(CloseTrace(seen.handle), ULONG{ERROR_SUCCESS});
+  expect_consumed(seen, 3);
 }
 
 // A session that exists but is not realtime: the same page's "does not have the real-time

@@ -4,6 +4,7 @@
 // is walked here by hand, the records decoded by the reader (whose decompressor shares no code
 // with the logger's compressor).
 #include "test_broker_home.h"
+#include "test_consumer.h"
 #include "test_properties.h"
 
 #include <windows.h>
@@ -152,11 +153,7 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   Read r;
   EVENT_TRACE_LOGFILEA l{};
   std::string name = file;
-  l.LogFileName = name.data();
-  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-  l.EventRecordCallback = on_event;
-  l.Context = &r;
-  TRACEHANDLE t = OpenTraceA(&l);
+  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &r);
   ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
   EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
   EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));

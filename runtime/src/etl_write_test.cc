@@ -3,6 +3,7 @@
 // reported lost. The bytes are read back by tests/etl/check_layout.py, a checker that shares
 // no code with the writer (and passes on the files Windows wrote, tests/etl/check_corpus.py).
 #include "test_broker_home.h"
+#include "test_consumer.h"
 #include "test_properties.h"
 
 #include <windows.h>
@@ -106,11 +107,7 @@ ReadBack read_back(const std::string& file) {
   ReadBack r;
   EVENT_TRACE_LOGFILEA l{};
   std::string name = file;
-  l.LogFileName = name.data();
-  l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-  l.EventRecordCallback = read_back_record;
-  l.Context = &r;
-  TRACEHANDLE h = OpenTraceA(&l);
+  TRACEHANDLE h = etwrt::testing::open_file(l, name, read_back_record, &r);
   if (h == INVALID_PROCESSTRACE_HANDLE) {
     r.open_status = GetLastError();
     return r;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "test_broker_home.h"
+#include "test_properties.h"
 
 namespace {
 
@@ -37,14 +38,10 @@ std::vector<std::uint8_t> traits_with_group(const GUID& group) {
 }
 
 TRACEHANDLE start(const std::string& name, ULONG mode) {
-  std::vector<char> bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
-  auto* p = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
-  p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
-  p->Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-  p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
-  p->LogFileMode = mode;
+  etwrt::testing::TraceProperties p;
+  p.get()->LogFileMode = mode;
   TRACEHANDLE h = 0;
-  EXPECT_EQ(StartTraceA(&h, name.c_str(), p), ERROR_SUCCESS) << name;
+  EXPECT_EQ(StartTraceA(&h, name.c_str(), p.get()), ERROR_SUCCESS) << name;
   return h;
 }
 

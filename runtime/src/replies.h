@@ -63,20 +63,18 @@ SessionNames fill_fixed_properties(EVENT_TRACE_PROPERTIES* out, const nlohmann::
 ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
                       ULONG code, SessionNames& names);
 
-// One session as QueryAllTraces returns it: the fixed part (the caller's structure's own
-// BufferSize and offsets kept) and the names, not yet written anywhere.
-struct QueriedSession {
-  EVENT_TRACE_PROPERTIES fixed;
-  SessionNames names;
-};
+// How QueryAllTraces' A or W form writes a session name: its bytes in that form's encoding,
+// terminating NUL included, in `bytes`; false when the name does not convert.
+using NameEncoder = bool (*)(const std::string& name, std::string& bytes);
 
-// QueryAllTraces' work but the writing, for the A and W calls: the argument checks
-// (check_query_all_traces), then the running sessions but private ones, in the order they
-// started: `out` gets the first min(count, sessions) of them, `total` how many there are (0,
-// with ERROR_SUCCESS, for a caller without the right to control sessions). Nothing is written
-// to the caller's structures.
-ULONG query_all_sessions(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
-                         const ULONG* logger_count, std::vector<QueriedSession>& out, ULONG& total);
+// QueryAllTraces for the A and W calls: the argument checks (check_query_all_traces), then the
+// running sessions but private ones, in the order they started, each structure as
+// ControlTrace(QUERY) fills it (the caller's own BufferSize and offsets kept, the names encoded
+// by `encode`). The first min(count, sessions) structures are written; *logger_count says how
+// many there are (0, with ERROR_SUCCESS, for a caller without the right to control sessions).
+// Every name converts, or nothing is written (ERROR_INVALID_DATA).
+ULONG query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count, ULONG* logger_count,
+                       NameEncoder encode);
 
 // What a register reply says of a provider some session enables already.
 struct PreEnabled {

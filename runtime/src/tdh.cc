@@ -42,6 +42,20 @@ std::u16string utf16(const std::string& text) {
   return out;
 }
 
+ULONG copy_out(std::span<const std::byte> fixed, std::span<const char16_t> strings, void* buffer,
+               ULONG* size) {
+  const std::size_t total = fixed.size() + strings.size_bytes();
+  if (buffer == nullptr || *size < total) {
+    *size = static_cast<ULONG>(total);
+    return ERROR_INSUFFICIENT_BUFFER;
+  }
+  auto* bytes = static_cast<std::byte*>(buffer);
+  std::memcpy(bytes, fixed.data(), fixed.size());
+  if (!strings.empty()) std::memcpy(bytes + fixed.size(), strings.data(), strings.size_bytes());
+  *size = static_cast<ULONG>(total);
+  return ERROR_SUCCESS;
+}
+
 }  // namespace etwrt::tdh
 
 namespace {
@@ -220,16 +234,7 @@ ULONG event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* 
     fill_property(m, p, epi);
     epi.NameOffset = add_string(strings, base, p.name);
   }
-  const std::size_t total = base + strings.size() * sizeof(char16_t);
-  if (buffer == nullptr || *size < total) {
-    *size = static_cast<ULONG>(total);
-    return ERROR_INSUFFICIENT_BUFFER;
-  }
-  std::memcpy(buffer, out.data(), base);
-  std::memcpy(reinterpret_cast<std::byte*>(buffer) + base, strings.data(),
-              strings.size() * sizeof(char16_t));
-  *size = static_cast<ULONG>(total);
-  return ERROR_SUCCESS;
+  return etwrt::tdh::copy_out(out, strings, buffer, size);
 }
 
 std::u16string name_at(ULONGLONG pointer) {

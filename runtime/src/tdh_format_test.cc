@@ -218,11 +218,7 @@ TEST(TdhFormatProperty, BufferProtocolAndBadData) {
 // success a consumed count within the data and a NUL-terminated text (no crash, no overread:
 // run under the sanitizers by ci/sanitizers).
 TEST(TdhFormatProperty, ArbitraryDataNeverOverreads) {
-  std::uint32_t seed = 12345;
-  auto next = [&] {
-    seed = seed * 1664525u + 1013904223u;
-    return seed >> 8;
-  };
+  etwrt::testing::Lcg next(12345);
   const std::vector<USHORT> in_types = {
       0,  1,  2,  3,  4,  5,  6,   7,   8,   9,   10,  11,  12,  13,  14,  15,  16,  17,  18, 19,
       20, 21, 22, 23, 24, 25, 300, 301, 302, 303, 304, 305, 306, 307, 308, 309, 310, 311, 999};

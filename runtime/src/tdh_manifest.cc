@@ -254,6 +254,21 @@ struct Strings {
   }
 };
 
+// A length or count parameter of a field: a fixed number (`fixed_flag`, the number in `value`)
+// or another field's value (`field_flag`, that field's index in `index`); its flag, 0 for none.
+int param(const ManifestParam& m, std::size_t scope_start, int fixed_flag, int field_flag,
+          USHORT& value, USHORT& index) {
+  if (m.kind == ManifestParam::kFixed) {
+    value = static_cast<USHORT>(m.value);
+    return fixed_flag;
+  }
+  if (m.kind == ManifestParam::kField) {
+    index = static_cast<USHORT>(scope_start + m.field);
+    return field_flag;
+  }
+  return 0;
+}
+
 void fill_property(const Flat& p, Strings& strings, EVENT_PROPERTY_INFO& out) {
   const ManifestField& f = *p.field;
   int flags = 0;
@@ -268,20 +283,10 @@ void fill_property(const Flat& p, Strings& strings, EVENT_PROPERTY_INFO& out) {
     out.nonStructType.MapNameOffset = strings.add(f.map);
     out.length = static_cast<USHORT>(etwrt::manifest_fixed_size(f.in_type, false));
   }
-  if (f.length.kind == ManifestParam::kFixed) {
-    flags |= PropertyParamFixedLength;
-    out.length = static_cast<USHORT>(f.length.value);
-  } else if (f.length.kind == ManifestParam::kField) {
-    flags |= PropertyParamLength;
-    out.lengthPropertyIndex = static_cast<USHORT>(p.scope_start + f.length.field);
-  }
-  if (f.count.kind == ManifestParam::kFixed) {
-    flags |= PropertyParamFixedCount;
-    out.count = static_cast<USHORT>(f.count.value);
-  } else if (f.count.kind == ManifestParam::kField) {
-    flags |= PropertyParamCount;
-    out.countPropertyIndex = static_cast<USHORT>(p.scope_start + f.count.field);
-  }
+  flags |= param(f.length, p.scope_start, PropertyParamFixedLength, PropertyParamLength, out.length,
+                 out.lengthPropertyIndex);
+  flags |= param(f.count, p.scope_start, PropertyParamFixedCount, PropertyParamCount, out.count,
+                 out.countPropertyIndex);
   out.Flags = static_cast<PROPERTY_FLAGS>(flags);
   out.NameOffset = strings.add(f.name, true);
 }
@@ -364,16 +369,7 @@ ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer
   for (std::size_t i = 0; i < props.size(); ++i) {
     fill_property(props[i], s, info->EventPropertyInfoArray[i]);
   }
-  const std::size_t total = base + s.units.size() * sizeof(char16_t);
-  if (buffer == nullptr || *size < total) {
-    *size = static_cast<ULONG>(total);
-    return ERROR_INSUFFICIENT_BUFFER;
-  }
-  std::memcpy(buffer, out.data(), base);
-  std::memcpy(reinterpret_cast<std::byte*>(buffer) + base, s.units.data(),
-              s.units.size() * sizeof(char16_t));
-  *size = static_cast<ULONG>(total);
-  return ERROR_SUCCESS;
+  return copy_out(out, s.units, buffer, size);
 }
 
 // One descriptor names a template field; two name a struct (its ArrayIndex the element, ~0
@@ -429,16 +425,7 @@ ULONG manifest_map_information(const EVENT_RECORD* e, const std::u16string& name
     info->MapEntryArray[i].Value = map->entries[i].first;
     info->MapEntryArray[i].OutputOffset = s.add(map->entries[i].second + " ", true);
   }
-  const std::size_t total = base + s.units.size() * sizeof(char16_t);
-  if (buffer == nullptr || *size < total) {
-    *size = static_cast<ULONG>(total);
-    return ERROR_INSUFFICIENT_BUFFER;
-  }
-  std::memcpy(buffer, out.data(), base);
-  std::memcpy(reinterpret_cast<std::byte*>(buffer) + base, s.units.data(),
-              s.units.size() * sizeof(char16_t));
-  *size = static_cast<ULONG>(total);
-  return ERROR_SUCCESS;
+  return copy_out(out, s.units, buffer, size);
 }
 
 }  // namespace etwrt::tdh

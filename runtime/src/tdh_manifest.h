@@ -14,6 +14,12 @@ namespace etwrt::tdh {
 // UTF-8 to UTF-16 units (tdh.cc).
 std::u16string utf16(const std::string& text);
 
+// A TDH structure's answer (tdh.cc): its fixed part, then the UTF-16 strings its offsets point
+// at, into the caller's buffer of *size bytes. *size says the size needed; a buffer too small
+// (or none) is ERROR_INSUFFICIENT_BUFFER, and nothing is written.
+ULONG copy_out(std::span<const std::byte> fixed, std::span<const char16_t> strings, void* buffer,
+               ULONG* size);
+
 // ERROR_NOT_FOUND when no loaded manifest defines the event (provider, Id, Version).
 ULONG manifest_event_information(const EVENT_RECORD* e, TRACE_EVENT_INFO* buffer, ULONG* size);
 

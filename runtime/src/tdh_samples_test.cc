@@ -340,11 +340,7 @@ TEST_F(TdhSamples, StructMembersByTwoDescriptors) {
 // status the pages list (ERROR_EVT_INVALID_EVENT_DATA when the payload does not hold what the
 // template says), never a read past the payload (ci/sanitizers runs this).
 TEST_F(TdhSamples, ArbitraryPayloadsGiveAStatus) {
-  std::uint32_t seed = 99;
-  auto next = [&] {
-    seed = seed * 1664525u + 1013904223u;
-    return seed >> 8;
-  };
+  etwrt::testing::Lcg next(99);
   const std::vector<std::vector<std::u16string>> paths = {
       {u"Payload"}, {u"Entries"}, {u"Entries", u"Label"}, {u"Corners", u"Y"}, {u"Samples"}};
   for (int round = 0; round < 3000; ++round) {
@@ -503,6 +499,15 @@ ULONG write_records_event(REGHANDLE provider) {
   return EventWrite(provider, &event, static_cast<ULONG>(d.size()), d.data());
 }
 
+// The samples' provider registered, and the session `name` of properties `p` started with it
+// enabled (level 5).
+void register_and_start(const char* name, etwrt::testing::TraceProperties& p, REGHANDLE& provider,
+                        TRACEHANDLE& session) {
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
+  ASSERT_EQ(StartTraceA(&session, name, p.get()), ULONG{ERROR_SUCCESS});
+  ASSERT_EQ(EnableTraceEx2(session, &kProvider, 1, 5, 0, 0, 10000, nullptr), ULONG{ERROR_SUCCESS});
+}
+
 const std::vector<std::string> kRecordsDecoded = {
     "Size: 2",         "Payload: 0xABCD", "Tag: 0x090807060504", "Secure: false",
     "File: D:\\x.log", "EntryCount: 1",   "Code: 0x7",           "Label: one"};
@@ -512,10 +517,8 @@ TEST_F(TdhSamples, DeliveredEventsDecodeInTheCallback) {
   ASSERT_FALSE(home.dir.empty());
   REGHANDLE provider = 0;
   TRACEHANDLE session = 0;
-  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
   etwrt::testing::TraceProperties p;
-  ASSERT_EQ(StartTraceA(&session, "tdh-samples", p.get()), ULONG{ERROR_SUCCESS});
-  ASSERT_EQ(EnableTraceEx2(session, &kProvider, 1, 5, 0, 0, 10000, nullptr), ULONG{ERROR_SUCCESS});
+  ASSERT_NO_FATAL_FAILURE(register_and_start("tdh-samples", p, provider, session));
   std::vector<Decoded> seen;
   {
     etwrt::testing::ThreadConsumer<Decoded> consumer("tdh-samples", &decode_delivered);
@@ -546,16 +549,14 @@ VOID WINAPI on_file_record(PEVENT_RECORD e) {
 TEST_F(TdhSamples, TraceFileEventsDecodeInTheCallback) {
   PrivateHome home;
   ASSERT_FALSE(home.dir.empty());
-  REGHANDLE provider = 0;
-  TRACEHANDLE session = 0;
-  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &provider), ULONG{ERROR_SUCCESS});
   const std::string file = home.dir + "/samples.etl";
   etwrt::testing::TraceProperties p(2048);
   p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
   p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 1024;
   std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
-  ASSERT_EQ(StartTraceA(&session, "tdh-samples-file", p.get()), ULONG{ERROR_SUCCESS});
-  ASSERT_EQ(EnableTraceEx2(session, &kProvider, 1, 5, 0, 0, 10000, nullptr), ULONG{ERROR_SUCCESS});
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+  ASSERT_NO_FATAL_FAILURE(register_and_start("tdh-samples-file", p, provider, session));
   EXPECT_EQ(write_records_event(provider), ULONG{ERROR_SUCCESS});
   EXPECT_EQ(ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP),
             ULONG{ERROR_SUCCESS});

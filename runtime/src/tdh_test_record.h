@@ -1,6 +1,6 @@
 // Test support: an EVENT_RECORD made by hand and what tdh.h says of it (tdh_test.cc gives it a
 // TraceLogging schema item, tdh_manifest_test.cc the header of a manifest event), and readers
-// of the TRACE_EVENT_INFO that TDH returns.
+// of the TRACE_EVENT_INFO that TDH returns; Lcg, arbitrary input that is the same every run.
 #pragma once
 
 #include <windows.h>
@@ -83,5 +83,19 @@ inline std::u16string text16(const Bytes& info, ULONG offset) {
 inline const TRACE_EVENT_INFO& as_info(const Bytes& b) {
   return *reinterpret_cast<const TRACE_EVENT_INFO*>(b.data());
 }
+
+// The same pseudo-random numbers on every run (a linear congruential generator, 24 bits a call),
+// for the tests that feed TDH arbitrary bytes: a failure names a case that comes again.
+class Lcg {
+ public:
+  explicit Lcg(std::uint32_t seed) : seed_(seed) {}
+  std::uint32_t operator()() {
+    seed_ = seed_ * 1664525u + 1013904223u;
+    return seed_ >> 8;
+  }
+
+ private:
+  std::uint32_t seed_;
+};
 
 }  // namespace etwrt::testing

@@ -1,6 +1,6 @@
 // Test support: a realtime EVENT_RECORD consumer of one session. open_realtime() opens it
-// (OpenTraceA) for a callback; ThreadConsumer runs ProcessTrace on a thread of its own and keeps
-// what the test's `read` makes of each record it wants.
+// (OpenTraceA) for a callback, open_file() a trace file; ThreadConsumer runs ProcessTrace on a
+// thread of its own and keeps what the test's `read` makes of each record it wants.
 #pragma once
 
 #include <windows.h>
@@ -28,6 +28,17 @@ inline TRACEHANDLE open_realtime(EVENT_TRACE_LOGFILEA& logfile, std::string& nam
   logfile.LoggerName = name.data();
   logfile.ProcessTraceMode =
       PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | extra_mode;
+  logfile.EventRecordCallback = callback;
+  logfile.Context = context;
+  return OpenTraceA(&logfile);
+}
+
+// OpenTraceA of the trace file `name` (kept alive by the caller, as `logfile`), delivering
+// EVENT_RECORDs to `callback` with `context` as UserContext.
+inline TRACEHANDLE open_file(EVENT_TRACE_LOGFILEA& logfile, std::string& name,
+                             PEVENT_RECORD_CALLBACK callback, void* context) {
+  logfile.LogFileName = name.data();
+  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
   logfile.EventRecordCallback = callback;
   logfile.Context = context;
   return OpenTraceA(&logfile);

@@ -1,6 +1,7 @@
 // TraceLogging through libetwrt against a real broker: EVENT_DATA_DESCRIPTOR.Type honoured
 // only once asked for (EVENT_DATA_DESCRIPTOR page), the EVENT_SCHEMA_TL item, the timestamp
 // override, and tdh.h decoding the delivered events.
+#include "test_broker_home.h"
 #include "test_consumer.h"
 #include "test_properties.h"
 #include "tl_test_metadata.h"
@@ -120,12 +121,6 @@ std::u16string text16(const Bytes& info, ULONG offset) {
 class TraceLoggingApi : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/etwrt-tl-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    ::setenv("ETWRT_HOME", (dir_ + "/home").c_str(), 1);
-    // The broker ends with this process: a crashed or killed test leaves none behind.
-    ::setenv("ETWRT_BROKER_OWNER_PID", std::to_string(::getpid()).c_str(), 1);
     ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &handle_), ERROR_SUCCESS);
     etwrt::testing::TraceProperties p;
     ASSERT_EQ(StartTraceA(&session_, "tl", p.get()), ERROR_SUCCESS);
@@ -134,11 +129,6 @@ class TraceLoggingApi : public ::testing::Test {
   void TearDown() override {
     g_ask.clear();
     EventUnregister(handle_);
-    std::ifstream in(dir_ + "/home/broker.pid");
-    pid_t pid = 0;
-    if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
   // Writes one event of `data`, stops the session, returns what the consumer saw.
   std::vector<Seen> write_and_collect(std::vector<EVENT_DATA_DESCRIPTOR> data,
@@ -158,7 +148,8 @@ class TraceLoggingApi : public ::testing::Test {
               ERROR_SUCCESS);
   }
 
-  std::string dir_;
+  // Its own broker, stopped and its folder removed when the test ends.
+  etwrt::testing::PrivateBrokerHome home_{"etwrt-tl-test"};
   REGHANDLE handle_ = 0;
   TRACEHANDLE session_ = 0;
   const Bytes meta_ = TlMetadata("Etwh.Tl").field("n", 8).field("s", 2).bytes();

@@ -11,21 +11,6 @@
 namespace etwh::testing {
 namespace {
 
-// The UTF-16 name at `offset` of a TRACE_EVENT_INFO, as UTF-8.
-std::string name_at(const std::vector<std::uint8_t>& info, ULONG offset) {
-  std::u16string units;
-  for (std::size_t at = offset; offset != 0 && at + 1 < info.size(); at += 2) {
-    const auto unit = static_cast<char16_t>(info[at] | (info[at + 1] << 8));
-    if (unit == 0) break;
-    units.push_back(unit);
-  }
-  std::string out;
-  for (std::size_t i = 0; i < units.size();) {
-    utf16::append_utf8(out, utf16::next_code_point(units, i));
-  }
-  return out;
-}
-
 // The size of a fixed-size InType's value; 0 for any other.
 std::size_t fixed_size(USHORT in_type, USHORT header_flags) {
   switch (in_type) {
@@ -100,12 +85,12 @@ const EventDecoder::Schema& EventDecoder::schema_of(const EVENT_RECORD& record) 
   const auto& t = *reinterpret_cast<const TRACE_EVENT_INFO*>(info.data());
   // EventNameOffset shares its place with ActivityIDNameOffset (a union); older SDK headers
   // name only the latter.
-  schema.name = name_at(info, t.ActivityIDNameOffset);
+  schema.name = utf16::utf8_name_at(info, t.ActivityIDNameOffset);
   schema.in_place = true;
   for (ULONG i = 0; i < t.TopLevelPropertyCount && i < t.PropertyCount; ++i) {
     const EVENT_PROPERTY_INFO& p = t.EventPropertyInfoArray[i];
     schema.in_place = schema.in_place && readable_in_place(p);
-    schema.properties.push_back({name_at(info, p.NameOffset), p.nonStructType.InType});
+    schema.properties.push_back({utf16::utf8_name_at(info, p.NameOffset), p.nonStructType.InType});
   }
   return schema;
 }

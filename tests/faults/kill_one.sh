@@ -29,7 +29,7 @@ shift 6
 etwh=$1 command=$2
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-faults-XXXXXX")
 
-# members and cleanup: the run's processes, found by its home.
+# members, kill_members and cleanup: the run's processes, found by its home; verdict.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/run_processes.sh"
 
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
@@ -193,13 +193,9 @@ for ((i = 1; i <= iterations; i++)); do
     ((reports++))
     if check_report "$report" | sed 's/^/  FAIL: /' | grep .; then ((failures++)); fi
   fi
-  members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+  kill_members "$tmp"
 done
 
 echo "$target: $iterations runs, $hits with a $target killed, $reports reports checked," \
      "$failures failures"
-if ((hits == 0)); then
-  echo "FAIL: no $target was ever killed: the test proved nothing"
-  exit 1
-fi
-((failures == 0))
+verdict "$hits" "$failures" "no $target was ever killed"

@@ -10,6 +10,7 @@
 # Usage: etwh_from_install.sh BUILD_DIR SOURCE_DIR MUTANT...
 # Exit 0: all ran as expected; 77: skipped (no mount namespace here), with the reason; else 1.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/hidden_trees.sh"
 
 build=$(realpath "$1")
 source=$(realpath "$2")
@@ -19,11 +20,7 @@ readonly skip=77
 
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/etwh-install-XXXXXX")
 trap 'rm -rf "$prefix"' EXIT
-case "$prefix/" in
-  "$build"/* | "$source"/*)
-    echo "etwh_from_install: the prefix $prefix would be hidden too; set TMPDIR elsewhere" >&2
-    exit 1 ;;
-esac
+require_outside_trees "$prefix" "$build" "$source"
 
 hidden=("$source")
 [[ "$build/" == "$source"/* ]] || hidden+=("$build")

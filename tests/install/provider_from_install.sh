@@ -9,6 +9,7 @@
 # Usage: provider_from_install.sh BUILD_DIR SOURCE_DIR CXX_COMPILER
 # Exit 0: all as expected; else 1, saying what was not.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/hidden_trees.sh"
 
 build=$(realpath "$1")
 source=$(realpath "$2")
@@ -16,11 +17,7 @@ cxx=$3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/etwh-provider-install-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-case "$work/" in
-  "$build"/* | "$source"/*)
-    echo "etwh_provider_from_install: $work would be hidden too; set TMPDIR elsewhere" >&2
-    exit 1 ;;
-esac
+require_outside_trees "$work" "$build" "$source"
 
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log" 2>&1 || {
   cat "$work/install.log" >&2; exit 1; }

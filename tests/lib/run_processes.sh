@@ -16,11 +16,26 @@ members() {
   done
 }
 
+# Kills every process of the run whose home is under $1.
+kill_members() {
+  members "$1" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+}
+
 # Whatever a run left is killed and $work removed, however the test ends.
 cleanup() {
   for tmp in "$work"/run-*; do
     [[ -d $tmp ]] || continue
-    members "$tmp" | while read -r pid _; do kill -KILL "$pid" 2>/dev/null; done
+    kill_members "$tmp"
   done
   rm -rf "$work"
+}
+
+# The test's verdict after its runs: failed when none of them hit ($1 is 0; $3 says what never
+# happened), else passed when there were no failures ($2).
+verdict() {
+  if (($1 == 0)); then
+    echo "FAIL: $3: the test proved nothing"
+    return 1
+  fi
+  (($2 == 0))
 }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace etwh::utf16 {
 
@@ -59,6 +61,27 @@ inline bool to_utf8(std::u16string_view units, std::string& out) {
     append_utf8(out, c);
   }
   return true;
+}
+
+// Little-endian UTF-16 bytes, `units` units at most and up to the first NUL, as UTF-8; an
+// unpaired surrogate is encoded as its own code point (a decoder shows what the bytes hold).
+inline std::string utf8_of_le_units(const std::uint8_t* bytes, std::size_t units) {
+  std::u16string text;
+  for (std::size_t i = 0; i < units; ++i) {
+    const auto unit = static_cast<char16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+    if (unit == 0) break;
+    text.push_back(unit);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) append_utf8(out, next_code_point(text, i));
+  return out;
+}
+
+// The NUL-terminated name at byte `offset` of a TDH information block (TRACE_EVENT_INFO and
+// the like), as UTF-8: "" for offset 0 (the block has no such name) or one past its end.
+inline std::string utf8_name_at(const std::vector<std::uint8_t>& info, std::size_t offset) {
+  if (offset == 0 || offset >= info.size()) return {};
+  return utf8_of_le_units(info.data() + offset, (info.size() - offset) / 2);
 }
 
 }  // namespace etwh::utf16

@@ -268,6 +268,22 @@ TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
   EXPECT_EQ(stress_error_at(bad), std::string("/results/0/sessions/0/consumer_thread/preemptions"));
 }
 
+// The view of the first run of a stress file.
+json stress_run_of(const json& doc) {
+  const Input in = input_of(doc, "stress.json");
+  return stress_view({&in})["runs"][0];
+}
+
+// `run` shows one floor, of `placement` with its p99 and buckets, and session 0's p99 over it.
+void expect_one_floor(const json& run, const std::string& placement, const json& p99,
+                      const std::string& buckets, const json& p99_vs_floor) {
+  ASSERT_EQ(run["floors"].size(), 1u);
+  EXPECT_EQ(run["floors"][0]["placement"], placement);
+  EXPECT_EQ(run["floors"][0]["p99"], p99);
+  EXPECT_EQ(run["floors"][0]["buckets"], json::parse(buckets));
+  EXPECT_EQ(run["sessions"][0]["p99_vs_floor"][placement], p99_vs_floor);
+}
+
 // The floors per placement (2026-11-27): the one unpinned floor of older files is no
 // placement's, so it is not shown as one.
 TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
@@ -276,8 +292,7 @@ TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
   json& session = result["sessions"][0];
   result["wake_floor_us"] = {{"p50", 3}, {"p99", 20}, {"p999", 30}, {"samples", 4000}};
   session["latency_vs_floor"] = {{"p50", 2}, {"p99", 6}, {"p999", 7}};
-  const Input old_file = input_of(doc, "old.json");
-  const json old_run = stress_view({&old_file})["runs"][0];
+  const json old_run = stress_run_of(doc);
   EXPECT_EQ(old_run["floors"], json::array());
   EXPECT_FALSE(old_run["sessions"][0].contains("p99_vs_floor"));
 
@@ -288,13 +303,8 @@ TEST(ReportStress, TheFloorsPerPlacementPassAndTheUnpinnedOneDoesNot) {
                              {"other_cpu", {{"unavailable", "this thread may use a single CPU"}}}};
   session["latency_vs_floor"] = {{"same_cpu", {{"p50", 2}, {"p99", 31}, {"p999", 7}}},
                                  {"other_cpu", nullptr}};
-  const Input one_cpu = input_of(doc, "one_cpu.json");
-  const json run = stress_view({&one_cpu})["runs"][0];
-  ASSERT_EQ(run["floors"].size(), 1u);
-  EXPECT_EQ(run["floors"][0]["placement"], "same_cpu");
-  EXPECT_EQ(run["floors"][0]["p99"], 4);
-  EXPECT_EQ(run["floors"][0]["buckets"], json::parse("[[2.999, 3], [4.999, 1]]"));
-  EXPECT_EQ(run["sessions"][0]["p99_vs_floor"]["same_cpu"], 31);
+  const json run = stress_run_of(doc);
+  expect_one_floor(run, "same_cpu", 4, "[[2.999, 3], [4.999, 1]]", 31);
   EXPECT_TRUE(run["sessions"][0]["p99_vs_floor"]["other_cpu"].is_null());
 
   result["wake_floor_us"]["other_cpu"] = same;
@@ -317,13 +327,7 @@ TEST(ReportStress, TheReaderNapIsAFloorBesideThePlacements) {
        {{"p50", 95}, {"p99", 99}, {"histogram", {{"buckets", {{9, 90000, 99999, 500}}}}}}}};
   session["latency_vs_floor"] = {
       {"same_cpu", nullptr}, {"other_cpu", nullptr}, {"reader_nap", {{"p99", 1.3}}}};
-  const Input with_nap = input_of(doc, "nap.json");
-  const json run = stress_view({&with_nap})["runs"][0];
-  ASSERT_EQ(run["floors"].size(), 1u);
-  EXPECT_EQ(run["floors"][0]["placement"], "reader_nap");
-  EXPECT_EQ(run["floors"][0]["p99"], 99);
-  EXPECT_EQ(run["floors"][0]["buckets"], json::parse("[[99.999, 500]]"));
-  EXPECT_EQ(run["sessions"][0]["p99_vs_floor"]["reader_nap"], 1.3);
+  expect_one_floor(stress_run_of(doc), "reader_nap", 99, "[[99.999, 500]]", 1.3);
 
   result["reader_nap_us"].erase("slept");
   const Input bad = input_of(doc, "bad.json");

@@ -73,6 +73,9 @@ struct RecordRef {
 };
 static_assert(sizeof(RecordRef) == 24);
 
+// Records as the reader keeps them: sized without being zeroed first, since each is written.
+using Records = std::vector<RecordRef, UninitAllocator<RecordRef>>;
+
 struct BufferInfo {
   std::uint16_t processor;  // ProcessorIndex (ETW_BUFFER_FLAG_PROC_INDEX) or ProcessorNumber.
   std::uint16_t logger_id;
@@ -118,7 +121,7 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out,
 
 // The record's fixed header size for its kind (SYSTEM_TRACE_HEADER 32, compact 24, PERFINFO 16,
 // EVENT_TRACE_HEADER 48, EVENT_INSTANCE_GUID_HEADER 72, EVENT_HEADER 80).
-inline std::size_t fixed_header_size(Kind kind) {
+constexpr std::size_t fixed_header_size(Kind kind) {
   switch (kind) {
     case Kind::system32:
     case Kind::system64: return 32;

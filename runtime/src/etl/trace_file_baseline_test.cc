@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "corpus_test_files.h"
+#include "test_consumer.h"
 
 #include <cctype>
 #include <cmath>
@@ -300,11 +301,7 @@ Judged judge(const fs::path& path, std::vector<BaselineEvent>& baseline,
   j.provider_prefix = provider_prefix;
   EVENT_TRACE_LOGFILEA logfile{};
   std::string name = path.string();
-  logfile.LogFileName = name.data();
-  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-  logfile.EventRecordCallback = on_event;
-  logfile.Context = &j;
-  TRACEHANDLE h = OpenTraceA(&logfile);
+  TRACEHANDLE h = etwrt::testing::open_file(logfile, name, on_event, &j);
   EXPECT_NE(h, INVALID_PROCESSTRACE_HANDLE);
   if (h == INVALID_PROCESSTRACE_HANDLE) return j;
   j.start = logfile.LogfileHeader.StartTime.QuadPart;
@@ -438,18 +435,25 @@ TEST(EtlBaseline, ClrEventsDecodeWithTheClrManifestAsTheBaselinesShow) {
         j.unmapped.size(), listed(j.undecoded).c_str(), listed(j.unnamed).c_str(),
         listed(j.unmapped).c_str());
   };
-  auto gc = read_baseline(etwrt::etl::testing::corpus_dir() / "gcevents.baseline.txt");
-  const Judged g = judge(corpus_file("gcevents.etl.zip", "gcevents/PerfViewData.etl"), gc,
-                         "Microsoft-Windows-DotNETRuntime/");
-  report("gcevents", g);
-  EXPECT_TRUE(g.differences.empty()) << listed(g.differences);
-  EXPECT_GE(g.fields, 100u);
-  auto net = read_baseline(etwrt::etl::testing::corpus_dir() / "net.4.5.2.x64.baseline.txt");
-  const Judged n = judge(corpus_file("net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl"), net,
-                         "Microsoft-Windows-DotNETRuntime");
-  report("net.4.5.2.x64", n);
-  EXPECT_TRUE(n.differences.empty()) << listed(n.differences);
-  EXPECT_GE(n.fields, 500u);
+  struct Corpus {
+    const char* label;  // the baseline is <label>.baseline.txt
+    const char* zip;
+    const char* member;
+    const char* provider_prefix;
+    std::size_t fields_at_least;
+  };
+  for (const Corpus& c : {Corpus{"gcevents", "gcevents.etl.zip", "gcevents/PerfViewData.etl",
+                                 "Microsoft-Windows-DotNETRuntime/", 100},
+                          Corpus{"net.4.5.2.x64", "net.4.5.2.x64.etl.zip", "net.4.5.2.x64.etl",
+                                 "Microsoft-Windows-DotNETRuntime", 500}}) {
+    SCOPED_TRACE(c.label);
+    auto baseline =
+        read_baseline(etwrt::etl::testing::corpus_dir() / (std::string(c.label) + ".baseline.txt"));
+    const Judged j = judge(corpus_file(c.zip, c.member), baseline, c.provider_prefix);
+    report(c.label, j);
+    EXPECT_TRUE(j.differences.empty()) << listed(j.differences);
+    EXPECT_GE(j.fields, c.fields_at_least);
+  }
 }
 
 }  // namespace

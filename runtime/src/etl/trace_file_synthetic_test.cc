@@ -6,6 +6,8 @@
 #include "etl/record_decode.h"
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
+#include "etl/xpress_reference.h"
+#include "test_consumer.h"
 
 #include <windows.h>
 #include <evntcons.h>
@@ -27,6 +29,7 @@ namespace {
 
 namespace etl = etwrt::etl;
 using Bytes = std::vector<std::byte>;
+using etl::testing::reference_lz77;
 
 template <typename T>
 void put(Bytes& b, std::size_t at, T v) {
@@ -116,67 +119,6 @@ TEST(Xpress, InvalidStreamsAreErrors) {
   EXPECT_EQ(decompress(from({0, 0, 0, 0x40, 'a', 0x07, 0x00}), out), -1);
   // A flag word cut short.
   EXPECT_EQ(decompress(from({0, 0, 0}), out), -1);
-}
-
-// MS-XCA 2.4.4's decoding loop as written, byte by byte: what the decompressor's block copies
-// must give. -1 where it must fail.
-std::ptrdiff_t reference_lz77(const Bytes& in, Bytes& out) {
-  std::size_t ip = 0, op = 0, half = 0;
-  std::uint32_t flags = 0;
-  int count = 0;
-  const auto byte = [&](std::size_t at) { return std::to_integer<std::uint32_t>(in[at]); };
-  const auto u16 = [&](std::size_t at) { return byte(at) | (byte(at + 1) << 8); };
-  for (;;) {
-    if (count == 0) {
-      if (in.size() - ip < 4) return ip == in.size() ? static_cast<std::ptrdiff_t>(op) : -1;
-      flags = u16(ip) | (u16(ip + 2) << 16);
-      ip += 4;
-      count = 32;
-    }
-    --count;
-    if (ip == in.size()) return static_cast<std::ptrdiff_t>(op);
-    if ((flags & (1U << count)) == 0) {
-      if (op == out.size()) return -1;
-      out[op++] = in[ip++];
-      continue;
-    }
-    if (in.size() - ip < 2) return -1;
-    const std::uint32_t match = u16(ip);
-    ip += 2;
-    std::size_t length = match % 8;
-    if (length == 7) {
-      if (half == 0) {
-        if (ip == in.size()) return -1;
-        half = ip;
-        length = byte(ip++) % 16;
-      } else {
-        length = byte(half) / 16;
-        half = 0;
-      }
-      if (length == 15) {
-        if (ip == in.size()) return -1;
-        length = byte(ip++);
-        if (length == 255) {
-          if (in.size() - ip < 2) return -1;
-          length = u16(ip);
-          ip += 2;
-          if (length == 0) {
-            if (in.size() - ip < 4) return -1;
-            length = u16(ip) | (u16(ip + 2) << 16);
-            ip += 4;
-          }
-          if (length < 22) return -1;
-          length -= 22;
-        }
-        length += 15;
-      }
-      length += 7;
-    }
-    length += 3;
-    const std::size_t offset = match / 8 + 1;
-    if (offset > op || length > out.size() - op) return -1;
-    for (std::size_t i = 0; i < length; ++i, ++op) out[op] = out[op - offset];
-  }
 }
 
 // A valid MS-XCA stream of `items` random items: literal runs of 0 to 40, matches at offsets
@@ -357,25 +299,41 @@ Bytes event_record(std::int64_t qpc, std::uint16_t id, const Bytes& payload) {
 
 constexpr std::int64_t kStart = 133000000000000000;
 
+// A trace file: the header buffer, then `buffers` in file order.
+Bytes file_of(std::initializer_list<Bytes> buffers) {
+  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
+  for (const Bytes& b : buffers) file.insert(file.end(), b.begin(), b.end());
+  return file;
+}
+
+// An event record's stamp, Id and one byte of payload.
+struct Event {
+  std::int64_t qpc;
+  std::uint16_t id;
+  char payload;
+};
+
+// Event records one after the other, in file order.
+Bytes records_of(std::initializer_list<Event> events) {
+  Bytes out;
+  for (const Event& e : events) {
+    const Bytes r = event_record(e.qpc, e.id, from({e.payload}));
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+
 // Header buffer, then CPU 1's buffer (events 2 and 4), then CPU 0's (events 1 and 3): delivery
 // must interleave them by stamp.
 // `shift` moves the events' stamps (not the header's): a second file whose events fall between
 // the first one's.
 Bytes sample_file(bool compressed, std::int64_t shift = 0, std::uint16_t id_base = 0) {
-  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
-  Bytes cpu1 = event_record(1200 + shift, id_base + 2, from({'b'}));
-  const Bytes e4 = event_record(1400 + shift, id_base + 4, from({'d'}));
-  cpu1.insert(cpu1.end(), e4.begin(), e4.end());
-  Bytes cpu0 = event_record(1100 + shift, id_base + 1, from({'a'}));
-  const Bytes e3 = event_record(1300 + shift, id_base + 3, from({'c'}));
-  cpu0.insert(cpu0.end(), e3.begin(), e3.end());
-  const Bytes b1 = buffer(cpu1, 0, 1, compressed);
-  const Bytes b0 = buffer(cpu0, 0, 0, compressed);
-  file.insert(file.end(), b1.begin(), b1.end());
-  file.insert(file.end(), b0.begin(), b0.end());
-  return file;
+  const auto at = [&](std::int64_t qpc, std::uint16_t id, char payload) {
+    return Event{qpc + shift, static_cast<std::uint16_t>(id_base + id), payload};
+  };
+  return file_of({buffer(records_of({at(1200, 2, 'b'), at(1400, 4, 'd')}), 0, 1, compressed),
+                  buffer(records_of({at(1100, 1, 'a'), at(1300, 3, 'c')}), 0, 0, compressed)});
 }
-
 struct Delivered {
   std::vector<USHORT> ids;
   std::vector<std::int64_t> stamps;
@@ -404,17 +362,22 @@ struct FileRun {
   EVENT_TRACE_LOGFILEA logfile{};
 };
 
+// `bytes` in the file `name` of the temporary folder: its path, empty when it cannot be written.
+std::string temp_file(const std::string& name, const Bytes& bytes) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return {};
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && written ? path : std::string();
+}
+
 // Opens `bytes` (written to a temporary file, removed once open) into `r` with OpenTraceA.
 void open(const Bytes& bytes, FileRun& r, ULONG extra_mode = 0) {
   static int serial = 0;
-  const std::string path =
-      (std::filesystem::temp_directory_path() /
-       ("etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl"))
-          .string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file(
+      "etwrt-synthetic-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".etl",
+      bytes);
+  ASSERT_FALSE(path.empty());
   std::string name = path;
   r.logfile.LogFileName = name.data();
   r.logfile.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | extra_mode;
@@ -455,24 +418,10 @@ TEST(EtlSynthetic, RecordsOfBothCpusMergeByTimeWithTheirFields) {
 // A CPU whose stamps go back inside its buffer and stamps equal across CPUs: delivery is by
 // stamp, file order among equal stamps, whatever the per-CPU merge does inside.
 TEST(EtlSynthetic, StampsThatGoBackAndEqualStampsKeepTimeThenFileOrder) {
-  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
-  const std::pair<std::int64_t, std::uint16_t> cpu1[] = {{1300, 10}, {1200, 11}};
-  const std::pair<std::int64_t, std::uint16_t> cpu0[] = {
-      {1100, 20}, {1300, 21}, {1150, 22}, {1300, 23}};
-  Bytes records1;
-  for (const auto& [qpc, id] : cpu1) {
-    const Bytes e = event_record(qpc, id, from({'x'}));
-    records1.insert(records1.end(), e.begin(), e.end());
-  }
-  Bytes records0;
-  for (const auto& [qpc, id] : cpu0) {
-    const Bytes e = event_record(qpc, id, from({'y'}));
-    records0.insert(records0.end(), e.begin(), e.end());
-  }
-  const Bytes b1 = buffer(records1, 0, 1, true);
-  const Bytes b0 = buffer(records0, 0, 0, false);
-  file.insert(file.end(), b1.begin(), b1.end());
-  file.insert(file.end(), b0.begin(), b0.end());
+  const Bytes file = file_of(
+      {buffer(records_of({{1300, 10, 'x'}, {1200, 11, 'x'}}), 0, 1, true),
+       buffer(records_of({{1100, 20, 'y'}, {1300, 21, 'y'}, {1150, 22, 'y'}, {1300, 23, 'y'}}), 0,
+              0, false)});
   FileRun r;
   run(file, r);
   ASSERT_NE(r.handle, INVALID_PROCESSTRACE_HANDLE);
@@ -483,21 +432,11 @@ TEST(EtlSynthetic, StampsThatGoBackAndEqualStampsKeepTimeThenFileOrder) {
 // A circular file after its wrap holds its newest buffer before its oldest; records of equal
 // stamps across that seam come in the buffers' order (SequenceNumber), not the file's.
 TEST(EtlSynthetic, EqualStampsAcrossACircularSeamFollowTheBuffersSequence) {
-  Bytes file = buffer(header_record(kStart, 1000), 4, 0, false);
-  const auto records = [](std::initializer_list<std::pair<std::int64_t, std::uint16_t>> list) {
-    Bytes out;
-    for (const auto& [qpc, id] : list) {
-      const Bytes e = event_record(qpc, id, from({'z'}));
-      out.insert(out.end(), e.begin(), e.end());
-    }
-    return out;
-  };
-  Bytes newest = buffer(records({{1300, 31}, {1400, 32}}), 0, 0, false);
+  Bytes newest = buffer(records_of({{1300, 31, 'z'}, {1400, 32, 'z'}}), 0, 0, false);
   put<std::int64_t>(newest, 0x18, 5);
-  Bytes oldest = buffer(records({{1200, 41}, {1300, 42}}), 0, 0, false);
+  Bytes oldest = buffer(records_of({{1200, 41, 'z'}, {1300, 42, 'z'}}), 0, 0, false);
   put<std::int64_t>(oldest, 0x18, 4);
-  file.insert(file.end(), newest.begin(), newest.end());
-  file.insert(file.end(), oldest.begin(), oldest.end());
+  const Bytes file = file_of({newest, oldest});
   FileRun r;
   run(file, r);
   ASSERT_NE(r.handle, INVALID_PROCESSTRACE_HANDLE);
@@ -598,21 +537,14 @@ TEST(EtlSynthetic, TheMergeAlternatesBetweenFilesByStamp) {
   g_merged.clear();
   TRACEHANDLE handles[2];
   for (int i = 0; i < 2; ++i) {
-    const Bytes bytes = sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10));
     const std::string path =
-        (std::filesystem::temp_directory_path() / ("etwrt-merge-" + std::to_string(i) + ".etl"))
-            .string();
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
+        temp_file("etwrt-merge-" + std::to_string(i) + ".etl",
+                  sample_file(false, i * 50, static_cast<std::uint16_t>(i * 10)));
+    ASSERT_FALSE(path.empty());
     EVENT_TRACE_LOGFILEA l{};
     std::string name = path;
-    l.LogFileName = name.data();
-    l.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-    l.EventRecordCallback = merged;
-    l.Context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
-    handles[i] = OpenTraceA(&l);
+    handles[i] = etwrt::testing::open_file(
+        l, name, merged, reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1)));
     std::filesystem::remove(path);
     ASSERT_NE(handles[i], INVALID_PROCESSTRACE_HANDLE);
   }
@@ -653,12 +585,8 @@ TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
   static std::vector<std::pair<UCHAR, ULONG>> classic;
   classic.clear();
   EVENT_TRACE_LOGFILEA l{};
-  const Bytes bytes = sample_file(false);
-  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-classic.etl").string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file("etwrt-classic.etl", sample_file(false));
+  ASSERT_FALSE(path.empty());
   std::string name = path;
   l.LogFileName = name.data();
   l.EventCallback = [](PEVENT_TRACE t) {
@@ -675,12 +603,8 @@ TEST(EtlSynthetic, WindowCancelClassicAndReplay) {
 }
 
 TEST(EtlSynthetic, OpenTraceWTakesAUtf16Path) {
-  const Bytes bytes = sample_file(false);
-  const std::string path = (std::filesystem::temp_directory_path() / "etwrt-wide.etl").string();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const std::string path = temp_file("etwrt-wide.etl", sample_file(false));
+  ASSERT_FALSE(path.empty());
   std::u16string wide(path.begin(), path.end());
   EVENT_TRACE_LOGFILEW l{};
   l.LogFileName = reinterpret_cast<LPWSTR>(wide.data());

@@ -252,12 +252,34 @@ class Model {
     return static_cast<std::uint32_t>(settings.value("buffer_size_kb", 64u)) * 1024u;
   }
 
-  void trace_event(std::size_t index, const Step& step, oracle::StepExpectation& e) {
-    const ClassicStep& cs = step_body<ClassicStep>(step);
-    const json& r = cs.request;
+  // A write step's events take their sequence numbers whether or not they reach a session.
+  std::uint64_t take_sequence(const json& r, oracle::StepExpectation& e) {
     const std::uint64_t count = r.value("count", std::uint64_t{1});
     e.classic.first_seq = next_seq_;
     next_seq_ += count;
+    return count;
+  }
+
+  static Event step_event(const ClassicStep& cs, const std::string& by, std::size_t index) {
+    Event ev;
+    ev.provider = cs.provider;
+    ev.owner = by;
+    ev.step = index;
+    return ev;
+  }
+
+  // `count` copies of `ev`, numbered from the step's first sequence number.
+  void add_events(Event ev, std::uint64_t count, const oracle::StepExpectation& e) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      ev.seq = e.classic.first_seq + i;
+      events_.push_back(ev);
+    }
+  }
+
+  void trace_event(std::size_t index, const Step& step, oracle::StepExpectation& e) {
+    const ClassicStep& cs = step_body<ClassicStep>(step);
+    const json& r = cs.request;
+    const std::uint64_t count = take_sequence(r, e);
     const std::string guid = key(cs.provider);
     const std::string by = registered_.count(cs.provider) ? owner(guid) : std::string();
     const std::uint8_t level = r.value("level", std::uint8_t{0});
@@ -301,28 +323,20 @@ class Model {
     set_status(step, e, 0, rules::kHdrFlags);
     if (!r.contains("mof_fields") && size > natural)
       payload.resize(payload.size() + size - natural);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      Event ev;
-      ev.seq = e.classic.first_seq + i;
-      ev.provider = cs.provider;
-      ev.def.opcode = r.value("type", std::uint8_t{0});
-      ev.def.level = level;
-      ev.def.version = r.value("version", std::uint8_t{0});
-      ev.def.payload = payload;
-      ev.flags = kFlagClassicHeader;
-      ev.flags_rule = rule_or(rules::kDescMofOpcode, rules::kHdrFlags);
-      ev.owner = by;
-      ev.step = index;
-      events_.push_back(ev);
-    }
+    Event ev = step_event(cs, by, index);
+    ev.def.opcode = r.value("type", std::uint8_t{0});
+    ev.def.level = level;
+    ev.def.version = r.value("version", std::uint8_t{0});
+    ev.def.payload = std::move(payload);
+    ev.flags = kFlagClassicHeader;
+    ev.flags_rule = rule_or(rules::kDescMofOpcode, rules::kHdrFlags);
+    add_events(std::move(ev), count, e);
   }
 
   void trace_message(std::size_t index, const Step& step, oracle::StepExpectation& e) {
     const ClassicStep& cs = step_body<ClassicStep>(step);
     const json& r = cs.request;
-    const std::uint64_t count = r.value("count", std::uint64_t{1});
-    e.classic.first_seq = next_seq_;
-    next_seq_ += count;
+    const std::uint64_t count = take_sequence(r, e);
     const std::string by = registered_.count(cs.provider) ? owner(key(cs.provider)) : std::string();
     if (by.empty()) {
       set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne), true);
@@ -331,18 +345,12 @@ class Model {
     set_status(step, e, 0, rule_or(rules::kConWpp, rules::kSesClassicOne));
     std::vector<std::uint8_t> payload;
     if (r.contains("payload")) payload = *hex_to_bytes(r["payload"].get<std::string>());
-    for (std::uint64_t i = 0; i < count; ++i) {
-      Event ev;
-      ev.seq = e.classic.first_seq + i;
-      ev.provider = cs.provider;
-      ev.def.id = r.value("number", std::uint16_t{0});
-      ev.def.payload = payload;
-      ev.flags = kFlagTraceMessage;
-      ev.flags_rule = rules::kConWpp;
-      ev.owner = by;
-      ev.step = index;
-      events_.push_back(ev);
-    }
+    Event ev = step_event(cs, by, index);
+    ev.def.id = r.value("number", std::uint16_t{0});
+    ev.def.payload = std::move(payload);
+    ev.flags = kFlagTraceMessage;
+    ev.flags_rule = rules::kConWpp;
+    add_events(std::move(ev), count, e);
   }
 
   void collect(oracle::StepExpectation& e) {

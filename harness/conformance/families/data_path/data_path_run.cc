@@ -6,6 +6,7 @@
 #include "harness/conformance/families/data_path/consumer_judge.h"
 #include "harness/model/rules.h"
 #include "harness/conformance/families/data_path/data_path_ops.h"
+#include "event_json.h"
 #include "win32_text.h"
 
 #include <evntrace.h>
@@ -116,13 +117,8 @@ json CaseRun::write_events(const Step& step, const oracle::StepExpectation& e) {
   }
   for (std::size_t i = 0; i < w.events.size(); ++i) {
     const EventDef& d = w.events[i];
-    const json descriptor = {{"id", d.id},
-                             {"version", d.version},
-                             {"channel", d.channel},
-                             {"level", d.level},
-                             {"opcode", d.opcode},
-                             {"task", d.task},
-                             {"keyword", format_hex(d.keyword)}};
+    const json descriptor =
+        descriptor_json({d.id, d.version, d.channel, d.level, d.opcode, d.task, d.keyword});
     if (i < e.event_enabled.size() && e.event_enabled[i]) {
       const json q = a.call({{"op", "query_enabled"},
                              {"provider", w.provider},

@@ -211,35 +211,37 @@ class Replay {
   void told(const Step& step, const std::vector<oracle::ExpectedCallback>& callbacks) {
     for (const oracle::ExpectedCallback& cb : callbacks) {
       if (cb.provider != provider_) continue;
-      if (cb.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
-        state_.recorded = cb.values;
-        state_.recorded.enabled = true;
-        state_.skipped = current_skips();
-        state_.unknown_code.clear();
-      } else if (cb.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
-        state_.recorded.enabled = false;
-        state_.unknown_code.clear();
-      } else if (cb.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-        deliver(step, "capture state (IsEnabled 2)", {rules::kProvCaptureState},
-                description_.state_events);
-      }
+      called(step, cb.is_enabled, cb.values, current_skips(), "capture state (IsEnabled 2)");
     }
   }
 
   void inject(const Step& step, const InjectCallbackStep& j) {
-    if (j.is_enabled == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
-      state_.recorded = oracle::Aggregate{true, j.level, j.match_any, j.match_all};
-      state_.skipped.clear();  // an injected callback carries no FilterData
-      state_.unknown_code.clear();
-    } else if (j.is_enabled == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
-      state_.recorded.enabled = false;
-      state_.unknown_code.clear();
-    } else if (j.is_enabled == EVENT_CONTROL_CODE_CAPTURE_STATE) {
-      deliver(step, "injected capture state (IsEnabled 2)", {rules::kProvCaptureState},
-              description_.state_events);
-    } else {
+    // An injected callback carries no FilterData: nothing is skipped by event id.
+    if (!called(step, j.is_enabled, oracle::Aggregate{true, j.level, j.match_any, j.match_all}, {},
+                "injected capture state (IsEnabled 2)")) {
       state_.unknown_code = std::to_string(j.is_enabled);
     }
+  }
+
+  // The subject's callback called with IsEnabled `code`; `values` and `skipped` are what an
+  // enable leaves it with, `capture` names a capture state's cause. False for a code that ETW
+  // does not define (the state stays as it was).
+  bool called(const Step& step, std::uint32_t code, const oracle::Aggregate& values,
+              std::set<std::uint16_t> skipped, const char* capture) {
+    if (code == EVENT_CONTROL_CODE_ENABLE_PROVIDER) {
+      state_.recorded = values;
+      state_.recorded.enabled = true;
+      state_.skipped = std::move(skipped);
+      state_.unknown_code.clear();
+    } else if (code == EVENT_CONTROL_CODE_DISABLE_PROVIDER) {
+      state_.recorded.enabled = false;
+      state_.unknown_code.clear();
+    } else if (code == EVENT_CONTROL_CODE_CAPTURE_STATE) {
+      deliver(step, capture, {rules::kProvCaptureState}, description_.state_events);
+    } else {
+      return false;
+    }
+    return true;
   }
 
   void write(const Step& step, const SubjectWriteStep& w) {

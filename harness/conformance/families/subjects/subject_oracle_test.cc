@@ -58,6 +58,24 @@ Case base_case(std::vector<Step> middle) {
   return c;
 }
 
+Step enable_step(std::uint8_t level, std::uint64_t match_any) {
+  Step enable = step(ops::kEnable, "/enable");
+  test::body<ControlStep>(enable).level = level;
+  test::body<ControlStep>(enable).match_any = match_any;
+  return enable;
+}
+
+Step inject_step(const InjectCallbackStep& arguments) {
+  Step inject = step(ops::kInjectCallback, "/inject");
+  test::body<InjectCallbackStep>(inject) = arguments;
+  return inject;
+}
+
+// The subject p's events (described as manifest_like) that each consumer of `c` expects.
+auto subject_events(const Case& c) {
+  return expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+}
+
 std::vector<std::uint16_t> ids(const Segment& s) {
   std::vector<std::uint16_t> out;
   for (const EventDef& e : s.events) out.push_back(e.id);
@@ -69,11 +87,9 @@ json record(const EventDef& e) {
 }
 
 TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
-  Step enable = step(ops::kEnable, "/enable");
-  test::body<ControlStep>(enable).level = 4;
-  test::body<ControlStep>(enable).match_any = 0x3;
+  Step enable = enable_step(4, 0x3);
   Case c = base_case({enable, step(ops::kSubjectWrite, "/write")});
-  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  const auto out = subject_events(c);
   ASSERT_EQ(out.at("c").size(), 1u);
   // Level 5 fails the level test; keyword 0 passes; 0x3 has a bit of MatchAny.
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 2, 3}));
@@ -81,36 +97,25 @@ TEST(SubjectOracle, WritesWhatTheRecordedFilterAndTheSessionBothTake) {
 }
 
 TEST(SubjectOracle, InjectedNarrowerEnableShowsWhatTheProviderMustSkip) {
-  Step enable = step(ops::kEnable, "/enable");
-  test::body<ControlStep>(enable).level = 5;
-  test::body<ControlStep>(enable).match_any = 0xff;
-  Step inject = step(ops::kInjectCallback, "/inject");
-  test::body<InjectCallbackStep>(inject).is_enabled = 1;
-  test::body<InjectCallbackStep>(inject).level = 5;
-  test::body<InjectCallbackStep>(inject).match_any = 0xff;
-  test::body<InjectCallbackStep>(inject).match_all = 0x2;
+  Step enable = enable_step(5, 0xff);
+  Step inject = inject_step({"p", 1, 5, 0xff, 0x2});
   Case c = base_case({enable, inject, step(ops::kSubjectWrite, "/write")});
-  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  const auto out = subject_events(c);
   // 0x1 and 0x4 lack MatchAll's bit 0x2; keyword 0 is always written.
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{2, 3}));
 }
 
 TEST(SubjectOracle, UnknownCodeChangesNothingAndNamesItsRule) {
-  Step enable = step(ops::kEnable, "/enable");
-  test::body<ControlStep>(enable).level = 1;
-  test::body<ControlStep>(enable).match_any = 0x1;
-  Step inject = step(ops::kInjectCallback, "/inject");
-  test::body<InjectCallbackStep>(inject).is_enabled = 3;
+  Step enable = enable_step(1, 0x1);
+  Step inject = inject_step({"p", 3});
   Case c = base_case({enable, inject, step(ops::kSubjectWrite, "/write")});
-  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  const auto out = subject_events(c);
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1}));
   EXPECT_EQ(out.at("c")[0].rules.front(), "CB-UNKNOWN-CODE");
 }
 
 TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
-  Step enable = step(ops::kEnable, "/enable");
-  test::body<ControlStep>(enable).level = 5;
-  test::body<ControlStep>(enable).match_any = 0xff;
+  Step enable = enable_step(5, 0xff);
   // EVENT_FILTER_HEADER with Id 0x7e57 and Size 28, then IDs 2 and 3.
   std::vector<std::uint8_t> data(sizeof(EVENT_FILTER_HEADER), 0);
   data[0] = 0x57;
@@ -122,19 +127,17 @@ TEST(SubjectOracle, FilterDataSkipsTheListedIds) {
             (std::set<std::uint16_t>{2, 3}));
   EXPECT_TRUE(skipped_ids(test::body<ControlStep>(enable).filters, 0x1111).empty());
   Case c = base_case({enable, step(ops::kSubjectWrite, "/write")});
-  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  const auto out = subject_events(c);
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{1, 4}));
   EXPECT_EQ(out.at("c")[0].rules.front(), "CB-FILTER-COPY");
 }
 
 TEST(SubjectOracle, CaptureStateExpectsTheStateEvents) {
-  Step enable = step(ops::kEnable, "/enable");
-  test::body<ControlStep>(enable).level = 1;
-  test::body<ControlStep>(enable).match_any = 0x1;
+  Step enable = enable_step(1, 0x1);
   Step capture = step(ops::kCaptureState, "/capture");
   test::body<ControlStep>(capture).level = 1;
   Case c = base_case({enable, capture});
-  const auto out = expect_subject_events(c, oracle::expect_case(c), "p", manifest_like());
+  const auto out = subject_events(c);
   ASSERT_EQ(out.at("c").size(), 1u);
   EXPECT_EQ(ids(out.at("c")[0]), (std::vector<std::uint16_t>{100}));
   EXPECT_EQ(out.at("c")[0].rules.front(), "PROV-CAPTURE-STATE");
