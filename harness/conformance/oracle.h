@@ -137,6 +137,7 @@ struct FileExpectation {
   std::uint32_t log_file_mode = 0;     // as given to StartTrace
   std::uint32_t maximum_file_size = 0;
   std::uint32_t buffer_size_kb = 0;  // 0: the platform's choice, not judged
+  bool raw_timestamp = false;        // read a second time with PROCESS_TRACE_MODE_RAW_TIMESTAMP
   std::vector<std::string> rules;    // the rules its checks judge
 };
 

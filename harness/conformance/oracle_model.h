@@ -121,6 +121,11 @@ class Model {
   // --- Trace files (families/trace_files/trace_files_oracle.cc)
   // read_file: stops the session; its log file must hold what it took, as the rules say.
   void read_file(const Step& step, StepExpectation& e);
+  // An APPEND session's stop: what it took stays in its log file for the next session that
+  // appends to it (ETL-APPEND).
+  void keep_appended(const std::string& session);
+  // StartTrace refuses APPEND with CIRCULAR, NEWFILE, REAL_TIME or PRIVATE_LOGGER (ETL-APPEND).
+  bool refused_append(const std::string& session, StepExpectation& e) const;
 
   // --- Provider groups and disallow lists (families/groups/groups_oracle.cc) ----------------
   // The sessions enabling registration `label`: its GUID's own
@@ -156,6 +161,8 @@ class Model {
   std::map<std::string, std::string> member_group_;  // provider label -> group GUID text
   std::map<std::string, SessionMap> group_enables_;  // group GUID text -> sessions enabling it
   std::map<std::string, std::set<std::string>> disallow_;  // session -> provider GUID texts
+  // An APPEND log file (the case's log_file name) -> the sequence numbers earlier sessions left.
+  std::map<std::string, std::vector<std::uint64_t>> appended_;
   std::uint64_t next_seq_ = 1;
 };
 

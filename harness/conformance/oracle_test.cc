@@ -1,4 +1,5 @@
 #include "harness/conformance/oracle.h"
+#include "harness/conformance/families/trace_files/trace_files_ops.h"
 #include "harness/conformance/test_steps.h"
 #include "harness/conformance/families/data_path/data_path_ops.h"
 #include "harness/conformance/families/providers/providers_ops.h"
@@ -521,6 +522,38 @@ TEST(ExpectTraceFiles, ReadFileExpectsTheSessionsEventsAndJudgesByMode) {
   EXPECT_TRUE(circular.count("ETL-MAX-FILE-SIZE"));
   EXPECT_FALSE(circular.count("ETL-ACCOUNTING"));
   EXPECT_FALSE(e[8].file.has_value());  // already stopped: nothing to read
+}
+
+// APPEND: the second session's file holds what the first left in it, then its own events; a
+// refused combination (APPEND with CIRCULAR) is ERROR_INVALID_PARAMETER, judged by ETL-APPEND.
+// NEWFILE and raw timestamps add their rules.
+TEST(ExpectTraceFiles, AppendCarriesTheEarlierSessionsEventsAndRefusesCircular) {
+  Case c = base_case();
+  c.rules = {"ETL-APPEND"};
+  for (const char* label : {"s1", "s2", "s3"}) {
+    c.sessions[label].log_file = "a.etl";
+    c.sessions[label].settings = {{"log_file_mode", 5}, {"buffer_size_kb", 8}};
+  }
+  c.sessions["s3"].settings["log_file_mode"] = 6;
+  c.sessions["n"].log_file = "n%d.etl";
+  c.sessions["n"].settings = {{"log_file_mode", 0x2008}, {"maximum_file_size", 16}};
+  Step raw = step("read_file", "n");
+  test::body<FileStep>(raw).raw_timestamp = true;
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kStart, "s1"),   enable("s1", 5, 0x1, 0),
+             write({ev(1, 1, 0x1, 2)}),     step(ops::kStop, "s1"),    step(ops::kStart, "s2"),
+             enable("s2", 5, 0x1, 0),       write({ev(2, 1, 0x1, 3)}), step("read_file", "s2"),
+             step(ops::kStart, "s3"),       step(ops::kStart, "n"),    raw};
+  const auto e = expect_case(c);
+  ASSERT_TRUE(e[8].file.has_value());
+  EXPECT_EQ(e[8].file->written, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+  EXPECT_TRUE(rules_judged(e[8]).count("ETL-APPEND"));
+  EXPECT_EQ(e[9].status, std::optional<std::uint32_t>(ERROR_INVALID_PARAMETER));
+  EXPECT_EQ(e[9].status_rule, "ETL-APPEND");
+  ASSERT_TRUE(e[11].file.has_value());
+  EXPECT_TRUE(e[11].file->raw_timestamp);
+  EXPECT_TRUE(rules_judged(e[11]).count("ETL-NEWFILE"));
+  EXPECT_TRUE(rules_judged(e[11]).count("CON-CLOCK"));
+  EXPECT_FALSE(rules_judged(e[11]).count("ETL-APPEND"));
 }
 
 }  // namespace

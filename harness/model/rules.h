@@ -46,12 +46,14 @@ inline constexpr char kDescOpcode[] = "DESC-OPCODE";
 inline constexpr char kDescTlId0[] = "DESC-TL-ID0";
 
 inline constexpr char kEtlAccounting[] = "ETL-ACCOUNTING";
+inline constexpr char kEtlAppend[] = "ETL-APPEND";
 inline constexpr char kEtlCircularLost[] = "ETL-CIRCULAR-LOST";
 inline constexpr char kEtlCircularNewest[] = "ETL-CIRCULAR-NEWEST";
 inline constexpr char kEtlClock[] = "ETL-CLOCK";
 inline constexpr char kEtlHeaderFields[] = "ETL-HEADER-FIELDS";
 inline constexpr char kEtlHeaderFirst[] = "ETL-HEADER-FIRST";
 inline constexpr char kEtlMaxFileSize[] = "ETL-MAX-FILE-SIZE";
+inline constexpr char kEtlNewfile[] = "ETL-NEWFILE";
 inline constexpr char kEtlOrder[] = "ETL-ORDER";
 
 inline constexpr char kFltAnyZero[] = "FLT-ANY-ZERO";
@@ -136,12 +138,14 @@ inline constexpr auto kAll = std::to_array<std::string_view>({kCbAllAnd,
                                                               kDescOpcode,
                                                               kDescTlId0,
                                                               kEtlAccounting,
+                                                              kEtlAppend,
                                                               kEtlCircularLost,
                                                               kEtlCircularNewest,
                                                               kEtlClock,
                                                               kEtlHeaderFields,
                                                               kEtlHeaderFirst,
                                                               kEtlMaxFileSize,
+                                                              kEtlNewfile,
                                                               kEtlOrder,
                                                               kFltAnyZero,
                                                               kFltIgnoreKeyword0,

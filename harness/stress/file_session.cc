@@ -161,10 +161,18 @@ void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(f.path, ec);
   f.bytes = ec ? 0 : bytes;
+  // A circular file that wrapped wrote more than it holds: STOP's BuffersWritten counts every
+  // buffer written, its header the buffers in the file; the others were overwritten, each a
+  // whole BufferSize (docs/etwrt/conformance.md, "Choices where the documents are silent").
+  std::uint64_t written_bytes = f.bytes;
+  if (session.buffers_written > f.header_buffers_written) {
+    written_bytes +=
+        (session.buffers_written - f.header_buffers_written) * session.buffer_size_kb * 1024;
+  }
   f.write_s = stopped_ns > go_ns ? static_cast<double>(stopped_ns - go_ns) / 1e9 : 0;
   if (f.write_s > 0) {
     f.events_per_s = static_cast<double>(session.delivered) / f.write_s;
-    f.mb_per_s = static_cast<double>(f.bytes) / 1e6 / f.write_s;
+    f.mb_per_s = static_cast<double>(written_bytes) / 1e6 / f.write_s;
   }
 }
 

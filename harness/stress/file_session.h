@@ -49,7 +49,8 @@ DiskRate measure_disk_write(const std::filesystem::path& folder, unsigned megaby
 std::optional<double> fio_write_mb_per_s(const std::string& json_text, std::string& why);
 
 // Once a file session stopped and its file was read back: the file's size and how fast it was
-// written, from go to the end of its STOP (CLOCK_MONOTONIC ns both).
+// written, from go to the end of its STOP (CLOCK_MONOTONIC ns both); the bytes written are the
+// file's and, for a circular file that wrapped, the buffers it overwrote.
 void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_t stopped_ns);
 
 // CLOCK_MONOTONIC in ns (std::chrono::steady_clock), the clock of go.

@@ -71,5 +71,26 @@ TEST(StressFileSession, RunFolderIsMadeAndRemoved) {
   EXPECT_FALSE(std::filesystem::exists(kept));
 }
 
+// A wrapped circular file's rate counts the overwritten buffers (STOP's BuffersWritten beyond
+// the header's) as written; a sequential file (both counts equal) its size alone.
+TEST(StressFileSession, WrittenRateCountsTheBuffersACircularFileOverwrote) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "etwh-file-session-rate-test.etl";
+  std::ofstream(path, std::ios::binary) << std::string(4 * 1024, 'x');
+  SessionResult s;
+  s.file.emplace();
+  s.file->path = path.string();
+  s.file->header_buffers_written = 4;
+  s.buffers_written = 4;
+  s.buffer_size_kb = 1;
+  note_file_written(s, 0, 1000000000);
+  EXPECT_EQ(s.file->bytes, 4096u);
+  EXPECT_DOUBLE_EQ(s.file->mb_per_s, 4096 / 1e6);
+  s.buffers_written = 10;  // 6 buffers overwritten
+  note_file_written(s, 0, 1000000000);
+  EXPECT_DOUBLE_EQ(s.file->mb_per_s, 10 * 1024 / 1e6);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace etwh::stress

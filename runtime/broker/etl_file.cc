@@ -338,7 +338,11 @@ void EtlFile::write_buffer() {
     write_header_buffer(pool_events_lost_, file_time_now());
     ULONG status = 0;
     std::string reason;
-    if (!open_file(file_index_ + 1, status, reason)) {
+    std::uint32_t next = file_index_ + 1;
+#if defined(ETWRT_MUTANTS)
+    if (etwrt::mutant::active("newfile-number-skipped")) ++next;  // 1, 3, 5, ...
+#endif
+    if (!open_file(next, status, reason)) {
       std::fprintf(stderr, "etwrt-broker: %s\n", reason.c_str());
       full_ = true;
     }

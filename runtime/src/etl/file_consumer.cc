@@ -319,6 +319,9 @@ void classic_callback(const EVENT_RECORD& r, EVENT_TRACE_LOGFILEA& l) {
 #endif
   if (delivered) {
     e.EventHeader.TimeStamp.QuadPart = t.raw_timestamps ? r.raw_time : ft;
+#if defined(ETWRT_MUTANTS)
+    if (etwrt::mutant::active("raw-timestamp-converted")) e.EventHeader.TimeStamp.QuadPart = ft;
+#endif
     t.logfile.CurrentTime = ft;
     e.UserContext = t.logfile.Context;
     if (t.event_record_mode) {

@@ -105,6 +105,7 @@ void Model::timing(const Step& step, StepExpectation& e) {
 void Model::start(const Step& step, StepExpectation& e) {
   const SessionStep& ss = step_body<SessionStep>(step);
   if (started_.count(ss.session) || stopped_.count(ss.session)) return;  // not judged
+  if (refused_append(ss.session, e)) return;
   started_.insert(ss.session);
   e.status = ERROR_SUCCESS;
 }
@@ -113,6 +114,7 @@ void Model::stop(const Step& step, StepExpectation& e) {
   const SessionStep& ss = step_body<SessionStep>(step);
   if (!started_.count(ss.session)) return;
   started_.erase(ss.session);
+  keep_appended(ss.session);
   data_.erase(ss.session);
   stopped_.insert(ss.session);
   e.status = ERROR_SUCCESS;

@@ -11,6 +11,7 @@
 #include <evntrace.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -57,11 +58,19 @@ std::optional<StepReply> CaseRun::start_session(const Step& step,
   json req = {{"op", "start_session"}, {"session", ss.session}, {"name", s.name}};
   for (const auto& [k, v] : case_.sessions.at(ss.session).settings.items()) req[k] = v;
   if (const std::string& file = case_.sessions.at(ss.session).log_file; !file.empty()) {
-    // In the temporary folder, named after the session (unique to this run), fresh each time.
+    // In the temporary folder, named after the session (unique to this run), fresh each time;
+    // an APPEND session's file is named after the case, so that it appends to the file an
+    // earlier session of the case wrote.
+    const json& settings = case_.sessions.at(ss.session).settings;
+    const bool append = settings.is_object() &&
+                        (settings.value("log_file_mode", 0u) & EVENT_TRACE_FILE_MODE_APPEND) != 0;
     std::error_code ec;
-    const std::filesystem::path path =
-        std::filesystem::temp_directory_path(ec) / (s.name + "-" + file);
-    std::filesystem::remove(path, ec);
+    const std::filesystem::path path = std::filesystem::temp_directory_path(ec) /
+                                       ((append ? session_name("") : s.name + "-") + file);
+    const bool earlier = std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& kv) {
+      return kv.first != ss.session && kv.second.log_file == path.string();
+    });
+    if (!earlier) std::filesystem::remove(path, ec);
     s.log_file = path.string();
     req["log_file_name"] = s.log_file;
   }

@@ -7,21 +7,29 @@ namespace etwh::family_core {
 
 namespace {
 
-// read_file: a session that writes a log file.
+// read_file: a session that writes a log file; raw_timestamp: a second read with raw stamps.
 void parse_read_file(CaseParser& cp, const json& v, const std::string& p, Step& s, const Case& c) {
-  cp.reader().object(v, p, {"op", "session", "expect"});
-  const std::string session = cp.ref(v, p, "session", c);
-  if (c.sessions.at(session).log_file.empty()) {
+  cp.reader().object(v, p, {"op", "session", "raw_timestamp", "expect"});
+  FileStep f;
+  f.session = cp.ref(v, p, "session", c);
+  if (c.sessions.at(f.session).log_file.empty()) {
     cp.reader().fail(p + "/session", "read_file needs a session with a log_file");
   }
-  s.body = SessionStep{session};
+  if (v.contains("raw_timestamp")) {
+    if (!v["raw_timestamp"].is_boolean()) {
+      cp.reader().fail(p + "/raw_timestamp",
+                       "expected a boolean, got " + json_type_name(v["raw_timestamp"]));
+    }
+    f.raw_timestamp = v["raw_timestamp"].get<bool>();
+  }
+  s.body = std::move(f);
 }
 
 }  // namespace
 
 std::vector<CoreOp> trace_files_core_ops() {
   return {
-      core_op<SessionStep>(ops::kReadFile, parse_read_file, model_part<&Model::read_file>),
+      core_op<FileStep>(ops::kReadFile, parse_read_file, model_part<&Model::read_file>),
   };
 }
 

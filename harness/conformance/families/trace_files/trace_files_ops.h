@@ -1,9 +1,8 @@
-// The ops of the trace files family (scenarios/README.md): read_file. Its fields are a
-// SessionStep's (families/sessions/sessions_ops.h): the file session to stop and read back.
+// The ops of the trace files family (scenarios/README.md): read_file, whose fields are the file
+// session to stop and read back and whether to read it a second time with raw timestamps.
 #pragma once
 
-#include "harness/conformance/families/sessions/sessions_ops.h"
-
+#include <string>
 #include <string_view>
 
 namespace etwh {
@@ -12,5 +11,12 @@ namespace etwh {
 namespace ops {
 inline constexpr std::string_view kReadFile = "read_file";
 }  // namespace ops
+
+// read_file: the session (one with a log_file); raw_timestamp: read the file a second time with
+// PROCESS_TRACE_MODE_RAW_TIMESTAMP and judge both reads' stamps against each other.
+struct FileStep {
+  std::string session;
+  bool raw_timestamp = false;
+};
 
 }  // namespace etwh
