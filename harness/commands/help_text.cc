@@ -1,7 +1,7 @@
 #include "harness/commands/help_text.h"
 #include "harness/report/compare_report.h"
 #include "harness/report/formats.h"
-#include "harness/report/stress_markdown.h"
+#include "harness/report/stress_formats.h"
 
 #include <map>
 #include <string>

@@ -1,4 +1,6 @@
 #include "harness/commands/run_parallel.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
+#include "harness/conformance/families/traits/traits_ops.h"
 
 #include "etwh/stop_signals.h"
 #include "win32_text.h"

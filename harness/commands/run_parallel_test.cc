@@ -3,6 +3,7 @@
 #include "harness/model/input_error.h"
 #include "harness/commands/run_parallel.h"
 #include "harness/commands/run_selection.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #include "etwh/platform.h"
 #include "etwh/stop_signals.h"
 #include "harness/commands/threshold_options.h"
-#include "harness/report/stress_markdown.h"
+#include "harness/report/stress_formats.h"
 #include "harness/stress/profile.h"
 #include "harness/stress/stress_command.h"
 

@@ -1,5 +1,8 @@
 #include "harness/conformance/lint.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/classic/classic_ops.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/traits/traits_ops.h"
 
 #include "win32_ops.h"
 

@@ -3,6 +3,7 @@
 #include "harness/conformance/families/core_families.h"
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/sessions/filter_def.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -6,6 +6,7 @@
 
 #include "harness/conformance/families/classic/classic_steps.h"
 #include "harness/conformance/scenario.h"
+#include "harness/conformance/families/data_path/event_def.h"
 
 #include <windows.h>
 

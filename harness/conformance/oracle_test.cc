@@ -1,6 +1,10 @@
 #include "harness/conformance/oracle.h"
 #include "harness/conformance/families/trace_files/trace_files_ops.h"
 #include "harness/conformance/test_steps.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/providers/providers_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
+#include "harness/conformance/families/traits/traits_ops.h"
 
 #include "win32_text.h"
 

@@ -3,6 +3,8 @@
 
 #include "harness/conformance/families/core_families.h"
 #include "harness/model/json_text.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/providers/providers_ops.h"
 
 #include "win32_text.h"
 

@@ -4,13 +4,6 @@
 #pragma once
 
 #include "harness/model/input_error.h"
-#include "harness/conformance/families/classic/classic_ops.h"
-#include "harness/conformance/families/data_path/data_path_ops.h"
-#include "harness/conformance/families/groups/groups_ops.h"
-#include "harness/conformance/families/providers/providers_ops.h"
-#include "harness/conformance/families/sessions/sessions_ops.h"
-#include "harness/conformance/families/subjects/subjects_ops.h"
-#include "harness/conformance/families/traits/traits_ops.h"
 
 #include <windows.h>
 
@@ -60,8 +53,9 @@ struct ExplicitStatus {
 
 // A step's own fields: one struct per op (or per set of ops with the same fields), defined in
 // its family's header (families/<family>/<family>_ops.h). Type-erased, so that a new op's struct
-// stays in its family: read it with get_if<T> (nullptr when it holds another), or step_body<T>
-// where the op fixes the type.
+// stays in its family and this header needs none of theirs (a new op rebuilds the files that
+// include its family's header, not every user of a scenario): read it with get_if<T> (nullptr
+// when it holds another), or step_body<T> where the op fixes the type.
 class StepBody {
  public:
   StepBody() = default;

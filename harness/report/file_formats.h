@@ -3,7 +3,7 @@
 // what the command found (its `Subject`). A command defines an option per row, checks each file
 // asked for before it works (etwh/output_file.h) and writes it after. The tables: `etwh run` and
 // `etwh observe` in formats.h (ReportFormat, whose writers are ReportWriter classes), `etwh
-// compare` in compare_report.h, `etwh stress` in stress_markdown.h. A new format of a command is
+// compare` in compare_report.h, `etwh stress` in stress_formats.h. A new format of a command is
 // its writer's file and one row in that command's table.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "harness/report/stress_markdown.h"
+#include "harness/report/stress_formats.h"
 
 #include "harness/report/compare_report.h"
 
@@ -78,21 +78,8 @@ std::string stress_markdown(const ordered_json& results, const compare::Comparis
   return md;
 }
 
-namespace {
-
-std::string json_text(const StressResults& r) { return r.doc.dump(2) + "\n"; }
-std::string markdown_text(const StressResults& r) { return stress_markdown(r.doc, r.baseline); }
-
-constexpr FileFormat<StressResults> kFormats[] = {
-    {"json", "Write the JSON results to FILE", json_text},
-    {"markdown",
-     "Write a markdown summary to FILE (- for standard output), for a CI job summary or a "
-     "merge-request comment",
-     markdown_text},
-};
-
-}  // namespace
-
-std::span<const FileFormat<StressResults>> stress_formats() { return kFormats; }
+std::string stress_markdown_text(const StressResults& r) {
+  return stress_markdown(r.doc, r.baseline);
+}
 
 }  // namespace etwh::stress

@@ -1,4 +1,4 @@
-#include "harness/report/stress_markdown.h"
+#include "harness/report/stress_formats.h"
 
 #include <gtest/gtest.h>
 

@@ -37,10 +37,6 @@ std::string read_text(const std::filesystem::path& file) {
 
 }  // namespace
 
-const char* file_mode_name(FileMode mode) {
-  return mode == FileMode::kCircular ? "circular" : "sequential";
-}
-
 RunFolder::RunFolder(const std::string& tag) {
   std::error_code ec;
   const std::filesystem::path base = std::filesystem::temp_directory_path(ec);

@@ -48,8 +48,6 @@ DiskRate measure_disk_write(const std::filesystem::path& folder, unsigned megaby
 // none with the reason in `why` when the text holds no such figure.
 std::optional<double> fio_write_mb_per_s(const std::string& json_text, std::string& why);
 
-const char* file_mode_name(FileMode mode);
-
 // Once a file session stopped and its file was read back: the file's size and how fast it was
 // written, from go to the end of its STOP (CLOCK_MONOTONIC ns both); the bytes written are the
 // file's and, for a circular file that wrapped, the buffers it overwrote.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "harness/model/input_error.h"
+#include "harness/model/stress_run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,46 +17,6 @@
 #include <vector>
 
 namespace etwh::stress {
-
-enum class LossExpectation { kUnspecified, kNone, kSome };
-
-struct BufferSettings {
-  std::uint32_t buffer_size_kb = 64;
-  std::uint32_t minimum_buffers = 4;
-  std::uint32_t maximum_buffers = 32;
-  std::uint32_t flush_timer_s = 1;
-};
-
-// A profile whose sessions log to a file (in the run's temporary folder) instead of to a
-// realtime consumer: the file is read back once the session stopped.
-enum class FileMode { kSequential, kCircular };
-struct FileSettings {
-  FileMode mode = FileMode::kSequential;
-  std::uint32_t max_mb = 0;  // MaximumFileSize; 0: no limit (sequential only)
-};
-
-struct Profile {
-  std::string name;  // file stem, plus "[dim=value]" in a sweep
-  std::string file;
-  std::string description;
-  std::uint32_t processes = 1;
-  std::uint32_t threads = 1;
-  std::uint32_t sessions = 1;
-  std::uint64_t rate = 0;  // events/s per thread; 0 = as fast as possible ("max")
-  std::uint32_t payload_bytes = 32;
-  std::uint64_t burst_events = 0;  // 0 = steady
-  std::uint64_t burst_period_ms = 0;
-  std::uint64_t duration_ms = 1000;
-  std::uint64_t consumer_delay_us = 0;  // busy time per event in the consumer callback
-  // The consumer times the records whose sequence number is a multiple of this (1: every one):
-  // at a writer's maximum rate, a clock read and the latency bookkeeping per record make the
-  // measuring consumer as slow as the writer.
-  std::uint64_t latency_every = 1;
-  BufferSettings buffers;
-  std::optional<FileSettings> log_file;  // "file": none for realtime sessions
-  LossExpectation expect_loss = LossExpectation::kUnspecified;
-  nlohmann::json source;  // the profile as loaded (after any sweep value), for reports
-};
 
 // A sweep over one dimension: "--sweep threads=1,2,4". `path` is the field's JSON pointer.
 struct Sweep {

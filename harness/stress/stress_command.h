@@ -18,7 +18,7 @@ namespace etwh::stress {
 
 struct StressArgs {
   std::vector<std::string> profiles;
-  // The file of each of stress_formats() (harness/report/stress_markdown.h: --json, --markdown),
+  // The file of each of stress_formats() (harness/report/stress_formats.h: --json, --markdown),
   // in its order; empty: not written.
   std::vector<std::string> format_files;
   std::string sweep;               // empty: none

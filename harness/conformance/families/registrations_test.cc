@@ -2,6 +2,9 @@
 // every runner an op of the core, each op's name once, and each op a body for unit tests.
 #include "harness/conformance/families/core_families.h"
 #include "harness/conformance/families/driver_families.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/providers/providers_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 
 #include <gtest/gtest.h>
 

@@ -7,6 +7,7 @@
 #include "harness/conformance/ordered_match.h"
 #include "harness/model/rules.h"
 #include "harness/conformance/scenario.h"
+#include "harness/conformance/families/classic/classic_ops.h"
 #include "win32_text.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 // Classic providers: the steps go to classic::Run (classic_driver.cc), which lends the driver's
 // agents, findings and waits through DriverHooks.
 #include "harness/conformance/families/driver_families.h"
+#include "harness/conformance/families/classic/classic_ops.h"
 
 namespace etwh {
 

@@ -3,6 +3,9 @@
 
 #include "harness/conformance/oracle.h"
 #include "harness/conformance/scenario.h"
+#include "harness/conformance/families/classic/classic_ops.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "harness/model/result.h"
+#include "harness/conformance/families/classic/classic_ops.h"
 
 #include <nlohmann/json.hpp>
 

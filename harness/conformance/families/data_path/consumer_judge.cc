@@ -1,6 +1,7 @@
 #include "harness/conformance/families/data_path/consumer_judge.h"
 
 #include "harness/model/rules.h"
+#include "harness/conformance/families/data_path/event_def.h"
 #include "win32_text.h"
 
 #include <evntrace.h>

@@ -3,6 +3,8 @@
 // what EventEnabled must say, and what collect judges.
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -5,6 +5,7 @@
 
 #include "harness/conformance/families/data_path/consumer_judge.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
 #include "event_json.h"
 #include "win32_text.h"
 

@@ -2,6 +2,8 @@
 // disallow lists, and the callbacks a group enable or a disallow list causes.
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/groups/groups_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -3,6 +3,7 @@
 #include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/families/groups/group_steps.h"
+#include "harness/conformance/families/groups/groups_ops.h"
 #include "win32_text.h"
 
 namespace etwh {

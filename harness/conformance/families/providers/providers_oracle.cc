@@ -1,6 +1,7 @@
 // The oracle's part of the providers and agents family: Model's replay of its ops (oracle_model.h).
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/providers/providers_ops.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -1,6 +1,7 @@
 // Providers and agents: register, unregister, query_enabled (EventProviderEnabled judged
 // against the oracle), and an agent's exit or kill (nothing to judge).
 #include "harness/conformance/families/driver_families.h"
+#include "harness/conformance/families/providers/providers_ops.h"
 
 #include "win32_text.h"
 

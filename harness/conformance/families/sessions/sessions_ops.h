@@ -2,6 +2,8 @@
 // (scenarios/README.md): start, stop, flush, enable, disable, capture_state.
 #pragma once
 
+#include "harness/conformance/families/sessions/filter_def.h"
+
 #include <windows.h>
 
 #include <cstdint>
@@ -21,12 +23,6 @@ inline constexpr std::string_view kDisable = "disable";
 inline constexpr std::string_view kCaptureState = "capture_state";
 inline constexpr std::string_view kFlush = "flush";
 }  // namespace ops
-
-// An EVENT_FILTER_DESCRIPTOR of an enable (also the {type, data} of a custom trait).
-struct FilterDef {
-  std::uint32_t type = 0;
-  std::vector<std::uint8_t> data;
-};
 
 // start, stop, flush: one session.
 struct SessionStep {

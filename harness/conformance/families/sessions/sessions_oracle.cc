@@ -2,6 +2,7 @@
 // (oracle_model.h).
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -5,6 +5,7 @@
 
 #include "harness/conformance/ordered_match.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "win32_text.h"
 
 #include <evntrace.h>

@@ -1,5 +1,8 @@
 #include "harness/conformance/families/subjects/subject_oracle.h"
 #include "harness/model/rules.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
+#include "harness/conformance/families/subjects/subjects_ops.h"
 
 #include "win32_text.h"
 

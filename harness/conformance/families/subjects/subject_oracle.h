@@ -8,6 +8,8 @@
 #include "harness/conformance/oracle.h"
 #include "harness/model/result.h"
 #include "harness/conformance/scenario.h"
+#include "harness/conformance/families/data_path/event_def.h"
+#include "harness/conformance/families/sessions/filter_def.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,6 +2,10 @@
 
 #include "harness/conformance/oracle.h"
 #include "harness/conformance/test_steps.h"
+#include "harness/conformance/families/data_path/data_path_ops.h"
+#include "harness/conformance/families/providers/providers_ops.h"
+#include "harness/conformance/families/sessions/sessions_ops.h"
+#include "harness/conformance/families/subjects/subjects_ops.h"
 
 #include <evntprov.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 #include "harness/conformance/families/driver_families.h"
 
 #include "harness/model/rules.h"
+#include "harness/conformance/families/subjects/subjects_ops.h"
 #include "win32_text.h"
 
 #include <evntprov.h>

@@ -1,5 +1,6 @@
 // The oracle's trace files: what a file session's log file must hold once read_file stopped
 // the session, and which rules its checks judge (the mode decides).
+#include "harness/conformance/families/sessions/sessions_ops.h"
 #include "harness/conformance/families/trace_files/trace_files_ops.h"
 #include "harness/conformance/oracle_model.h"
 #include "harness/model/rules.h"

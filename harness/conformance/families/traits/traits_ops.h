@@ -1,7 +1,7 @@
 // The ops of the traits family (scenarios/README.md): set_traits.
 #pragma once
 
-#include "harness/conformance/families/sessions/sessions_ops.h"  // FilterDef
+#include "harness/conformance/families/sessions/filter_def.h"
 
 #include <windows.h>
 

@@ -3,6 +3,7 @@
 #include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/lint.h"
+#include "harness/conformance/families/traits/traits_ops.h"
 #include "win32_text.h"
 
 namespace etwh {
