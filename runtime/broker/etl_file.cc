@@ -485,8 +485,7 @@ bool EtlFile::store_compressed() {
     put<std::uint32_t>(packed_.data(), 0x00, size);  // BufferSize: its bytes in the file
     put<std::uint16_t>(packed_.data(), 0x34, kBufferFlagProcIndex | kBufferFlagCompressed);
   }
-  if (::pwrite(fd_, out, size, static_cast<off_t>(write_at_)) != static_cast<ssize_t>(size))
-    return false;
+  if (!write_fully(fd_, direct_, out, size, write_at_)) return false;
   write_at_ += size;
   return true;
 }

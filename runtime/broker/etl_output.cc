@@ -11,6 +11,12 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 
+// O_DIRECT on or off for `fd`; false when fcntl refuses.
+bool set_direct(int fd, bool on) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && ::fcntl(fd, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) == 0;
+}
+
 }  // namespace
 
 AlignedBytes aligned_bytes(std::size_t bytes) {
@@ -20,10 +26,7 @@ AlignedBytes aligned_bytes(std::size_t bytes) {
   return AlignedBytes(static_cast<std::byte*>(p));
 }
 
-bool use_direct_io(int fd) {
-  const int flags = ::fcntl(fd, F_GETFL);
-  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
-}
+bool use_direct_io(int fd) { return set_direct(fd, true); }
 
 bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::uint64_t offset) {
   while (n > 0) {
@@ -31,8 +34,7 @@ bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::u
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && errno == EINVAL && direct) {
       direct = false;
-      const int flags = ::fcntl(fd, F_GETFL);
-      if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) return false;
+      if (!set_direct(fd, false)) return false;
       continue;
     }
     if (w <= 0) {
