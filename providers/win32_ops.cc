@@ -177,6 +177,10 @@ nlohmann::json Controller::start_session(const nlohmann::json& request) {
     std::memcpy(buffer.at(file_offset), log_file_name->c_str(), log_file_name->size() + 1);
   }
   apply_settings(f, p);
+  // The session's clock (WNODE_HEADER ClientContext); QPC, 1, when the case does not choose.
+  if (auto v = f.optional_unsigned_int("client_context", kULongMax)) {
+    p.Wnode.ClientContext = static_cast<ULONG>(*v);
+  }
   f.reject_unknown();
   if (wnode_buffer_size) p.Wnode.BufferSize = static_cast<ULONG>(*wnode_buffer_size);
   if (logger_name_offset) p.LoggerNameOffset = static_cast<ULONG>(*logger_name_offset);

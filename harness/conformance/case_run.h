@@ -142,6 +142,9 @@ class CaseRun {
   std::optional<StepReply> collect_step(const Step& step, const oracle::StepExpectation& e);
   // Trace files (families/trace_files/trace_files_run.cc)
   std::optional<StepReply> read_file(const Step& step, const oracle::StepExpectation& e);
+  // At the end of the case, whatever its outcome: removes every file its sessions were given
+  // (a NEWFILE session's numbered files, an APPEND session's case file), and only those.
+  void remove_log_files() noexcept;
   // One agent call per entry of the event set; EventEnabled and EventProviderEnabled are asked
   // first, for that entry's descriptor, where the oracle can tell what they must say.
   json write_events(const Step& step, const oracle::StepExpectation& e);

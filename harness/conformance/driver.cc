@@ -273,6 +273,7 @@ void CaseRun::cleanup() noexcept {
     }
   }
   agents_.clear();
+  remove_log_files();
 }
 
 void CaseRun::trace_agents() const {

@@ -127,6 +127,7 @@ struct ConsumerExpectation {
   // (CON-LOGFILE-COPY), when the case is about it; else empty.
   std::string rule;
   bool overwrite_logfile = false;  // no decoy callback may be called (CON-LOGFILE-COPY)
+  std::uint32_t clock = 1;         // the session's clock: the header's ReservedFlags (CON-CLOCK)
 };
 
 // read_file: what the log file of a file session must hold once the step stopped the session
@@ -138,6 +139,7 @@ struct FileExpectation {
   std::uint32_t maximum_file_size = 0;
   std::uint32_t buffer_size_kb = 0;  // 0: the platform's choice, not judged
   bool raw_timestamp = false;        // read a second time with PROCESS_TRACE_MODE_RAW_TIMESTAMP
+  std::uint32_t clock = 1;           // the session's clock: the header's ReservedFlags (CON-CLOCK)
   std::vector<std::string> rules;    // the rules its checks judge
 };
 

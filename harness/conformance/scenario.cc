@@ -209,7 +209,7 @@ void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
     const std::string ps = p + "/" + pointer_token(label);
     r_.object(def, ps,
               {"buffer_size_kb", "minimum_buffers", "maximum_buffers", "flush_timer",
-               "log_file_mode", "maximum_file_size", "log_file"});
+               "log_file_mode", "maximum_file_size", "log_file", "client_context"});
     SessionDef s;
     s.label = label;
     for (const auto& [k, val] : def.items()) {
@@ -227,6 +227,12 @@ void CaseParser::parse_sessions(const json& v, const std::string& p, Case& c) {
         continue;
       }
       s.settings[k] = r_.integer(val, ps + "/" + k, 0xFFFFFFFFu, k.c_str());
+      // Wnode.ClientContext, the session's clock (WNODE_HEADER): 0 or 1 QPC, 2 system time,
+      // 3 CPU cycle counter.
+      if (k == "client_context" && s.settings[k].get<std::uint64_t>() > 3) {
+        r_.fail(ps + "/" + k, "client_context " + s.settings[k].dump() +
+                                  " is not a clock (0 or 1 QPC, 2 system time, 3 CPU cycles)");
+      }
     }
     c.sessions[label] = s;
   }

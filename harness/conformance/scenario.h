@@ -43,6 +43,14 @@ struct SessionDef {
   nlohmann::json settings = nlohmann::json::object();
   // A file session: the name of its log file in the run's temporary folder (empty: realtime).
   std::string log_file;
+
+  // The session's clock, Wnode.ClientContext (`client_context`, WNODE_HEADER): 1 QPC (also
+  // what 0, the documented default, means), 2 system time, 3 CPU cycle counter.
+  std::uint32_t clock() const {
+    const std::uint32_t c =
+        settings.is_object() ? settings.value("client_context", std::uint32_t{1}) : 1;
+    return c == 0 ? 1 : c;
+  }
 };
 
 // A status the step must return, when the oracle cannot know it.

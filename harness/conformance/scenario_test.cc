@@ -151,6 +151,26 @@ TEST(Loader, KeywordOutOfRange) {
             "value");
 }
 
+// A session's clock (Wnode.ClientContext): 0 to 3, read as 1 (QPC) when absent or 0.
+TEST(Loader, SessionClock) {
+  const auto clock_of = [](const std::string& setting) {
+    std::string text = valid();
+    text.replace(text.find("\"buffer_size_kb\": 64"), 20, setting);
+    return text;
+  };
+  EXPECT_EQ(load_scenario_text(valid(), "f.json", kRules)[0].sessions.at("s1").clock(), 1u);
+  for (std::uint32_t c = 0; c <= 3; ++c) {
+    const auto cases =
+        load_scenario_text(clock_of("\"client_context\": " + std::to_string(c)), "f.json", kRules);
+    EXPECT_EQ(cases[0].sessions.at("s1").clock(), c == 0 ? 1u : c);
+  }
+  EXPECT_EQ(error_of(clock_of("\"client_context\": 4")),
+            "f.json: /cases/0/sessions/s1/client_context: client_context 4 is not a clock (0 or "
+            "1 QPC, 2 system time, 3 CPU cycles)");
+  EXPECT_EQ(error_of(clock_of("\"client_context\": \"system\"")),
+            "f.json: /cases/0/sessions/s1/client_context: expected an integer, got a string");
+}
+
 TEST(Loader, UnknownRuleId) {
   std::string text = valid();
   text.replace(text.find("\"CB-LEVEL-MAX\""), 14, "\"CB-NOPE\"");

@@ -342,6 +342,10 @@ json BrokerState::on_start(const StartRequest& request) {
   s.handle = next_handle_++;
   if (s.guid == GUID_NULL) s.guid = random_guid();
   if (s.client_context == 0) s.client_context = 1;
+#if defined(ETWRT_MUTANTS)
+  // Mutant: the session's clock is ignored; every session runs on QPC.
+  if (etwrt::mutant::active("clock-ignored")) s.client_context = 1;
+#endif
   s.start_time = file_time_now();
   const ULONG processors = std::max(1u, std::thread::hardware_concurrency());
   const BufferPlan plan = plan_buffers(request.buffer_size_kb, request.minimum_buffers,

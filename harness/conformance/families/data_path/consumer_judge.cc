@@ -133,6 +133,7 @@ class ConsumerJudge {
     const auto header = hex_to_bytes(records[0].value("payload", ""));
     constexpr std::size_t at = offsetof(TRACE_LOGFILE_HEADER, StartTime);
     if (!header || header->size() < at + 8) return;
+    check_named_clock(*header);
     std::int64_t start = 0;
     for (int b = 7; b >= 0; --b) start = (start << 8) | (*header)[at + static_cast<std::size_t>(b)];
     constexpr std::int64_t kHour = 36'000'000'000;  // in 100 ns
@@ -148,6 +149,19 @@ class ConsumerJudge {
                fmt::format("a FILETIME in [{}, {}]", start, start + kHour), std::to_string(ts));
       }
     }
+  }
+
+  // CON-CLOCK: the header's ReservedFlags names the clock the session chose (0 and 1: QPC).
+  void check_named_clock(const std::vector<std::uint8_t>& header) {
+    constexpr std::size_t at = offsetof(TRACE_LOGFILE_HEADER, ReservedFlags);
+    if (header.size() < at + 4) return;
+    std::uint32_t named = 0;
+    for (int b = 3; b >= 0; --b) named = (named << 8) | header[at + static_cast<std::size_t>(b)];
+    if ((named == 0 ? 1 : named) == want_.clock) return;
+    f_.add(rules::kConClock, "ReservedFlags",
+           fmt::format("the header event's ReservedFlags is {}, the session's ClientContext {}",
+                       named, want_.clock),
+           std::to_string(want_.clock), std::to_string(named));
   }
 
   // One record, in arrival order.

@@ -77,6 +77,9 @@ void Model::consume(const Step& step, StepExpectation& e) {
   c.context = cs.context;
   c.delay_us = cs.delay_us;
   c.overwrite_logfile = cs.overwrite_logfile;
+  if (const auto it = case_.sessions.find(cs.session); it != case_.sessions.end()) {
+    c.clock = it->second.clock();
+  }
   if (early && case_has(rules::kConOpenBeforeStart)) c.rule = rules::kConOpenBeforeStart;
   if (cs.overwrite_logfile && case_has(rules::kConLogfileCopy)) c.rule = rules::kConLogfileCopy;
   if (!sd.consumer_attached) {

@@ -55,6 +55,7 @@ void Model::read_file(const Step& step, StepExpectation& e) {
   FileExpectation f;
   f.session = fs.session;
   f.raw_timestamp = fs.raw_timestamp;
+  f.clock = def.clock();
   // An appended file holds what the earlier sessions left in it, then this session's events.
   if (appends(def)) f.written = appended_[def.log_file];
   // A file session without a consumer keeps, for the file, what the first consumer would get.
@@ -74,7 +75,9 @@ void Model::read_file(const Step& step, StepExpectation& e) {
   }
   if (f.maximum_file_size != 0) f.rules.push_back(rules::kEtlMaxFileSize);
   if ((f.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0) f.rules.push_back(rules::kEtlNewfile);
-  if (f.raw_timestamp) f.rules.push_back(rules::kConClock);
+  // The clock the header names is judged when the case chose one or reads raw stamps.
+  const bool chose_clock = def.settings.is_object() && def.settings.contains("client_context");
+  if (f.raw_timestamp || chose_clock) f.rules.push_back(rules::kConClock);
   e.file = std::move(f);
   Step as_stop = step;
   as_stop.body = SessionStep{fs.session};

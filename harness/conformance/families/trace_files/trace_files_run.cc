@@ -185,6 +185,15 @@ void judge_header(const oracle::FileExpectation& x, const FileRead& r,
   const ULONG file_modes = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_CIRCULAR |
                            EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_FILE_MODE_APPEND;
   field("LogFileMode (file mode bits)", x.log_file_mode & file_modes, h.LogFileMode & file_modes);
+  // CON-CLOCK: the header names the clock the session chose (ReservedFlags; 0 and 1: QPC).
+  const ULONG named = h.ReservedFlags == 0 ? 1 : h.ReservedFlags;
+  if (judges(x, rules::kConClock) && named != x.clock) {
+    out.push_back(failed_check(rules::kConClock, "ReservedFlags",
+                               fmt::format("LogfileHeader.ReservedFlags is {}, the session's "
+                                           "ClientContext {}",
+                                           h.ReservedFlags, x.clock),
+                               std::to_string(x.clock), std::to_string(h.ReservedFlags)));
+  }
   judge_buffers_written(x, buffers_in_files, h, properties, field);
 }
 
@@ -321,13 +330,14 @@ void judge_newfile(const oracle::FileExpectation& x,
   }
 }
 
-// CON-CLOCK: the raw read's stamps are in the clock the header's ReservedFlags names (1 or 0:
-// QPC at PerfFreq, 2: system time, already a FILETIME, 3: cycles at CpuSpeedInMHz), not
-// converted; the FILETIME read's stamps are theirs converted: every event's distance from the
-// first, in 100 ns, is the raw distance x 10^7 / frequency, within a rounding tick.
+// CON-CLOCK: the raw read's stamps are in the clock the session chose (`clock`, which the
+// header must name: QPC at PerfFreq, 2: system time, already a FILETIME, 3: cycles at
+// CpuSpeedInMHz), not converted; the FILETIME read's stamps are theirs converted: every event's
+// distance from the first, in 100 ns, is the raw distance x 10^7 / frequency, within a rounding
+// tick.
 void judge_raw(const std::vector<const FileRecord*>& filetime,
                const std::vector<const FileRecord*>& raw, const TRACE_LOGFILE_HEADER& h,
-               std::vector<Finding>& out) {
+               ULONG clock, std::vector<Finding>& out) {
   const auto fail = [&](const char* check, std::string text, std::string expected,
                         std::string observed) {
     out.push_back(failed_check(rules::kConClock, check, std::move(text), std::move(expected),
@@ -341,7 +351,6 @@ void judge_raw(const std::vector<const FileRecord*>& filetime,
     return;
   }
   if (raw.empty()) return;
-  const ULONG clock = h.ReservedFlags;
   const long double frequency = clock == 2   ? 1e7L
                                 : clock == 3 ? static_cast<long double>(h.CpuSpeedInMHz) * 1e6L
                                              : static_cast<long double>(h.PerfFreq.QuadPart);
@@ -362,7 +371,7 @@ void judge_raw(const std::vector<const FileRecord*>& filetime,
     }
     if ((clock == 2) != (a.stamp == b.stamp)) {
       fail("raw TimeStamp",
-           fmt::format("event {}: raw stamp {}, FILETIME {}: with clock {} (ReservedFlags) they "
+           fmt::format("event {}: raw stamp {}, FILETIME {}: with clock {} (ClientContext) they "
                        "must {}",
                        a.seq, a.stamp, b.stamp, clock, clock == 2 ? "be equal" : "differ"),
            clock == 2 ? "equal" : "differ", clock == 2 ? "differ" : "equal");
@@ -441,9 +450,26 @@ std::optional<StepReply> CaseRun::read_file(const Step& step, const oracle::Step
   judge_stamps(events, r.header, findings);
   judge_contents(x, r, events, findings);
   if (newfile) judge_newfile(x, files, each, findings);
-  if (x.raw_timestamp) judge_raw(events, events_of(raw), raw.header, findings);
+  if (x.raw_timestamp) judge_raw(events, events_of(raw), raw.header, x.clock, findings);
   for (Finding& f : findings) fail(std::move(f));
   return StepReply{std::move(reply)};
+}
+
+void CaseRun::remove_log_files() noexcept {
+  for (const auto& [label, s] : sessions_) {
+    if (s.log_file.empty()) continue;
+    try {
+      std::error_code ec;
+      // The name as given (a session that was not NEWFILE keeps a "%d" as it is), and the
+      // numbered files a NEWFILE session made of it.
+      std::filesystem::remove(s.log_file, ec);
+      for (const auto& [number, path] : files_written(s.log_file, true)) {
+        std::filesystem::remove(path, ec);
+      }
+    } catch (...) {
+      // Best effort, as the sessions' stop: a file left behind is not the case's verdict.
+    }
+  }
 }
 
 // The family's driver registration: each op's runner (families/driver_families.h).
