@@ -524,6 +524,30 @@ TEST(ExpectTraceFiles, ReadFileExpectsTheSessionsEventsAndJudgesByMode) {
   EXPECT_FALSE(e[8].file.has_value());  // already stopped: nothing to read
 }
 
+// The session's clock (client_context): each consumer and each read file expect the header to
+// name it (1 when absent or 0); a file session that chose one has CON-CLOCK judged.
+TEST(ExpectTraceFiles, TheSessionsClockIsExpectedOfItsHeaders) {
+  Case c = base_case();
+  c.rules = {"CON-CLOCK", "ETL-CLOCK"};
+  c.sessions["s1"].log_file = "a.etl";
+  c.sessions["s1"].settings = {{"log_file_mode", 1}, {"client_context", 2}};
+  c.sessions["s2"].log_file = "b.etl";
+  c.sessions["s2"].settings = {{"log_file_mode", 1}};
+  c.sessions["s3"].settings = {{"client_context", 3}};
+  c.steps = {step(ops::kRegister, "", "p"), step(ops::kStart, "s1"), step(ops::kStart, "s2"),
+             step(ops::kStart, "s3"),       consume("c3", "s3"),     step("read_file", "s1"),
+             step("read_file", "s2"),       step(ops::kCollect)};
+  const auto e = expect_case(c);
+  ASSERT_TRUE(e[5].file.has_value());
+  EXPECT_EQ(e[5].file->clock, 2u);
+  EXPECT_TRUE(rules_judged(e[5]).count("CON-CLOCK"));
+  ASSERT_TRUE(e[6].file.has_value());
+  EXPECT_EQ(e[6].file->clock, 1u);
+  EXPECT_FALSE(rules_judged(e[6]).count("CON-CLOCK"));  // no clock chosen, no raw read
+  ASSERT_EQ(e[7].consumers.size(), 1u);
+  EXPECT_EQ(e[7].consumers[0].clock, 3u);
+}
+
 // APPEND: the second session's file holds what the first left in it, then its own events; a
 // refused combination (APPEND with CIRCULAR) is ERROR_INVALID_PARAMETER, judged by ETL-APPEND.
 // NEWFILE and raw timestamps add their rules.
