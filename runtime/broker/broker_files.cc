@@ -1,5 +1,8 @@
 // File sessions in the broker's state: the logger that writes a session's .etl file.
 #include "broker_state.h"
+#if defined(ETWRT_MUTANTS)
+#include "etwrt_mutant.h"
+#endif
 
 #include <time.h>
 
@@ -29,6 +32,10 @@ ULONG BrokerState::start_logger(Session& s) {
   ::clock_gettime(CLOCK_REALTIME, &real);
   const std::int64_t real_ns = real.tv_sec * 1'000'000'000LL + real.tv_nsec;
   settings.realtime_offset_ns = real_ns - static_cast<std::int64_t>(s.pool->now_ns());
+#if defined(ETWRT_MUTANTS)
+  // Mutant: the system-time clock forgets the wall clock's offset (time since boot as a date).
+  if (etwrt::mutant::active("system-time-offset-dropped")) settings.realtime_offset_ns = 0;
+#endif
   ULONG status = ERROR_SUCCESS;
   std::string reason;
   std::unique_ptr<FileLogger> logger =

@@ -246,14 +246,7 @@ bool EtlFile::adopt_existing(ULONG& status, std::string& reason) {
 
 std::int64_t EtlFile::file_clock(std::uint64_t ns) const {
   switch (settings_.clock) {
-    case 2:
-#if defined(ETWRT_MUTANTS)
-      // Mutant: the system-time clock stamps QPC ticks while the header names system time.
-      if (etwrt::mutant::active("system-time-stamped-qpc")) {
-        return static_cast<std::int64_t>(ns / 100);
-      }
-#endif
-      // system time: FILETIME
+    case 2:  // system time: FILETIME
       return kUnixEpochAsFileTime +
              (static_cast<std::int64_t>(ns) + settings_.realtime_offset_ns) / 100;
     case 3:  // CPU cycles: the monotonic clock at 1000 MHz
