@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -285,48 +286,55 @@ BENCHMARK(BM_EventWrite_FourSessions_32B);
 
 const GUID kWriteFile = {
     0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
-std::string g_trace_file;  // the file session's .etl, removed by runtime_end
-TRACEHANDLE g_file_session = 0;
+const GUID kWriteCompressedFile = {
+    0xcf708193, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
+std::vector<std::string> g_trace_files;  // the file sessions' .etl, removed by runtime_end
+
+// A file session with its provider: the handles the benchmark writes and queries.
+struct FileSession {
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+};
 
 // A provider enabled by one file session and no consumer: the session's logger (etwrt: a
 // thread of the broker) writes its buffers to the file. Sequential, like LTTng's file session
 // beside it (discard mode, every event it keeps reaches the disk), so that EventsLost counts
 // only what the logger did not write (a circular file would count its overwritten buffers
 // too); at most 4 GB, so that the disk taken stays bounded (past it, events are lost, and
-// counted so).
-REGHANDLE file_writer_setup(const GUID& guid) {
+// counted so). `extra_mode`: EVENT_TRACE_COMPRESSED_MODE or 0.
+FileSession file_writer_setup(const GUID& guid, const char* name, ULONG extra_mode) {
   const REGHANDLE r = register_provider(guid);
-  if (r == 0) return 0;
-  g_trace_file =
+  if (r == 0) return {};
+  const std::string file =
       (std::filesystem::temp_directory_path() /
        ("etwh-bench-" +
         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
           .string();
+  g_trace_files.push_back(file);
   std::vector<char> bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
   auto* p = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
   p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
   p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
-  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", g_trace_file.c_str());
-  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", file.c_str());
+  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | extra_mode;
   p->MaximumFileSize = 4096;
   TRACEHANDLE s = 0;
-  if (StartTraceA(&s, "etwh-bench-file", p) != ERROR_SUCCESS) return 0;
+  if (StartTraceA(&s, name, p) != ERROR_SUCCESS) return {};
   world().sessions.push_back(s);
-  g_file_session = s;
   if (EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
       ERROR_SUCCESS) {
-    return 0;
+    return {};
   }
-  return r;
+  return {r, s};
 }
 
 // The file session's EventsLost once its logger has written what it holds (FLUSH, then
 // QUERY); -1 when either call fails.
-double file_session_lost() {
+double file_session_lost(TRACEHANDLE session) {
   etwh_bench::SessionProperties p;
-  if (ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH) != ERROR_SUCCESS ||
-      ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) {
+  if (ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH) != ERROR_SUCCESS ||
+      ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) {
     return -1;
   }
   return static_cast<double>(p.get()->EventsLost);
@@ -336,27 +344,29 @@ double file_session_lost() {
 // EventsLost during the run, the `refused` calls included), and `ns_per_recorded`, the loop's wall
 // time per recorded event: a lost call is cheaper than a recorded one, so the per-call time alone
 // flatters a logger that falls behind. LTTngUST_Tracepoint_32B/file_session reports the same three.
-void BM_EventWrite_FileSession_32B(benchmark::State& state) {
-  static const REGHANDLE h = file_writer_setup(kWriteFile);
-  if (h == 0) {
+// The payload's first word counts the calls, as LTTng's row does: a compressed file gets no
+// identical records to shrink.
+void file_write_loop(benchmark::State& state, const FileSession& f) {
+  if (f.provider == 0) {
     state.SkipWithError("setup failed");
     return;
   }
-  const double lost_before = file_session_lost();
+  const double lost_before = file_session_lost(f.session);
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);  // As write_loop's.
-  unsigned char payload[32] = {};
+  std::uint64_t payload[4] = {};
   EVENT_DATA_DESCRIPTOR data;
   EventDataDescCreate(&data, payload, sizeof payload);
   std::uint64_t refused = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    if (EventWrite(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
+    ++payload[0];
+    if (EventWrite(f.provider, &d, 1, &data) != ERROR_SUCCESS) ++refused;
   }
   const double loop_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count());
-  const double lost_after = file_session_lost();
+  const double lost_after = file_session_lost(f.session);
   if (lost_before < 0 || lost_after < 0) {
     state.SkipWithError("ControlTrace FLUSH/QUERY on the file session failed");
     return;
@@ -377,7 +387,22 @@ void BM_EventWrite_FileSession_32B(benchmark::State& state) {
   state.counters["recorded"] = recorded;
   state.counters["ns_per_recorded"] = recorded > 0 ? loop_ns / recorded : 0;
 }
+
+void BM_EventWrite_FileSession_32B(benchmark::State& state) {
+  static const FileSession f = file_writer_setup(kWriteFile, "etwh-bench-file", 0);
+  file_write_loop(state, f);
+}
 BENCHMARK(BM_EventWrite_FileSession_32B);
+
+// The same with EVENT_TRACE_COMPRESSED_MODE: each buffer compressed (MS-XCA plain LZ77) before
+// it is written, so that the disk takes several times fewer bytes and the logger's CPU time is
+// the limit.
+void BM_EventWrite_CompressedFileSession_32B(benchmark::State& state) {
+  static const FileSession f = file_writer_setup(kWriteCompressedFile, "etwh-bench-file-compressed",
+                                                 EVENT_TRACE_COMPRESSED_MODE);
+  file_write_loop(state, f);
+}
+BENCHMARK(BM_EventWrite_CompressedFileSession_32B);
 
 // The floor on this machine: an out-of-line call that only returns FALSE, made the way a PLT
 // call to libetwrt is (indirect). EventProviderEnabled with no session should be close to it.
@@ -505,9 +530,9 @@ void runtime_end(const std::string& owned_dir) {
   }
   for (std::thread& t : world().consumers) t.join();
   for (REGHANDLE h : world().providers) EventUnregister(h);
-  if (!g_trace_file.empty()) {
+  for (const std::string& file : g_trace_files) {
     std::error_code ignored;
-    std::filesystem::remove(g_trace_file, ignored);
+    std::filesystem::remove(file, ignored);
   }
 #ifndef _WIN32
   if (!owned_dir.empty()) {

@@ -470,7 +470,7 @@ void EtlFile::collect() {
 bool EtlFile::store_compressed() {
   const std::uint32_t bs = settings_.buffer_bytes;
   std::byte* const buf = buffer();
-  const std::size_t n = etl::xpress_lz77_compress(
+  const std::size_t n = encoder_.compress(
       std::span<const std::byte>(buf + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
       std::span<std::byte>(packed_.data() + kBufferHeaderBytes,
                            packed_.size() - kBufferHeaderBytes));

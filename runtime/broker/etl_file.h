@@ -7,6 +7,7 @@
 // any thread.
 #pragma once
 
+#include "etl/xpress_encode.h"
 #include "etl_output.h"
 
 #include <etwrt/dataplane.h>
@@ -121,6 +122,7 @@ class EtlFile {
   bool compressed_ = false;
   std::uint64_t write_at_ = 0;
   std::vector<std::byte> packed_;
+  etl::XpressEncoder encoder_;       // its match table kept from buffer to buffer
   std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
   std::uint32_t buffer_events_ = 0;  // records in buffer_
   std::uint64_t last_timestamp_ = 0;
