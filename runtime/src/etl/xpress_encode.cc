@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace etwrt::etl {
 namespace {
 
@@ -26,9 +30,19 @@ void store32(std::uint8_t* p, std::uint32_t v) { std::memcpy(p, &v, 4); }
 
 std::uint32_t hash4(std::uint32_t v) { return (v * 2654435761U) >> (32 - kHashBits); }
 
-// How many bytes at `a` and `b` (a before b) agree, at most `most`: 8 at a time.
+// How many bytes at `a` and `b` (a before b) agree, at most `most`: 16 at a time (SSE2, in
+// every x86-64), then 8.
 std::size_t common_length(const std::uint8_t* a, const std::uint8_t* b, std::size_t most) {
   std::size_t n = 0;
+#if defined(__SSE2__)
+  while (most - n >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + n));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + n));
+    const auto same = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)));
+    if (same != 0xFFFF) return n + static_cast<std::size_t>(__builtin_ctz(~same));
+    n += 16;
+  }
+#endif
   while (most - n >= 8) {
     const std::uint64_t diff = load64(a + n) ^ load64(b + n);
     if (diff != 0) return n + static_cast<std::size_t>(__builtin_ctzll(diff)) / 8;
