@@ -34,6 +34,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -340,18 +341,47 @@ double file_session_lost(TRACEHANDLE session) {
   return static_cast<double>(p.get()->EventsLost);
 }
 
+// The broker's CPU time so far in ns, all its threads (the logger and its writer among them),
+// from /proc/<pid>/task/*/schedstat; -1 where there is no such broker (Windows: the kernel logs).
+double broker_cpu_ns() {
+#ifndef _WIN32
+  const char* home = std::getenv("ETWRT_HOME");
+  if (home == nullptr) return -1;
+  std::ifstream pid_file(std::string(home) + "/broker.pid");
+  long pid = 0;
+  if (!(pid_file >> pid) || pid <= 0) return -1;
+  std::error_code error;
+  double total = 0;
+  bool any = false;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "schedstat");
+    double on_cpu = 0;
+    if (stat >> on_cpu) {
+      total += on_cpu;
+      any = true;
+    }
+  }
+  return any ? total : -1;
+#else
+  return -1;
+#endif
+}
+
 // Counters: `recorded` (written and not reported lost: in the file), `lost` (the session's
 // EventsLost during the run, the `refused` calls included), and `ns_per_recorded`, the loop's wall
 // time per recorded event: a lost call is cheaper than a recorded one, so the per-call time alone
 // flatters a logger that falls behind. LTTngUST_Tracepoint_32B/file_session reports the same three.
 // The payload's first word counts the calls, as LTTng's row does: a compressed file gets no
-// identical records to shrink.
+// identical records to shrink. `broker_cpu_ns_per_recorded`: the broker's CPU time per recorded
+// event, what the logger costs whatever share of a CPU the machine's load left it.
 void file_write_loop(benchmark::State& state, const FileSession& f) {
   if (f.provider == 0) {
     state.SkipWithError("setup failed");
     return;
   }
   const double lost_before = file_session_lost(f.session);
+  const double broker_before = broker_cpu_ns();
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);  // As write_loop's.
   std::uint64_t payload[4] = {};
@@ -367,6 +397,7 @@ void file_write_loop(benchmark::State& state, const FileSession& f) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count());
   const double lost_after = file_session_lost(f.session);
+  const double broker_after = broker_cpu_ns();
   if (lost_before < 0 || lost_after < 0) {
     state.SkipWithError("ControlTrace FLUSH/QUERY on the file session failed");
     return;
@@ -386,6 +417,9 @@ void file_write_loop(benchmark::State& state, const FileSession& f) {
   state.counters["lost"] = lost;
   state.counters["recorded"] = recorded;
   state.counters["ns_per_recorded"] = recorded > 0 ? loop_ns / recorded : 0;
+  if (broker_before >= 0 && broker_after >= broker_before) {
+    state.counters["broker_cpu_ns_per_recorded"] = (broker_after - broker_before) / recorded;
+  }
 }
 
 void BM_EventWrite_FileSession_32B(benchmark::State& state) {
