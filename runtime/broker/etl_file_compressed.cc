@@ -59,7 +59,8 @@ bool EtlFile::file_full(std::uint64_t capacity) {
   if (!compressed_) return file_buffers_ >= capacity;
   const std::uint64_t bs = settings_.buffer_bytes;
   const auto with_next = [&] {
-    const std::uint64_t pending = std::uint64_t{staged_} + (in_flight_.active ? in_flight_.buffers : 0);
+    const std::uint64_t pending =
+        std::uint64_t{staged_} + (in_flight_.active ? in_flight_.buffers : 0);
     return write_at_ + (pending + 1) * bs;
   };
   if (with_next() <= capacity * bs) return false;

@@ -194,6 +194,12 @@ std::size_t XpressEncoder::compress(std::span<const std::byte> in_bytes,
     std::size_t offset = 0;
     if (last_offset - 1 < i && load32(in + i - last_offset) == here) {  // (0 - 1: none yet)
       offset = last_offset;
+    } else if (i == literal_from && last_offset != 0 && i + 5 <= n &&
+               load32(in + i + 1 - last_offset) == load32(in + i + 1)) {
+      // One byte differs after a match (a counter's, a time stamp's), then the last offset
+      // matches again, as in consecutive trace records: that byte is a literal, unprobed.
+      ++i;
+      continue;
     } else {
       std::uint32_t& slot = table[hash4(here)];
       const std::size_t seen = slot - base;  // huge for an entry of an earlier call
