@@ -192,8 +192,10 @@ std::size_t XpressEncoder::compress(std::span<const std::byte> in_bytes,
   while (i + 4 <= n && w.ok()) {
     const std::uint32_t here = load32(in + i);
     std::size_t offset = 0;
+    bool repeated = false;                                              // the last offset's match
     if (last_offset - 1 < i && load32(in + i - last_offset) == here) {  // (0 - 1: none yet)
       offset = last_offset;
+      repeated = true;
     } else if (i == literal_from && last_offset != 0 && i + 5 <= n &&
                load32(in + i + 1 - last_offset) == load32(in + i + 1)) {
       // One byte differs after a match (a counter's, a time stamp's), then the last offset
@@ -218,8 +220,12 @@ std::size_t XpressEncoder::compress(std::span<const std::byte> in_bytes,
     last_offset = offset;
     i += length;
     literal_from = i;
-    // One position near the match's end enters the table (a next match may start there).
-    if (i + 2 <= n) table[hash4(load32(in + i - 2))] = base + static_cast<std::uint32_t>(i - 2);
+    // One position near a probed match's end enters the table (a next match may start there);
+    // after a match at the last offset the records go on repeating, and the probes it saves
+    // cost more than the matches they would find.
+    if (!repeated && i + 2 <= n) {
+      table[hash4(load32(in + i - 2))] = base + static_cast<std::uint32_t>(i - 2);
+    }
   }
   w.literals(in + literal_from, n - literal_from, n - literal_from >= 8);
   if (!w.ok()) return 0;
