@@ -291,43 +291,49 @@ const GUID kWriteCompressedFile = {
     0xcf708193, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
 std::vector<std::string> g_trace_files;  // the file sessions' .etl, removed by runtime_end
 
-// A file session with its provider: the handles the benchmark writes and queries.
+// A file session with its provider: the handles the benchmark writes and queries, its file.
 struct FileSession {
   REGHANDLE provider = 0;
   TRACEHANDLE session = 0;
+  std::string file;
 };
 
 // A provider enabled by one file session and no consumer: the session's logger (etwrt: a
 // thread of the broker) writes its buffers to the file. Sequential, like LTTng's file session
 // beside it (discard mode, every event it keeps reaches the disk), so that EventsLost counts
 // only what the logger did not write (a circular file would count its overwritten buffers
-// too); at most 4 GB, so that the disk taken stays bounded (past it, events are lost, and
-// counted so). `extra_mode`: EVENT_TRACE_COMPRESSED_MODE or 0.
-FileSession file_writer_setup(const GUID& guid, const char* name, ULONG extra_mode) {
-  const REGHANDLE r = register_provider(guid);
-  if (r == 0) return {};
-  const std::string file =
-      (std::filesystem::temp_directory_path() /
-       ("etwh-bench-" +
-        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
-          .string();
-  g_trace_files.push_back(file);
+// too). Each run of the loop gets a fresh session and file (the one before stopped and
+// removed), so that repetitions never meet the file's 4 GB maximum and the disk taken stays
+// one run's. `extra_mode`: EVENT_TRACE_COMPRESSED_MODE or 0. False when a call failed.
+bool start_file_session(FileSession& f, const GUID& guid, const char* name, ULONG extra_mode) {
+  if (f.provider == 0) f.provider = register_provider(guid);
+  if (f.provider == 0) return false;
+  if (f.session != 0) {
+    etwh_bench::SessionProperties stop;
+    ControlTraceA(f.session, nullptr, stop.get(), EVENT_TRACE_CONTROL_STOP);
+    f.session = 0;
+    std::error_code ignored;
+    std::filesystem::remove(f.file, ignored);
+  }
+  f.file = (std::filesystem::temp_directory_path() /
+            ("etwh-bench-" +
+             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
+               .string();
+  g_trace_files.push_back(f.file);
   std::vector<char> bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
   auto* p = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
   p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
   p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
-  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", file.c_str());
+  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", f.file.c_str());
   p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | extra_mode;
   p->MaximumFileSize = 4096;
   TRACEHANDLE s = 0;
-  if (StartTraceA(&s, name, p) != ERROR_SUCCESS) return {};
-  world().sessions.push_back(s);
-  if (EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
-      ERROR_SUCCESS) {
-    return {};
-  }
-  return {r, s};
+  if (StartTraceA(&s, name, p) != ERROR_SUCCESS) return false;
+  world().sessions.push_back(s);  // (stopped at the end; one stopped here already fails then)
+  f.session = s;
+  return EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) ==
+         ERROR_SUCCESS;
 }
 
 // The file session's EventsLost once its logger has written what it holds (FLUSH, then
@@ -375,8 +381,8 @@ double broker_cpu_ns() {
 // The payload's first word counts the calls, as LTTng's row does: a compressed file gets no
 // identical records to shrink. `broker_cpu_ns_per_recorded`: the broker's CPU time per recorded
 // event, what the logger costs whatever share of a CPU the machine's load left it.
-void file_write_loop(benchmark::State& state, const FileSession& f) {
-  if (f.provider == 0) {
+void file_write_loop(benchmark::State& state, bool started, const FileSession& f) {
+  if (!started) {
     state.SkipWithError("setup failed");
     return;
   }
@@ -407,9 +413,7 @@ void file_write_loop(benchmark::State& state, const FileSession& f) {
   const double lost = lost_after - lost_before;
   const double recorded = writes - lost;
   if (recorded <= 0) {  // ns_per_recorded would read 0, the best figure of all
-    state.SkipWithError(
-        "nothing recorded: the file is at its 4 GB maximum (fewer repetitions) or the logger "
-        "stopped");
+    state.SkipWithError("nothing recorded: the file is at its 4 GB maximum or the logger stopped");
     return;
   }
   state.counters["writes"] = writes;
@@ -423,8 +427,9 @@ void file_write_loop(benchmark::State& state, const FileSession& f) {
 }
 
 void BM_EventWrite_FileSession_32B(benchmark::State& state) {
-  static const FileSession f = file_writer_setup(kWriteFile, "etwh-bench-file", 0);
-  file_write_loop(state, f);
+  static FileSession f;
+  const bool started = start_file_session(f, kWriteFile, "etwh-bench-file", 0);
+  file_write_loop(state, started, f);
 }
 BENCHMARK(BM_EventWrite_FileSession_32B);
 
@@ -432,9 +437,10 @@ BENCHMARK(BM_EventWrite_FileSession_32B);
 // it is written, so that the disk takes several times fewer bytes and the logger's CPU time is
 // the limit.
 void BM_EventWrite_CompressedFileSession_32B(benchmark::State& state) {
-  static const FileSession f = file_writer_setup(kWriteCompressedFile, "etwh-bench-file-compressed",
-                                                 EVENT_TRACE_COMPRESSED_MODE);
-  file_write_loop(state, f);
+  static FileSession f;
+  const bool started = start_file_session(f, kWriteCompressedFile, "etwh-bench-file-compressed",
+                                          EVENT_TRACE_COMPRESSED_MODE);
+  file_write_loop(state, started, f);
 }
 BENCHMARK(BM_EventWrite_CompressedFileSession_32B);
 
