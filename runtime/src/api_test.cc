@@ -1101,6 +1101,18 @@ TEST_F(EtwrtApi, AStoppedSessionsLateRecordsHoldNoBuffer) {
 }
 
 // Stops `s`; its consumer `c` must then return and have got exactly the indices `want`.
+// CON-RT-SECOND's start: the running session `name` buffers kProvider's indexed events 0..9
+// (written through `h`) before a first consumer attaches; that consumer has then read them, after
+// the header.
+std::unique_ptr<RealtimeConsumer> first_reader_of_ten_buffered(REGHANDLE h,
+                                                               const std::string& name) {
+  for (std::uint32_t i = 0; i < 10; ++i) EXPECT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
+  auto first = std::make_unique<RealtimeConsumer>(name);
+  first->start();
+  first->wait_for(11);
+  return first;
+}
+
 // A realtime consumer of one session, and the indexed events it must get, in order.
 struct ExpectingReader {
   explicit ExpectingReader(const std::string& session) : c(session) {}
@@ -1403,25 +1415,22 @@ TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
 TEST_F(EtwrtApi, SecondConsumerGetsOnlyNewEvents) {
   const auto [r, h] = recorded_provider();
   const TRACEHANDLE s = start_enabled("second");
-  for (std::uint32_t i = 0; i < 10; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  RealtimeConsumer first("second");
-  first.start();
-  first.wait_for(11);  // Header + what was buffered before it attached.
+  const auto first = first_reader_of_ten_buffered(h, "second");
   for (std::uint32_t i = 10; i < 20; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(21);
+  first->wait_for(21);
   RealtimeConsumer second("second");
   ASSERT_TRUE(second.opened());
   second.start();
   second.wait_for(1);  // Its header: it is attached.
   for (std::uint32_t i = 20; i < 30; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(31);
+  first->wait_for(31);
   second.wait_for(11);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(first.join(), ERROR_SUCCESS);
+  EXPECT_EQ(first->join(), ERROR_SUCCESS);
   EXPECT_EQ(second.join(), ERROR_SUCCESS);
   std::vector<std::uint32_t> all(30);
   for (std::uint32_t i = 0; i < 30; ++i) all[i] = i;
-  EXPECT_EQ(indices(first.seen()), all);
+  EXPECT_EQ(indices(first->seen()), all);
   EXPECT_EQ(indices(second.seen()), std::vector<std::uint32_t>(all.begin() + 20, all.end()));
   EXPECT_TRUE(is_header(second.seen().front()));
 }
@@ -1515,10 +1524,7 @@ TEST_F(EtwrtApi, ClassicCallbackAndBufferCallbackCancel) {
 TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   const auto [r, h] = recorded_provider();
   const TRACEHANDLE s = start_enabled("two-processes");
-  for (std::uint32_t i = 0; i < 10; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  RealtimeConsumer first("two-processes");
-  first.start();
-  first.wait_for(11);
+  const auto first = first_reader_of_ten_buffered(h, "two-processes");
   ForkedChild child([](ForkedChild& self) {
     RealtimeConsumer c("two-processes");
     if (!c.opened()) return 2;
@@ -1533,9 +1539,9 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   });
   ASSERT_TRUE(child.ready());
   for (std::uint32_t i = 10; i < 20; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(21);
+  first->wait_for(21);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(first.join(), ERROR_SUCCESS);
+  EXPECT_EQ(first->join(), ERROR_SUCCESS);
   const std::vector<std::uint64_t> got = child.reported();
   EXPECT_TRUE(child.exited_cleanly());
   ASSERT_GE(got.size(), 2u);
@@ -1546,7 +1552,7 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   EXPECT_EQ(std::vector<std::uint64_t>(got.begin() + 2, got.end()), expected);
   std::vector<std::uint32_t> all;
   for (std::uint32_t i = 0; i < 20; ++i) all.push_back(i);
-  EXPECT_EQ(indices(first.seen()), all);
+  EXPECT_EQ(indices(first->seen()), all);
 }
 
 // Events of kProvider delivered, and events announced lost (RTLostBuffer's events plus
