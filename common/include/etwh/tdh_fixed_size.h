@@ -1,8 +1,9 @@
 // The size of one value of a TDH InType that the type alone fixes, for code that reads event
 // payloads: etwrt's TDH and manifest reader, and etwh::testing's in-place decoder (which builds
-// against Windows' tdh.h too). Header-only; the includer brings tdh.h (etwrt's or Windows').
+// against Windows' tdh.h too). Header-only, over the platform's tdh.h (etwrt's or Windows').
 #pragma once
 
+#include <windows.h>
 #include <tdh.h>
 
 #include <cstddef>
