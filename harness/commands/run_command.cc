@@ -5,6 +5,7 @@
 #include "harness/commands/command.h"
 
 #include "harness/commands/case_findings.h"
+#include "harness/commands/case_reports.h"
 #include "harness/commands/console_options.h"
 #include "harness/model/catalog.h"
 #include "harness/report/console_lines.h"
@@ -139,10 +140,7 @@ void RunCommand::define_selection_options(CLI::App& cmd) {
 }
 
 void RunCommand::define_console_options(CLI::App& cmd) {
-  CLI::Option* quiet =
-      cmd.add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
-  cmd.add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
-      ->excludes(quiet);
+  add_console_flags(cmd, quiet_, verbose_);
   cmd.add_option("--color", color_,
                  "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always, "
                  "never")
@@ -191,12 +189,7 @@ RunInput RunCommand::load(const Context& context) const {
 }
 
 RunInfo RunCommand::run_info(const Context& context, const RunInput& input) const {
-  RunInfo info;
-  info.platform = input.platform;
-  info.version = ETWH_VERSION;
-  info.start_time = utc_now();
-  info.host = host_name();
-  info.command_line = context.command_line;
+  RunInfo info = run_info_now(context, input.platform);
   for (const Rule& r : input.catalog.rules) {
     info.catalog_rules.push_back(r.id);
     if (auto u = r.unsupported.find(input.platform); u != r.unsupported.end()) {
