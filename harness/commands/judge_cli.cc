@@ -30,20 +30,21 @@ namespace {
 
 class JudgeCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "judge",
-        "Judge recorded traces (.etl, from Windows or etwrt): each provider's events against "
-        "the rules a trace alone can show");
-    cmd->add_option("--provider", providers_,
-                    "Judge only this provider (GUID or name; may be repeated)");
-    cmd->add_option("--manifest", manifests_,
-                    "Load this instrumentation manifest (TdhLoadManifest) to decode its "
-                    "providers' events (may be repeated)");
-    add_format_options(*cmd, report_formats(), report_files_);
-    add_console_flags(*cmd, quiet_, verbose_);
-    cmd->add_option("files", files_, "The .etl files to judge")->required();
-    return cmd;
+  JudgeCommand()
+      : Command(
+            "judge",
+            "Judge recorded traces (.etl, from Windows or etwrt): each provider's events against "
+            "the rules a trace alone can show") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("--provider", providers_,
+                   "Judge only this provider (GUID or name; may be repeated)");
+    cmd.add_option("--manifest", manifests_,
+                   "Load this instrumentation manifest (TdhLoadManifest) to decode its "
+                   "providers' events (may be repeated)");
+    add_format_options(cmd, report_formats(), report_files_);
+    add_console_flags(cmd, quiet_, verbose_);
+    cmd.add_option("files", files_, "The .etl files to judge")->required();
   }
 
   int execute(const Context& context) override;

@@ -33,20 +33,21 @@ namespace {
 
 class ObserveCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "observe", "Run a program linked against etwrt and judge its providers as they work");
-    cmd->add_option("--schedule", schedule_file_,
-                    "The session configurations each provider is walked through (JSON; default "
-                    "scenarios/observe/default.json)");
+  ObserveCommand()
+      : Command("observe",
+                "Run a program linked against etwrt and judge its providers as they work") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("--schedule", schedule_file_,
+                   "The session configurations each provider is walked through (JSON; default "
+                   "scenarios/observe/default.json)");
     // The file formats of `etwh run` (report/formats.h), each from its row.
-    add_format_options(*cmd, report_formats(), report_files_);
-    cmd->add_option("--timeout", timeout_s_,
-                    "Stop the program after this many seconds (a harness error; default 60)")
+    add_format_options(cmd, report_formats(), report_files_);
+    cmd.add_option("--timeout", timeout_s_,
+                   "Stop the program after this many seconds (a harness error; default 60)")
         ->check(CLI::Range(1u, 86400u));
-    add_console_flags(*cmd, quiet_, verbose_);
-    cmd->add_option("command", command_, "-- PROGRAM [ARGS]: the program to observe")->required();
-    return cmd;
+    add_console_flags(cmd, quiet_, verbose_);
+    cmd.add_option("command", command_, "-- PROGRAM [ARGS]: the program to observe")->required();
   }
 
   int execute(const Context& context) override {

@@ -58,7 +58,8 @@ struct RunResults {
 
 class RunCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override;
+  RunCommand() : Command("run", "Run conformance scenarios") {}
+  void add_options(CLI::App& cmd, const Context&) override;
   int execute(const Context& context) override;
 
  private:
@@ -84,23 +85,21 @@ class RunCommand : public Command {
   std::string color_ = "auto";
 };
 
-CLI::App* RunCommand::define(CLI::App& app, const Context&) {
-  CLI::App* cmd = app.add_subcommand("run", "Run conformance scenarios");
-  cmd->add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
-  add_format_options(*cmd, report_formats(), report_files_);
-  cmd->add_option("--agent", agent_, "The provider agent executable");
-  cmd->add_option("--subject", subject_,
-                  "Provider under test: an agent built with etwh_provider_under_test (default: "
-                  "the shipped manifest-style example)");
-  cmd->add_option("--platform", platform_,
-                  "Platform name, one of the catalog's platforms (selects "
-                  "expectations/<NAME>.json)");
-  cmd->add_option("--expectations", expectations_file_, "Expectations file");
-  cmd->add_option("--trace", trace_file_,
-                  "Write a timeline (Trace Event Format, for Perfetto) to FILE");
-  define_selection_options(*cmd);
-  define_console_options(*cmd);
-  return cmd;
+void RunCommand::add_options(CLI::App& cmd, const Context&) {
+  cmd.add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
+  add_format_options(cmd, report_formats(), report_files_);
+  cmd.add_option("--agent", agent_, "The provider agent executable");
+  cmd.add_option("--subject", subject_,
+                 "Provider under test: an agent built with etwh_provider_under_test (default: "
+                 "the shipped manifest-style example)");
+  cmd.add_option("--platform", platform_,
+                 "Platform name, one of the catalog's platforms (selects "
+                 "expectations/<NAME>.json)");
+  cmd.add_option("--expectations", expectations_file_, "Expectations file");
+  cmd.add_option("--trace", trace_file_,
+                 "Write a timeline (Trace Event Format, for Perfetto) to FILE");
+  define_selection_options(cmd);
+  define_console_options(cmd);
 }
 
 // A seed is digits only: CLI11 would take "-1" for the largest unsigned value.
