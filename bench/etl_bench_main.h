@@ -16,6 +16,9 @@
 
 namespace etl_bench {
 
+// The file the benchmarks read, set by run_on_file before they run.
+inline std::string g_path;
+
 inline void WINAPI count_record(PEVENT_RECORD e) { ++*static_cast<std::size_t*>(e->UserContext); }
 
 // OpenTraceA on `path` with a callback that adds each record to `records`.
@@ -44,6 +47,16 @@ inline void open_process_close(benchmark::State& state, std::string& path) {
   state.SetItemsProcessed(static_cast<std::int64_t>(records));
 }
 
+// Registers the whole read of the file (open_process_close) as `name`, in milliseconds of real
+// time: each binary's baseline. Called at namespace scope, before a file's BENCHMARKs, it runs
+// first.
+inline benchmark::internal::Benchmark* register_whole_read(const char* name) {
+  return benchmark::RegisterBenchmark(
+             name, [](benchmark::State& state) { open_process_close(state, g_path); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
 // The corpus file, extracted into a new folder `dir` named after `tool`; empty if it cannot be.
 inline std::string corpus_file(const char* tool, std::filesystem::path& dir) {
   namespace fs = std::filesystem;
@@ -60,13 +73,13 @@ inline std::string corpus_file(const char* tool, std::filesystem::path& dir) {
   return (dir / "net.4.5.2.x64.etl").string();
 }
 
-// The benchmark's main: sets `path` to the file, then runs the registered benchmarks. 2 when
+// The benchmark's main: sets g_path to the file, then runs the registered benchmarks. 2 when
 // there is no file.
-inline int run_on_file(int argc, char** argv, const char* tool, std::string& path) {
+inline int run_on_file(int argc, char** argv, const char* tool) {
   std::filesystem::path dir;
   const char* given = std::getenv("ETWH_BENCH_ETL");
-  path = given != nullptr ? given : corpus_file(tool, dir);
-  if (path.empty()) {
+  g_path = given != nullptr ? given : corpus_file(tool, dir);
+  if (g_path.empty()) {
     std::fprintf(stderr, "%s: no file: set ETWH_BENCH_ETL or provide %s\n", tool,
                  ETWH_ETL_CORPUS_DIR);
     return 2;

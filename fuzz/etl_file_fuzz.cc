@@ -4,12 +4,14 @@
 // ERROR_FILE_CORRUPT, ERROR_NOT_SUPPORTED, ERROR_NOT_ENOUGH_MEMORY) and every accepted record
 // must lie inside the parsed bytes, its user data and extended items inside itself. The same
 // bytes also go through the decompressor alone, which must give what MS-XCA's byte-by-byte
-// pseudocode gives (the same bytes, the same failures).
+// pseudocode gives (the same bytes, the same failures), and through the compressor, whose
+// output within xpress_lz77_bound must decompress to them.
 #include "fuzz_target.h"
 
 #include "etl/record_decode.h"
 #include "etl/trace_file.h"
 #include "etl/xpress.h"
+#include "etl/xpress_encode.h"
 #include "etl/xpress_reference.h"
 
 #include <cstdint>
@@ -58,6 +60,21 @@ void check_records(const etl::TraceFile& t) {
   }
 }
 
+// The compressor on any bytes: its output fits xpress_lz77_bound and gives them back.
+void check_round_trip(std::span<const std::byte> in) {
+  std::vector<std::byte> packed(etl::xpress_lz77_bound(in.size())), back(in.size());
+  const std::size_t n = etl::xpress_lz77_compress(in, packed);
+  if (n == 0) {
+    etwh::fuzz::finding("the compressor refused an output of xpress_lz77_bound bytes");
+    return;
+  }
+  const std::ptrdiff_t got = etl::xpress_lz77_decompress(std::span(packed.data(), n), back);
+  if (got != static_cast<std::ptrdiff_t>(in.size()) ||
+      (!in.empty() && std::memcmp(back.data(), in.data(), in.size()) != 0)) {
+    etwh::fuzz::finding("compressed bytes do not decompress to the input");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -82,5 +99,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (n > 0 && std::memcmp(out.data(), expected.data(), static_cast<std::size_t>(n)) != 0) {
     etwh::fuzz::finding("decompressed bytes differ from MS-XCA's loop");
   }
+  check_round_trip(file);
   return 0;
 }

@@ -211,30 +211,21 @@ TEST_F(Win32Ops, EnableWithoutParametersPassesNull) {
   EXPECT_EQ(call.timeout, 0u);
 }
 
+// An enable request of kProvider on session 0x7 through the older `api`.
+json legacy_enable(const char* api, int level, const char* match_any) {
+  return {{"handle", "0x7"}, {"guid", kProvider},      {"control_code", 1},
+          {"level", level},  {"match_any", match_any}, {"api", api}};
+}
+
 TEST_F(Win32Ops, LegacyApis) {
-  controller.enable({{"handle", "0x7"},
-                     {"guid", kProvider},
-                     {"control_code", 1},
-                     {"level", 3},
-                     {"match_any", "0xf0"},
-                     {"api", "EnableTrace"}});
-  controller.enable({{"handle", "0x7"},
-                     {"guid", kProvider},
-                     {"control_code", 1},
-                     {"level", 4},
-                     {"match_any", "0x3"},
-                     {"match_all", "0x1"},
-                     {"api", "EnableTraceEx"},
-                     {"parameters",
-                      {{"source_id", kProvider},
-                       {"enable_property", 16},
-                       {"filters", {{{"type", 1}, {"data", "ab"}}}}}}});
-  controller.enable({{"handle", "0x7"},
-                     {"guid", kProvider},
-                     {"control_code", 1},
-                     {"level", 4},
-                     {"match_any", "0x3"},
-                     {"api", "EnableTraceEx"}});
+  controller.enable(legacy_enable("EnableTrace", 3, "0xf0"));
+  json with_parameters = legacy_enable("EnableTraceEx", 4, "0x3");
+  with_parameters["match_all"] = "0x1";
+  with_parameters["parameters"] = {{"source_id", kProvider},
+                                   {"enable_property", 16},
+                                   {"filters", {{{"type", 1}, {"data", "ab"}}}}};
+  controller.enable(with_parameters);
+  controller.enable(legacy_enable("EnableTraceEx", 4, "0x3"));
   const auto& e = fake_etw::log().enables;
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].api, "EnableTrace");

@@ -570,7 +570,6 @@ int main(int argc, char** argv) {
   // that four consumers read (the floor of buffers shared among the four sessions).
   std::vector<std::unique_ptr<etwh_bench::Consumer>> consumers;
   Rings rings;
-  std::string owned_dir;
   try {
     rings.ring = etwh_bench::rings_with_consumers<etwh_bench::RawRing>(1, consumers);
     rings.records = etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(1, consumers);
@@ -579,14 +578,10 @@ int main(int argc, char** argv) {
         etwh_bench::rings_with_consumers<etwh_bench::RecordRing>(kRings, consumers);
     rings.shared_records =
         etwh_bench::shared_ring_with_consumers<etwh_bench::SharedRecordRing4>(kRings, consumers);
-    owned_dir = etwh_bench::runtime_begin();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "etwh_bench_event_path: %s\n", e.what());
     return 2;
   }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B", BM_LTTngUST_Tracepoint_32B);
   benchmark::RegisterBenchmark("LTTngUST_Tracepoint_32B/file_session",
                                BM_LTTngUST_Tracepoint_32B_FileSession);
@@ -601,13 +596,12 @@ int main(int argc, char** argv) {
       ->Iterations(1);
   benchmark::RegisterBenchmark("FutexWake_OtherCpu", BM_FutexWake, etwh::WakePlacement::kOtherCpu)
       ->Iterations(1);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-
-  e2e().stop();
-  lttng().stop();
-  consumers.clear();
-  etwh_bench::runtime_end(owned_dir);
+  const int status = etwh_bench::run_in_runtime("etwh_bench_event_path", argc, argv, [&] {
+    e2e().stop();
+    lttng().stop();
+    consumers.clear();
+  });
+  if (status != 0) return status;
   lttng().remove_shm();
   return 0;
 }

@@ -22,7 +22,9 @@ against one, with 32-byte items and with 112-byte ones, EventWrite's records, an
 session <= 2x the timestamped ring with a cv under 5% (beside it the ring of record-sized items,
 112 bytes, which moves the bytes EventWrite does; on one CPU, `taskset -c 0`, the wall is the writer's
 and its reader's time together, so each side's share is printed apart), and
-EventWrite with no session <= 1.2x the shared-library call.
+EventWrite with no session <= 1.2x the shared-library call. EventWrite to a compressed file session
+against the LTTng-UST file session, per recorded event (<= 0.5), and the uncompressed file session's
+ratio beside it.
 
 Exit status: 0 when every goal this run measured is met, 1 when one is missed (the last line names
 each), 2 for bad input. A goal whose benchmarks did not run (e.g. LTTng without root) is reported
@@ -42,6 +44,8 @@ NAMES = {
     "four": "BM_EventWrite_FourSessions_32B",
     "lttng": "LTTngUST_Tracepoint_32B",
     "lttng_file": "LTTngUST_Tracepoint_32B/file_session",
+    "file": "BM_EventWrite_FileSession_32B",
+    "file_z": "BM_EventWrite_CompressedFileSession_32B",
     "ring": "RawRing_32B/2proc/real_time",
     "ring_ts": "RawRing_32B_timestamped/2proc/real_time",
     "ring112_ts": "RawRing_112B_timestamped/2proc/real_time",
@@ -135,6 +139,28 @@ def main(path):
         print(f"EventWrite with no session: {n:.2f} ns cpu (goal <= 2: {verdict}){extra}")
     ratio("one", "lttng", 0.7, "EventWrite 1 session / LTTng-UST tracepoint")
     ratio("one", "lttng_file", 0.7, "EventWrite 1 session / LTTng-UST tracepoint, file session")
+    # File sessions: per event that reached the file (ns_per_recorded, the medians' counter).
+    def per_recorded(key):
+        return counters.get(NAMES[key], {}).get("ns_per_recorded")
+
+    lf = per_recorded("lttng_file")
+    for key, goal, label in (("file_z", 0.5, "EventWrite compressed file session / LTTng-UST "
+                                              "file session, per recorded event"),
+                             ("file", None, "EventWrite file session / LTTng-UST file session, "
+                                            "per recorded event")):
+        f = per_recorded(key)
+        if f and lf:
+            verdict = (f"goal <= {goal}: {judge(label, f / lf <= goal)}" if goal else
+                       "no goal: all 112 bytes of each event reach the disk")
+            print(f"{label}: {f / lf:.2f} ({f:.1f} ns / {lf:.1f} ns; {verdict})")
+        else:
+            print(f"{label}: not measured in this run")
+    cpu_per_event = [(key, counters.get(NAMES[key], {}).get("broker_cpu_ns_per_recorded"))
+                     for key in ("file_z", "file")]
+    if all(c is not None for _, c in cpu_per_event):
+        # What the logger costs whatever share of a CPU the machine's load left it.
+        print(f"  the broker's CPU time per recorded event: compressed "
+              f"{cpu_per_event[0][1]:.1f} ns, uncompressed {cpu_per_event[1][1]:.1f} ns")
     ratio("one", "ring", 3, "EventWrite 1 session / raw ring")
     ratio("one", "ring_ts", 3, "EventWrite 1 session / raw ring with a timestamp per item")
     # The write goals: several sessions, and the ring with a timestamp per item.

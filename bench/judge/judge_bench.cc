@@ -13,13 +13,11 @@
 
 namespace {
 
-std::string g_path;
+using etl_bench::g_path;
 
 // The read alone, as a consumer that only counts does it: open, play, close.
-void BM_Judge_ProcessTraceOnly(benchmark::State& state) {
-  etl_bench::open_process_close(state, g_path);
-}
-BENCHMARK(BM_Judge_ProcessTraceOnly)->Unit(benchmark::kMillisecond)->UseRealTime();
+[[maybe_unused]] const auto* const kProcessTraceOnly =
+    etl_bench::register_whole_read("BM_Judge_ProcessTraceOnly");
 
 void BM_Judge_ReadTrace(benchmark::State& state) {
   std::size_t records = 0;
@@ -52,6 +50,4 @@ BENCHMARK(BM_Judge_Whole)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return etl_bench::run_on_file(argc, argv, "etwh_bench_judge", g_path);
-}
+int main(int argc, char** argv) { return etl_bench::run_on_file(argc, argv, "etwh_bench_judge"); }

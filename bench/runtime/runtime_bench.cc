@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +34,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -285,78 +287,123 @@ BENCHMARK(BM_EventWrite_FourSessions_32B);
 
 const GUID kWriteFile = {
     0xcf708192, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
-std::string g_trace_file;  // the file session's .etl, removed by runtime_end
-TRACEHANDLE g_file_session = 0;
+const GUID kWriteCompressedFile = {
+    0xcf708193, 0xa3b4, 0x45c6, {0xd7, 0xe8, 0xf9, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e}};
+std::vector<std::string> g_trace_files;  // the file sessions' .etl, removed by runtime_end
+
+// A file session with its provider: the handles the benchmark writes and queries, its file.
+struct FileSession {
+  REGHANDLE provider = 0;
+  TRACEHANDLE session = 0;
+  std::string file;
+};
 
 // A provider enabled by one file session and no consumer: the session's logger (etwrt: a
 // thread of the broker) writes its buffers to the file. Sequential, like LTTng's file session
 // beside it (discard mode, every event it keeps reaches the disk), so that EventsLost counts
 // only what the logger did not write (a circular file would count its overwritten buffers
-// too); at most 4 GB, so that the disk taken stays bounded (past it, events are lost, and
-// counted so).
-REGHANDLE file_writer_setup(const GUID& guid) {
-  const REGHANDLE r = register_provider(guid);
-  if (r == 0) return 0;
-  g_trace_file =
-      (std::filesystem::temp_directory_path() /
-       ("etwh-bench-" +
-        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
-          .string();
+// too). Each run of the loop gets a fresh session and file (the one before stopped and
+// removed), so that repetitions never meet the file's 4 GB maximum and the disk taken stays
+// one run's. `extra_mode`: EVENT_TRACE_COMPRESSED_MODE or 0. False when a call failed.
+bool start_file_session(FileSession& f, const GUID& guid, const char* name, ULONG extra_mode) {
+  if (f.provider == 0) f.provider = register_provider(guid);
+  if (f.provider == 0) return false;
+  if (f.session != 0) {
+    etwh_bench::SessionProperties stop;
+    ControlTraceA(f.session, nullptr, stop.get(), EVENT_TRACE_CONTROL_STOP);
+    f.session = 0;
+    std::error_code ignored;
+    std::filesystem::remove(f.file, ignored);
+  }
+  f.file = (std::filesystem::temp_directory_path() /
+            ("etwh-bench-" +
+             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".etl"))
+               .string();
+  g_trace_files.push_back(f.file);
   std::vector<char> bytes(sizeof(EVENT_TRACE_PROPERTIES) + 1024);
   auto* p = reinterpret_cast<EVENT_TRACE_PROPERTIES*>(bytes.data());
   p->Wnode.BufferSize = static_cast<ULONG>(bytes.size());
   p->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
   p->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 256;
-  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", g_trace_file.c_str());
-  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  std::snprintf(bytes.data() + p->LogFileNameOffset, 768, "%s", f.file.c_str());
+  p->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | extra_mode;
   p->MaximumFileSize = 4096;
   TRACEHANDLE s = 0;
-  if (StartTraceA(&s, "etwh-bench-file", p) != ERROR_SUCCESS) return 0;
-  world().sessions.push_back(s);
-  g_file_session = s;
-  if (EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) !=
-      ERROR_SUCCESS) {
-    return 0;
-  }
-  return r;
+  if (StartTraceA(&s, name, p) != ERROR_SUCCESS) return false;
+  world().sessions.push_back(s);  // (stopped at the end; one stopped here already fails then)
+  f.session = s;
+  return EnableTraceEx2(s, &guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr) ==
+         ERROR_SUCCESS;
 }
 
 // The file session's EventsLost once its logger has written what it holds (FLUSH, then
 // QUERY); -1 when either call fails.
-double file_session_lost() {
+double file_session_lost(TRACEHANDLE session) {
   etwh_bench::SessionProperties p;
-  if (ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH) != ERROR_SUCCESS ||
-      ControlTraceA(g_file_session, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) {
+  if (ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH) != ERROR_SUCCESS ||
+      ControlTraceA(session, nullptr, p.get(), EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) {
     return -1;
   }
   return static_cast<double>(p.get()->EventsLost);
+}
+
+// The broker's CPU time so far in ns, all its threads (the logger and its writer among them),
+// from /proc/<pid>/task/*/schedstat; -1 where there is no such broker (Windows: the kernel logs).
+double broker_cpu_ns() {
+#ifndef _WIN32
+  const char* home = std::getenv("ETWRT_HOME");
+  if (home == nullptr) return -1;
+  std::ifstream pid_file(std::string(home) + "/broker.pid");
+  long pid = 0;
+  if (!(pid_file >> pid) || pid <= 0) return -1;
+  std::error_code error;
+  double total = 0;
+  bool any = false;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "schedstat");
+    double on_cpu = 0;
+    if (stat >> on_cpu) {
+      total += on_cpu;
+      any = true;
+    }
+  }
+  return any ? total : -1;
+#else
+  return -1;
+#endif
 }
 
 // Counters: `recorded` (written and not reported lost: in the file), `lost` (the session's
 // EventsLost during the run, the `refused` calls included), and `ns_per_recorded`, the loop's wall
 // time per recorded event: a lost call is cheaper than a recorded one, so the per-call time alone
 // flatters a logger that falls behind. LTTngUST_Tracepoint_32B/file_session reports the same three.
-void BM_EventWrite_FileSession_32B(benchmark::State& state) {
-  static const REGHANDLE h = file_writer_setup(kWriteFile);
-  if (h == 0) {
+// The payload's first word counts the calls, as LTTng's row does: a compressed file gets no
+// identical records to shrink. `broker_cpu_ns_per_recorded`: the broker's CPU time per recorded
+// event, what the logger costs whatever share of a CPU the machine's load left it.
+void file_write_loop(benchmark::State& state, bool started, const FileSession& f) {
+  if (!started) {
     state.SkipWithError("setup failed");
     return;
   }
-  const double lost_before = file_session_lost();
+  const double lost_before = file_session_lost(f.session);
+  const double broker_before = broker_cpu_ns();
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);  // As write_loop's.
-  unsigned char payload[32] = {};
+  std::uint64_t payload[4] = {};
   EVENT_DATA_DESCRIPTOR data;
   EventDataDescCreate(&data, payload, sizeof payload);
   std::uint64_t refused = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    if (EventWrite(h, &d, 1, &data) != ERROR_SUCCESS) ++refused;
+    ++payload[0];
+    if (EventWrite(f.provider, &d, 1, &data) != ERROR_SUCCESS) ++refused;
   }
   const double loop_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count());
-  const double lost_after = file_session_lost();
+  const double lost_after = file_session_lost(f.session);
+  const double broker_after = broker_cpu_ns();
   if (lost_before < 0 || lost_after < 0) {
     state.SkipWithError("ControlTrace FLUSH/QUERY on the file session failed");
     return;
@@ -366,9 +413,7 @@ void BM_EventWrite_FileSession_32B(benchmark::State& state) {
   const double lost = lost_after - lost_before;
   const double recorded = writes - lost;
   if (recorded <= 0) {  // ns_per_recorded would read 0, the best figure of all
-    state.SkipWithError(
-        "nothing recorded: the file is at its 4 GB maximum (fewer repetitions) or the logger "
-        "stopped");
+    state.SkipWithError("nothing recorded: the file is at its 4 GB maximum or the logger stopped");
     return;
   }
   state.counters["writes"] = writes;
@@ -376,8 +421,28 @@ void BM_EventWrite_FileSession_32B(benchmark::State& state) {
   state.counters["lost"] = lost;
   state.counters["recorded"] = recorded;
   state.counters["ns_per_recorded"] = recorded > 0 ? loop_ns / recorded : 0;
+  if (broker_before >= 0 && broker_after >= broker_before) {
+    state.counters["broker_cpu_ns_per_recorded"] = (broker_after - broker_before) / recorded;
+  }
+}
+
+void BM_EventWrite_FileSession_32B(benchmark::State& state) {
+  static FileSession f;
+  const bool started = start_file_session(f, kWriteFile, "etwh-bench-file", 0);
+  file_write_loop(state, started, f);
 }
 BENCHMARK(BM_EventWrite_FileSession_32B);
+
+// The same with EVENT_TRACE_COMPRESSED_MODE: each buffer compressed (MS-XCA plain LZ77) before
+// it is written, so that the disk takes several times fewer bytes and the logger's CPU time is
+// the limit.
+void BM_EventWrite_CompressedFileSession_32B(benchmark::State& state) {
+  static FileSession f;
+  const bool started = start_file_session(f, kWriteCompressedFile, "etwh-bench-file-compressed",
+                                          EVENT_TRACE_COMPRESSED_MODE);
+  file_write_loop(state, started, f);
+}
+BENCHMARK(BM_EventWrite_CompressedFileSession_32B);
 
 // The floor on this machine: an out-of-line call that only returns FALSE, made the way a PLT
 // call to libetwrt is (indirect). EventProviderEnabled with no session should be close to it.
@@ -505,9 +570,9 @@ void runtime_end(const std::string& owned_dir) {
   }
   for (std::thread& t : world().consumers) t.join();
   for (REGHANDLE h : world().providers) EventUnregister(h);
-  if (!g_trace_file.empty()) {
+  for (const std::string& file : g_trace_files) {
     std::error_code ignored;
-    std::filesystem::remove(g_trace_file, ignored);
+    std::filesystem::remove(file, ignored);
   }
 #ifndef _WIN32
   if (!owned_dir.empty()) {

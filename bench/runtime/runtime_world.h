@@ -6,6 +6,11 @@
 #include <windows.h>
 #include <evntrace.h>
 
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +35,27 @@ std::string runtime_begin();
 // Stops every session the benchmarks started, joins their consumers, unregisters the
 // providers, and stops the broker and removes the directory runtime_begin made.
 void runtime_end(const std::string& owned_dir);
+
+// A main's run of the benchmarks registered so far, in etwrt's world: runtime_begin, Google
+// Benchmark's flags and run, the main's own `teardown`, runtime_end. 2 when the world cannot be
+// set up (said on stderr after `program`), 1 for a flag Google Benchmark does not know, else 0.
+inline int run_in_runtime(const char* program, int argc, char** argv,
+                          const std::function<void()>& teardown = {}) {
+  std::string owned_dir;
+  try {
+    owned_dir = runtime_begin();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (teardown) teardown();
+  runtime_end(owned_dir);
+  return 0;
+}
 
 // One cache line bounced between two threads pinned to the first two CPUs this process may use,
 // ns per round trip (0: fewer than two, or pinning refused). Measured beside each EventWrite and

@@ -8,13 +8,11 @@
 
 namespace {
 
-std::string g_path;
+using etl_bench::g_path;
 
 // The whole read, as a consumer does it: open, play, close.
-void BM_TraceFile_OpenProcessClose(benchmark::State& state) {
-  etl_bench::open_process_close(state, g_path);
-}
-BENCHMARK(BM_TraceFile_OpenProcessClose)->Unit(benchmark::kMillisecond)->UseRealTime();
+[[maybe_unused]] const auto* const kOpenProcessClose =
+    etl_bench::register_whole_read("BM_TraceFile_OpenProcessClose");
 
 // ProcessTrace again on an open handle: the delivery alone (etwrt keeps the parsed file).
 void BM_TraceFile_ProcessAgain(benchmark::State& state) {
@@ -35,5 +33,5 @@ BENCHMARK(BM_TraceFile_ProcessAgain)->Unit(benchmark::kMillisecond)->UseRealTime
 }  // namespace
 
 int main(int argc, char** argv) {
-  return etl_bench::run_on_file(argc, argv, "etwh_bench_trace_file", g_path);
+  return etl_bench::run_on_file(argc, argv, "etwh_bench_trace_file");
 }

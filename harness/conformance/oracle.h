@@ -111,14 +111,8 @@ struct Exclusion {
   std::string reason;
 };
 
-// What one consumer must have received when `collect` ends it.
-struct ConsumerExpectation {
-  std::string consumer;
-  std::string agent;
-  std::string session;
-  bool event_record_mode = true;
-  std::uint64_t context = 0;
-  std::uint32_t delay_us = 0;
+// What one consumer (as its consume step gave it) must have received when `collect` ends it.
+struct ConsumerExpectation : ConsumerDef {
   std::vector<ExpectedEvent> events;            // in this order (seq order)
   std::map<std::uint64_t, Exclusion> excluded;  // seq -> why it must not arrive
   bool lossy = false;                           // some events may be lost, with exact accounting
@@ -126,7 +120,6 @@ struct ConsumerExpectation {
   // session started (CON-OPEN-BEFORE-START), one whose EVENT_TRACE_LOGFILE was overwritten
   // (CON-LOGFILE-COPY), when the case is about it; else empty.
   std::string rule;
-  bool overwrite_logfile = false;  // no decoy callback may be called (CON-LOGFILE-COPY)
 };
 
 // read_file: what the log file of a file session must hold once the step stopped the session

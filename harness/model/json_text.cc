@@ -1,5 +1,7 @@
 #include "harness/model/json_text.h"
 
+#include <etwh/json_parse_failure.h>
+
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -390,38 +392,11 @@ std::size_t locate_pointer(const std::string& text, const std::string& pointer) 
   return PointerScanner(text).find(tokens);
 }
 
-namespace {
-
-// Accepts every value and remembers where the parser stopped.
-class ErrorLocator : public nlohmann::json_sax<nlohmann::json> {
- public:
-  explicit ErrorLocator(std::size_t end) : offset(end) {}
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception&) override {
-    offset = position > 0 ? position - 1 : 0;
-    return false;
-  }
-  std::size_t offset;
-};
-
-}  // namespace
-
 std::size_t json_error_offset(const std::string& text) {
-  ErrorLocator locator(text.size());
-  nlohmann::json::sax_parse(text, &locator);
-  return locator.offset;
+  etwh::JsonParseFailure failure;
+  nlohmann::json::sax_parse(text, &failure);
+  if (!failure.failed) return text.size();
+  return failure.position > 0 ? failure.position - 1 : 0;
 }
 
 std::string json_error_reason(const std::exception& e) {

@@ -170,14 +170,7 @@ void Reader::record(const EVENT_RECORD& r) {
   if (added) {
     EventKind k;
     k.provider = guid_text(h.ProviderId);
-    const EVENT_DESCRIPTOR& d = h.EventDescriptor;
-    k.id = d.Id;
-    k.version = d.Version;
-    k.channel = d.Channel;
-    k.level = d.Level;
-    k.opcode = d.Opcode;
-    k.task = d.Task;
-    k.keyword = d.Keyword;
+    agent::copy_descriptor(h.EventDescriptor, k);
     k.classic = classic;
     k.metadata = meta;
     k.traits = traits;

@@ -31,4 +31,18 @@ std::string value_text(USHORT in_type, const std::uint8_t* bytes, std::size_t si
 // decode_event shows this many bytes of a field's text at most, then "...".
 inline constexpr std::size_t kMaxValueText = 256;
 
+// The descriptor's fields, into a struct that names them as the readers of records do (a
+// recorded trace's event kinds, etwh::testing's events): id, version, channel, level, opcode,
+// task, keyword.
+template <class Fields>
+void copy_descriptor(const EVENT_DESCRIPTOR& d, Fields& out) {
+  out.id = d.Id;
+  out.version = d.Version;
+  out.channel = d.Channel;
+  out.level = d.Level;
+  out.opcode = d.Opcode;
+  out.task = d.Task;
+  out.keyword = d.Keyword;
+}
+
 }  // namespace etwh::agent

@@ -29,7 +29,6 @@ constexpr std::uint8_t kTypeFullHeader64 = 0x14;   // TRACE_HEADER_TYPE_FULL_HEA
 constexpr std::uint8_t kMarkerFlags = 0xC0;        // TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE
 constexpr std::uint16_t kBufferFlagFlushMarker = 0x0001;  // ETW_BUFFER_FLAG_FLUSH_MARKER
 constexpr std::uint16_t kBufferFlagProcIndex = 0x0020;    // ETW_BUFFER_FLAG_PROC_INDEX
-constexpr std::uint16_t kBufferFlagCompressed = 0x0040;   // ETW_BUFFER_FLAG_COMPRESSED
 constexpr std::uint16_t kBufferTypeGeneric = 0;           // ETW_BUFFER_TYPE_GENERIC
 constexpr std::uint16_t kBufferTypeHeader = 4;            // ETW_BUFFER_TYPE_HEADER
 constexpr std::uint32_t kBufferStateFlush = 3;            // EtwBufferStateFlush
@@ -133,12 +132,11 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
   const std::uint32_t by_index = EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_APPEND;
   compressed_ = (settings.log_file_mode & EVENT_TRACE_COMPRESSED_MODE) != 0 &&
                 (settings.log_file_mode & by_index) == 0;
-  if (compressed_) {
-    packed_.resize(kBufferHeaderBytes + etl::xpress_lz77_bound(settings.buffer_bytes));
-  }
-  // A compressed buffer goes at once, at the end of the previous one: no stage.
   const std::uint32_t bs = settings.buffer_bytes;
-  stage_capacity_ = compressed_ ? 1 : std::max<std::uint32_t>(1, kStageBytes / bs);
+  stage_capacity_ = std::max<std::uint32_t>(1, kStageBytes / bs);
+  if (compressed_) {  // a stage's buffers compressed, one after the other
+    packed_.resize(stage_capacity_ * (kBufferHeaderBytes + etl::xpress_lz77_bound(bs)));
+  }
   for (AlignedBytes& stage : stages_) stage = aligned_bytes(std::size_t{stage_capacity_} * bs);
   head_ = aligned_bytes(bs);
 }
@@ -352,7 +350,7 @@ void EtlFile::put_buffer_header() {
 void EtlFile::write_buffer() {
   const std::uint32_t mode = settings_.log_file_mode;
   const std::uint64_t capacity = capacity_buffers();
-  if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_buffers_ >= capacity) {
+  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_full(capacity)) {
     write_staged();  // to the file being closed
     write_header_buffer(pool_events_lost_, file_time_now());
     ULONG status = 0;
@@ -374,9 +372,8 @@ void EtlFile::write_buffer() {
     }
   }
   const bool sequential_full =
-      capacity != 0 &&
       (mode & (EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE)) == 0 &&
-      file_buffers_ >= capacity;
+      file_full(capacity);
   if (full_ || sequential_full || fd_ < 0) {
     full_ = true;  // "stops when the file reaches its maximum size"
     events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
@@ -395,18 +392,7 @@ void EtlFile::write_buffer() {
     events_in_file_.fetch_sub(slot_events_[slot_], std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (compressed_) {
-    if (!store_compressed()) {
-      std::fprintf(stderr, "etwrt-broker: %s: %s\n", current_name_.c_str(), std::strerror(errno));
-      events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
-      buffers_lost_.fetch_add(1, std::memory_order_relaxed);
-      slot_events_[slot_] = 0;
-      start_buffer();
-      return;
-    }
-    events_in_file_.fetch_add(buffer_events_, std::memory_order_relaxed);
-    buffers_written_.fetch_add(1, std::memory_order_relaxed);
-  } else if (staged_++ == 0) {  // counted in the file once written (write_staged)
+  if (staged_++ == 0) {  // counted in the file once written (write_staged)
     staged_slot_ = slot_;
     staged_file_buffers_ = file_buffers_;
   }
@@ -432,7 +418,13 @@ void EtlFile::start_staged() {
   for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
   in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_};
   const std::byte* current = buffer();
-  writer_.start(fd_, direct_, stages_[cur_].get(), std::size_t{staged_} * bs, staged_slot_ * bs);
+  if (compressed_) {
+    writer_.start([this, stage = stages_[cur_].get(), n = staged_, at = write_at_] {
+      return compress_stage(stage, n, at);
+    });
+  } else {
+    writer_.start(fd_, direct_, stages_[cur_].get(), std::size_t{staged_} * bs, staged_slot_ * bs);
+  }
   cur_ ^= 1u;
   staged_ = 0;
   if (buffer_events_ != 0) std::memcpy(buffer(), current, used_);
@@ -446,6 +438,7 @@ void EtlFile::collect() {
   in_flight_.active = false;
   direct_ = done.direct;
   if (done.ok) {
+    if (compressed_) write_at_ += done.bytes;
     events_in_file_.fetch_add(in_flight_.events, std::memory_order_relaxed);
     buffers_written_.fetch_add(in_flight_.buffers, std::memory_order_relaxed);
     return;
@@ -463,31 +456,6 @@ void EtlFile::collect() {
   if (buffer_events_ != 0) std::memmove(buffer(), current, used_);
   slot_ = in_flight_.slot;
   file_buffers_ = in_flight_.file_buffers_before;
-}
-
-// Writes the buffer (its header filled) compressed at write_at_. False when the write failed
-// (errno says why).
-bool EtlFile::store_compressed() {
-  const std::uint32_t bs = settings_.buffer_bytes;
-  std::byte* const buf = buffer();
-  const std::size_t n = etl::xpress_lz77_compress(
-      std::span<const std::byte>(buf + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
-      std::span<std::byte>(packed_.data() + kBufferHeaderBytes,
-                           packed_.size() - kBufferHeaderBytes));
-  const std::byte* out = packed_.data();
-  std::uint32_t size = kBufferHeaderBytes + static_cast<std::uint32_t>(n);
-  if (n == 0 || size >= bs) {  // does not shrink: the buffer as it is (the flag says which)
-    std::memset(buf + used_, 0xFF, bs - used_);
-    out = buf;
-    size = bs;
-  } else {
-    std::memcpy(packed_.data(), buf, kBufferHeaderBytes);
-    put<std::uint32_t>(packed_.data(), 0x00, size);  // BufferSize: its bytes in the file
-    put<std::uint16_t>(packed_.data(), 0x34, kBufferFlagProcIndex | kBufferFlagCompressed);
-  }
-  if (!write_fully(fd_, direct_, out, size, write_at_)) return false;
-  write_at_ += size;
-  return true;
 }
 
 void EtlFile::add(const dataplane::RecordView& r) {

@@ -7,6 +7,7 @@
 // any thread.
 #pragma once
 
+#include "etl/xpress_encode.h"
 #include "etl_output.h"
 
 #include <etwrt/dataplane.h>
@@ -82,7 +83,9 @@ class EtlFile {
   void start_buffer();
   void write_buffer();
   void put_buffer_header();
-  bool store_compressed();
+  bool file_full(std::uint64_t capacity);
+  BackgroundWriter::Outcome compress_stage(const std::byte* stage, std::uint32_t buffers,
+                                           std::uint64_t at);
   void start_staged();
   void collect();
   std::byte* buffer() {
@@ -117,10 +120,13 @@ class EtlFile {
     std::uint64_t file_buffers_before = 0;
   } in_flight_;
   // EVENT_TRACE_COMPRESSED_MODE (sequential and NEWFILE files): each data buffer is written as
-  // its header and its records compressed (layout 2.0), at write_at_, one after the other.
+  // its header and its records compressed (layout 2.0), at write_at_, one after the other. A
+  // stage is compressed by writer_'s thread (compress_stage), into packed_ with encoder_, which
+  // only that thread touches; the logger fills the other stage meanwhile.
   bool compressed_ = false;
-  std::uint64_t write_at_ = 0;
+  std::uint64_t write_at_ = 0;  // the end of what was written (the job in flight's not yet)
   std::vector<std::byte> packed_;
+  etl::XpressEncoder encoder_;       // its match table kept from buffer to buffer
   std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
   std::uint32_t buffer_events_ = 0;  // records in buffer_
   std::uint64_t last_timestamp_ = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 #include <new>
 
 namespace etwrt::broker {
@@ -61,7 +62,19 @@ void BackgroundWriter::start(int fd, bool direct, const std::byte* p, std::size_
                              std::uint64_t offset) {
   {
     std::lock_guard lock(mu_);
-    job_ = Job{fd, direct, p, n, offset};
+    job_ = Job{fd, direct, p, n, offset, {}};
+    queued_ = true;
+    done_ = false;
+  }
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  cv_.notify_all();
+}
+
+void BackgroundWriter::start(std::function<Outcome()> job) {
+  {
+    std::lock_guard lock(mu_);
+    job_ = Job{};
+    job_.work = std::move(job);
     queued_ = true;
     done_ = false;
   }
@@ -80,13 +93,18 @@ void BackgroundWriter::run() {
   for (;;) {
     cv_.wait(lock, [&] { return queued_ || quit_; });
     if (!queued_) return;  // quitting, nothing left to write
-    Job job = job_;
+    Job job = std::move(job_);
     queued_ = false;
     lock.unlock();
     Outcome outcome;
-    outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
-    outcome.error = outcome.ok ? 0 : errno;
-    outcome.direct = job.direct;
+    if (job.work) {
+      outcome = job.work();
+    } else {
+      outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
+      outcome.error = outcome.ok ? 0 : errno;
+      outcome.direct = job.direct;
+      outcome.bytes = outcome.ok ? job.n : 0;
+    }
     lock.lock();
     outcome_ = outcome;
     done_ = true;

@@ -198,6 +198,20 @@ class Audit : public ::testing::Test {
     EventDescCreate(&d, id, 0, 0, 4, 0, 0, 0);
     return EventWriteEx(h, &d, 0, flags, nullptr, nullptr, 0, nullptr);
   }
+  // A session named `name` in clock `client_context`, kProvider enabled in it.
+  TRACEHANDLE start_enabled(const std::string& name, ULONG client_context) {
+    const TRACEHANDLE s = start(name, client_context);
+    EXPECT_EQ(enable(s), ERROR_SUCCESS) << name;
+    return s;
+  }
+  // `c` reads until it has `events` of kProvider's; then the session stops and ProcessTrace
+  // returns.
+  static void consume_then_stop(Consumer& c, TRACEHANDLE s, std::size_t events) {
+    c.start();
+    c.wait_for(events);
+    EXPECT_EQ(stop(s), ERROR_SUCCESS);
+    EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  }
   static std::vector<USHORT> ids(const std::vector<Received>& events) {
     std::vector<USHORT> out;
     for (const Received& r : events) out.push_back(r.id);
@@ -362,17 +376,13 @@ TEST_F(Audit, RawTimestampsAreInTheSessionsClock) {
     SCOPED_TRACE("ClientContext " + std::to_string(clock));
     const REGHANDLE h = provider();
     const std::string name = "audit-raw-" + std::to_string(clock);
-    const TRACEHANDLE s = start(name, clock);
-    ASSERT_EQ(enable(s), ERROR_SUCCESS);
+    const TRACEHANDLE s = start_enabled(name, clock);
     const LONGLONG before = file_time_now();
     ASSERT_EQ(write(h, 1), ERROR_SUCCESS);
     std::this_thread::sleep_for(40ms);
     ASSERT_EQ(write(h, 2), ERROR_SUCCESS);
     Consumer c(name, PROCESS_TRACE_MODE_RAW_TIMESTAMP);
-    c.start();
-    c.wait_for(2);
-    EXPECT_EQ(stop(s), ERROR_SUCCESS);
-    EXPECT_EQ(c.join(), ERROR_SUCCESS);
+    consume_then_stop(c, s, 2);
     const auto header = c.header();
     ASSERT_TRUE(header.has_value());
     EXPECT_EQ(header->ReservedFlags, clock);
@@ -398,16 +408,12 @@ TEST_F(Audit, DefaultTimestampsAreFileTimes) {
   for (ULONG clock : {1u, 3u}) {
     const REGHANDLE h = provider();
     const std::string name = "audit-filetime-" + std::to_string(clock);
-    const TRACEHANDLE s = start(name, clock);
-    ASSERT_EQ(enable(s), ERROR_SUCCESS);
+    const TRACEHANDLE s = start_enabled(name, clock);
     const LONGLONG before = file_time_now();
     ASSERT_EQ(write(h, 1), ERROR_SUCCESS);
     const LONGLONG after = file_time_now();
     Consumer c(name, 0);
-    c.start();
-    c.wait_for(1);
-    EXPECT_EQ(stop(s), ERROR_SUCCESS);
-    EXPECT_EQ(c.join(), ERROR_SUCCESS);
+    consume_then_stop(c, s, 1);
     const auto events = c.of(kProvider);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_GE(events[0].time, before - 20000);  // 2 ms: the two clocks' offset is sampled.
@@ -438,10 +444,7 @@ TEST_F(Audit, LogfileHeaderStartTimeIsTheSessionsStart) {
   EXPECT_EQ(h.BufferSize, q.get()->BufferSize * 1024);
   EXPECT_EQ(h.TimerResolution, 156001u);
   EXPECT_EQ(h.EventsLost, 0u);
-  c.start();
-  c.wait_for(0);
-  EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(c.join(), ERROR_SUCCESS);
+  consume_then_stop(c, s, 0);
   const auto seen = c.seen();
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.front().provider, EventTraceGuid);

@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -54,6 +55,11 @@ struct Call {
   const void* filter_ptr = nullptr;
   std::thread::id thread;
 };
+
+// A callback's IsEnabled, Level, MatchAnyKeyword and MatchAllKeyword, compared at once.
+std::tuple<ULONG, int, ULONGLONG, ULONGLONG> enable_args(const Call& c) {
+  return {c.is_enabled, c.level, c.any, c.all};
+}
 
 // Records every callback; optionally holds callbacks until released.
 class Recorder {
@@ -115,6 +121,13 @@ TRACEHANDLE start(const std::string& name, const GUID* guid = nullptr) {
   return h;
 }
 
+// A session named `name` with kProvider enabled in it at `level`, MatchAnyKeyword `any`.
+TRACEHANDLE start_enabled(const std::string& name, UCHAR level = 5, ULONGLONG any = 0) {
+  const TRACEHANDLE s = start(name);
+  EXPECT_EQ(EnableTraceEx2(s, &kProvider, 1, level, any, 0, 10000, nullptr), ERROR_SUCCESS) << name;
+  return s;
+}
+
 ULONG stop(TRACEHANDLE h) {
   Properties p;
   return ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_STOP);
@@ -148,6 +161,16 @@ class EtwrtApi : public ::testing::Test {
     EXPECT_EQ(EventRegister(&guid, &Recorder::callback, &recorder, &h), ERROR_SUCCESS);
     handles_.push_back(h);
     return h;
+  }
+
+  // kProvider registered with a new Recorder as its callback.
+  struct RecordedProvider {
+    Recorder& r;
+    REGHANDLE h;
+  };
+  RecordedProvider recorded_provider() {
+    Recorder& r = new_recorder();
+    return {r, register_provider(r)};
   }
 
   void unregister(REGHANDLE h) {
@@ -185,8 +208,7 @@ class EtwrtApi : public ::testing::Test {
 };
 
 TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   EXPECT_FALSE(EventProviderEnabled(h, 0, 0));
   const TRACEHANDLE s1 = start("agg-1");
   const TRACEHANDLE s2 = start("agg-2");
@@ -206,10 +228,7 @@ TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
   EXPECT_EQ(calls[1].level, 5);
   EXPECT_EQ(calls[1].any, 0x7u);
   EXPECT_EQ(calls[1].all, 0x1u);
-  EXPECT_EQ(calls[2].is_enabled, 1u);
-  EXPECT_EQ(calls[2].level, 5);
-  EXPECT_EQ(calls[2].any, 0xfu);
-  EXPECT_EQ(calls[2].all, 0x1u);
+  EXPECT_EQ(enable_args(calls[2]), std::make_tuple(1u, 5, 0xfu, 0x1u));
   // Per-session acceptance: level 5 needs keywords s2 accepts (any 0x6, all 0x3).
   EXPECT_TRUE(EventProviderEnabled(h, 5, 0x3));
   EXPECT_FALSE(EventProviderEnabled(h, 5, 0x1));
@@ -220,35 +239,25 @@ TEST_F(EtwrtApi, AggregatesAcrossThreeSessions) {
       EnableTraceEx2(s2, &kProvider, EVENT_CONTROL_CODE_DISABLE_PROVIDER, 0, 0, 0, 10000, nullptr),
       ERROR_SUCCESS);
   calls = r.wait_for(4);
-  EXPECT_EQ(calls[3].is_enabled, 1u);  // Stays enabled while a session remains.
-  EXPECT_EQ(calls[3].level, 3);
-  EXPECT_EQ(calls[3].any, 0x9u);
-  EXPECT_EQ(calls[3].all, 0x1u);
+  // Stays enabled while a session remains.
+  EXPECT_EQ(enable_args(calls[3]), std::make_tuple(1u, 3, 0x9u, 0x1u));
   EXPECT_FALSE(EventProviderEnabled(h, 5, 0x3));
 
   EXPECT_EQ(stop(s1), ERROR_SUCCESS);
   calls = r.wait_for(5);
   EXPECT_TRUE(calls[4].source == GUID_NULL);  // Session stop: SourceId GUID_NULL.
-  EXPECT_EQ(calls[4].is_enabled, 1u);
-  EXPECT_EQ(calls[4].level, 3);
-  EXPECT_EQ(calls[4].any, 0x8u);
-  EXPECT_EQ(calls[4].all, 0x7u);
+  EXPECT_EQ(enable_args(calls[4]), std::make_tuple(1u, 3, 0x8u, 0x7u));
 
   EXPECT_EQ(stop(s3), ERROR_SUCCESS);
   calls = r.wait_for(6);
-  EXPECT_EQ(calls[5].is_enabled, 0u);
-  EXPECT_EQ(calls[5].level, 0);
-  EXPECT_EQ(calls[5].any, 0u);
-  EXPECT_EQ(calls[5].all, 0u);
+  EXPECT_EQ(enable_args(calls[5]), std::make_tuple(0u, 0, 0u, 0u));
   EXPECT_FALSE(EventProviderEnabled(h, 0, 0));
   EXPECT_EQ(stop(s2), ERROR_SUCCESS);
 }
 
 TEST_F(EtwrtApi, StateIsUpdatedBeforeTheCallbackAndUpdateRecomputes) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("update");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 2, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("update", 2);
   EXPECT_TRUE(EventProviderEnabled(h, 2, 0));
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 4, 0, 0, 10000, nullptr), ERROR_SUCCESS);
   const auto calls = r.wait_for(2);
@@ -259,8 +268,7 @@ TEST_F(EtwrtApi, StateIsUpdatedBeforeTheCallbackAndUpdateRecomputes) {
 }
 
 TEST_F(EtwrtApi, SourceIds) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const GUID session_guid = {0xabcdef01, 1, 2, {3, 4, 5, 6, 7, 8, 9, 10}};
   const TRACEHANDLE s = start("source", &session_guid);
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 1, 0, 0, 10000, nullptr), ERROR_SUCCESS);
@@ -287,8 +295,7 @@ TEST_F(EtwrtApi, SourceIds) {
 }
 
 TEST_F(EtwrtApi, GeneratedSessionGuidIsTheSourceId) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   Properties props;
   TRACEHANDLE s = 0;
   ASSERT_EQ(StartTraceA(&s, "generated", props.get()), ERROR_SUCCESS);
@@ -308,26 +315,20 @@ TEST_F(EtwrtApi, PreEnabledProviderGetsACallbackInsideEventRegister) {
   p.EnableFilterDesc = &f;
   p.FilterDescCount = 1;
   ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 4, 0x3, 0x1, 0, &p), ERROR_SUCCESS);
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   ASSERT_EQ(r.count(), 1u);  // Before EventRegister returned.
   const Call c = r.wait_for(1)[0];
   EXPECT_EQ(c.thread, std::this_thread::get_id());
   EXPECT_TRUE(c.source == GUID_NULL);
   EXPECT_FALSE(c.has_filter);
-  EXPECT_EQ(c.is_enabled, 1u);
-  EXPECT_EQ(c.level, 4);
-  EXPECT_EQ(c.any, 0x3u);
-  EXPECT_EQ(c.all, 0x1u);
+  EXPECT_EQ(enable_args(c), std::make_tuple(1u, 4, 0x3u, 0x1u));
   EXPECT_TRUE(EventProviderEnabled(h, 4, 0x1));
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
 }
 
 TEST_F(EtwrtApi, CaptureStateLeavesTheAggregatesAlone) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("capture");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 2, 0x1, 0, 10000, nullptr), ERROR_SUCCESS);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("capture", 2, 0x1);
   ENABLE_TRACE_PARAMETERS p{};
   p.Version = ENABLE_TRACE_PARAMETERS_VERSION;
   p.SourceId = kOther;
@@ -335,10 +336,7 @@ TEST_F(EtwrtApi, CaptureStateLeavesTheAggregatesAlone) {
       EnableTraceEx2(s, &kProvider, EVENT_CONTROL_CODE_CAPTURE_STATE, 5, 0xf0, 0x10, 10000, &p),
       ERROR_SUCCESS);
   const auto calls = r.wait_for(2);
-  EXPECT_EQ(calls[1].is_enabled, 2u);
-  EXPECT_EQ(calls[1].level, 5);
-  EXPECT_EQ(calls[1].any, 0xf0u);
-  EXPECT_EQ(calls[1].all, 0x10u);
+  EXPECT_EQ(enable_args(calls[1]), std::make_tuple(2u, 5, 0xf0u, 0x10u));
   EXPECT_TRUE(calls[1].source == kOther);
   EXPECT_TRUE(EventProviderEnabled(h, 2, 0x1));
   EXPECT_FALSE(EventProviderEnabled(h, 5, 0x10));
@@ -361,8 +359,7 @@ TEST_F(EtwrtApi, NinthSessionIsRefused) {
 }
 
 TEST_F(EtwrtApi, TimeoutZeroDoesNotWaitAndAnOverrunIsErrorTimeout) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const TRACEHANDLE s = start("timeout");
   r.hold(true);  // Callbacks block until released: nothing here depends on the clock.
   EXPECT_EQ(EnableTraceEx2(s, &kProvider, 1, 1, 0, 0, 0, nullptr), ERROR_SUCCESS);
@@ -403,8 +400,7 @@ TEST_F(EtwrtApi, SessionOutlivesItsControllerProcess) {
     return EnableTraceEx2(h, &kProvider, 1, 3, 0x5, 0, 0, nullptr) != ERROR_SUCCESS ? 3 : 0;
   });
   ASSERT_TRUE(child.exited_cleanly());
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   ASSERT_EQ(r.count(), 1u);
   EXPECT_EQ(r.wait_for(1)[0].level, 3);
   EXPECT_TRUE(EventProviderEnabled(h, 3, 0x1));
@@ -469,8 +465,7 @@ TEST_F(EtwrtApi, EnableArgumentErrors) {
 }
 
 TEST_F(EtwrtApi, TraitsCanBeSetOncePerRegistration) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   std::vector<std::uint8_t> blob = {0, 0, 'P', 0, 3, 0, 130};
   blob[0] = static_cast<std::uint8_t>(blob.size());
   std::vector<std::uint8_t> bad = blob;
@@ -506,8 +501,7 @@ std::vector<std::uint8_t> schematized(USHORT id, std::uint8_t fill) {
 }
 
 TEST_F(EtwrtApi, FilterDataChainsEachSessionsSchematizedFilter) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const TRACEHANDLE s1 = start("filter-1");
   const TRACEHANDLE s2 = start("filter-2");
   const auto f1 = schematized(1, 0x11);
@@ -549,8 +543,7 @@ TEST_F(EtwrtApi, FilterDataChainsEachSessionsSchematizedFilter) {
 }
 
 TEST_F(EtwrtApi, FilterDataMemoryIsReusedAfterTheCallback) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const TRACEHANDLE s = start("poison");
   const char custom[] = "provider-defined";
   EVENT_FILTER_DESCRIPTOR d{reinterpret_cast<ULONGLONG>(custom), sizeof custom, 0x42};
@@ -605,8 +598,7 @@ std::vector<Block> blocks_of(const Call& c) {
 
 // Seed 000 (CB-FILTER-PER-SESSION): one filter from each session that gave filter data.
 TEST_F(EtwrtApi, FilterDataHoldsOneBlockPerFilteringSession) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const TRACEHANDLE s1 = start("per-session-1");
   const TRACEHANDLE s2 = start("per-session-2");
   const std::vector<std::uint8_t> a = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5};
@@ -656,8 +648,7 @@ TEST_F(EtwrtApi, FilterDataHoldsOneBlockPerFilteringSession) {
 }
 
 TEST_F(EtwrtApi, CaptureStateCarriesOnlyTheCallersFilter) {
-  Recorder& r = new_recorder();
-  register_provider(r);
+  Recorder& r = recorded_provider().r;
   const TRACEHANDLE s1 = start("capture-1");
   const TRACEHANDLE s2 = start("capture-2");
   const std::vector<std::uint8_t> a = {1, 2, 3};
@@ -896,8 +887,7 @@ ULONG write_indexed(REGHANDLE h, UCHAR level, ULONGLONG keyword, std::uint32_t i
 // The argument checks come before the session test: a bad call fails whether or not a session
 // listens, and nothing else about the disabled path may change the answer.
 TEST_F(EtwrtApi, EventWriteRefusesBadArgumentsWithOrWithoutASession) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
   unsigned char byte = 0;
@@ -916,8 +906,7 @@ TEST_F(EtwrtApi, EventWriteRefusesBadArgumentsWithOrWithoutASession) {
     EXPECT_EQ(EventWrite(h, &d, 1, &data), ERROR_SUCCESS);
   };
   check("no session");
-  const TRACEHANDLE s = start("bad-arguments");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  start_enabled("bad-arguments");
   check("one session");
 }
 
@@ -946,8 +935,7 @@ int pool_mappings(const std::string& name) {
 // Both sessions have the same geometry, so they share one pool (docs/etwrt/internals.md,
 // "Event path"): each event is written once, with the bits of the sessions that accept it.
 TEST_F(EtwrtApi, EachConsumerGetsExactlyItsSessionsAcceptedEvents) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);
   EXPECT_EQ(EventWrite(h, &d, 0, nullptr), ERROR_SUCCESS);  // Nobody listens: dropped.
@@ -1113,36 +1101,55 @@ TEST_F(EtwrtApi, AStoppedSessionsLateRecordsHoldNoBuffer) {
 }
 
 // Stops `s`; its consumer `c` must then return and have got exactly the indices `want`.
-void stop_expecting(TRACEHANDLE s, RealtimeConsumer& c, const std::vector<std::uint32_t>& want) {
-  EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(c.join(), ERROR_SUCCESS);  // Returned because the session stopped.
-  EXPECT_EQ(indices(c.seen()), want);
+// CON-RT-SECOND's start: the running session `name` buffers kProvider's indexed events 0..9
+// (written through `h`) before a first consumer attaches; that consumer has then read them, after
+// the header.
+std::unique_ptr<RealtimeConsumer> first_reader_of_ten_buffered(REGHANDLE h,
+                                                               const std::string& name) {
+  for (std::uint32_t i = 0; i < 10; ++i) EXPECT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
+  auto first = std::make_unique<RealtimeConsumer>(name);
+  first->start();
+  first->wait_for(11);
+  return first;
 }
+
+// A realtime consumer of one session, and the indexed events it must get, in order.
+struct ExpectingReader {
+  explicit ExpectingReader(const std::string& session) : c(session) {}
+  // Opened, then reading.
+  bool start() {
+    if (!c.opened()) return false;
+    c.start();
+    return true;
+  }
+  void wait() { c.wait_for(want.size() + 1); }  // the header event, then those wanted
+  void stop_expecting(TRACEHANDLE s) {
+    EXPECT_EQ(stop(s), ERROR_SUCCESS);
+    EXPECT_EQ(c.join(), ERROR_SUCCESS);  // Returned because the session stopped.
+    EXPECT_EQ(indices(c.seen()), want);
+  }
+  RealtimeConsumer c;
+  std::vector<std::uint32_t> want;
+};
 
 // EventWrite keeps each thread's resolved sessions per (table version, level, keyword): every
 // change of the enabling sessions must reach the same thread's very next event of that kind.
 // Between two changes the thread writes one kind only, so that its next event of that kind
 // finds the entry it left, whatever entries the kinds share.
 TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   const TRACEHANDLE s1 = start("route-1");
   const TRACEHANDLE s2 = start("route-2");
-  int context1 = 0;
-  int context2 = 0;
-  RealtimeConsumer c1("route-1", &context1);
-  RealtimeConsumer c2("route-2", &context2);
-  ASSERT_TRUE(c1.opened());
-  ASSERT_TRUE(c2.opened());
-  c1.start();
-  c2.start();
-  std::vector<std::uint32_t> want1, want2;
+  ExpectingReader r1("route-1");
+  ExpectingReader r2("route-2");
+  ASSERT_TRUE(r1.start());
+  ASSERT_TRUE(r2.start());
   std::uint32_t i = 0;
   auto write = [&](UCHAR level, bool to1, bool to2) {
     for (int twice = 0; twice < 2; ++twice, ++i) {
       ASSERT_EQ(write_indexed(h, level, 0x1, i), ERROR_SUCCESS);
-      if (to1) want1.push_back(i);
-      if (to2) want2.push_back(i);
+      if (to1) r1.want.push_back(i);
+      if (to2) r2.want.push_back(i);
     }
   };
   auto enable = [&](TRACEHANDLE s, UCHAR level, ULONGLONG any) {
@@ -1170,10 +1177,10 @@ TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
   enable(s2, 2, 0x1);
   write(2, true, true);
   write(4, true, false);
-  c1.wait_for(want1.size() + 1);
-  c2.wait_for(want2.size() + 1);
-  stop_expecting(s1, c1, want1);
-  stop_expecting(s2, c2, want2);
+  r1.wait();
+  r2.wait();
+  r1.stop_expecting(s1);
+  r2.stop_expecting(s2);
 }
 
 // One event to two sessions is encoded once and copied (docs/etwrt/internals.md, "Event path"). A
@@ -1181,8 +1188,7 @@ TEST_F(EtwrtApi, EachEnableChangeReachesTheSameThreadsNextEvent) {
 // other session still gets the event's own bytes, and each session counts what it refused.
 // The small session is enabled first, so that it is the first the event goes to.
 TEST_F(EtwrtApi, AnEventTooLargeForOneSessionStillReachesTheOther) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   Properties small;
   small.get()->BufferSize = 1;  // KB
   small.get()->MinimumBuffers = 4;
@@ -1192,31 +1198,28 @@ TEST_F(EtwrtApi, AnEventTooLargeForOneSessionStillReachesTheOther) {
   const TRACEHANDLE s2 = start("copy-roomy");
   ASSERT_EQ(EnableTraceEx2(s1, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
   ASSERT_EQ(EnableTraceEx2(s2, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
-  RealtimeConsumer c1("copy-small");
-  RealtimeConsumer c2("copy-roomy");
-  ASSERT_TRUE(c1.opened());
-  ASSERT_TRUE(c2.opened());
-  c1.start();
-  c2.start();
-  std::vector<std::uint32_t> want1, want2;
+  ExpectingReader small_reader("copy-small");
+  ExpectingReader roomy_reader("copy-roomy");
+  ASSERT_TRUE(small_reader.start());
+  ASSERT_TRUE(roomy_reader.start());
   for (std::uint32_t i = 0; i < 20; ++i) {
     const bool large = i % 2 == 0;  // 2000 bytes: over the small session's 1 KB buffers
     EXPECT_EQ(write_indexed(h, 4, 0, i, large ? 2000 : 32),
               large ? ULONG{ERROR_MORE_DATA} : ULONG{ERROR_SUCCESS})
         << i;
-    if (!large) want1.push_back(i);
-    want2.push_back(i);
+    if (!large) small_reader.want.push_back(i);
+    roomy_reader.want.push_back(i);
   }
-  c1.wait_for(want1.size() + 1);
-  c2.wait_for(want2.size() + 1);
+  small_reader.wait();
+  roomy_reader.wait();
   Properties q1, q2;
   ASSERT_EQ(ControlTraceA(s1, nullptr, q1.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
   ASSERT_EQ(ControlTraceA(s2, nullptr, q2.get(), EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
   EXPECT_EQ(q1.get()->EventsLost, 10u);
   EXPECT_EQ(q2.get()->EventsLost, 0u);
-  stop_expecting(s1, c1, want1);
-  stop_expecting(s2, c2, want2);
-  for (const Seen& e : c2.seen()) {
+  small_reader.stop_expecting(s1);
+  roomy_reader.stop_expecting(s2);
+  for (const Seen& e : roomy_reader.c.seen()) {
     if (!(e.provider == kProvider)) continue;
     std::uint32_t i = 0;
     std::memcpy(&i, e.data.data(), sizeof i);
@@ -1232,15 +1235,13 @@ TEST_F(EtwrtApi, ActivityIdsTransferAndTraitsTravelWithEvents) {
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_CREATE_ID, &b), ERROR_SUCCESS);
   ASSERT_EQ(EventActivityIdControl(EVENT_ACTIVITY_CTRL_SET_ID, &a), ERROR_SUCCESS);
 
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   std::vector<std::uint8_t> traits = {0, 0, 'P', 0};
   traits[0] = static_cast<std::uint8_t>(traits.size());
   ASSERT_EQ(EventSetInformation(h, EventProviderSetTraits, traits.data(),
                                 static_cast<ULONG>(traits.size())),
             ERROR_SUCCESS);
-  const TRACEHANDLE s = start("activity");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const TRACEHANDLE s = start_enabled("activity");
   RealtimeConsumer c("activity");
   ASSERT_TRUE(c.opened());
   c.start();
@@ -1280,8 +1281,7 @@ TEST_F(EtwrtApi, ActivityIdsTransferAndTraitsTravelWithEvents) {
 }
 
 TEST_F(EtwrtApi, EventWriteExFilterExcludesSessionsByInstanceId) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   const TRACEHANDLE s1 = start("exclude-1");
   const TRACEHANDLE s2 = start("exclude-2");
   const std::vector<std::uint8_t> f = {1};
@@ -1320,8 +1320,7 @@ TEST_F(EtwrtApi, EventWriteExFilterExcludesSessionsByInstanceId) {
 }
 
 TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   const TRACEHANDLE s = start_one_small_buffer("slow");
   ASSERT_NE(s, TRACEHANDLE{0});
   RealtimeConsumer c("slow", nullptr, 2ms);
@@ -1351,8 +1350,7 @@ TEST_F(EtwrtApi, SlowConsumerLosesOldBuffersAndTheCountsAddUp) {
 // announce each gap (RT_LostEvent) ahead of the data after it and the counts must add up, as on the
 // hub's path (the slow consumer above never leaves it: its queue holds the hub back).
 TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   const TRACEHANDLE s = start_one_small_buffer("direct-gaps");
   ASSERT_NE(s, TRACEHANDLE{0});
   RealtimeConsumer c("direct-gaps");
@@ -1415,38 +1413,31 @@ TEST_F(EtwrtApi, ConsumerReadingThePoolItselfAnnouncesGapsAndTheCountsAddUp) {
 }
 
 TEST_F(EtwrtApi, SecondConsumerGetsOnlyNewEvents) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("second");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
-  for (std::uint32_t i = 0; i < 10; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  RealtimeConsumer first("second");
-  first.start();
-  first.wait_for(11);  // Header + what was buffered before it attached.
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("second");
+  const auto first = first_reader_of_ten_buffered(h, "second");
   for (std::uint32_t i = 10; i < 20; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(21);
+  first->wait_for(21);
   RealtimeConsumer second("second");
   ASSERT_TRUE(second.opened());
   second.start();
   second.wait_for(1);  // Its header: it is attached.
   for (std::uint32_t i = 20; i < 30; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(31);
+  first->wait_for(31);
   second.wait_for(11);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(first.join(), ERROR_SUCCESS);
+  EXPECT_EQ(first->join(), ERROR_SUCCESS);
   EXPECT_EQ(second.join(), ERROR_SUCCESS);
   std::vector<std::uint32_t> all(30);
   for (std::uint32_t i = 0; i < 30; ++i) all[i] = i;
-  EXPECT_EQ(indices(first.seen()), all);
+  EXPECT_EQ(indices(first->seen()), all);
   EXPECT_EQ(indices(second.seen()), std::vector<std::uint32_t>(all.begin() + 20, all.end()));
   EXPECT_TRUE(is_header(second.seen().front()));
 }
 
 TEST_F(EtwrtApi, ConsumerThatDiesBlocksNobody) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("dead-consumer");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("dead-consumer");
   ForkedChild child([](ForkedChild& self) {
     RealtimeConsumer c("dead-consumer");
     if (!c.opened()) return 2;
@@ -1492,10 +1483,8 @@ TEST_F(EtwrtApi, ClassicCallbackAndBufferCallbackCancel) {
     g_classic.clear();
     g_classic_data.clear();
   }
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("classic");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("classic");
   ASSERT_EQ(write_indexed(h, 4, 0, 77), ERROR_SUCCESS);
   std::string name = "classic";
   EVENT_TRACE_LOGFILEA l{};
@@ -1533,14 +1522,9 @@ TEST_F(EtwrtApi, ClassicCallbackAndBufferCallbackCancel) {
 // through a relay slot by the reading process, and gets its header, then exactly the events
 // written after it attached; the first consumer is unaffected.
 TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("two-processes");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
-  for (std::uint32_t i = 0; i < 10; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  RealtimeConsumer first("two-processes");
-  first.start();
-  first.wait_for(11);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("two-processes");
+  const auto first = first_reader_of_ten_buffered(h, "two-processes");
   ForkedChild child([](ForkedChild& self) {
     RealtimeConsumer c("two-processes");
     if (!c.opened()) return 2;
@@ -1555,9 +1539,9 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   });
   ASSERT_TRUE(child.ready());
   for (std::uint32_t i = 10; i < 20; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
-  first.wait_for(21);
+  first->wait_for(21);
   EXPECT_EQ(stop(s), ERROR_SUCCESS);
-  EXPECT_EQ(first.join(), ERROR_SUCCESS);
+  EXPECT_EQ(first->join(), ERROR_SUCCESS);
   const std::vector<std::uint64_t> got = child.reported();
   EXPECT_TRUE(child.exited_cleanly());
   ASSERT_GE(got.size(), 2u);
@@ -1568,7 +1552,7 @@ TEST_F(EtwrtApi, SecondConsumerInAnotherProcessGetsOnlyNewEvents) {
   EXPECT_EQ(std::vector<std::uint64_t>(got.begin() + 2, got.end()), expected);
   std::vector<std::uint32_t> all;
   for (std::uint32_t i = 0; i < 20; ++i) all.push_back(i);
-  EXPECT_EQ(indices(first.seen()), all);
+  EXPECT_EQ(indices(first->seen()), all);
 }
 
 // Events of kProvider delivered, and events announced lost (RTLostBuffer's events plus
@@ -1602,8 +1586,7 @@ Tally tally(const std::vector<Seen>& seen) {
 // A slow consumer in another process loses alone, counted (its ring is full), and every
 // consumer's accounting balances exactly: delivered + announced lost = written.
 TEST_F(EtwrtApi, SlowConsumerInAnotherProcessLosesAloneCountedExactly) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   // 16 MB of buffers hold all 5 MB written: the session itself loses nothing.
   Properties props;
   props.get()->BufferSize = 1024;
@@ -1653,12 +1636,10 @@ TEST_F(EtwrtApi, SlowConsumerInAnotherProcessLosesAloneCountedExactly) {
 // session and nobody listening, and finished: the consumer got nothing (2 in 150 runs of the
 // installed TraceLogging sample under two CPU hogs). Several sessions give the race its chances.
 TEST_F(EtwrtApi, ProcessTraceAfterTheStopGetsWhatTheSessionBuffered) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   for (int round = 0; round < 20; ++round) {
     const std::string name = "late-" + std::to_string(round);
-    const TRACEHANDLE s = start(name);
-    ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+    const TRACEHANDLE s = start_enabled(name);
     RealtimeConsumer c(name);
     ASSERT_TRUE(c.opened());
     for (std::uint32_t i = 0; i < 3; ++i) ASSERT_EQ(write_indexed(h, 4, 0, i), ERROR_SUCCESS);
@@ -1696,10 +1677,8 @@ TEST_F(EtwrtApi, CloseTraceEndsProcessTrace) {
 // writers own the parent's buffers: the child's events go through writers of its own, and
 // every event of both arrives once (neither overwrites the other's records).
 TEST_F(EtwrtApi, AForkedChildWritesThroughWritersOfItsOwn) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
-  const TRACEHANDLE s = start("forked");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const auto [r, h] = recorded_provider();
+  const TRACEHANDLE s = start_enabled("forked");
   RealtimeConsumer c("forked");
   ASSERT_TRUE(c.opened());
   c.start();
@@ -1725,8 +1704,7 @@ TEST_F(EtwrtApi, AForkedChildWritesThroughWritersOfItsOwn) {
 }
 
 TEST_F(EtwrtApi, ProviderThatDiesKeepsWhatItCommitted) {
-  const TRACEHANDLE s = start("dies");
-  ASSERT_EQ(EnableTraceEx2(s, &kProvider, 1, 5, 0, 0, 10000, nullptr), ERROR_SUCCESS);
+  const TRACEHANDLE s = start_enabled("dies");
   ForkedChild child([](ForkedChild& self) {
     REGHANDLE h = 0;
     if (EventRegister(&kProvider, nullptr, nullptr, &h) != ERROR_SUCCESS) return 2;
@@ -1749,8 +1727,7 @@ TEST_F(EtwrtApi, ProviderThatDiesKeepsWhatItCommitted) {
 }
 
 TEST_F(EtwrtApi, ProviderReattachesWhenTheBrokerComesBack) {
-  Recorder& r = new_recorder();
-  const REGHANDLE h = register_provider(r);
+  const auto [r, h] = recorded_provider();
   ASSERT_EQ(EventSetInformation(h, static_cast<EVENT_INFO_CLASS>(EventProviderSetTraits),
                                 std::vector<std::uint8_t>{4, 0, 'P', 0}.data(), 4),
             ERROR_SUCCESS);

@@ -8,6 +8,7 @@
 #include "consumer_hub.h"
 #include "consumer_open.h"
 #include "replies.h"
+#include "trace_handles.h"
 #include "trace_properties.h"
 #include "wire.h"
 #if defined(ETWRT_MUTANTS)
@@ -47,7 +48,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kCallLimit = 30s;
 constexpr ULONG kMaxHandles = 64;  // ProcessTrace: at most 64 handles (MAXIMUM_WAIT_OBJECTS).
-struct Consumer {
+struct Consumer : etwrt::TraceHandleState {
   // etwrt's own copy of the caller's record, made by OpenTrace: the caller's may be a local of
   // a function that has returned by the time ProcessTrace runs (Windows code does that), and
   // BufferCallback gets this copy, as Windows' gets its own.
@@ -56,21 +57,12 @@ struct Consumer {
   std::u16string wide_logger_name;  // OpenTraceW: logfile.LoggerName points here.
   SessionPool* pool = nullptr;      // Null until attached: opened before the session ran.
   TRACE_LOGFILE_HEADER header{};    // ReservedFlags: the session's clock (ClientContext).
-  bool processing = false;          // Guarded by g_mu.
-  bool closed = false;              // Guarded by g_mu; CloseTrace during ProcessTrace.
-  std::atomic<bool> close_requested{false};
 #if defined(ETWRT_MUTANTS)
   PEVENT_TRACE_LOGFILEA caller = nullptr;  // Mutant logfile-pointer-kept: the caller's record.
 #endif
 };
 
-std::mutex g_mu;
-std::set<Consumer*> g_consumers;
-
-Consumer* find_locked(TRACEHANDLE handle) {
-  auto* c = reinterpret_cast<Consumer*>(static_cast<std::uintptr_t>(handle));
-  return g_consumers.contains(c) ? c : nullptr;
-}
+etwrt::TraceHandles<Consumer> g_consumers;
 
 void fill_header(Consumer& c, const json& p) {
   TRACE_LOGFILE_HEADER& h = c.header;
@@ -167,10 +159,7 @@ TRACEHANDLE open_trace(PEVENT_TRACE_LOGFILEA Logfile, const char16_t* wide_name)
     Logfile->BufferSize = c.header.BufferSize;
     Logfile->IsKernelTrace = 0;
   }
-  std::lock_guard lock(g_mu);
-  Consumer* handle = consumer.release();
-  g_consumers.insert(handle);
-  return reinterpret_cast<TRACEHANDLE>(handle);
+  return g_consumers.add(std::move(consumer));
 }
 
 // ProcessTrace's argument checks, as its page lists them: HandleArray NULL ->
@@ -185,27 +174,6 @@ ULONG check_process_trace(const TRACEHANDLE* handles, ULONG count, const FILETIM
   };
   if (start != nullptr && end != nullptr && value(*end) < value(*start)) return ERROR_INVALID_TIME;
   return ERROR_SUCCESS;
-}
-
-// Marks the handles' consumers as processing: ERROR_INVALID_HANDLE for an unknown handle or
-// one already in a ProcessTrace. Nothing stays marked on failure.
-ULONG claim_consumers(const TRACEHANDLE* handles, ULONG count, std::vector<Consumer*>& out) {
-  std::lock_guard lock(g_mu);
-  ULONG status = ERROR_SUCCESS;
-  for (ULONG i = 0; i < count && status == ERROR_SUCCESS; ++i) {
-    Consumer* c = find_locked(handles[i]);
-    if (c == nullptr || c->processing) {
-      status = ERROR_INVALID_HANDLE;
-    } else {
-      c->processing = true;
-      out.push_back(c);
-    }
-  }
-  if (status != ERROR_SUCCESS) {
-    for (Consumer* taken : out) taken->processing = false;
-    out.clear();
-  }
-  return status;
 }
 
 // Attaches the claimed consumers opened before their session ran: ERROR_WMI_INSTANCE_NOT_FOUND
@@ -336,18 +304,6 @@ ULONG process_consumers(const std::vector<Consumer*>& consumers, const FILETIME*
   return status;
 }
 
-// The handles are free for another ProcessTrace; those CloseTrace was called on go now.
-void release_consumers(const std::vector<Consumer*>& consumers) {
-  std::lock_guard lock(g_mu);
-  for (Consumer* c : consumers) {
-    c->processing = false;
-    if (c->closed) {
-      g_consumers.erase(c);
-      delete c;
-    }
-  }
-}
-
 }  // namespace
 
 namespace etwrt {
@@ -396,13 +352,13 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
     }
     if (files > 0) return ERROR_INVALID_PARAMETER;
     std::vector<Consumer*> consumers;
-    if (const ULONG claim = claim_consumers(HandleArray, HandleCount, consumers);
+    if (const ULONG claim = g_consumers.claim(HandleArray, HandleCount, consumers);
         claim != ERROR_SUCCESS) {
       return claim;
     }
     ULONG status = attach_consumers(consumers);
     if (status == ERROR_SUCCESS) status = process_consumers(consumers, StartTime, EndTime);
-    release_consumers(consumers);
+    g_consumers.release(consumers);
     return status;
   });
 }
@@ -410,18 +366,7 @@ ULONG WMIAPI ProcessTrace(PTRACEHANDLE HandleArray, ULONG HandleCount, LPFILETIM
 ULONG WMIAPI CloseTrace(TRACEHANDLE TraceHandle) {
   return etwrt::guarded("CloseTrace", [&]() -> ULONG {
     if (etwrt::etl::is_file_handle(TraceHandle)) return etwrt::etl::close_file_trace(TraceHandle);
-    std::lock_guard lock(g_mu);
-    Consumer* c = find_locked(TraceHandle);
-    if (c == nullptr) return ERROR_INVALID_HANDLE;
-    if (c->processing) {
-      // ProcessTrace returns after the current buffer and frees the handle.
-      c->closed = true;
-      c->close_requested.store(true, std::memory_order_release);
-      return ERROR_CTX_CLOSE_PENDING;
-    }
-    g_consumers.erase(c);
-    delete c;
-    return ERROR_SUCCESS;
+    return g_consumers.close(TraceHandle);
   });
 }
 

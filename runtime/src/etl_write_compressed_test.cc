@@ -165,4 +165,60 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   }
 }
 
+// MaximumFileSize is the file's size: a compressed file holds as many buffers as their
+// compressed bytes allow (64 KB here: 3 uncompressed 16 KB buffers after the header, tens
+// compressed), then counts the rest lost; every event is in the file or counted lost.
+TEST(EtlWriteCompressed, MaximumFileSizeCountsTheCompressedBytes) {
+  PrivateBrokerHome home("etwrt-etlzmax");
+  const std::string file = home.dir() + "/zmax.etl";
+  TraceProperties p;
+  p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_COMPRESSED_MODE |
+                         EVENT_TRACE_USE_KBYTES_FOR_SIZE;
+  p.get()->MaximumFileSize = 64;  // KB
+  p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
+  std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
+  p.get()->BufferSize = 16;  // KB
+  p.get()->MinimumBuffers = 64;
+  p.get()->MaximumBuffers = 64;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-zmax", p.get()), ERROR_SUCCESS);
+  REGHANDLE reg = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
+  EVENT_DESCRIPTOR d{};
+  d.Id = 9;
+  d.Level = 4;
+  constexpr ULONG kEvents = 30000;
+  for (ULONG i = 0; i < kEvents; ++i) {
+    std::array<ULONG, 8> payload{};
+    payload[0] = i;
+    EVENT_DATA_DESCRIPTOR data;
+    EventDataDescCreate(&data, payload.data(), sizeof payload);
+    EventWrite(reg, &d, 1, &data);  // a refused call is counted lost
+    if (i % 500 == 499) ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
+  }
+  EventUnregister(reg);
+  TraceProperties stop;
+  ASSERT_EQ(ControlTraceA(0, "etl-zmax", stop.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+  const ULONG lost = stop.get()->EventsLost;
+  EXPECT_GT(lost, 0u) << "the file filled up";
+
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_LE(bytes.size(), 64u * 1024) << "within MaximumFileSize";
+  Read r;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &r);
+  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  CloseTrace(t);
+  EXPECT_EQ(r.events + lost, kEvents) << "every event in the file or counted lost";
+  // 3 uncompressed buffers of 16 KB hold 3 * 146 records of 112 bytes.
+  EXPECT_GT(r.events, 10u * 146) << "the compressed buffers, not BufferSize, fill the file";
+}
+
 }  // namespace

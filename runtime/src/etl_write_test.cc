@@ -41,6 +41,12 @@ constexpr ULONG kPayload = 32;  // bytes of user data per event
 
 // Properties of a file session: the name of the file at LogFileNameOffset.
 struct FileProperties : TraceProperties {
+  // A file of at most `max_kb` KB (EVENT_TRACE_USE_KBYTES_FOR_SIZE).
+  static FileProperties at_most_kb(const std::string& file, ULONG mode, ULONG max_kb) {
+    FileProperties p(file, mode | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
+    p.get()->MaximumFileSize = max_kb;
+    return p;
+  }
   FileProperties(const std::string& file, ULONG mode) {
     get()->LogFileMode = mode;
     get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
@@ -194,6 +200,37 @@ class EtlWrite : public ::testing::Test {
  protected:
   EtlWrite() : home_("etwrt-etl") {}
   std::string path(const std::string& name) const { return home_.dir() + "/" + name; }
+  // Session `name` logging to `p`'s file; the test stops it (stop).
+  static TRACEHANDLE start_logging(const char* name, FileProperties& p) {
+    TRACEHANDLE h = 0;
+    EXPECT_EQ(StartTraceA(&h, name, p.get()), ERROR_SUCCESS) << name;
+    return h;
+  }
+  // A SEQUENTIAL session `name` logging to `file`, its buffers flushed every `flush_seconds`
+  // (0: only when full, or by ControlTrace).
+  static TRACEHANDLE start_sequential(const char* name, const std::string& file,
+                                      ULONG flush_seconds) {
+    FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+    p.get()->FlushTimer = flush_seconds;
+    return start_logging(name, p);
+  }
+  // Session `name` logs `events` events to `p`'s file in bursts of `burst`, then stops.
+  static Stopped log_then_stop(const char* name, FileProperties& p, ULONG events, ULONG burst) {
+    write_events(start_logging(name, p), events, burst);
+    Stopped s = stop(name);
+    EXPECT_EQ(s.status, ERROR_SUCCESS) << name;
+    return s;
+  }
+  // Session `name` logs `events` events in bursts of 200 to `file`, bounded at `max_kb` KB in
+  // `mode`: the file then has that size exactly, and buffers did not fit (counted lost).
+  static Stopped fill_bounded_file(const char* name, const std::string& file, ULONG mode,
+                                   ULONG max_kb, ULONG events) {
+    FileProperties p = FileProperties::at_most_kb(file, mode, max_kb);
+    const Stopped s = log_then_stop(name, p, events, 200);
+    EXPECT_EQ(std::filesystem::file_size(file), max_kb * 1024u) << name;
+    EXPECT_GT(s.log_buffers_lost, 0u) << name;
+    return s;
+  }
   PrivateBrokerHome home_;
 };
 
@@ -201,8 +238,7 @@ class EtlWrite : public ::testing::Test {
 TEST_F(EtlWrite, SequentialFileHoldsEveryEventNotReportedLost) {
   const std::string file = path("seq.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-seq", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_logging("etl-seq", p);
   // StartTrace writes the name back at LogFileNameOffset (EVENT_TRACE_PROPERTIES page).
   EXPECT_EQ(std::string(p.bytes.data() + p.get()->LogFileNameOffset), file);
   constexpr ULONG kEvents = 2000;
@@ -233,8 +269,7 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
   const std::string file = path("loss.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
   p.get()->MaximumBuffers = 2;  // raised to the minimum etwrt allows: still a few dozen KB
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-loss", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_logging("etl-loss", p);
   constexpr ULONG kEvents = 300000;
   const ULONG written = write_events(h, kEvents);
   const Stopped s = stop("etl-loss");
@@ -250,16 +285,10 @@ TEST_F(EtlWrite, EventsLostWhenBuffersRunOutAreCountedInTheHeaderAndStop) {
 // written.
 TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
   const std::string file = path("circ.etl");
-  FileProperties p(file, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
-  p.get()->MaximumFileSize = 64;  // KB: 16 buffers of 4 KB, the header's included
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-circ", p.get()), ERROR_SUCCESS);
   constexpr ULONG kEvents = 20000;
-  write_events(h, kEvents, 200);
-  const Stopped s = stop("etl-circ");
-  ASSERT_EQ(s.status, ERROR_SUCCESS);
-  EXPECT_EQ(std::filesystem::file_size(file), 64u * 1024);
-  EXPECT_GT(s.log_buffers_lost, 0u);
+  // 16 buffers of 4 KB, the header's included.
+  const Stopped s =
+      fill_bounded_file("etl-circ", file, EVENT_TRACE_FILE_MODE_CIRCULAR, 64, kEvents);
   const Checked c = check_layout(file, {{"strict", true},
                                         {"events", kEvents - s.events_lost},
                                         {"events_lost", s.events_lost},
@@ -272,14 +301,9 @@ TEST_F(EtlWrite, CircularFileWrapsAndCountsTheOverwrittenEventsAsLost) {
 // the %d replaced by a counter. Each file is a whole trace file.
 TEST_F(EtlWrite, NewFileSwitchesFilesAtMaximumFileSizeEachOneValid) {
   const std::string pattern = path("new%d.etl");
-  FileProperties p(pattern, EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
-  p.get()->MaximumFileSize = 64;
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-new", p.get()), ERROR_SUCCESS);
+  FileProperties p = FileProperties::at_most_kb(pattern, EVENT_TRACE_FILE_MODE_NEWFILE, 64);
   constexpr ULONG kEvents = 8000;
-  write_events(h, kEvents, 200);
-  const Stopped s = stop("etl-new");
-  ASSERT_EQ(s.status, ERROR_SUCCESS);
+  const Stopped s = log_then_stop("etl-new", p, kEvents, 200);
   ULONG in_files = 0;
   ULONG read_back_events = 0;  // the same, through OpenTrace and ProcessTrace
   int files = 0;
@@ -310,8 +334,7 @@ TEST_F(EtlWrite, AppendAddsToTheFileOfAnEarlierSession) {
   for (const char* name : {"etl-append-1", "etl-append-2"}) {
     FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_APPEND);
     p.get()->Wnode.ClientContext = 2;  // system time, as the page asks for APPEND
-    TRACEHANDLE h = 0;
-    ASSERT_EQ(StartTraceA(&h, name, p.get()), ERROR_SUCCESS);
+    const TRACEHANDLE h = start_logging(name, p);
     write_events(h, 1000);
     const Stopped s = stop(name);
     ASSERT_EQ(s.status, ERROR_SUCCESS);
@@ -330,10 +353,7 @@ TEST_F(EtlWrite, AppendAddsToTheFileOfAnEarlierSession) {
 // FLUSH: the buffers reach the file before ControlTrace returns (the session still runs).
 TEST_F(EtlWrite, FlushPutsBufferedEventsInTheFileBeforeItReturns) {
   const std::string file = path("flush.etl");
-  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  p.get()->FlushTimer = 0;
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-flush", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_sequential("etl-flush", file, 0);
   write_events(h, 10);
   EXPECT_EQ(check_layout(file, {}).summary.value("events", -1), 0);  // still in the pool
   FileProperties q("", 0);
@@ -348,10 +368,7 @@ TEST_F(EtlWrite, FlushPutsBufferedEventsInTheFileBeforeItReturns) {
 // (EVENT_TRACE_PROPERTIES page): a partly filled buffer reaches the file without a FLUSH.
 TEST_F(EtlWrite, FlushTimerWritesAPartlyFilledBuffer) {
   const std::string file = path("timer.etl");
-  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  p.get()->FlushTimer = 1;
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-timer", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_sequential("etl-timer", file, 1);
   write_events(h, 10);
   int events = 0;
   for (int i = 0; i < 40 && events != 10; ++i) {  // within 4 s: a FlushTimer of 1 s and slack
@@ -388,15 +405,9 @@ TEST_F(EtlWrite, QueryReturnsTheLogFileNameAndARelativeNameIsTheCallers) {
 // reached": the file keeps its first events, and the events that no longer fit are counted lost.
 TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
   const std::string file = path("max.etl");
-  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_USE_KBYTES_FOR_SIZE);
-  p.get()->MaximumFileSize = 32;
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-max", p.get()), ERROR_SUCCESS);
   constexpr ULONG kEvents = 5000;
-  write_events(h, kEvents, 200);
-  const Stopped s = stop("etl-max");
-  EXPECT_EQ(std::filesystem::file_size(file), 32u * 1024);
-  EXPECT_GT(s.log_buffers_lost, 0u);
+  const Stopped s =
+      fill_bounded_file("etl-max", file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, 32, kEvents);
   expect_file_accounts(file, kEvents, s.events_lost);
 }
 
@@ -404,8 +415,7 @@ TEST_F(EtlWrite, SequentialStopsGrowingAtMaximumFileSizeAndCountsTheRest) {
 TEST_F(EtlWrite, RealtimeAndFileAtOnceBothGetEveryEvent) {
   const std::string file = path("both.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_REAL_TIME_MODE);
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-both", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_logging("etl-both", p);
   static std::atomic<ULONG> received{0};
   received = 0;
   EVENT_TRACE_LOGFILEA log{};
@@ -440,8 +450,7 @@ TEST_F(EtlWrite, RealtimeAndFileAtOnceBothGetEveryEvent) {
 TEST_F(EtlWrite, ExtendedItemsFollowTheEventHeader) {
   const std::string file = path("items.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-items", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_logging("etl-items", p);
   REGHANDLE reg = 0;
   ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
   std::array<std::uint8_t, 7> traits = {7, 0, 'P', 0, 3, 0, 130};  // name "P", one trait
@@ -484,8 +493,7 @@ ULONG WINAPI control_callback(WMIDPREQUESTCODE code, PVOID, ULONG*, PVOID buffer
 TEST_F(EtlWrite, ClassicEventsAreEventTraceHeaderRecords) {
   const std::string file = path("classic.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-classic", p.get()), ERROR_SUCCESS);
+  const TRACEHANDLE h = start_logging("etl-classic", p);
   TRACEHANDLE reg = 0;
   TRACE_GUID_REGISTRATION classes[1] = {{&kClass, nullptr}};
   g_logger = 0;

@@ -6,6 +6,8 @@
 // attribute.
 #include "manifest.h"
 
+#include <etwh/tdh_fixed_size.h>
+
 #include <tdh.h>
 
 #include <pugixml.hpp>
@@ -483,24 +485,9 @@ ManifestParseResult parse_manifest(const std::string& text) {
 
 std::size_t manifest_fixed_size(std::uint16_t in_type, bool pointer32) {
   switch (in_type) {
-    case TDH_INTYPE_INT8:
-    case TDH_INTYPE_UINT8: return 1;
-    case TDH_INTYPE_INT16:
-    case TDH_INTYPE_UINT16: return 2;
-    case TDH_INTYPE_INT32:
-    case TDH_INTYPE_UINT32:
-    case TDH_INTYPE_FLOAT:
-    case TDH_INTYPE_BOOLEAN:
-    case TDH_INTYPE_HEXINT32: return 4;
-    case TDH_INTYPE_INT64:
-    case TDH_INTYPE_UINT64:
-    case TDH_INTYPE_DOUBLE:
-    case TDH_INTYPE_FILETIME:
-    case TDH_INTYPE_HEXINT64: return 8;
-    case TDH_INTYPE_GUID:
     case TDH_INTYPE_SYSTEMTIME: return 16;
     case TDH_INTYPE_POINTER: return pointer32 ? 4 : 8;
-    default: return 0;
+    default: return etwh::tdh_fixed_size(in_type);
   }
 }
 

@@ -6,6 +6,8 @@
 #include <windows.h>
 #include <tdh.h>
 
+#include <etwh/tdh_fixed_size.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -188,23 +190,8 @@ std::size_t value_size(USHORT in, USHORT out, ULONG pointer_size, USHORT length,
     return prefix + static_cast<std::size_t>(n);
   };
   switch (in) {
-    case TDH_INTYPE_INT8:
-    case TDH_INTYPE_UINT8:
     case TDH_INTYPE_ANSICHAR: return 1;
-    case TDH_INTYPE_INT16:
-    case TDH_INTYPE_UINT16:
     case TDH_INTYPE_UNICODECHAR: return 2;
-    case TDH_INTYPE_INT32:
-    case TDH_INTYPE_UINT32:
-    case TDH_INTYPE_HEXINT32:
-    case TDH_INTYPE_FLOAT:
-    case TDH_INTYPE_BOOLEAN: return 4;
-    case TDH_INTYPE_INT64:
-    case TDH_INTYPE_UINT64:
-    case TDH_INTYPE_HEXINT64:
-    case TDH_INTYPE_DOUBLE:
-    case TDH_INTYPE_FILETIME: return 8;
-    case TDH_INTYPE_GUID:
     case TDH_INTYPE_SYSTEMTIME: return 16;
     case TDH_INTYPE_POINTER:
     case TDH_INTYPE_SIZET: return pointer_size == 4 || pointer_size == 8 ? pointer_size : 0;
@@ -228,7 +215,7 @@ std::size_t value_size(USHORT in, USHORT out, ULONG pointer_size, USHORT length,
       const std::size_t token = 2 * std::size_t{pointer_size};
       return left < token + 2 ? SIZE_MAX : token + 8 + 4 * std::size_t{data[token + 1]};
     }
-    default: return 0;
+    default: return etwh::tdh_fixed_size(in);  // 0 for an in-type etwrt does not format
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include "etwrt_os.h"
 
+#include <etwh/json_parse_failure.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -45,28 +47,8 @@ void FrameReader::append(const char* data, std::size_t size) {
 
 namespace {
 
-// Reads a JSON text only to learn why it did not parse: nlohmann's error 406 is a number that
-// overflows a double, in a text that is JSON up to that number.
-struct ParseFailure : nlohmann::json_sax<nlohmann::json> {
-  int id = 0;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    id = e.id;
-    return false;
-  }
-};
-
+// nlohmann's error 406: a number that overflows a double, in a text that is JSON up to that
+// number.
 constexpr int kNumberOverflow = 406;
 
 }  // namespace
@@ -89,7 +71,7 @@ std::optional<nlohmann::json> FrameReader::next(bool& corrupt, bool* out_of_rang
   start_ += 4 + n;
   auto parsed = nlohmann::json::parse(body, body + n, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
-    ParseFailure failure;
+    etwh::JsonParseFailure failure;
     if (out_of_range != nullptr) nlohmann::json::sax_parse(body, body + n, &failure);
     if (failure.id == kNumberOverflow) {
       *out_of_range = true;

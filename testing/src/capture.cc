@@ -4,6 +4,7 @@
 // EventDecoder (event_decoder.h) decodes them all, asking TDH once per kind of event.
 #include "etwh/testing/capture.h"
 
+#include "decode.h"
 #include "event_decoder.h"
 #include "harness/environment/session_properties.h"
 #include "platform_home.h"
@@ -306,15 +307,8 @@ namespace {
 Event undecoded_record(const EVENT_RECORD& record) {
   Event e;
   const EVENT_HEADER& h = record.EventHeader;
-  const EVENT_DESCRIPTOR& d = h.EventDescriptor;
   e.provider = h.ProviderId;
-  e.id = d.Id;
-  e.version = d.Version;
-  e.channel = d.Channel;
-  e.level = d.Level;
-  e.opcode = d.Opcode;
-  e.task = d.Task;
-  e.keyword = d.Keyword;
+  agent::copy_descriptor(h.EventDescriptor, e);
   e.timestamp = h.TimeStamp.QuadPart;
   e.process_id = h.ProcessId;
   e.thread_id = h.ThreadId;

@@ -2,6 +2,7 @@
 
 #include "decode.h"
 
+#include <etwh/tdh_fixed_size.h>
 #include <etwh/utf16.h>
 
 #include <tdh.h>
@@ -11,30 +12,12 @@
 namespace etwh::testing {
 namespace {
 
-// The size of a fixed-size InType's value; 0 for any other.
+// The size of a fixed-size InType's value (a POINTER's by the record's header); 0 for any other.
 std::size_t fixed_size(USHORT in_type, USHORT header_flags) {
-  switch (in_type) {
-    case TDH_INTYPE_INT8:
-    case TDH_INTYPE_UINT8: return 1;
-    case TDH_INTYPE_INT16:
-    case TDH_INTYPE_UINT16: return 2;
-    case TDH_INTYPE_INT32:
-    case TDH_INTYPE_UINT32:
-    case TDH_INTYPE_HEXINT32:
-    case TDH_INTYPE_FLOAT:
-    case TDH_INTYPE_BOOLEAN: return 4;
-    case TDH_INTYPE_INT64:
-    case TDH_INTYPE_UINT64:
-    case TDH_INTYPE_HEXINT64:
-    case TDH_INTYPE_DOUBLE:
-    case TDH_INTYPE_FILETIME: return 8;
-    case TDH_INTYPE_GUID: return sizeof(GUID);
-    case TDH_INTYPE_POINTER:
-      if ((header_flags & EVENT_HEADER_FLAG_32_BIT_HEADER) != 0) return 4;
-      if ((header_flags & EVENT_HEADER_FLAG_64_BIT_HEADER) != 0) return 8;
-      return 0;
-    default: return 0;
-  }
+  if (in_type != TDH_INTYPE_POINTER) return tdh_fixed_size(in_type);
+  if ((header_flags & EVENT_HEADER_FLAG_32_BIT_HEADER) != 0) return 4;
+  if ((header_flags & EVENT_HEADER_FLAG_64_BIT_HEADER) != 0) return 8;
+  return 0;
 }
 
 bool is_terminated_string(USHORT in_type) {

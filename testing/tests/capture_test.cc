@@ -29,6 +29,25 @@ CaptureOptions options_for_sample() {
   return o;
 }
 
+// Runs this test program again as a child, with `variables` set, on `test` alone; the value its
+// line "<key>=<value>" printed ("" when none). The child must exit 0.
+std::string child_says(const std::string& variables, const std::string& test,
+                       const std::string& key) {
+  const std::string command =
+      variables + " /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=" + test;
+  FILE* child = ::popen(command.c_str(), "r");
+  EXPECT_NE(child, nullptr) << command;
+  if (child == nullptr) return "";
+  std::string value;
+  char line[1024];
+  while (std::fgets(line, sizeof line, child) != nullptr) {
+    if (std::string(line).rfind(key + "=", 0) == 0) value = std::string(line + key.size() + 1);
+  }
+  EXPECT_EQ(::pclose(child), 0) << command;
+  if (!value.empty() && value.back() == '\n') value.pop_back();
+  return value;
+}
+
 TEST(TestingProviderName, HashesAsTheReferencePageExamples) {
   // TRACELOGGING_DEFINE_PROVIDER's reference page: "MyProvider" with its name-hashed ID.
   EXPECT_EQ(guid_text(provider_id_from_name("MyProvider")),
@@ -138,17 +157,8 @@ TEST(TestingCapture, TheHomeFolderGoesAtExit) {
     std::printf("HOME=%s\n", private_home().c_str());
     return;
   }
-  const std::string command = "ETWH_TESTING_PRINT_HOME=1 /proc/" + std::to_string(::getpid()) +
-                              "/exe --gtest_filter=TestingCapture.TheHomeFolderGoesAtExit";
-  FILE* child = ::popen(command.c_str(), "r");
-  ASSERT_NE(child, nullptr);
-  std::string home;
-  char line[512];
-  while (std::fgets(line, sizeof line, child) != nullptr) {
-    if (std::string(line).rfind("HOME=", 0) == 0) home = std::string(line + 5);
-  }
-  ASSERT_EQ(::pclose(child), 0);
-  if (!home.empty() && home.back() == '\n') home.pop_back();
+  const std::string home =
+      child_says("ETWH_TESTING_PRINT_HOME=1", "TestingCapture.TheHomeFolderGoesAtExit", "HOME");
   ASSERT_FALSE(home.empty());
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(home).parent_path())) << home;
 }
@@ -162,17 +172,9 @@ TEST(TestingCapture, ACallerWithoutTheRightGetsTheReasonToSkip) {
     std::printf("WHY=%s\n", why ? why->c_str() : "none");
     return;
   }
-  const std::string command =
-      "ETWRT_DENY_CONTROL=1 ETWH_TESTING_PRINT_REFUSAL=1 /proc/" + std::to_string(::getpid()) +
-      "/exe --gtest_filter=TestingCapture.ACallerWithoutTheRightGetsTheReasonToSkip";
-  FILE* child = ::popen(command.c_str(), "r");
-  ASSERT_NE(child, nullptr);
-  std::string why;
-  char line[1024];
-  while (std::fgets(line, sizeof line, child) != nullptr) {
-    if (std::string(line).rfind("WHY=", 0) == 0) why = std::string(line + 4);
-  }
-  ASSERT_EQ(::pclose(child), 0);
+  const std::string why =
+      child_says("ETWRT_DENY_CONTROL=1 ETWH_TESTING_PRINT_REFUSAL=1",
+                 "TestingCapture.ACallerWithoutTheRightGetsTheReasonToSkip", "WHY");
   EXPECT_THAT(why, ::testing::HasSubstr("this process may not control ETW sessions: run it "
                                         "elevated, or as a member of Performance Log Users"));
   EXPECT_EQ(cannot_capture(), std::nullopt);  // this process has the right

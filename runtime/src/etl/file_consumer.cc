@@ -2,6 +2,7 @@
 #include "file_consumer.h"
 
 #include "../consumer_open.h"
+#include "../trace_handles.h"
 
 #include "record_decode.h"
 #include "trace_file.h"
@@ -62,7 +63,7 @@ class Clock {
   std::int64_t frequency_ = 0;
 };
 
-struct FileTrace {
+struct FileTrace : TraceHandleState {
   EVENT_TRACE_LOGFILEA logfile{};  // The handle's copy: what BufferCallback receives.
   std::string path;
   bool event_record_mode = false;
@@ -72,18 +73,9 @@ struct FileTrace {
   bool parsed = false;
   Records order;                           // Records in delivery order (header event first).
   std::vector<std::uint32_t> buffer_left;  // Per buffer: its records not yet delivered.
-  bool processing = false;                 // Guarded by g_mu.
-  bool closed = false;                     // Guarded by g_mu.
-  std::atomic<bool> close_requested{false};
 };
 
-std::mutex g_mu;
-std::set<FileTrace*> g_files;
-
-FileTrace* find_locked(TRACEHANDLE handle) {
-  auto* f = reinterpret_cast<FileTrace*>(static_cast<std::uintptr_t>(handle));
-  return g_files.contains(f) ? f : nullptr;
-}
+TraceHandles<FileTrace> g_files;
 
 // The whole file in one read of its size (then whatever follows, if it grew meanwhile).
 // Reads a regular file of at most kMaxFileBytes whole. Anything else (a FIFO, which would block,
@@ -382,32 +374,6 @@ ULONG merge(std::vector<Cursor>& cursors, std::int64_t lo, std::int64_t hi) {
   }
 }
 
-ULONG claim(const TRACEHANDLE* handles, ULONG count, std::vector<FileTrace*>& out) {
-  std::lock_guard lock(g_mu);
-  for (ULONG i = 0; i < count; ++i) {
-    FileTrace* f = find_locked(handles[i]);
-    if (f == nullptr || f->processing) {
-      for (FileTrace* taken : out) taken->processing = false;
-      out.clear();
-      return ERROR_INVALID_HANDLE;
-    }
-    f->processing = true;
-    out.push_back(f);
-  }
-  return ERROR_SUCCESS;
-}
-
-void release(const std::vector<FileTrace*>& traces) {
-  std::lock_guard lock(g_mu);
-  for (FileTrace* f : traces) {
-    f->processing = false;
-    if (f->closed) {
-      g_files.erase(f);
-      delete f;
-    }
-  }
-}
-
 ULONG process_claimed(const std::vector<FileTrace*>& traces, const FILETIME* start,
                       const FILETIME* end) {
   std::vector<Cursor> cursors;
@@ -460,44 +426,26 @@ TRACEHANDLE open_file_trace(EVENT_TRACE_LOGFILEA& logfile) {
   logfile.IsKernelTrace = t->logfile.IsKernelTrace;
   logfile.CurrentTime = 0;
   logfile.BuffersRead = 0;
-  std::lock_guard lock(g_mu);
-  FileTrace* raw = t.release();
-  g_files.insert(raw);
-  return reinterpret_cast<TRACEHANDLE>(raw);
+  return g_files.add(std::move(t));
 }
 
-bool is_file_handle(TRACEHANDLE handle) {
-  std::lock_guard lock(g_mu);
-  return find_locked(handle) != nullptr;
-}
+bool is_file_handle(TRACEHANDLE handle) { return g_files.contains(handle); }
 
 ULONG process_file_traces(const TRACEHANDLE* handles, ULONG count, const FILETIME* start,
                           const FILETIME* end) {
   std::vector<FileTrace*> traces;
-  if (const ULONG s = claim(handles, count, traces); s != ERROR_SUCCESS) return s;
+  if (const ULONG s = g_files.claim(handles, count, traces); s != ERROR_SUCCESS) return s;
   ULONG status = ERROR_SUCCESS;
   try {
     status = process_claimed(traces, start, end);
   } catch (...) {
-    release(traces);
+    g_files.release(traces);
     throw;
   }
-  release(traces);
+  g_files.release(traces);
   return status;
 }
 
-ULONG close_file_trace(TRACEHANDLE handle) {
-  std::lock_guard lock(g_mu);
-  FileTrace* f = find_locked(handle);
-  if (f == nullptr) return ERROR_INVALID_HANDLE;
-  if (f->processing) {
-    f->closed = true;
-    f->close_requested.store(true, std::memory_order_release);
-    return ERROR_CTX_CLOSE_PENDING;
-  }
-  g_files.erase(f);
-  delete f;
-  return ERROR_SUCCESS;
-}
+ULONG close_file_trace(TRACEHANDLE handle) { return g_files.close(handle); }
 
 }  // namespace etwrt::etl

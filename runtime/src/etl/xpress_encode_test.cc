@@ -2,6 +2,7 @@
 // the decompressor (xpress.h), which was written from the specification on its own.
 #include "etl/xpress.h"
 #include "etl/xpress_encode.h"
+#include "etl/xpress_reference.h"
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,9 @@ void expect_round_trip(const std::vector<std::byte>& in, const std::string& what
   std::vector<std::byte> back(in.size());
   ASSERT_EQ(xpress_lz77_decompress(packed, back), static_cast<std::ptrdiff_t>(in.size())) << what;
   EXPECT_TRUE(back == in) << what;
+  std::vector<std::byte> slow(in.size());  // MS-XCA's loop as written agrees
+  ASSERT_EQ(testing::reference_lz77(packed, slow), static_cast<std::ptrdiff_t>(in.size())) << what;
+  EXPECT_TRUE(slow == in) << what;
 }
 
 // MS-XCA's plain LZ77 example: "abc" 100 times is three literals and one match of 297 bytes at
@@ -81,6 +85,50 @@ TEST(XpressEncode, RandomAndStructuredDataRoundTrip) {
   std::vector<std::byte> plain(records.begin() + 9000 + 112, records.begin() + 9000 + 112 * 97);
   expect_round_trip(plain, "records");
   EXPECT_LT(compress(plain).size(), plain.size() / 4) << "records share most of their bytes";
+}
+
+// Inputs of a few symbols: matches of every length and offset, overlapping their own output,
+// short literal runs between them, at every size near a flag group's.
+TEST(XpressEncode, SmallAlphabetsRoundTrip) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::byte> in(rng() % 3000);
+    const unsigned symbols = 1 + rng() % 4;
+    for (auto& b : in) b = static_cast<std::byte>(rng() % symbols);
+    for (std::size_t k = 0; k + 64 < in.size(); k += 1 + rng() % 500) {
+      in[k] = static_cast<std::byte>(rng());  // a literal among the matches
+    }
+    expect_round_trip(in, "round " + std::to_string(round));
+  }
+}
+
+// xpress_lz77_bound is enough however the literals and matches fall: all literals, then one
+// short match at the very end (each item's room is checked as what it takes, not the most a
+// match may take).
+TEST(XpressEncode, TheBoundIsEnoughForAnyMix) {
+  std::mt19937 rng(3);
+  for (const std::size_t n : {29, 30, 31, 32, 33, 34, 35, 36, 61, 62, 63, 64, 65, 66, 67, 1000}) {
+    std::vector<std::byte> in(n);
+    for (auto& b : in) b = static_cast<std::byte>(rng());
+    std::memcpy(in.data() + n - 4, in.data(), 4);  // the last 4 bytes: a match
+    expect_round_trip(in, "literals then a match, " + std::to_string(n));
+  }
+}
+
+// One encoder for many buffers (a logger's): each output as a fresh encoder's, whatever came
+// before (positions from earlier calls are never matched).
+TEST(XpressEncode, AnEncoderReusedGivesTheSameBytes) {
+  std::mt19937 rng(5);
+  XpressEncoder reused;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::byte> in(1 + rng() % 20000);
+    for (auto& b : in) b = static_cast<std::byte>(rng() % 3);
+    std::vector<std::byte> out(xpress_lz77_bound(in.size()));
+    const std::size_t n = reused.compress(in, out);
+    out.resize(n);
+    ASSERT_NE(n, 0u);
+    EXPECT_TRUE(out == compress(in)) << "round " << round;
+  }
 }
 
 TEST(XpressEncode, TooSmallAnOutputIsRefused) {

@@ -20,20 +20,11 @@ inline constexpr std::string_view kCollect = "collect";
 inline constexpr std::string_view kLastError = "last_error";
 }  // namespace ops
 
-// consume: a realtime consumer `consumer` of `session` in `agent`.
-struct ConsumeStep {
-  std::string consumer;
-  std::string session;
-  std::string agent;
-  bool event_record_mode = true;  // "event_record" (EVENT_RECORD) or "event_trace" (classic)
-  std::uint64_t context = 0;      // EVENT_TRACE_LOGFILE.Context
-  std::uint32_t delay_us = 0;     // the consumer's callback spins this long per record
+// consume: a realtime consumer `consumer` of `session` in `agent` (ConsumerDef, event_def.h).
+struct ConsumeStep : ConsumerDef {
   // An instrumentation manifest (absolute path) the consumer loads with TdhLoadManifest to
   // decode the events of its provider; empty: TraceLogging events only are decoded.
   std::string manifest;
-  // OpenTrace's EVENT_TRACE_LOGFILE is overwritten (decoy callbacks, another session's name)
-  // after OpenTrace returns and before ProcessTrace (CON-LOGFILE-COPY).
-  bool overwrite_logfile = false;
 };
 
 // last_error: in `agent`, SetLastError(ERROR_SUCCESS), then a call of `api` that must fail

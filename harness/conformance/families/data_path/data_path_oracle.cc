@@ -70,13 +70,7 @@ void Model::consume(const Step& step, StepExpectation& e) {
   e.status_rule = early ? rules::kConOpenBeforeStart : rules::kConRecordMode;
   SessionData& sd = data_[cs.session];
   ConsumerExpectation c;
-  c.consumer = cs.consumer;
-  c.agent = cs.agent;
-  c.session = cs.session;
-  c.event_record_mode = cs.event_record_mode;
-  c.context = cs.context;
-  c.delay_us = cs.delay_us;
-  c.overwrite_logfile = cs.overwrite_logfile;
+  static_cast<ConsumerDef&>(c) = cs;
   if (early && case_has(rules::kConOpenBeforeStart)) c.rule = rules::kConOpenBeforeStart;
   if (cs.overwrite_logfile && case_has(rules::kConLogfileCopy)) c.rule = rules::kConLogfileCopy;
   if (!sd.consumer_attached) {
