@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace etwh::cli {
@@ -56,11 +57,25 @@ std::filesystem::path data_dir(const std::filesystem::path& exe_dir);
 
 class Command {
  public:
+  Command(std::string name, std::string description)
+      : name_(std::move(name)), description_(std::move(description)) {}
   virtual ~Command() = default;
-  // Adds the subcommand and its options to `app`; the values land in this object.
-  virtual CLI::App* define(CLI::App& app, const Context& context) = 0;
+  // Adds the subcommand (its name, its description) and its options to `app`; the values land
+  // in this object.
+  CLI::App* define(CLI::App& app, const Context& context) {
+    CLI::App* cmd = app.add_subcommand(name_, description_);
+    add_options(*cmd, context);
+    return cmd;
+  }
   // Runs the command, once the command line was parsed. Throws InputError for bad input.
   virtual int execute(const Context& context) = 0;
+
+ protected:
+  // The command's options (and subcommands of its own) on its subcommand `cmd`.
+  virtual void add_options(CLI::App& cmd, const Context& context) = 0;
+
+ private:
+  std::string name_, description_;
 };
 
 std::unique_ptr<Command> make_list_command();

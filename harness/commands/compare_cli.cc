@@ -12,15 +12,16 @@ namespace {
 
 class CompareCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "compare",
-        "Compare two result files (stress, run or Google Benchmark JSON): exit 1 on a regression");
-    cmd->add_option("old", args_.old_file, "The baseline")->required();
-    cmd->add_option("new", args_.new_file, "The results to judge")->required();
-    add_threshold_options(*cmd, args_.thresholds);
-    add_format_options(*cmd, compare::compare_formats(), args_.format_files);
-    return cmd;
+  CompareCommand()
+      : Command("compare",
+                "Compare two result files (stress, run or Google Benchmark JSON): exit 1 on a "
+                "regression") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("old", args_.old_file, "The baseline")->required();
+    cmd.add_option("new", args_.new_file, "The results to judge")->required();
+    add_threshold_options(cmd, args_.thresholds);
+    add_format_options(cmd, compare::compare_formats(), args_.format_files);
   }
 
   int execute(const Context&) override { return compare::run_compare_command(args_); }

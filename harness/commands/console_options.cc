@@ -37,4 +37,11 @@ ConsoleOptions console_options_from(bool quiet, bool verbose, std::string_view c
   return console;
 }
 
+void add_console_flags(CLI::App& cmd, bool& quiet, bool& verbose) {
+  CLI::Option* quiet_flag =
+      cmd.add_flag("-q,--quiet", quiet, "Print only the cases not as expected and the summary");
+  cmd.add_flag("-v,--verbose", verbose, "Print every finding of every case, passing ones too")
+      ->excludes(quiet_flag);
+}
+
 }  // namespace etwh::cli

@@ -23,16 +23,16 @@ void print_list(const char* what, const std::vector<std::string>& ids) {
 
 class ExpectationsCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand("expectations", "Maintain the platforms' expectations");
-    cmd->require_subcommand(1);
-    CLI::App* update = cmd->add_subcommand(
+  ExpectationsCommand() : Command("expectations", "Maintain the platforms' expectations") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.require_subcommand(1);
+    CLI::App* update = cmd.add_subcommand(
         "update", "Rewrite a platform's expectations from the JSON report of a run");
     update->add_option("--platform", platform_, "The platform the report ran on")->required();
     update->add_option("--from", report_, "The JSON report of the run")->required();
     update->add_option("--file", file_,
                        "The expectations file to rewrite (default: expectations/<PLATFORM>.json)");
-    return cmd;
   }
 
   int execute(const Context& context) override {

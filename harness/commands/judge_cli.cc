@@ -3,6 +3,7 @@
 // alone can show, reported as `etwh run` reports (console, and run's file formats).
 #include "harness/commands/command.h"
 
+#include "harness/commands/case_reports.h"
 #include "harness/commands/console_options.h"
 #include "etwh/output_file.h"
 #include "etwh/platform.h"
@@ -29,23 +30,21 @@ namespace {
 
 class JudgeCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "judge",
-        "Judge recorded traces (.etl, from Windows or etwrt): each provider's events against "
-        "the rules a trace alone can show");
-    cmd->add_option("--provider", providers_,
-                    "Judge only this provider (GUID or name; may be repeated)");
-    cmd->add_option("--manifest", manifests_,
-                    "Load this instrumentation manifest (TdhLoadManifest) to decode its "
-                    "providers' events (may be repeated)");
-    add_format_options(*cmd, report_formats(), report_files_);
-    CLI::Option* quiet =
-        cmd->add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
-    cmd->add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
-        ->excludes(quiet);
-    cmd->add_option("files", files_, "The .etl files to judge")->required();
-    return cmd;
+  JudgeCommand()
+      : Command(
+            "judge",
+            "Judge recorded traces (.etl, from Windows or etwrt): each provider's events against "
+            "the rules a trace alone can show") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("--provider", providers_,
+                   "Judge only this provider (GUID or name; may be repeated)");
+    cmd.add_option("--manifest", manifests_,
+                   "Load this instrumentation manifest (TdhLoadManifest) to decode its "
+                   "providers' events (may be repeated)");
+    add_format_options(cmd, report_formats(), report_files_);
+    add_console_flags(cmd, quiet_, verbose_);
+    cmd.add_option("files", files_, "The .etl files to judge")->required();
   }
 
   int execute(const Context& context) override;
@@ -84,12 +83,7 @@ int JudgeCommand::execute(const Context& context) {
       throw InputError(manifest, "", fmt::format("TdhLoadManifest returned {}", st));
     }
   }
-  RunInfo info;
-  info.platform = build_platform();
-  info.version = ETWH_VERSION;
-  info.start_time = utc_now();
-  info.host = host_name();
-  info.command_line = context.command_line;
+  RunInfo info = run_info_now(context, build_platform());
   const auto start = std::chrono::steady_clock::now();
   std::vector<recorded::RecordedTrace> traces;
   for (const std::string& file : files_) traces.push_back(recorded::read_trace(file));
@@ -98,21 +92,8 @@ int JudgeCommand::execute(const Context& context) {
   options.providers = providers_;
   const std::vector<CaseResult> cases = recorded::judge_traces(traces, options);
   info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const ConsoleOptions console = console_options_from(quiet_, verbose_);
-  ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,
-                           console.width);
-  for (const CaseResult& c : cases) progress.finished(c, 0);
-  ConsoleReport(console).write(info, cases, std::cout);
-  const ReportSettings settings{context.scenarios_dir};
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (reports[i]) reports[i]->write(report_text(report_formats()[i], settings, info, cases));
-  }
-  bool unexpected = false;
-  for (const CaseResult& c : cases) {
-    if (c.status == Status::kHarnessError) return kExitBadInput;
-    unexpected |= !c.as_expected;
-  }
-  return unexpected ? kExitUnexpected : kExitOk;
+  return report_judged_cases(cases, info, console_options_from(quiet_, verbose_), reports,
+                             ReportSettings{context.scenarios_dir});
 }
 
 }  // namespace

@@ -51,10 +51,10 @@ void print_table(const Catalog& catalog, std::map<std::string, std::vector<std::
 
 class ListCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand("list", "Print the rule catalog");
-    cmd->add_flag("--json", as_json_, "Print JSON instead of a table");
-    return cmd;
+  ListCommand() : Command("list", "Print the rule catalog") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_flag("--json", as_json_, "Print JSON instead of a table");
   }
 
   int execute(const Context& context) override {

@@ -3,6 +3,7 @@
 #include "harness/commands/command.h"
 
 #include "harness/commands/case_findings.h"
+#include "harness/commands/case_reports.h"
 #include "harness/commands/console_options.h"
 #include "harness/model/catalog.h"
 #include "harness/report/console_lines.h"
@@ -32,23 +33,21 @@ namespace {
 
 class ObserveCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "observe", "Run a program linked against etwrt and judge its providers as they work");
-    cmd->add_option("--schedule", schedule_file_,
-                    "The session configurations each provider is walked through (JSON; default "
-                    "scenarios/observe/default.json)");
+  ObserveCommand()
+      : Command("observe",
+                "Run a program linked against etwrt and judge its providers as they work") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("--schedule", schedule_file_,
+                   "The session configurations each provider is walked through (JSON; default "
+                   "scenarios/observe/default.json)");
     // The file formats of `etwh run` (report/formats.h), each from its row.
-    add_format_options(*cmd, report_formats(), report_files_);
-    cmd->add_option("--timeout", timeout_s_,
-                    "Stop the program after this many seconds (a harness error; default 60)")
+    add_format_options(cmd, report_formats(), report_files_);
+    cmd.add_option("--timeout", timeout_s_,
+                   "Stop the program after this many seconds (a harness error; default 60)")
         ->check(CLI::Range(1u, 86400u));
-    CLI::Option* quiet =
-        cmd->add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
-    cmd->add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
-        ->excludes(quiet);
-    cmd->add_option("command", command_, "-- PROGRAM [ARGS]: the program to observe")->required();
-    return cmd;
+    add_console_flags(cmd, quiet_, verbose_);
+    cmd.add_option("command", command_, "-- PROGRAM [ARGS]: the program to observe")->required();
   }
 
   int execute(const Context& context) override {
@@ -70,12 +69,7 @@ class ObserveCommand : public Command {
 
     catch_stop_signals();
     PrivateEtwrtHome home;
-    RunInfo info;
-    info.platform = build_platform();
-    info.version = ETWH_VERSION;
-    info.start_time = utc_now();
-    info.host = host_name();
-    info.command_line = context.command_line;
+    RunInfo info = run_info_now(context, build_platform());
     std::vector<CaseResult> cases;
     try {
       cases = observe::observe_program(o);
@@ -84,22 +78,8 @@ class ObserveCommand : public Command {
     }
     if (stop_requested()) return stop_exit_code();
     for (const CaseResult& c : cases) info.duration_s = std::max(info.duration_s, c.duration_s);
-    const ConsoleOptions console = console_options_from(quiet_, verbose_);
-    // A line per case (as `etwh run` prints them live), with its findings under -v: the event
-    // kinds seen, decoded, and each session's account.
-    ProgressPrinter progress(std::cout, cases.size(), console.verbosity, console.style,
-                             console.width);
-    for (const CaseResult& c : cases) progress.finished(c, 0);
-    ConsoleReport(console).write(info, cases, std::cout);
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-      if (reports[i]) reports[i]->write(report_text(report_formats()[i], {}, info, cases));
-    }
-    bool unexpected = false;
-    for (const CaseResult& c : cases) {
-      if (c.status == Status::kHarnessError) return kExitBadInput;
-      unexpected |= !c.as_expected;
-    }
-    return unexpected ? kExitUnexpected : kExitOk;
+    // Findings under -v: the event kinds seen, decoded, and each session's account.
+    return report_judged_cases(cases, info, console_options_from(quiet_, verbose_), reports, {});
   }
 
  private:

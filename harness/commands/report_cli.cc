@@ -14,16 +14,17 @@ namespace {
 
 class ReportCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand(
-        "report",
-        "One self-contained HTML page (conformance matrix, stress charts, comparisons) from "
-        "etwh run, stress and compare JSON outputs");
-    cmd->add_option("files", files_, "JSON outputs of etwh run, stress or compare (any order)")
+  ReportCommand()
+      : Command(
+            "report",
+            "One self-contained HTML page (conformance matrix, stress charts, comparisons) from "
+            "etwh run, stress and compare JSON outputs") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("files", files_, "JSON outputs of etwh run, stress or compare (any order)")
         ->required();
-    cmd->add_option("-o,--output", output_, "The HTML page to write")->required();
-    cmd->add_option("--title", title_, "The page's title (default: etwh report)");
-    return cmd;
+    cmd.add_option("-o,--output", output_, "The HTML page to write")->required();
+    cmd.add_option("--title", title_, "The page's title (default: etwh report)");
   }
 
   int execute(const Context&) override {

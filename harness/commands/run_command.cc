@@ -5,6 +5,7 @@
 #include "harness/commands/command.h"
 
 #include "harness/commands/case_findings.h"
+#include "harness/commands/case_reports.h"
 #include "harness/commands/console_options.h"
 #include "harness/model/catalog.h"
 #include "harness/report/console_lines.h"
@@ -57,7 +58,8 @@ struct RunResults {
 
 class RunCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override;
+  RunCommand() : Command("run", "Run conformance scenarios") {}
+  void add_options(CLI::App& cmd, const Context&) override;
   int execute(const Context& context) override;
 
  private:
@@ -83,23 +85,21 @@ class RunCommand : public Command {
   std::string color_ = "auto";
 };
 
-CLI::App* RunCommand::define(CLI::App& app, const Context&) {
-  CLI::App* cmd = app.add_subcommand("run", "Run conformance scenarios");
-  cmd->add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
-  add_format_options(*cmd, report_formats(), report_files_);
-  cmd->add_option("--agent", agent_, "The provider agent executable");
-  cmd->add_option("--subject", subject_,
-                  "Provider under test: an agent built with etwh_provider_under_test (default: "
-                  "the shipped manifest-style example)");
-  cmd->add_option("--platform", platform_,
-                  "Platform name, one of the catalog's platforms (selects "
-                  "expectations/<NAME>.json)");
-  cmd->add_option("--expectations", expectations_file_, "Expectations file");
-  cmd->add_option("--trace", trace_file_,
-                  "Write a timeline (Trace Event Format, for Perfetto) to FILE");
-  define_selection_options(*cmd);
-  define_console_options(*cmd);
-  return cmd;
+void RunCommand::add_options(CLI::App& cmd, const Context&) {
+  cmd.add_option("paths", paths_, "Scenario files or folders (default: all shipped)");
+  add_format_options(cmd, report_formats(), report_files_);
+  cmd.add_option("--agent", agent_, "The provider agent executable");
+  cmd.add_option("--subject", subject_,
+                 "Provider under test: an agent built with etwh_provider_under_test (default: "
+                 "the shipped manifest-style example)");
+  cmd.add_option("--platform", platform_,
+                 "Platform name, one of the catalog's platforms (selects "
+                 "expectations/<NAME>.json)");
+  cmd.add_option("--expectations", expectations_file_, "Expectations file");
+  cmd.add_option("--trace", trace_file_,
+                 "Write a timeline (Trace Event Format, for Perfetto) to FILE");
+  define_selection_options(cmd);
+  define_console_options(cmd);
 }
 
 // A seed is digits only: CLI11 would take "-1" for the largest unsigned value.
@@ -139,10 +139,7 @@ void RunCommand::define_selection_options(CLI::App& cmd) {
 }
 
 void RunCommand::define_console_options(CLI::App& cmd) {
-  CLI::Option* quiet =
-      cmd.add_flag("-q,--quiet", quiet_, "Print only the cases not as expected and the summary");
-  cmd.add_flag("-v,--verbose", verbose_, "Print every finding of every case, passing ones too")
-      ->excludes(quiet);
+  add_console_flags(cmd, quiet_, verbose_);
   cmd.add_option("--color", color_,
                  "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always, "
                  "never")
@@ -191,12 +188,7 @@ RunInput RunCommand::load(const Context& context) const {
 }
 
 RunInfo RunCommand::run_info(const Context& context, const RunInput& input) const {
-  RunInfo info;
-  info.platform = input.platform;
-  info.version = ETWH_VERSION;
-  info.start_time = utc_now();
-  info.host = host_name();
-  info.command_line = context.command_line;
+  RunInfo info = run_info_now(context, input.platform);
   for (const Rule& r : input.catalog.rules) {
     info.catalog_rules.push_back(r.id);
     if (auto u = r.unsupported.find(input.platform); u != r.unsupported.end()) {

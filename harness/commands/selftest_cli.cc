@@ -28,22 +28,22 @@ fs::path absolute_or_empty(const std::string& path) {
 
 class SelftestCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context& context) override {
+  SelftestCommand()
+      : Command(
+            "selftest",
+            "Mutation self-test: the suite must pass on the clean build and kill every mutant") {}
+
+  void add_options(CLI::App& cmd, const Context& context) override {
     mutants_ = (context.data / "mutants" / "mutants.json").string();
     mutant_dir_ = mutant_dir(context.exe_dir).string();
-    CLI::App* cmd = app.add_subcommand(
-        "selftest",
-        "Mutation self-test: the suite must pass on the clean build and kill every mutant");
-    cmd->add_option("--mutants", mutants_, "Mutant registry (mutants/mutants.json)");
-    cmd->add_option("--mutant-dir", mutant_dir_,
-                    "The mutant build (holds bin/, lib/ and libexec/)");
-    cmd->add_option("--only", options_.only, "Run only this mutant (repeatable)");
-    cmd->add_option("--keep", keep_, "Keep each run's report and log in DIR");
-    cmd->add_option("--json", json_, "Write the kill matrix as JSON to FILE");
-    cmd->add_option("--jobs", options_.jobs, "Mutant runs at once (default 2)")
+    cmd.add_option("--mutants", mutants_, "Mutant registry (mutants/mutants.json)");
+    cmd.add_option("--mutant-dir", mutant_dir_, "The mutant build (holds bin/, lib/ and libexec/)");
+    cmd.add_option("--only", options_.only, "Run only this mutant (repeatable)");
+    cmd.add_option("--keep", keep_, "Keep each run's report and log in DIR");
+    cmd.add_option("--json", json_, "Write the kill matrix as JSON to FILE");
+    cmd.add_option("--jobs", options_.jobs, "Mutant runs at once (default 2)")
         ->check(CLI::Range(1, 16));
-    cmd->add_option("--run-timeout", options_.run_timeout_s, "Seconds one `etwh run` may take");
-    return cmd;
+    cmd.add_option("--run-timeout", options_.run_timeout_s, "Seconds one `etwh run` may take");
   }
 
   int execute(const Context& context) override {

@@ -13,25 +13,25 @@ namespace {
 
 class StressCommand : public Command {
  public:
-  CLI::App* define(CLI::App& app, const Context&) override {
-    CLI::App* cmd = app.add_subcommand("stress", "Run stress profiles (scenarios/stress/)");
-    cmd->add_option("profiles", args_.profiles,
-                    "Stress profiles: files, folders of them, or shipped names (fast_steady)")
+  StressCommand() : Command("stress", "Run stress profiles (scenarios/stress/)") {}
+
+  void add_options(CLI::App& cmd, const Context&) override {
+    cmd.add_option("profiles", args_.profiles,
+                   "Stress profiles: files, folders of them, or shipped names (fast_steady)")
         ->required();
-    add_format_options(*cmd, stress::stress_formats(), args_.format_files);
-    cmd->add_option("--sweep", args_.sweep, "Run each profile once per value: DIMENSION=V1,V2,...");
-    cmd->add_option("--writer", writer_, "The etwh-stress-writer executable");
-    cmd->add_option("--repetitions", args_.repetitions,
-                    "Run each profile N times and keep every run (default 1)")
+    add_format_options(cmd, stress::stress_formats(), args_.format_files);
+    cmd.add_option("--sweep", args_.sweep, "Run each profile once per value: DIMENSION=V1,V2,...");
+    cmd.add_option("--writer", writer_, "The etwh-stress-writer executable");
+    cmd.add_option("--repetitions", args_.repetitions,
+                   "Run each profile N times and keep every run (default 1)")
         ->check(CLI::Range(1u, 1000u));
-    cmd->add_option("--series-ms", args_.series_ms, "Time series step in ms (default 100)")
+    cmd.add_option("--series-ms", args_.series_ms, "Time series step in ms (default 100)")
         ->check(CLI::Range(std::uint64_t{10}, std::uint64_t{60000}));
-    cmd->add_option("--baseline", args_.baseline,
-                    "Compare with this results file (etwh compare BASELINE <this run>)");
-    add_threshold_options(*cmd, args_.thresholds, "With --baseline");
-    cmd->add_option("--trace", args_.trace_file,
-                    "Write a timeline (Trace Event Format, for Perfetto) to FILE");
-    return cmd;
+    cmd.add_option("--baseline", args_.baseline,
+                   "Compare with this results file (etwh compare BASELINE <this run>)");
+    add_threshold_options(cmd, args_.thresholds, "With --baseline");
+    cmd.add_option("--trace", args_.trace_file,
+                   "Write a timeline (Trace Event Format, for Perfetto) to FILE");
   }
 
   int execute(const Context& context) override {

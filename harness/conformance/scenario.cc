@@ -151,11 +151,8 @@ void CaseParser::parse_agents(const json& v, const std::string& p, Case& c) {
     const std::string pa = p + "/" + pointer_token(label);
     r_.object(def, pa, {"subject"});
     c.agents.push_back(label);
-    if (def.contains("subject")) {
-      if (!def["subject"].is_boolean()) {
-        r_.fail(pa + "/subject", "expected a boolean, got " + json_type_name(def["subject"]));
-      }
-      if (def["subject"].get<bool>()) c.subject_agents.insert(label);
+    if (def.contains("subject") && r_.boolean(def["subject"], pa + "/subject")) {
+      c.subject_agents.insert(label);
     }
   }
   if (c.agents.empty()) r_.fail(p, "a case needs at least one agent");

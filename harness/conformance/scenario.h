@@ -75,8 +75,7 @@ class StepBody {
 
   template <class T, class... Args>
   T& emplace(Args&&... args) {
-    provider_ = &provider_of<T>;
-    session_ = &session_of<T>;
+    labels_ = &labels_of<T>;
     return value_.emplace<T>(std::forward<Args>(args)...);
   }
   template <class T>
@@ -93,36 +92,30 @@ class StepBody {
   }
   bool empty() const { return !value_.has_value(); }
   // The provider label and the session label the body names ("" where it has none).
-  const std::string& provider() const { return provider_(value_); }
-  const std::string& session() const { return session_(value_); }
+  const std::string& provider() const { return *labels_(value_).provider; }
+  const std::string& session() const { return *labels_(value_).session; }
 
  private:
-  static const std::string& none(const std::any&) {
+  // The labels a body names: its provider and session fields, or "" for each it lacks.
+  struct Labels {
+    const std::string* provider;
+    const std::string* session;
+  };
+  static Labels no_labels(const std::any&) {
     static const std::string empty;
-    return empty;
+    return {&empty, &empty};
   }
   template <class T>
-  static const std::string& provider_of(const std::any& v) {
+  static Labels labels_of(const std::any& v) {
     const T& b = *std::any_cast<T>(&v);
-    if constexpr (requires { b.provider; }) {
-      return b.provider;
-    } else {
-      return none(v);
-    }
-  }
-  template <class T>
-  static const std::string& session_of(const std::any& v) {
-    const T& b = *std::any_cast<T>(&v);
-    if constexpr (requires { b.session; }) {
-      return b.session;
-    } else {
-      return none(v);
-    }
+    Labels labels = no_labels(v);
+    if constexpr (requires { b.provider; }) labels.provider = &b.provider;
+    if constexpr (requires { b.session; }) labels.session = &b.session;
+    return labels;
   }
 
   std::any value_;
-  const std::string& (*provider_)(const std::any&) = &none;
-  const std::string& (*session_)(const std::any&) = &none;
+  Labels (*labels_)(const std::any&) = &no_labels;
 };
 
 struct Step {

@@ -55,6 +55,11 @@ class Reader {
     return v.get<std::string>();
   }
 
+  bool boolean(const json& v, const std::string& pointer) const {
+    if (!v.is_boolean()) fail(pointer, "expected a boolean, got " + json_type_name(v));
+    return v.get<bool>();
+  }
+
   std::string label(const json& v, const std::string& pointer) const {
     std::string s = string(v, pointer);
     if (s.empty()) fail(pointer, "empty label");

@@ -38,6 +38,12 @@ std::string error_of(const std::string& text) {
                                              test_support::unplaced);
 }
 
+// The error of the valid case with an enable step (session s1, provider p) of `fields` more.
+std::string enable_error(const std::string& fields) {
+  return error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p")" +
+                        (fields.empty() ? "" : ", " + fields) + "}"));
+}
+
 TEST(Loader, LoadsValidCase) {
   const auto cases = load_scenario_text(valid(), "f.json", kRules);
   ASSERT_EQ(cases.size(), 1u);
@@ -119,34 +125,29 @@ TEST(Loader, LocatesThePointer) {
 }
 
 TEST(Loader, UnknownField) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 3,
-                               "colour": 1})")),
+  EXPECT_EQ(enable_error(R"("level": 3, "colour": 1)"),
             "f.json: /cases/0/steps/2/colour: unknown field \"colour\"");
 }
 
 TEST(Loader, WrongType) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": "3"})")),
+  EXPECT_EQ(enable_error(R"("level": "3")"),
             "f.json: /cases/0/steps/2/level: expected an integer, got a string");
 }
 
 TEST(Loader, MalformedGuid) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 3,
-                               "source_id": "{1234}"})")),
+  EXPECT_EQ(enable_error(R"("level": 3, "source_id": "{1234}")"),
             "f.json: /cases/0/steps/2/source_id: malformed GUID \"{1234}\"");
 }
 
 TEST(Loader, LevelAbove255) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 256})")),
-            "f.json: /cases/0/steps/2/level: level 256 > 255");
+  EXPECT_EQ(enable_error(R"("level": 256)"), "f.json: /cases/0/steps/2/level: level 256 > 255");
 }
 
 TEST(Loader, KeywordOutOfRange) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
-                               "match_any": "0x10000000000000000"})")),
+  EXPECT_EQ(enable_error(R"("level": 1, "match_any": "0x10000000000000000")"),
             "f.json: /cases/0/steps/2/match_any: keyword \"0x10000000000000000\" is out of "
             "range (more than 64 bits)");
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
-                               "match_all": "255"})")),
+  EXPECT_EQ(enable_error(R"("level": 1, "match_all": "255")"),
             "f.json: /cases/0/steps/2/match_all: keyword \"255\" is not a \"0x\"-prefixed hex "
             "value");
 }
@@ -200,8 +201,7 @@ TEST(Loader, UndefinedReferences) {
 }
 
 TEST(Loader, MissingFieldAndUnknownOp) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p"})")),
-            "f.json: /cases/0/steps/2: missing field \"level\"");
+  EXPECT_EQ(enable_error(""), "f.json: /cases/0/steps/2: missing field \"level\"");
   EXPECT_EQ(error_of(valid(R"({"op": "jump"})")),
             "f.json: /cases/0/steps/2/op: unknown op \"jump\"");
 }
@@ -226,12 +226,11 @@ TEST(Loader, TraitsEitherStructuredOrRaw) {
 }
 
 TEST(Loader, LegacyApiRestrictions) {
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
-      "api": "EnableTrace", "source_id": "{11111111-2222-3333-4444-555555555555}"})")),
+  EXPECT_EQ(enable_error(R"("level": 1, "api": "EnableTrace", )"
+                         R"("source_id": "{11111111-2222-3333-4444-555555555555}")"),
             "f.json: /cases/0/steps/2: EnableTrace takes no source_id, enable_property or "
             "filters");
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
-      "api": "EnableTraceEx3"})")),
+  EXPECT_EQ(enable_error(R"("level": 1, "api": "EnableTraceEx3")"),
             "f.json: /cases/0/steps/2/api: api \"EnableTraceEx3\" is not EnableTraceEx2, "
             "EnableTraceEx or EnableTrace");
 }
@@ -243,8 +242,7 @@ TEST(Loader, ExplicitExpect) {
                          "f.json", kRules);
   ASSERT_TRUE(cases[0].steps[2].expect_status);
   EXPECT_TRUE(cases[0].steps[2].expect_status->nonzero);
-  EXPECT_EQ(error_of(valid(R"({"op": "enable", "session": "s1", "provider": "p", "level": 1,
-                               "expect": {"status": "bad"}})")),
+  EXPECT_EQ(enable_error(R"("level": 1, "expect": {"status": "bad"})"),
             "f.json: /cases/0/steps/2/expect/status: status \"bad\" is neither a number nor "
             "\"nonzero\"");
 }

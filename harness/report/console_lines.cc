@@ -30,13 +30,9 @@ std::size_t skip_escape(std::string_view text, std::size_t at) {
 
 bool continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// A compiler's words for a finding's severity: a failure is an "error", the rest keep their name.
 const char* diagnostic_name(Severity s) {
-  switch (s) {
-    case Severity::kFailure: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kNote: return "note";
-  }
-  return "error";
+  return s == Severity::kWarning || s == Severity::kNote ? severity_name(s) : "error";
 }
 
 // A text that may hold line breaks (an agent's stderr) on one console line.

@@ -3,6 +3,7 @@
 #include "harness/conformance/families/driver_families.h"
 
 #include "harness/conformance/families/core_families.h"
+#include "harness/conformance/families/op_table.h"
 
 #include <map>
 
@@ -10,33 +11,19 @@ namespace etwh {
 
 namespace {
 
-std::vector<DriverOp> all_driver_ops() {
-  std::vector<DriverOp> all;
-  for (std::vector<DriverOp> (*family)() :
-       {&sessions_driver_ops, &groups_driver_ops, &providers_driver_ops, &traits_driver_ops,
-        &data_path_driver_ops, &classic_driver_ops, &subjects_driver_ops,
-        &trace_files_driver_ops}) {
-    for (DriverOp& op : family()) all.push_back(op);
-  }
-  return all;
+const OpTable<DriverOp>& table() {
+  static const OpTable<DriverOp> ops(
+      {&sessions_driver_ops, &groups_driver_ops, &providers_driver_ops, &traits_driver_ops,
+       &data_path_driver_ops, &classic_driver_ops, &subjects_driver_ops, &trace_files_driver_ops});
+  return ops;
 }
 
 }  // namespace
 
-const std::vector<DriverOp>& driver_ops() {
-  static const std::vector<DriverOp> ops = all_driver_ops();
-  return ops;
-}
+const std::vector<DriverOp>& driver_ops() { return table().ops(); }
 
-const DriverOp* find_driver_op(std::string_view name) {
-  static const std::map<std::string_view, const DriverOp*> index = [] {
-    std::map<std::string_view, const DriverOp*> m;
-    for (const DriverOp& op : driver_ops()) m.emplace(op.name, &op);
-    return m;
-  }();
-  const auto it = index.find(name);
-  return it == index.end() ? nullptr : it->second;
-}
+// A runner registered twice is op_registration_mismatches()' to name; this finds the first.
+const DriverOp* find_driver_op(std::string_view name) { return table().find(name); }
 
 std::vector<std::string> op_registration_mismatches() {
   std::map<std::string_view, int> runners;

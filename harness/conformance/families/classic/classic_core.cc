@@ -20,13 +20,12 @@ void parse_classic_step(CaseParser& cp, const json& v, const std::string& p, Ste
 }  // namespace
 
 std::vector<CoreOp> classic_core_ops() {
-  return {
-      // classic::expect judges these ops in its own pass over the case (classic_steps.h).
-      core_op<ClassicStep>(ops::kRegisterClassic, parse_classic_step, nullptr),
-      core_op<ClassicStep>(ops::kUnregisterClassic, parse_classic_step, nullptr),
-      core_op<ClassicStep>(ops::kTraceEvent, parse_classic_step, nullptr),
-      core_op<ClassicStep>(ops::kTraceMessage, parse_classic_step, nullptr),
-  };
+  std::vector<CoreOp> out;
+  // classic::expect judges these ops in its own pass over the case (classic_steps.h).
+  for (std::string_view op : ops::kClassicOps) {
+    out.push_back(core_op<ClassicStep>(op, parse_classic_step, nullptr));
+  }
+  return out;
 }
 
 }  // namespace etwh::family_core

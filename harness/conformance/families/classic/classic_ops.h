@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,9 @@ inline constexpr std::string_view kRegisterClassic = "register_classic";
 inline constexpr std::string_view kUnregisterClassic = "unregister_classic";
 inline constexpr std::string_view kTraceEvent = "trace_event";
 inline constexpr std::string_view kTraceMessage = "trace_message";
+// Every op of the family: one parser and one runner serve them all.
+inline constexpr std::array<std::string_view, 4> kClassicOps = {
+    kRegisterClassic, kUnregisterClassic, kTraceEvent, kTraceMessage};
 }  // namespace ops
 
 struct ClassicStep {

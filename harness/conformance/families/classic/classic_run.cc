@@ -22,12 +22,11 @@ classic::DriverHooks CaseRun::classic_hooks() {
 
 // The family's driver registration: each op's runner (families/driver_families.h).
 std::vector<DriverOp> classic_driver_ops() {
-  return {
-      {ops::kRegisterClassic, run_part<&CaseRun::classic_step>},
-      {ops::kUnregisterClassic, run_part<&CaseRun::classic_step>},
-      {ops::kTraceEvent, run_part<&CaseRun::classic_step>},
-      {ops::kTraceMessage, run_part<&CaseRun::classic_step>},
-  };
+  std::vector<DriverOp> out;
+  for (std::string_view op : ops::kClassicOps) {
+    out.push_back({op, run_part<&CaseRun::classic_step>});
+  }
+  return out;
 }
 
 }  // namespace etwh

@@ -80,19 +80,10 @@ void parse_data_step(CaseParser& cp, const json& v, const std::string& p, Step& 
   WriteStep w;
   w.provider = cp.ref(v, p, "provider", c);
   if (v.contains("use_descriptor_type")) {
-    if (!v["use_descriptor_type"].is_boolean()) {
-      r.fail(p + "/use_descriptor_type",
-             "expected a boolean, got " + json_type_name(v["use_descriptor_type"]));
-    }
-    w.use_descriptor_type = v["use_descriptor_type"].get<bool>();
+    w.use_descriptor_type = r.boolean(v["use_descriptor_type"], p + "/use_descriptor_type");
   }
   parse_events(cp, r.field(v, p, "events"), p + "/events", w);
-  if (v.contains("lossy")) {
-    if (!v["lossy"].is_boolean()) {
-      r.fail(p + "/lossy", "expected a boolean, got " + json_type_name(v["lossy"]));
-    }
-    w.lossy = v["lossy"].get<bool>();
-  }
+  if (v.contains("lossy")) w.lossy = r.boolean(v["lossy"], p + "/lossy");
   s.body = std::move(w);
 }
 
@@ -117,11 +108,7 @@ void parse_consume(CaseParser& cp, const json& v, const std::string& p, Step& st
   }
   if (v.contains("context")) s.context = r.hex64(v["context"], p + "/context", "context");
   if (v.contains("overwrite_logfile")) {
-    if (!v["overwrite_logfile"].is_boolean()) {
-      r.fail(p + "/overwrite_logfile",
-             "expected a boolean, got " + json_type_name(v["overwrite_logfile"]));
-    }
-    s.overwrite_logfile = v["overwrite_logfile"].get<bool>();
+    s.overwrite_logfile = r.boolean(v["overwrite_logfile"], p + "/overwrite_logfile");
   }
   if (v.contains("delay_us")) {
     s.delay_us =

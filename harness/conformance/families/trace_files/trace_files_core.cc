@@ -16,11 +16,7 @@ void parse_read_file(CaseParser& cp, const json& v, const std::string& p, Step& 
     cp.reader().fail(p + "/session", "read_file needs a session with a log_file");
   }
   if (v.contains("raw_timestamp")) {
-    if (!v["raw_timestamp"].is_boolean()) {
-      cp.reader().fail(p + "/raw_timestamp",
-                       "expected a boolean, got " + json_type_name(v["raw_timestamp"]));
-    }
-    f.raw_timestamp = v["raw_timestamp"].get<bool>();
+    f.raw_timestamp = cp.reader().boolean(v["raw_timestamp"], p + "/raw_timestamp");
   }
   s.body = std::move(f);
 }
