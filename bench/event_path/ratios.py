@@ -151,7 +151,7 @@ def main(path):
         f = per_recorded(key)
         if f and lf:
             verdict = (f"goal <= {goal}: {judge(label, f / lf <= goal)}" if goal else
-                       "no goal: all 112 bytes of each event reach the disk")
+                       "not judged: all 112 bytes of each event reach the disk, whose rate bounds it")
             print(f"{label}: {f / lf:.2f} ({f:.1f} ns / {lf:.1f} ns; {verdict})")
         else:
             print(f"{label}: not measured in this run")
