@@ -74,40 +74,69 @@ T load(const std::vector<char>& d, std::size_t at) {
   return v;
 }
 
-TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
-  PrivateBrokerHome home("etwrt-etlz");
-  const std::string file = home.dir() + "/z.etl";
+// A compressed sequential session `name` writing `file` (with `extra_mode`, and
+// MaximumFileSize `max_kb` when not 0) takes `events` events of 32 bytes, the first word their
+// index, flushed every 500, then stops: how many EventWrite took and what the stop reported lost.
+struct Logged {
+  ULONG written = 0, lost = 0;
+};
+Logged log_compressed(const char* name, const std::string& file, ULONG extra_mode, ULONG max_kb,
+                      ULONG events) {
   TraceProperties p;
-  p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_COMPRESSED_MODE;
+  p.get()->LogFileMode =
+      EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_COMPRESSED_MODE | extra_mode;
+  p.get()->MaximumFileSize = max_kb;
   p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
   std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
   p.get()->BufferSize = 16;  // KB
   p.get()->MinimumBuffers = 64;
   p.get()->MaximumBuffers = 64;
+  Logged out;
   TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-z", p.get()), ERROR_SUCCESS);
   REGHANDLE reg = 0;
-  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
-  ASSERT_EQ(
+  EXPECT_EQ(StartTraceA(&h, name, p.get()), ERROR_SUCCESS);
+  EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  EXPECT_EQ(
       EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
       ERROR_SUCCESS);
   EVENT_DESCRIPTOR d{};
   d.Id = 9;
   d.Level = 4;
-  constexpr ULONG kEvents = 20000;
-  ULONG written = 0;
-  for (ULONG i = 0; i < kEvents; ++i) {
+  for (ULONG i = 0; i < events; ++i) {
     std::array<ULONG, 8> payload{};
     payload[0] = i;
     EVENT_DATA_DESCRIPTOR data;
     EventDataDescCreate(&data, payload.data(), sizeof payload);
-    if (EventWrite(reg, &d, 1, &data) == ERROR_SUCCESS) ++written;
+    if (EventWrite(reg, &d, 1, &data) == ERROR_SUCCESS) ++out.written;  // refused: counted lost
     if (i % 500 == 499) ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
   }
   EventUnregister(reg);
   TraceProperties stop;
-  ASSERT_EQ(ControlTraceA(0, "etl-z", stop.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
-  const ULONG lost = stop.get()->EventsLost;
+  EXPECT_EQ(ControlTraceA(0, name, stop.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+  out.lost = stop.get()->EventsLost;
+  return out;
+}
+
+// The file played through OpenTrace/ProcessTrace; its header must report `lost` events lost.
+Read read_back(const std::string& file, ULONG lost) {
+  Read r;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &r);
+  EXPECT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  if (t == INVALID_PROCESSTRACE_HANDLE) return r;
+  EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  CloseTrace(t);
+  return r;
+}
+
+TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
+  PrivateBrokerHome home("etwrt-etlz");
+  const std::string file = home.dir() + "/z.etl";
+  constexpr ULONG kEvents = 20000;
+  const Logged logged = log_compressed("etl-z", file, 0, 0, kEvents);
+  const ULONG written = logged.written, lost = logged.lost;
   EXPECT_EQ(written + lost, kEvents);
 
   // The bytes: the header buffer (BufferSize, uncompressed, layout 2.0 and the mode in its
@@ -150,14 +179,7 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
             0)
       << output;
 
-  Read r;
-  EVENT_TRACE_LOGFILEA l{};
-  std::string name = file;
-  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &r);
-  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
-  EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
-  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
-  CloseTrace(t);
+  const Read r = read_back(file, lost);
   EXPECT_TRUE(r.header_first);
   EXPECT_EQ(r.events, written) << "every event in the file, none lost in the file";
   if (lost == 0) {
@@ -171,51 +193,15 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
 TEST(EtlWriteCompressed, MaximumFileSizeCountsTheCompressedBytes) {
   PrivateBrokerHome home("etwrt-etlzmax");
   const std::string file = home.dir() + "/zmax.etl";
-  TraceProperties p;
-  p.get()->LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_COMPRESSED_MODE |
-                         EVENT_TRACE_USE_KBYTES_FOR_SIZE;
-  p.get()->MaximumFileSize = 64;  // KB
-  p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
-  std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
-  p.get()->BufferSize = 16;  // KB
-  p.get()->MinimumBuffers = 64;
-  p.get()->MaximumBuffers = 64;
-  TRACEHANDLE h = 0;
-  ASSERT_EQ(StartTraceA(&h, "etl-zmax", p.get()), ERROR_SUCCESS);
-  REGHANDLE reg = 0;
-  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
-  ASSERT_EQ(
-      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
-      ERROR_SUCCESS);
-  EVENT_DESCRIPTOR d{};
-  d.Id = 9;
-  d.Level = 4;
   constexpr ULONG kEvents = 30000;
-  for (ULONG i = 0; i < kEvents; ++i) {
-    std::array<ULONG, 8> payload{};
-    payload[0] = i;
-    EVENT_DATA_DESCRIPTOR data;
-    EventDataDescCreate(&data, payload.data(), sizeof payload);
-    EventWrite(reg, &d, 1, &data);  // a refused call is counted lost
-    if (i % 500 == 499) ControlTraceA(h, nullptr, p.get(), EVENT_TRACE_CONTROL_FLUSH);
-  }
-  EventUnregister(reg);
-  TraceProperties stop;
-  ASSERT_EQ(ControlTraceA(0, "etl-zmax", stop.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
-  const ULONG lost = stop.get()->EventsLost;
+  const ULONG lost =
+      log_compressed("etl-zmax", file, EVENT_TRACE_USE_KBYTES_FOR_SIZE, 64, kEvents).lost;
   EXPECT_GT(lost, 0u) << "the file filled up";
 
   std::ifstream in(file, std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
   EXPECT_LE(bytes.size(), 64u * 1024) << "within MaximumFileSize";
-  Read r;
-  EVENT_TRACE_LOGFILEA l{};
-  std::string name = file;
-  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &r);
-  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
-  EXPECT_EQ(l.LogfileHeader.EventsLost, lost);
-  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
-  CloseTrace(t);
+  const Read r = read_back(file, lost);
   EXPECT_EQ(r.events + lost, kEvents) << "every event in the file or counted lost";
   // 3 uncompressed buffers of 16 KB hold 3 * 146 records of 112 bytes.
   EXPECT_GT(r.events, 10u * 146) << "the compressed buffers, not BufferSize, fill the file";
