@@ -154,23 +154,39 @@ TEST(ChildProcess, ThrowsWhenTheExecutableCannotStart) {
   }
 }
 
+// A line from the child's stdout (the pipe, a byte at a time: nothing read past it).
+std::string read_line(asio::readable_pipe& pipe) {
+  std::string line;
+  for (char c; line.find('\n') == std::string::npos;) {
+    asio::read(pipe, asio::buffer(&c, 1));
+    line += c;
+  }
+  return line;
+}
+
 // The child's descriptors are read from outside (/proc/<pid>/fd): a child listing its own
-// would see the descriptor it reads the listing with.
+// would see the descriptor it reads the listing with. Each child is a shell that has said
+// "ready" and waits in `read`: past its dynamic loader, which holds each library it maps open
+// as fd 3 for a moment (a program just exec'd shows that fd now and then).
 TEST(ChildProcess, InheritsNoDescriptorButStdio) {
   // Descriptors a careless parent leaves inheritable, and a sibling with its pipes.
   const int leaked_file = ::open("/dev/null", O_RDONLY);
   int leaked_pipe[2];
   ASSERT_EQ(::pipe(leaked_pipe), 0);
   asio::io_context io;
-  etwh::ChildProcess sibling(io, sh("cat"));
-  etwh::ChildProcess child(io, sh("exec sleep 10"));
+  etwh::ChildProcess sibling(io, sh("echo ready; while read line; do :; done"));
+  etwh::ChildProcess child(io, sh("echo ready; read line || :"));
+  EXPECT_EQ(read_line(sibling.stdout_pipe()), "ready\n");
+  EXPECT_EQ(read_line(child.stdout_pipe()), "ready\n");
   EXPECT_EQ(open_fds(child.pid()), (std::set<std::string>{"0", "1", "2"}));
   // The sibling holds no end of its own stdin pipe either: closing ours is its EOF.
   EXPECT_EQ(open_fds(sibling.pid()), (std::set<std::string>{"0", "1", "2"}));
   sibling.stdin_pipe().close();
   const auto s = sibling.wait_for(2s);
-  ASSERT_TRUE(s.has_value()) << "cat never saw the end of its input";
+  ASSERT_TRUE(s.has_value()) << "the sibling never saw the end of its input";
   EXPECT_TRUE(s->success());
+  child.stdin_pipe().close();
+  EXPECT_TRUE(child.wait().success());
   ::close(leaked_file);
   ::close(leaked_pipe[0]);
   ::close(leaked_pipe[1]);
@@ -181,12 +197,7 @@ TEST(ChildProcess, KillInItsOwnGroupEndsWhatTheChildStarted) {
   etwh::ChildOptions o = sh("sleep 30 & echo $!; wait");
   o.own_process_group = true;
   etwh::ChildProcess child(io, o);
-  std::string line;
-  for (char c; line.find('\n') == std::string::npos;) {
-    asio::read(child.stdout_pipe(), asio::buffer(&c, 1));
-    line += c;
-  }
-  const int grandchild = std::stoi(line);
+  const int grandchild = std::stoi(read_line(child.stdout_pipe()));
   child.kill();
   EXPECT_TRUE(child.wait().signaled);
   EXPECT_TRUE(gone_within(grandchild, 1s)) << "the shell's sleep " << grandchild << " survived";
