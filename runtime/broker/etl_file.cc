@@ -134,10 +134,12 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
                 (settings.log_file_mode & by_index) == 0;
   const std::uint32_t bs = settings.buffer_bytes;
   stage_capacity_ = std::max<std::uint32_t>(1, kStageBytes / bs);
-  if (compressed_) {  // a stage's buffers compressed, one after the other
-    packed_.resize(stage_capacity_ * (kBufferHeaderBytes + etl::xpress_lz77_bound(bs)));
+  stage_bytes_ = std::size_t{stage_capacity_} * bs;
+  if (compressed_) {  // compressed buffers one after the other, with room for the largest
+    stage_bytes_ = std::max(stage_bytes_, kBufferHeaderBytes + etl::xpress_lz77_bound(bs));
+    fill_ = aligned_bytes(bs);
   }
-  for (AlignedBytes& stage : stages_) stage = aligned_bytes(std::size_t{stage_capacity_} * bs);
+  for (AlignedBytes& stage : stages_) stage = aligned_bytes(stage_bytes_);
   head_ = aligned_bytes(bs);
 }
 
@@ -350,7 +352,9 @@ void EtlFile::put_buffer_header() {
 void EtlFile::write_buffer() {
   const std::uint32_t mode = settings_.log_file_mode;
   const std::uint64_t capacity = capacity_buffers();
-  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_full(capacity)) {
+  // Compressed: its records packed at the stage's end, so that the file's room is known exactly.
+  std::uint32_t packed = compressed_ && !full_ ? pack() : 0;
+  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_full(capacity, packed)) {
     write_staged();  // to the file being closed
     write_header_buffer(pool_events_lost_, file_time_now());
     ULONG status = 0;
@@ -363,6 +367,8 @@ void EtlFile::write_buffer() {
       std::fprintf(stderr, "etwrt-broker: %s\n", reason.c_str());
       full_ = true;
     }
+    // Packed again: its bytes were at the end of the stage just written, and this one is empty.
+    if (compressed_ && !full_) packed = pack();
   }
   if (capacity != 0 && (mode & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0 && slot_ >= capacity) {
     write_staged();           // a stage holds consecutive slots only
@@ -373,7 +379,7 @@ void EtlFile::write_buffer() {
   }
   const bool sequential_full =
       (mode & (EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE)) == 0 &&
-      file_full(capacity);
+      file_full(capacity, packed);
   if (full_ || sequential_full || fd_ < 0) {
     full_ = true;  // "stops when the file reaches its maximum size"
     events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
@@ -382,6 +388,7 @@ void EtlFile::write_buffer() {
     return;
   }
   put_buffer_header();
+  if (compressed_) stage_packed(packed);
   if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
   if (wrapped_ && slot_events_[slot_] != 0) {
     bool count_lost = true;
@@ -400,7 +407,7 @@ void EtlFile::write_buffer() {
   ++slot_;
   file_buffers_ = std::max(file_buffers_, slot_);
   start_buffer();
-  if (staged_ == stage_capacity_) start_staged();
+  if (stage_full()) start_staged();
 }
 
 void EtlFile::write_staged() {
@@ -416,18 +423,16 @@ void EtlFile::start_staged() {
   const std::uint32_t bs = settings_.buffer_bytes;
   std::uint64_t events = 0;
   for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
-  in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_};
+  const std::size_t bytes = compressed_ ? packed_used_ : std::size_t{staged_} * bs;
+  in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_, bytes};
   const std::byte* current = buffer();
-  if (compressed_) {
-    writer_.start([this, stage = stages_[cur_].get(), n = staged_, at = write_at_] {
-      return compress_stage(stage, n, at);
-    });
-  } else {
-    writer_.start(fd_, direct_, stages_[cur_].get(), std::size_t{staged_} * bs, staged_slot_ * bs);
-  }
+  writer_.start(fd_, direct_, stages_[cur_].get(), bytes,
+                compressed_ ? write_at_ : staged_slot_ * bs);
   cur_ ^= 1u;
   staged_ = 0;
-  if (buffer_events_ != 0) std::memcpy(buffer(), current, used_);
+  packed_used_ = 0;
+  // (compressed: the buffer being filled is fill_, apart from the stages)
+  if (!compressed_ && buffer_events_ != 0) std::memcpy(buffer(), current, used_);
 }
 
 // Waits for writer_'s write and counts it: in the file, or lost with the buffers staged after
@@ -453,6 +458,7 @@ void EtlFile::collect() {
   buffers_lost_.fetch_add(in_flight_.buffers + staged_, std::memory_order_relaxed);
   const std::byte* current = buffer();
   staged_ = 0;
+  packed_used_ = 0;
   if (buffer_events_ != 0) std::memmove(buffer(), current, used_);
   slot_ = in_flight_.slot;
   file_buffers_ = in_flight_.file_buffers_before;

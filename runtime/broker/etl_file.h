@@ -83,13 +83,15 @@ class EtlFile {
   void start_buffer();
   void write_buffer();
   void put_buffer_header();
-  bool file_full(std::uint64_t capacity);
-  BackgroundWriter::Outcome compress_stage(const std::byte* stage, std::uint32_t buffers,
-                                           std::uint64_t at);
+  bool file_full(std::uint64_t capacity, std::uint32_t packed) const;
+  std::uint32_t pack();
+  void stage_packed(std::uint32_t size);
+  bool stage_full() const;
   void start_staged();
   void collect();
   std::byte* buffer() {
-    return stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes;
+    return compressed_ ? fill_.get()
+                       : stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes;
   }
   std::int64_t file_clock(std::uint64_t ns) const;
   std::uint64_t capacity_buffers() const;
@@ -100,8 +102,8 @@ class EtlFile {
   std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
   // Full buffers wait in a stage (page-aligned, for O_DIRECT) for the ones after them, and are
   // written as one: staged_ of them, for the file's slots from staged_slot_ on. The buffer
-  // being filled is the next one in the stage. Two stages: while writer_ writes one, records
-  // go into the other.
+  // being filled is the next one in the stage (compressed files: fill_, below). Two stages:
+  // while writer_ writes one, records go into the other.
   AlignedBytes stages_[2];
   unsigned cur_ = 0;
   std::uint32_t stage_capacity_ = 1;
@@ -118,14 +120,18 @@ class EtlFile {
     std::uint32_t buffers = 0;
     std::uint64_t events = 0;
     std::uint64_t file_buffers_before = 0;
+    std::uint64_t bytes = 0;
   } in_flight_;
   // EVENT_TRACE_COMPRESSED_MODE (sequential and NEWFILE files): each data buffer is written as
-  // its header and its records compressed (layout 2.0), at write_at_, one after the other. A
-  // stage is compressed by writer_'s thread (compress_stage), into packed_ with encoder_, which
-  // only that thread touches; the logger fills the other stage meanwhile.
+  // its header and its records compressed (layout 2.0), at write_at_, one after the other. The
+  // logger fills fill_ and compresses it as soon as it is full, while its bytes are still in
+  // this core's cache, to the end of the stage (packed_used_ bytes so far): the stages hold
+  // compressed buffers, written as one when the next would not fit.
   bool compressed_ = false;
-  std::uint64_t write_at_ = 0;  // the end of what was written (the job in flight's not yet)
-  std::vector<std::byte> packed_;
+  std::uint64_t write_at_ = 0;  // the end of what was written (the write in flight's not yet)
+  AlignedBytes fill_;
+  std::size_t stage_bytes_ = 0;
+  std::size_t packed_used_ = 0;
   etl::XpressEncoder encoder_;       // its match table kept from buffer to buffer
   std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
   std::uint32_t buffer_events_ = 0;  // records in buffer_

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <utility>
 #include <new>
 
 namespace etwrt::broker {
@@ -62,19 +61,7 @@ void BackgroundWriter::start(int fd, bool direct, const std::byte* p, std::size_
                              std::uint64_t offset) {
   {
     std::lock_guard lock(mu_);
-    job_ = Job{fd, direct, p, n, offset, {}};
-    queued_ = true;
-    done_ = false;
-  }
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-  cv_.notify_all();
-}
-
-void BackgroundWriter::start(std::function<Outcome()> job) {
-  {
-    std::lock_guard lock(mu_);
-    job_ = Job{};
-    job_.work = std::move(job);
+    job_ = Job{fd, direct, p, n, offset};
     queued_ = true;
     done_ = false;
   }
@@ -97,14 +84,10 @@ void BackgroundWriter::run() {
     queued_ = false;
     lock.unlock();
     Outcome outcome;
-    if (job.work) {
-      outcome = job.work();
-    } else {
-      outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
-      outcome.error = outcome.ok ? 0 : errno;
-      outcome.direct = job.direct;
-      outcome.bytes = outcome.ok ? job.n : 0;
-    }
+    outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
+    outcome.error = outcome.ok ? 0 : errno;
+    outcome.direct = job.direct;
+    outcome.bytes = outcome.ok ? job.n : 0;
     lock.lock();
     outcome_ = outcome;
     done_ = true;

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -34,15 +33,15 @@ bool use_direct_io(int fd);
 bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::uint64_t offset);
 
 // One write at a time (write_fully) in a thread of its own, so that the logger formats the next
-// buffers while the disk takes the last ones (a compressed file's job compresses them first). Its
-// owner uses it from one thread; the memory given to start() stays untouched until wait() returned.
+// buffers while the disk takes the last ones. Its owner uses it from one thread; the memory given
+// to start() stays untouched until wait() returned.
 class BackgroundWriter {
  public:
   struct Outcome {
     bool ok = true;
     int error = 0;            // errno when !ok
     bool direct = false;      // whether the descriptor has O_DIRECT after the write
-    std::uint64_t bytes = 0;  // a job's: the bytes it wrote
+    std::uint64_t bytes = 0;  // the bytes written
   };
   BackgroundWriter() = default;
   ~BackgroundWriter();  // waits for the write in progress
@@ -51,9 +50,6 @@ class BackgroundWriter {
 
   // Starts writing; the write started before must have been waited for.
   void start(int fd, bool direct, const std::byte* p, std::size_t n, std::uint64_t offset);
-  // Starts a job of the caller's (it writes what it made); the one before must have been waited
-  // for.
-  void start(std::function<Outcome()> job);
   // Waits for the write started last and says how it went.
   Outcome wait();
 
@@ -66,7 +62,6 @@ class BackgroundWriter {
     const std::byte* p = nullptr;
     std::size_t n = 0;
     std::uint64_t offset = 0;
-    std::function<Outcome()> work;  // set: this instead of the write
   };
   std::mutex mu_;
   std::condition_variable cv_;

@@ -102,7 +102,9 @@ TEST(EtlOutput, TheBackgroundWriterWritesEachJobAndSaysHowItWent) {
   const std::vector<std::byte> a = pattern(8192, 5), b = pattern(8192, 9);
   BackgroundWriter writer;
   writer.start(f.fd(), false, a.data(), a.size(), 8192);
-  EXPECT_TRUE(writer.wait().ok);
+  const BackgroundWriter::Outcome wrote = writer.wait();
+  EXPECT_TRUE(wrote.ok);
+  EXPECT_EQ(wrote.bytes, 8192u);
   writer.start(f.fd(), false, b.data(), b.size(), 0);
   EXPECT_TRUE(writer.wait().ok);
   writer.start(-1, false, b.data(), b.size(), 0);
@@ -114,33 +116,6 @@ TEST(EtlOutput, TheBackgroundWriterWritesEachJobAndSaysHowItWent) {
   EXPECT_TRUE(std::equal(b.begin(), b.end(), got.begin()));
   EXPECT_TRUE(std::equal(a.begin(), a.end(), got.begin() + 8192));
   EXPECT_EQ(failed.bytes, 0u);
-}
-
-// A job of the caller's (a compressed file's stage) runs on the thread, its outcome wait()'s; a
-// write after it is a write again.
-TEST(EtlOutput, TheBackgroundWriterRunsAJobAndGivesItsOutcome) {
-  TempFile f;
-  ASSERT_GE(f.fd(), 0);
-  const std::vector<std::byte> a = pattern(4096, 3);
-  BackgroundWriter writer;
-  writer.start([&] {
-    bool direct = false;
-    BackgroundWriter::Outcome o;
-    o.ok = write_fully(f.fd(), direct, a.data(), 100, 0);
-    o.bytes = 100;
-    return o;
-  });
-  const BackgroundWriter::Outcome done = writer.wait();
-  EXPECT_TRUE(done.ok);
-  EXPECT_EQ(done.bytes, 100u);
-  writer.start(f.fd(), false, a.data(), a.size(), 100);
-  const BackgroundWriter::Outcome wrote = writer.wait();
-  EXPECT_TRUE(wrote.ok);
-  EXPECT_EQ(wrote.bytes, 4096u);
-  const std::vector<std::byte> got = f.contents();
-  ASSERT_EQ(got.size(), 4196u);
-  EXPECT_TRUE(std::equal(a.begin(), a.begin() + 100, got.begin()));
-  EXPECT_TRUE(std::equal(a.begin(), a.end(), got.begin() + 100));
 }
 
 }  // namespace

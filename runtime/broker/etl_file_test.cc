@@ -1,0 +1,152 @@
+// A trace file as the logger writes it (etl_file.h), records added straight to an EtlFile: no
+// idle moment of a logger thread writes the stage early, so that what is staged and not yet
+// written is what the file's limits must count.
+#include "etl_file.h"
+
+#include "etl/trace_file.h"
+
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace etwrt::broker {
+namespace {
+
+const GUID kProvider = {
+    0x3e0c55a1, 0x7b42, 0x4f0d, {0x8c, 0x61, 0x2a, 0x95, 0xd4, 0x17, 0xb0, 0x6e}};
+
+// A folder of its own in the temporary folder, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    path_ =
+        std::filesystem::temp_directory_path() / ("etwrt-etl-file-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A compressed file of 16 KB buffers and MaximumFileSize `max_kb` KB in `mode`, given `events`
+// records of 32 bytes (the first word the record's index, as a writer's counter), then stopped.
+EtlCounts log_records(const std::string& file, std::uint32_t mode, std::uint32_t max_kb,
+                      std::uint32_t events) {
+  EtlSettings settings;
+  settings.logger_name = "etl-file-test";
+  settings.file_name = file;
+  settings.buffer_bytes = 16 * 1024;
+  settings.log_file_mode = mode | EVENT_TRACE_COMPRESSED_MODE | EVENT_TRACE_USE_KBYTES_FOR_SIZE;
+  settings.maximum_file_size = max_kb;
+  ULONG status = 0;
+  std::string reason;
+  const std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
+  EXPECT_NE(etl, nullptr) << reason;
+  if (etl == nullptr) return {};
+  std::uint64_t payload[4] = {};
+  dataplane::RecordView r;
+  r.provider_id = kProvider;
+  r.descriptor.Id = 1;
+  r.descriptor.Level = 4;
+  r.process_id = 100;
+  r.thread_id = 101;
+  r.user_data = std::as_bytes(std::span(payload));
+  for (std::uint32_t i = 0; i < events; ++i) {
+    payload[0] = i;
+    r.timestamp_ns = 1'000'000 + std::uint64_t{i} * 30;
+    etl->add(r);
+  }
+  etl->finish(0);
+  return etl->counts();
+}
+
+// The first payload word of each record of `file`, read by the trace-file reader (which shares
+// no code with the writer; its decompressor is its own).
+std::vector<std::uint64_t> indices_in(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
+  const auto bytes = std::as_bytes(std::span(chars));
+  etl::TraceFile trace;
+  std::vector<std::uint64_t> out;
+  const etl::ParseStatus header = etl::parse_header(bytes, trace);
+  EXPECT_TRUE(header.ok()) << file << ": " << header.message;
+  if (!header.ok()) return out;
+  const etl::ParseStatus records = etl::parse_records(bytes, trace);
+  EXPECT_TRUE(records.ok()) << file << ": " << records.message;
+  for (std::uint32_t k = 0; k < trace.records.size(); ++k) {
+    if (k == trace.header_record) continue;
+    const etl::RecordRef& r = trace.records[k];
+    EXPECT_EQ(r.size, kEventHeaderBytes + 32) << file << ": record " << k;
+    std::uint64_t index = 0;
+    std::memcpy(&index, trace.arena.data() + r.offset + kEventHeaderBytes, 8);
+    out.push_back(index);
+  }
+  return out;
+}
+
+// MaximumFileSize counts the compressed buffers staged and not yet written, as well as those
+// written: the file never grows past it, and every record is in it or counted lost.
+TEST(EtlFile, ACompressedFileStopsAtItsMaximumSizeWithTheStagedBuffersCounted) {
+  TempDir dir;
+  const std::string file = dir.file("max.etl");
+  constexpr std::uint32_t kEvents = 30000;
+  const EtlCounts c = log_records(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, 64, kEvents);
+  EXPECT_LE(std::filesystem::file_size(file), 64u * 1024) << "within MaximumFileSize";
+  EXPECT_GT(c.events_lost, 0u) << "the file filled up";
+  EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
+  // 3 uncompressed buffers of 16 KB would hold 3 * 146 records of 112 bytes.
+  EXPECT_GT(c.events_in_file, 10u * 146) << "the compressed bytes, not BufferSize, fill it";
+  const std::vector<std::uint64_t> read = indices_in(file);
+  ASSERT_EQ(read.size(), c.events_in_file);
+  for (std::uint64_t k = 0; k < read.size(); ++k) ASSERT_EQ(read[k], k) << "record " << k;
+}
+
+// The same with a stage written while the file is still below its maximum: the bytes being
+// written count too.
+TEST(EtlFile, ACompressedFileCountsTheStageBeingWrittenTowardsItsMaximumSize) {
+  TempDir dir;
+  const std::string file = dir.file("max2.etl");
+  constexpr std::uint32_t kEvents = 600000;
+  const EtlCounts c = log_records(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, 1536, kEvents);
+  EXPECT_LE(std::filesystem::file_size(file), 1536u * 1024) << "within MaximumFileSize";
+  EXPECT_GT(std::filesystem::file_size(file), 1024u * 1024) << "more than one stage written";
+  EXPECT_GT(c.events_lost, 0u) << "the file filled up";
+  EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
+  EXPECT_EQ(indices_in(file).size(), c.events_in_file);
+}
+
+// NEWFILE: each file stops at MaximumFileSize and the next one takes the buffer that did not fit.
+TEST(EtlFile, CompressedNewFilesEachStopAtTheMaximumSize) {
+  TempDir dir;
+  constexpr std::uint32_t kEvents = 60000;
+  const EtlCounts c =
+      log_records(dir.file("new%d.etl"), EVENT_TRACE_FILE_MODE_NEWFILE, 64, kEvents);
+  EXPECT_EQ(c.events_lost, 0u);
+  EXPECT_EQ(c.events_in_file, kEvents);
+  std::uint32_t files = 0;
+  std::uint64_t next = 0;  // the index every file's records go on from
+  for (std::uint32_t k = 1;; ++k) {
+    const std::string name = dir.file("new" + std::to_string(k) + ".etl");
+    if (!std::filesystem::exists(name)) break;
+    EXPECT_LE(std::filesystem::file_size(name), 64u * 1024) << name;
+    for (const std::uint64_t index : indices_in(name)) ASSERT_EQ(index, next++) << name;
+    ++files;
+  }
+  EXPECT_GE(files, 2u);
+  EXPECT_EQ(next, kEvents) << "every record in one of the files, in order";
+}
+
+}  // namespace
+}  // namespace etwrt::broker
