@@ -241,6 +241,7 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
                                                                                : std::stod(n);
   };
   const double before = discarded();
+  const double round_trip_before = etwh_bench::cpu_round_trip_ns();
   etwh_bench::Payload payload{};
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -260,6 +261,8 @@ void BM_LTTngUST_Tracepoint_32B_FileSession(benchmark::State& state) {
   state.counters["recorded"] = recorded;
   // As BM_EventWrite_FileSession_32B's: the loop's wall time per event that reached the file.
   state.counters["ns_per_recorded"] = recorded > 0 ? loop_ns / recorded : 0;
+  state.counters["cpu_round_trip_ns"] =
+      std::min(round_trip_before, etwh_bench::cpu_round_trip_ns());
 #endif
 }
 

@@ -149,12 +149,21 @@ def main(path):
                              ("file", None, "EventWrite file session / LTTng-UST file session, "
                                             "per recorded event")):
         f = per_recorded(key)
-        if f and lf:
+        apart = modes_apart(key, "lttng_file")
+        if f and lf and goal and apart:
+            not_judged.append(label)
+            print(f"{label}: {f / lf:.2f} ({f:.1f} ns / {lf:.1f} ns): not judged, {apart}")
+        elif f and lf:
             verdict = (f"goal <= {goal}: {judge(label, f / lf <= goal)}" if goal else
                        "not judged: all 112 bytes of each event reach the disk, whose rate bounds it")
             print(f"{label}: {f / lf:.2f} ({f:.1f} ns / {lf:.1f} ns; {verdict})")
         else:
             print(f"{label}: not measured in this run")
+    file_trips = round_trips("file_z", "lttng_file")
+    if all(file_trips):
+        # The logger reads each record from the writer's CPU; LTTng's consumer moves pages.
+        print(f"  a cache line's round trip between two CPUs beside them: {file_trips[0]:.0f} ns "
+              f"and {file_trips[1]:.0f} ns")
     cpu_per_event = [(key, counters.get(NAMES[key], {}).get("broker_cpu_ns_per_recorded"))
                      for key in ("file_z", "file")]
     if all(c is not None for _, c in cpu_per_event):

@@ -380,7 +380,8 @@ double broker_cpu_ns() {
 // flatters a logger that falls behind. LTTngUST_Tracepoint_32B/file_session reports the same three.
 // The payload's first word counts the calls, as LTTng's row does: a compressed file gets no
 // identical records to shrink. `broker_cpu_ns_per_recorded`: the broker's CPU time per recorded
-// event, what the logger costs whatever share of a CPU the machine's load left it.
+// event, what the logger costs whatever share of a CPU the machine's load left it;
+// `cpu_round_trip_ns`, the host's mode (as write_loop's).
 void file_write_loop(benchmark::State& state, bool started, const FileSession& f) {
   if (!started) {
     state.SkipWithError("setup failed");
@@ -388,6 +389,7 @@ void file_write_loop(benchmark::State& state, bool started, const FileSession& f
   }
   const double lost_before = file_session_lost(f.session);
   const double broker_before = broker_cpu_ns();
+  const double round_trip_before = etwh_bench::cpu_round_trip_ns();
   EVENT_DESCRIPTOR d;
   EventDescCreate(&d, 1, 0, 0, 4, 0, 0, 0x1);  // As write_loop's.
   std::uint64_t payload[4] = {};
@@ -424,6 +426,10 @@ void file_write_loop(benchmark::State& state, bool started, const FileSession& f
   if (broker_before >= 0 && broker_after >= broker_before) {
     state.counters["broker_cpu_ns_per_recorded"] = (broker_after - broker_before) / recorded;
   }
+  // The logger reads every record a writer on the other CPU wrote: its cost moves with the host's
+  // mode, as EventWrite's does.
+  state.counters["cpu_round_trip_ns"] =
+      std::min(round_trip_before, etwh_bench::cpu_round_trip_ns());
 }
 
 void BM_EventWrite_FileSession_32B(benchmark::State& state) {
