@@ -235,6 +235,9 @@ bool EtlFile::adopt_existing(ULONG& status, std::string& reason) {
     return false;
   }
   appended_lost_ = u32(0x30);
+#if defined(ETWRT_MUTANTS)
+  if (etwrt::mutant::active("append-lost-dropped")) appended_lost_ = 0;  // the earlier loss gone
+#endif
   appended_buffers_lost_ = u32(0x114);
   std::memcpy(&appended_start_, h + 0x108, 8);
   std::memcpy(&appended_system_time_, h - kSystemHeaderBytes + 16, 8);
