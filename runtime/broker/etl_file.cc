@@ -467,24 +467,35 @@ void EtlFile::collect() {
   file_buffers_ = in_flight_.file_buffers_before;
 }
 
+namespace {
+
+struct ExtItem {
+  std::uint16_t type;
+  std::span<const std::byte> data;
+};
+
+// The extended items of an EVENT_HEADER record (a classic one has none), in the order the
+// record holds them; returns how many.
+std::size_t extended_items(const dataplane::RecordView& r, bool classic, ExtItem (&items)[3]) {
+  std::size_t count = 0;
+  if (classic) return 0;
+  if (r.has_related_activity_id) {
+    items[count++] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
+                      std::as_bytes(std::span(&r.related_activity_id, 1))};
+  }
+  if (!r.provider_traits.empty())
+    items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
+  if (!r.event_schema.empty())
+    items[count++] = {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, r.event_schema};
+  return count;
+}
+
+}  // namespace
+
 void EtlFile::add(const dataplane::RecordView& r) {
   const bool classic = (r.flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) != 0;
-  struct Item {
-    std::uint16_t type;
-    std::span<const std::byte> data;
-  };
-  Item items[3];
-  std::size_t count = 0;
-  if (!classic) {
-    if (r.has_related_activity_id) {
-      items[count++] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
-                        std::as_bytes(std::span(&r.related_activity_id, 1))};
-    }
-    if (!r.provider_traits.empty())
-      items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
-    if (!r.event_schema.empty())
-      items[count++] = {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, r.event_schema};
-  }
+  ExtItem items[3];
+  const std::size_t count = extended_items(r, classic, items);
   std::size_t size = classic ? kClassicHeaderBytes : kEventHeaderBytes;
   for (std::size_t i = 0; i < count; ++i)
     size += 8 + align8(static_cast<std::uint32_t>(items[i].data.size()));
@@ -502,7 +513,12 @@ void EtlFile::add(const dataplane::RecordView& r) {
   // are zeroed before the fields are written over them, and the fields stored as 0 below are
   // written; no memset of the whole record.
   put<std::uint64_t>(e, aligned - 8, 0);
-  const std::int64_t stamp = file_clock(r.timestamp_ns);
+  // A Type 3 descriptor's override is a raw value of the session's clock, stored as given
+  // (EVENT_DATA_DESCRIPTOR page: "64-bit event timestamp override. For use when relogging");
+  // the record keeps its place in the write order.
+  const std::int64_t stamp = r.has_timestamp_override
+                                 ? static_cast<std::int64_t>(r.timestamp_override)
+                                 : file_clock(r.timestamp_ns);
   put<std::uint16_t>(e, 0, static_cast<std::uint16_t>(size));
   put<std::uint32_t>(e, 8, r.thread_id);
   put<std::uint32_t>(e, 12, r.process_id);

@@ -127,6 +127,46 @@ TEST(EtlFile, ACompressedFileCountsTheStageBeingWrittenTowardsItsMaximumSize) {
   EXPECT_EQ(indices_in(file).size(), c.events_in_file);
 }
 
+// A TIMESTAMP_OVERRIDE descriptor's value is the record's TimeStamp in the file, as given (a raw
+// value of the session's clock); the records around it keep theirs.
+TEST(EtlFile, ATimestampOverrideIsTheRecordsStampInTheFile) {
+  TempDir dir;
+  const std::string file = dir.file("override.etl");
+  EtlSettings settings;
+  settings.logger_name = "etl-file-test";
+  settings.file_name = file;
+  settings.buffer_bytes = 16 * 1024;
+  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  ULONG status = 0;
+  std::string reason;
+  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
+  ASSERT_NE(etl, nullptr) << reason;
+  std::uint64_t payload[4] = {};
+  dataplane::RecordView r;
+  r.provider_id = kProvider;
+  r.user_data = std::as_bytes(std::span(payload));
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    payload[0] = i;
+    r.timestamp_ns = 5'000'000 + i * 1000;  // QPC in the file: 50000, 50010, 50020
+    r.has_timestamp_override = i == 1;
+    r.timestamp_override = 0x123456789;
+    etl->add(r);
+  }
+  etl->finish(0);
+  etl.reset();
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
+  const auto bytes = std::as_bytes(std::span(chars));
+  etl::TraceFile trace;
+  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
+  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  std::vector<std::int64_t> stamps;
+  for (std::uint32_t k = 0; k < trace.records.size(); ++k) {
+    if (k != trace.header_record) stamps.push_back(trace.records[k].raw_time);
+  }
+  EXPECT_EQ(stamps, (std::vector<std::int64_t>{50000, 0x123456789, 50020}));
+}
+
 // NEWFILE: each file stops at MaximumFileSize and the next one takes the buffer that did not fit.
 TEST(EtlFile, CompressedNewFilesEachStopAtTheMaximumSize) {
   TempDir dir;
