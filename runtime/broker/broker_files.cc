@@ -12,6 +12,7 @@
 namespace etwrt::broker {
 
 ULONG BrokerState::start_logger(Session& s) {
+  if (s.log_file.empty()) return ERROR_SUCCESS;  // no file session
   if (!log_files_) return ERROR_NOT_SUPPORTED;
   // StartTrace page: ERROR_BAD_PATHNAME when "another session is already using the file name".
   for (const auto& [handle, other] : sessions_) {
@@ -46,6 +47,36 @@ ULONG BrokerState::start_logger(Session& s) {
     return status;
   }
   s.logger = std::move(logger);
+  return ERROR_SUCCESS;
+}
+
+// ControlTrace page, UPDATE: "LogFileNameOffset: Set this member if you want to switch to
+// another log file ... If the offset is not zero and you do not change the log file name, the
+// function returns an error"; ERROR_BAD_PATHNAME when "another session is already using the file
+// name". etwrt choices (docs/etwrt/conformance.md): ERROR_INVALID_PARAMETER for the unchanged
+// name, for a session with no log file and for an appending one; a NEWFILE session's new name
+// is a pattern with one %d, as at StartTrace.
+ULONG BrokerState::switch_log_file(Session& s, const std::string& name) {
+  if (name.empty()) return ERROR_SUCCESS;  // no switch asked
+  if (!s.logger || (s.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0 || name == s.log_file) {
+    return ERROR_INVALID_PARAMETER;
+  }
+  if ((s.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0) {
+    const auto at = name.find("%d");
+    if (at == std::string::npos || name.find('%') != at || name.find('%', at + 2) != name.npos) {
+      return ERROR_INVALID_PARAMETER;
+    }
+  }
+  for (const auto& [handle, other] : sessions_) {
+    if (other.logger && other.log_file == name) return ERROR_BAD_PATHNAME;
+  }
+  ULONG status = ERROR_SUCCESS;
+  std::string reason;
+  if (!s.logger->switch_file(name, status, reason)) {
+    std::fprintf(stderr, "etwrt-broker: session %s: %s\n", s.name.c_str(), reason.c_str());
+    return status;
+  }
+  s.log_file = name;
   return ERROR_SUCCESS;
 }
 

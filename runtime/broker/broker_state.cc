@@ -379,9 +379,7 @@ json BrokerState::on_start(const StartRequest& request) {
     s.pool_index = 0;
     s.pool_group = s.pool_id;
   }
-  if (!s.log_file.empty()) {
-    if (const ULONG status = start_logger(s); status != ERROR_SUCCESS) return {{"status", status}};
-  }
+  if (const ULONG status = start_logger(s); status != ERROR_SUCCESS) return {{"status", status}};
   const auto handle = s.handle;
   sessions_.emplace(handle, std::move(s));
   return {{"status", ERROR_SUCCESS}, {"properties", properties_json(sessions_.at(handle))}};
@@ -466,8 +464,11 @@ json BrokerState::on_control(const ControlRequest& request) {
   Session* s = find_session(request.handle, request.name);
   if (s == nullptr) return {{"status", ERROR_WMI_INSTANCE_NOT_FOUND}};
   if (request.code == EVENT_TRACE_CONTROL_UPDATE) {
-    // What an UPDATE may change (documented: flush timer, maximum buffers, enable flags,
-    // the real-time bit); zero means keep.
+    // What an UPDATE may change (documented: the log file, first, so that a switch refused
+    // changes nothing; flush timer, maximum buffers, enable flags, the real-time bit); zero or
+    // empty means keep.
+    const ULONG status = switch_log_file(*s, request.log_file);
+    if (status != ERROR_SUCCESS) return {{"status", status}};
     if (request.flush_timer != 0) s->flush_timer = request.flush_timer;
     if (request.maximum_buffers != 0) {
       s->maximum_buffers = std::max(request.maximum_buffers, s->minimum_buffers);

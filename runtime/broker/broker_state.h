@@ -198,8 +198,11 @@ class BrokerState {
 
   Session* find_session(std::uint64_t handle, const std::string& name);
   // Trace files (broker_files.cc): starts the logger of a session with a log file; its
-  // StartTrace status (ERROR_BAD_PATHNAME when another session writes that file).
+  // StartTrace status (ERROR_BAD_PATHNAME when another session writes that file); a session
+  // without a log file has no logger.
   ULONG start_logger(Session& s);
+  // ControlTrace(UPDATE)'s switch to another log file: its status (broker_files.cc).
+  ULONG switch_log_file(Session& s, const std::string& name);
   void stop_session(std::uint64_t handle);
   static nlohmann::json properties_json(const Session& s);
   GUID random_guid();

@@ -8,13 +8,10 @@
 
 #include "etl/xpress_encode.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -94,36 +91,6 @@ std::int64_t file_time_now() {
   return kUnixEpochAsFileTime + real.tv_sec * 10'000'000LL + real.tv_nsec / 100;
 }
 
-ULONG status_of_errno(int error) {
-  switch (error) {
-    case ENOENT:
-    case ENOTDIR: return ERROR_PATH_NOT_FOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS: return ERROR_ACCESS_DENIED;
-    case ENOSPC: return ERROR_DISK_FULL;
-    default: return ERROR_BAD_PATHNAME;
-  }
-}
-
-// What a log file name is when it is there and is not a regular file etwrt may write: a symlink
-// (never written through), a directory, a FIFO, a device or a socket; nullptr otherwise.
-const char* unwritable_shape(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return nullptr;
-}
-
-// The name of NEWFILE's file number `index` (the pattern's one %d).
-std::string numbered(const std::string& pattern, std::uint32_t index) {
-  const auto at = pattern.find("%d");
-  if (at == std::string::npos) return pattern;
-  return pattern.substr(0, at) + std::to_string(index) + pattern.substr(at + 2);
-}
-
 }  // namespace
 
 EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
@@ -155,96 +122,6 @@ std::unique_ptr<EtlFile> EtlFile::open(const EtlSettings& settings, ULONG& statu
   file->start_buffer();
   status = ERROR_SUCCESS;
   return file;
-}
-
-bool EtlFile::open_file(std::uint32_t index, ULONG& status, std::string& reason) {
-  const bool newfile = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0;
-  const bool append = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0;
-  current_name_ = newfile ? numbered(settings_.file_name, index) : settings_.file_name;
-  file_index_ = index;
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  // Only a regular file is written (docs/etwrt/conformance.md, "Choices where the documents are
-  // silent"): a name that is anything else is refused before it is opened (opening a device or a
-  // FIFO can act), and the descriptor is checked again (the name may change in between; O_NOFOLLOW,
-  // O_NONBLOCK: no link followed, no FIFO waited on).
-  struct stat st {};
-  const char* shape = nullptr;
-  if (::lstat(current_name_.c_str(), &st) == 0) shape = unwritable_shape(st.st_mode);
-  int fd = -1;
-  if (shape == nullptr) {
-    const int flags =
-        O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (append ? 0 : O_TRUNC);
-    fd = ::open(current_name_.c_str(), flags, 0644);
-    if (fd < 0 && errno != ELOOP) {
-      status = status_of_errno(errno);
-      reason = current_name_ + ": " + std::strerror(errno);
-      return false;
-    }
-    if (fd < 0) shape = "a symbolic link";
-    if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-      shape = unwritable_shape(st.st_mode) != nullptr ? unwritable_shape(st.st_mode)
-                                                      : "not a regular file";
-    }
-  }
-  if (shape != nullptr) {
-    if (fd >= 0) ::close(fd);
-    status = ERROR_ACCESS_DENIED;
-    reason = current_name_ + ": " + shape + ", not a regular file: no log file is written there";
-    return false;
-  }
-  fd_ = fd;
-  // O_DIRECT where every write is whole buffers at multiples of BufferSize from aligned memory;
-  // a compressed file's buffers are not, and an appended file's header is read first.
-  direct_ = !compressed_ && !append && settings_.buffer_bytes % 4096 == 0 && use_direct_io(fd_);
-  slot_ = 1;
-  write_at_ = settings_.buffer_bytes;
-  file_buffers_ = 1;
-  wrapped_ = false;
-  slot_events_.assign(1, 0);
-  if (append && !adopt_existing(status, reason)) return false;
-  if (slot_ == 1) {
-    write_header_buffer(0, 0);
-    buffers_written_.fetch_add(1, std::memory_order_relaxed);
-  }
-  return true;
-}
-
-// EVENT_TRACE_FILE_MODE_APPEND: an existing file must have been written with the same
-// BufferSize, NumberOfProcessors and clock (Logging Mode Constants page); its header's counts
-// are carried on.
-bool EtlFile::adopt_existing(ULONG& status, std::string& reason) {
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0 || st.st_size == 0) return true;  // a new file
-  const std::uint32_t bs = settings_.buffer_bytes;
-  std::vector<std::byte> head(bs);
-  if (st.st_size % bs != 0 || ::pread(fd_, head.data(), bs, 0) != static_cast<ssize_t>(bs)) {
-    status = ERROR_INVALID_PARAMETER;
-    reason = current_name_ + ": not a trace file of BufferSize " + std::to_string(bs);
-    return false;
-  }
-  const std::byte* h = head.data() + kBufferHeaderBytes + kSystemHeaderBytes;
-  auto u32 = [&](std::size_t off) {
-    std::uint32_t v;
-    std::memcpy(&v, h + off, 4);
-    return v;
-  };
-  if (u32(0x00) != bs || u32(0x0C) != settings_.processors || u32(0x110) != settings_.clock) {
-    status = ERROR_INVALID_PARAMETER;
-    reason = current_name_ + ": BufferSize, NumberOfProcessors or clock differ from the file's";
-    return false;
-  }
-  appended_lost_ = u32(0x30);
-#if defined(ETWRT_MUTANTS)
-  if (etwrt::mutant::active("append-lost-dropped")) appended_lost_ = 0;  // the earlier loss gone
-#endif
-  appended_buffers_lost_ = u32(0x114);
-  std::memcpy(&appended_start_, h + 0x108, 8);
-  std::memcpy(&appended_system_time_, h - kSystemHeaderBytes + 16, 8);
-  file_buffers_ = static_cast<std::uint64_t>(st.st_size) / bs;
-  slot_ = file_buffers_;
-  slot_events_.assign(slot_, 0);
-  return true;
 }
 
 std::int64_t EtlFile::file_clock(std::uint64_t ns) const {
@@ -326,6 +203,8 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
   (void)!write_fully(fd_, direct_, p, bs, 0);
 }
 
+void EtlFile::write_final_header() { write_header_buffer(pool_events_lost_, file_time_now()); }
+
 void EtlFile::start_buffer() {
   used_ = kBufferHeaderBytes;
   buffer_events_ = 0;
@@ -359,7 +238,7 @@ void EtlFile::write_buffer() {
   std::uint32_t packed = compressed_ && !full_ ? pack() : 0;
   if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && file_full(capacity, packed)) {
     write_staged();  // to the file being closed
-    write_header_buffer(pool_events_lost_, file_time_now());
+    write_final_header();
     ULONG status = 0;
     std::string reason;
     std::uint32_t next = file_index_ + 1;

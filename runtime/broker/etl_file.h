@@ -69,6 +69,11 @@ class EtlFile {
   // Stop: flushes, then rewrites the header buffer with EndTime, BuffersWritten, EventsLost
   // (`pool_events_lost` plus the file's own) and BuffersLost. The file is closed after.
   void finish(std::uint64_t pool_events_lost);
+  // ControlTrace(UPDATE) with a new LogFileName (a NEWFILE pattern for a NEWFILE session): the
+  // new file is opened first (on failure nothing changes, with StartTrace's status and a
+  // reason), then what was logged goes to the current file, its header is made final, and the
+  // session goes on in the new one. Not for an appending session (the caller refuses it).
+  bool switch_to(const std::string& name, ULONG& status, std::string& reason);
   // The pool's EventsLost so far, for the header of a NEWFILE file closed before the stop.
   void note_pool_lost(std::uint64_t pool_events_lost) { pool_events_lost_ = pool_events_lost; }
   EtlCounts counts() const;
@@ -78,8 +83,13 @@ class EtlFile {
  private:
   explicit EtlFile(const EtlSettings& settings);
   bool open_file(std::uint32_t index, ULONG& status, std::string& reason);
+  int open_descriptor(const std::string& name, ULONG& status, std::string& reason) const;
+  bool adopt(int fd, const std::string& name, std::uint32_t index, ULONG& status,
+             std::string& reason);
   bool adopt_existing(ULONG& status, std::string& reason);
   void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
+  // The header buffer of the file being closed: EndTime now, the counts so far.
+  void write_final_header();
   void start_buffer();
   void write_buffer();
   void put_buffer_header();

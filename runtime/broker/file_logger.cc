@@ -78,12 +78,29 @@ void FileLogger::run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     const std::uint64_t asked = flush_requested_;
+    const bool switching = switch_.asked && !switch_.done;
+    const std::string switch_name = switching ? switch_.name : std::string();
     lock.unlock();
     std::size_t n = poll(false);
     const auto now = std::chrono::steady_clock::now();
     const bool timer =
         flush_timer_ns_ != 0 && now - last_flush >= std::chrono::nanoseconds(flush_timer_ns_);
-    if (timer || asked != flush_done_) {
+    if (switching) {
+      for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
+      const dataplane::Counters c = pool_->query(session_);
+      file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
+      ULONG status = ERROR_SUCCESS;
+      std::string reason;
+      const bool ok = file_->switch_to(switch_name, status, reason);
+      lock.lock();
+      switch_.ok = ok;
+      switch_.status = ok ? ERROR_SUCCESS : status;
+      switch_.reason = reason;
+      switch_.done = true;
+      cv_.notify_all();
+      lock.unlock();
+      last_flush = now;
+    } else if (timer || asked != flush_done_) {
       // Bounded: writers that never pause would keep a flushing poll busy for ever.
       for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
       file_->flush();
@@ -102,7 +119,7 @@ void FileLogger::run() {
     }
     if (n != 0) {
       nap = kStreamingNap;
-    } else if (!stopping_ && flush_requested_ == flush_done_) {
+    } else if (!stopping_ && flush_requested_ == flush_done_ && !(switch_.asked && !switch_.done)) {
       cv_.wait_for(lock, nap);
       nap = std::min<std::chrono::microseconds>(nap * 2, kIdleWait);
     }
@@ -124,6 +141,27 @@ void FileLogger::flush() {
   const std::uint64_t mine = ++flush_requested_;
   cv_.notify_all();
   cv_.wait(lock, [&] { return flush_done_ >= mine || stopping_; });
+}
+
+bool FileLogger::switch_file(const std::string& name, ULONG& status, std::string& reason) {
+  std::unique_lock lock(mu_);
+  if (stopping_) {
+    status = ERROR_WMI_INSTANCE_NOT_FOUND;
+    reason = "the session is stopping";
+    return false;
+  }
+  switch_ = Switch{true, false, name, false, 0, {}};
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return switch_.done || stopping_; });
+  if (!switch_.done) {
+    status = ERROR_WMI_INSTANCE_NOT_FOUND;
+    reason = "the session stopped";
+    return false;
+  }
+  status = switch_.status;
+  reason = switch_.reason;
+  switch_.asked = false;
+  return switch_.ok;
 }
 
 void FileLogger::stop() {

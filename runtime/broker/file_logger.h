@@ -32,6 +32,10 @@ class FileLogger {
 
   // ControlTrace(FLUSH): returns once every record committed before the call is in the file.
   void flush();
+  // ControlTrace(UPDATE) with a new LogFileName: every record committed before the call goes
+  // to the current file, then the session logs to `name` (EtlFile::switch_to). False, nothing
+  // changed, with StartTrace's status and a reason when the new file cannot be made.
+  bool switch_file(const std::string& name, ULONG& status, std::string& reason);
   // ControlTrace(STOP): drains the session, writes the last buffers and the final header,
   // ends the realtime feed. Idempotent.
   void stop();
@@ -56,6 +60,15 @@ class FileLogger {
   bool stopped_ = false;
   std::uint64_t flush_requested_ = 0;  // FLUSH calls made
   std::uint64_t flush_done_ = 0;       // FLUSH calls served
+  // The one switch_file call being served (callers are the broker's one thread).
+  struct Switch {
+    bool asked = false;
+    bool done = false;
+    std::string name;
+    bool ok = false;
+    ULONG status = 0;
+    std::string reason;
+  } switch_;
   std::thread thread_;
 };
 

@@ -169,6 +169,7 @@ RequestBody decode_control(const Fields& f) {
   r.maximum_buffers = f.u32_or("maximum_buffers", 0);
   r.enable_flags = f.u32_or("enable_flags", 0);
   r.log_file_mode = f.u32_or("log_file_mode", 0);
+  r.log_file = f.string_or("log_file", "");
   return r;
 }
 

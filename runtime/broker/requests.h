@@ -67,6 +67,7 @@ struct ControlRequest {
   ULONG maximum_buffers = 0;
   ULONG enable_flags = 0;
   ULONG log_file_mode = 0;
+  std::string log_file;  // UPDATE: the log file to switch to (absolute); empty: none
 };
 
 // EnableTraceEx2. `source` is empty when the caller gave no EnableParameters.

@@ -51,7 +51,7 @@ json filter_json(const etwrt::FilterBlob& blob) {
 namespace etwrt {
 
 ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
-                      ULONG code, SessionNames& names) {
+                      ULONG code, SessionNames& names, const std::string& new_log_file) {
   const ULONG check = check_control_trace(handle, name, properties, code);
   if (check != ERROR_SUCCESS) return check;
   // ControlTrace page: "ETW ignores the handle if SessionName is not NULL".
@@ -65,6 +65,7 @@ ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTI
     request["maximum_buffers"] = properties->MaximumBuffers;
     request["enable_flags"] = properties->EnableFlags;
     request["log_file_mode"] = properties->LogFileMode;
+    if (!new_log_file.empty()) request["log_file"] = absolute_log_file(new_log_file);
   }
   const ClientReply reply = Client::instance().call(request, kCallLimit);
   const ULONG status = reply_status(reply, "ControlTraceA");
@@ -111,9 +112,15 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
   return etwrt::guarded("ControlTraceA", [&]() -> ULONG {
     if (etwrt::observe::on()) [[unlikely]]
       etwrt::observe::control_call("ControlTraceA");
+    std::string new_log_file;
+    if (ControlCode == EVENT_TRACE_CONTROL_UPDATE && Properties != nullptr &&
+        Properties->Wnode.BufferSize >= sizeof(EVENT_TRACE_PROPERTIES) &&
+        !etwrt::update_log_file_name(Properties, new_log_file)) {
+      return ERROR_INVALID_PARAMETER;
+    }
     etwrt::SessionNames names;
-    const ULONG status =
-        etwrt::control_session(TraceHandle, InstanceName, Properties, ControlCode, names);
+    const ULONG status = etwrt::control_session(TraceHandle, InstanceName, Properties, ControlCode,
+                                                names, new_log_file);
     if (status != ERROR_SUCCESS) return status;
     // Each name with its NUL (std::string's c_str() holds one past size()).
     return etwrt::write_control_names(

@@ -239,13 +239,24 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
     std::string name;
     bool has_name = false;
     if (!optional_utf8(InstanceName, name, has_name)) return ERROR_INVALID_PARAMETER;
+    // UPDATE's new log file name, in UTF-16 at LogFileNameOffset (update_log_file_name's rules).
+    std::string new_log_file;
+    if (ControlCode == EVENT_TRACE_CONTROL_UPDATE && Properties->LogFileNameOffset != 0) {
+      std::u16string wide;
+      if (!offset_in_tail(Properties->LogFileNameOffset, Properties->Wnode.BufferSize) ||
+          !wide_text_at(Properties, Properties->LogFileNameOffset, wide) ||
+          !to_utf8(wide, new_log_file)) {
+        return ERROR_INVALID_PARAMETER;
+      }
+    }
     // The A call's work on a copy of the fixed part (the same layout): the caller's buffer is
     // written only once both names are known to convert.
     EVENT_TRACE_PROPERTIES fixed = *Properties;
     fixed.Wnode.BufferSize = kFixed;
+    fixed.LogFileNameOffset = 0;  // the new name, if any, is new_log_file
     etwrt::SessionNames names;
     const ULONG status = etwrt::control_session(TraceHandle, has_name ? name.c_str() : nullptr,
-                                                &fixed, ControlCode, names);
+                                                &fixed, ControlCode, names, new_log_file);
     if (status != ERROR_SUCCESS) return status;
     std::u16string logger, log_file;
     if (!to_utf16(names.logger, logger) || !to_utf16(names.log_file, log_file)) {

@@ -609,3 +609,73 @@ TEST_F(EtlWrite, ANameThatIsNoRegularFileIsRefusedAndNeverWrittenThrough) {
 }
 
 }  // namespace
+
+// An UPDATE's Properties naming `file` (UTF-8, or UTF-16 for ControlTraceW) at LogFileNameOffset,
+// every other field 0: nothing else changes.
+TraceProperties update_to(const std::string& file, bool wide) {
+  TraceProperties u;
+  u.get()->LogFileMode = 0;
+  u.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
+  char* at = u.bytes.data() + u.get()->LogFileNameOffset;
+  if (wide) {
+    const std::u16string text(file.begin(), file.end());  // ASCII paths
+    std::memcpy(at, text.c_str(), (text.size() + 1) * sizeof(char16_t));
+  } else {
+    std::memcpy(at, file.c_str(), file.size() + 1);
+  }
+  return u;
+}
+
+// ControlTrace page, UPDATE: "LogFileNameOffset: Set this member if you want to switch to another
+// log file ... If the offset is not zero and you do not change the log file name, the function
+// returns an error"; ERROR_BAD_PATHNAME: "Another session is already using the file name". Each
+// file holds what was logged while it was the session's, and is complete (its final header).
+TEST_F(EtlWrite, UpdateWithALogFileNameSwitchesTheSessionToThatFile) {
+  const std::string first = path("first.etl"), second = path("second.etl"),
+                    third = path("third.etl");
+  const TRACEHANDLE h = start_sequential("etl-switch", first, 0);
+  ASSERT_EQ(write_events(h, 300, 50), 300u);
+  TraceProperties to_second = update_to(second, false);
+  ASSERT_EQ(ControlTraceA(h, nullptr, to_second.get(), EVENT_TRACE_CONTROL_UPDATE), ERROR_SUCCESS);
+  EXPECT_EQ(std::string(to_second.bytes.data() + to_second.get()->LogFileNameOffset), second);
+  ASSERT_EQ(write_events(h, 200, 50), 200u);
+  TraceProperties to_third = update_to(third, true);
+  ASSERT_EQ(ControlTraceW(h, nullptr, to_third.get(), EVENT_TRACE_CONTROL_UPDATE), ERROR_SUCCESS);
+  ASSERT_EQ(write_events(h, 100, 50), 100u);
+
+  // Refused, nothing changed: the same name, another session's file, an offset past the buffer,
+  // a session with no log file (etwrt choice).
+  TraceProperties same = update_to(third, false);
+  EXPECT_EQ(ControlTraceA(h, nullptr, same.get(), EVENT_TRACE_CONTROL_UPDATE),
+            ERROR_INVALID_PARAMETER);
+  const std::string other = path("other.etl");
+  start_sequential("etl-switch-other", other, 0);
+  TraceProperties taken = update_to(other, false);
+  EXPECT_EQ(ControlTraceA(h, nullptr, taken.get(), EVENT_TRACE_CONTROL_UPDATE), ERROR_BAD_PATHNAME);
+  TraceProperties past = update_to(path("past.etl"), false);
+  past.get()->LogFileNameOffset = past.get()->Wnode.BufferSize + 8;
+  EXPECT_EQ(ControlTraceA(h, nullptr, past.get(), EVENT_TRACE_CONTROL_UPDATE),
+            ERROR_INVALID_PARAMETER);
+  TraceProperties realtime;
+  TRACEHANDLE rt = 0;
+  ASSERT_EQ(StartTraceA(&rt, "etl-switch-rt", realtime.get()), ERROR_SUCCESS);
+  TraceProperties to_file = update_to(path("rt.etl"), false);
+  EXPECT_EQ(ControlTraceA(rt, nullptr, to_file.get(), EVENT_TRACE_CONTROL_UPDATE),
+            ERROR_INVALID_PARAMETER);
+  EXPECT_FALSE(std::filesystem::exists(path("past.etl")));
+  EXPECT_FALSE(std::filesystem::exists(path("rt.etl")));
+
+  const Stopped s = stop("etl-switch");
+  EXPECT_EQ(s.status, ERROR_SUCCESS);
+  EXPECT_EQ(s.events_lost, 0u);
+  EXPECT_EQ(s.log_file, third) << "STOP names the file the session ended in";
+  EXPECT_EQ(stop("etl-switch-other").status, ERROR_SUCCESS);
+  EXPECT_EQ(stop("etl-switch-rt").status, ERROR_SUCCESS);
+  for (const auto& [file, events] :
+       {std::pair{first, 300u}, std::pair{second, 200u}, std::pair{third, 100u}}) {
+    const Checked c =
+        check_layout(file, {{"strict", true}, {"events", events}, {"events_lost", 0}});
+    EXPECT_EQ(c.status, 0) << file << ": " << c.output;
+    expect_read_back(file, events, 0);
+  }
+}

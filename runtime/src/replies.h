@@ -59,9 +59,10 @@ SessionNames fill_fixed_properties(EVENT_TRACE_PROPERTIES* out, const nlohmann::
 
 // ControlTraceA's work up to the names (argument checks, the broker's control, the fixed part
 // of Properties filled): ControlTraceA and ControlTraceW then write the names, each in its own
-// encoding (write_control_names). On ERROR_SUCCESS `names` holds them.
+// encoding (write_control_names). On ERROR_SUCCESS `names` holds them. `new_log_file`: UPDATE's
+// log file to switch to, in UTF-8 (each form reads it in its own encoding), or empty.
 ULONG control_session(TRACEHANDLE handle, const char* name, EVENT_TRACE_PROPERTIES* properties,
-                      ULONG code, SessionNames& names);
+                      ULONG code, SessionNames& names, const std::string& new_log_file = {});
 
 // How QueryAllTraces' A or W form writes a session name: its bytes in that form's encoding,
 // terminating NUL included, in `bytes`; false when the name does not convert.

@@ -135,6 +135,19 @@ ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
   }
 }
 
+bool update_log_file_name(const EVENT_TRACE_PROPERTIES* properties, std::string& name) {
+  name.clear();
+  const ULONG offset = properties->LogFileNameOffset;
+  if (offset == 0) return true;
+  const ULONG size = properties->Wnode.BufferSize;
+  if (!offset_in_tail(offset, size)) return false;
+  const char* text = reinterpret_cast<const char*>(properties) + offset;
+  const void* nul = std::memchr(text, 0, size - offset);
+  if (nul == nullptr) return false;
+  name.assign(text, static_cast<const char*>(nul));
+  return true;
+}
+
 ULONG check_query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count,
                              const ULONG* logger_count) {
   // The page: "PropertyArrayCount is zero or greater than the maximum number of supported
