@@ -96,16 +96,22 @@ std::vector<std::uint64_t> indices_in(const std::string& file) {
   return out;
 }
 
+// A sequential compressed file of at most `max_kb` KB given more records than it holds: within
+// its maximum, full, every record in it or counted lost.
+EtlCounts fill_sequential(const std::string& file, std::uint32_t max_kb, std::uint32_t events) {
+  const EtlCounts c = log_records(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, max_kb, events);
+  EXPECT_LE(std::filesystem::file_size(file), max_kb * 1024u) << "within MaximumFileSize";
+  EXPECT_GT(c.events_lost, 0u) << "the file filled up";
+  EXPECT_EQ(c.events_in_file + c.events_lost, events);
+  return c;
+}
+
 // MaximumFileSize counts the compressed buffers staged and not yet written, as well as those
 // written: the file never grows past it, and every record is in it or counted lost.
 TEST(EtlFile, ACompressedFileStopsAtItsMaximumSizeWithTheStagedBuffersCounted) {
   TempDir dir;
   const std::string file = dir.file("max.etl");
-  constexpr std::uint32_t kEvents = 30000;
-  const EtlCounts c = log_records(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, 64, kEvents);
-  EXPECT_LE(std::filesystem::file_size(file), 64u * 1024) << "within MaximumFileSize";
-  EXPECT_GT(c.events_lost, 0u) << "the file filled up";
-  EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
+  const EtlCounts c = fill_sequential(file, 64, 30000);
   // 3 uncompressed buffers of 16 KB would hold 3 * 146 records of 112 bytes.
   EXPECT_GT(c.events_in_file, 10u * 146) << "the compressed bytes, not BufferSize, fill it";
   const std::vector<std::uint64_t> read = indices_in(file);
@@ -118,12 +124,8 @@ TEST(EtlFile, ACompressedFileStopsAtItsMaximumSizeWithTheStagedBuffersCounted) {
 TEST(EtlFile, ACompressedFileCountsTheStageBeingWrittenTowardsItsMaximumSize) {
   TempDir dir;
   const std::string file = dir.file("max2.etl");
-  constexpr std::uint32_t kEvents = 600000;
-  const EtlCounts c = log_records(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL, 1536, kEvents);
-  EXPECT_LE(std::filesystem::file_size(file), 1536u * 1024) << "within MaximumFileSize";
+  const EtlCounts c = fill_sequential(file, 1536, 600000);
   EXPECT_GT(std::filesystem::file_size(file), 1024u * 1024) << "more than one stage written";
-  EXPECT_GT(c.events_lost, 0u) << "the file filled up";
-  EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
   EXPECT_EQ(indices_in(file).size(), c.events_in_file);
 }
 
