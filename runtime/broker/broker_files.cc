@@ -1,5 +1,6 @@
 // File sessions in the broker's state: the logger that writes a session's .etl file.
 #include "broker_state.h"
+#include "trace_properties.h"
 #if defined(ETWRT_MUTANTS)
 #include "etwrt_mutant.h"
 #endif
@@ -61,11 +62,8 @@ ULONG BrokerState::switch_log_file(Session& s, const std::string& name) {
   if (!s.logger || (s.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0 || name == s.log_file) {
     return ERROR_INVALID_PARAMETER;
   }
-  if ((s.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0) {
-    const auto at = name.find("%d");
-    if (at == std::string::npos || name.find('%') != at || name.find('%', at + 2) != name.npos) {
-      return ERROR_INVALID_PARAMETER;
-    }
+  if ((s.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && !newfile_pattern(name)) {
+    return ERROR_INVALID_PARAMETER;
   }
   for (const auto& [handle, other] : sessions_) {
     if (other.logger && other.log_file == name) return ERROR_BAD_PATHNAME;

@@ -72,13 +72,25 @@ std::size_t FileLogger::poll(bool flush) {
   return n;
 }
 
+// For a FLUSH, the FlushTimer or a switch: what is committed now, partial buffers too, and the
+// pool's losses noted for the header of a file closed before the stop (not at every poll: QUERY
+// reads every buffer's descriptor, lines the writers are writing). Bounded: writers that never
+// pause would keep it busy for ever.
+std::size_t FileLogger::drain() {
+  std::size_t n = 0;
+  for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
+  const dataplane::Counters c = pool_->query(session_);
+  file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
+  return n;
+}
+
 void FileLogger::run() {
   auto last_flush = std::chrono::steady_clock::now();
   std::chrono::microseconds nap = kIdleWait;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     const std::uint64_t asked = flush_requested_;
-    const bool switching = switch_.asked && !switch_.done;
+    const bool switching = switch_.asked;
     const std::string switch_name = switching ? switch_.name : std::string();
     lock.unlock();
     std::size_t n = poll(false);
@@ -86,29 +98,19 @@ void FileLogger::run() {
     const bool timer =
         flush_timer_ns_ != 0 && now - last_flush >= std::chrono::nanoseconds(flush_timer_ns_);
     if (switching) {
-      for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
-      const dataplane::Counters c = pool_->query(session_);
-      file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
+      n += drain();
       ULONG status = ERROR_SUCCESS;
       std::string reason;
       const bool ok = file_->switch_to(switch_name, status, reason);
       lock.lock();
-      switch_.ok = ok;
-      switch_.status = ok ? ERROR_SUCCESS : status;
-      switch_.reason = reason;
-      switch_.done = true;
+      switch_ = Switch{false, {}, ok ? ULONG{ERROR_SUCCESS} : status, reason};
       cv_.notify_all();
       lock.unlock();
       last_flush = now;
     } else if (timer || asked != flush_done_) {
-      // Bounded: writers that never pause would keep a flushing poll busy for ever.
-      for (int k = 0; k < 64 && poll(true) != 0; ++k) ++n;
+      n += drain();
       file_->flush();
       last_flush = now;
-      // For the header of a NEWFILE file closed before the stop. Not at every poll: QUERY
-      // reads every buffer's descriptor, lines the writers are writing.
-      const dataplane::Counters c = pool_->query(session_);
-      file_->note_pool_lost(c.events_lost + c.realtime_events_lost);
     } else if (n == 0) {
       file_->write_staged();  // idle: what is staged goes to the file now, not with later buffers
     }
@@ -119,7 +121,7 @@ void FileLogger::run() {
     }
     if (n != 0) {
       nap = kStreamingNap;
-    } else if (!stopping_ && flush_requested_ == flush_done_ && !(switch_.asked && !switch_.done)) {
+    } else if (!stopping_ && flush_requested_ == flush_done_ && !switch_.asked) {
       cv_.wait_for(lock, nap);
       nap = std::min<std::chrono::microseconds>(nap * 2, kIdleWait);
     }
@@ -150,18 +152,17 @@ bool FileLogger::switch_file(const std::string& name, ULONG& status, std::string
     reason = "the session is stopping";
     return false;
   }
-  switch_ = Switch{true, false, name, false, 0, {}};
+  switch_ = Switch{true, name, ERROR_SUCCESS, {}};
   cv_.notify_all();
-  cv_.wait(lock, [&] { return switch_.done || stopping_; });
-  if (!switch_.done) {
+  cv_.wait(lock, [&] { return !switch_.asked || stopping_; });
+  if (switch_.asked) {
     status = ERROR_WMI_INSTANCE_NOT_FOUND;
     reason = "the session stopped";
     return false;
   }
   status = switch_.status;
   reason = switch_.reason;
-  switch_.asked = false;
-  return switch_.ok;
+  return status == ERROR_SUCCESS;
 }
 
 void FileLogger::stop() {

@@ -47,6 +47,7 @@ class FileLogger {
   FileLogger() = default;
   void run();
   std::size_t poll(bool flush);
+  std::size_t drain();
 
   std::shared_ptr<dataplane::Pool> pool_;
   std::uint32_t session_ = 0;
@@ -60,13 +61,12 @@ class FileLogger {
   bool stopped_ = false;
   std::uint64_t flush_requested_ = 0;  // FLUSH calls made
   std::uint64_t flush_done_ = 0;       // FLUSH calls served
-  // The one switch_file call being served (callers are the broker's one thread).
+  // The one switch_file call being served (callers are the broker's one thread): asked until
+  // the thread has done it, then its status and reason.
   struct Switch {
     bool asked = false;
-    bool done = false;
     std::string name;
-    bool ok = false;
-    ULONG status = 0;
+    ULONG status = ERROR_SUCCESS;
     std::string reason;
   } switch_;
   std::thread thread_;

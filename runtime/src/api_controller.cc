@@ -115,7 +115,7 @@ ULONG WMIAPI ControlTraceA(TRACEHANDLE TraceHandle, LPCSTR InstanceName,
     std::string new_log_file;
     if (ControlCode == EVENT_TRACE_CONTROL_UPDATE && Properties != nullptr &&
         Properties->Wnode.BufferSize >= sizeof(EVENT_TRACE_PROPERTIES) &&
-        !etwrt::update_log_file_name(Properties, new_log_file)) {
+        etwrt::log_file_name_at(Properties, new_log_file) != nullptr) {
       return ERROR_INVALID_PARAMETER;
     }
     etwrt::SessionNames names;

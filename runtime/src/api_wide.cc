@@ -239,7 +239,7 @@ ULONG WMIAPI ControlTraceW(TRACEHANDLE TraceHandle, LPCWSTR InstanceName,
     std::string name;
     bool has_name = false;
     if (!optional_utf8(InstanceName, name, has_name)) return ERROR_INVALID_PARAMETER;
-    // UPDATE's new log file name, in UTF-16 at LogFileNameOffset (update_log_file_name's rules).
+    // UPDATE's new log file name, in UTF-16 at LogFileNameOffset (log_file_name_at's rules).
     std::string new_log_file;
     if (ControlCode == EVENT_TRACE_CONTROL_UPDATE && Properties->LogFileNameOffset != 0) {
       std::u16string wide;

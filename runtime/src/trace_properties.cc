@@ -35,13 +35,8 @@ StartTraceCheck check_log_file_mode(ULONG mode, const std::string& log_file,
     return fail(ERROR_INVALID_PARAMETER,
                 "APPEND cannot be combined with CIRCULAR, NEWFILE, REAL_TIME or PRIVATE_LOGGER");
   }
-  // NEWFILE: "the specified file name must be a formatted string" with a %d (same page).
-  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0) {
-    const auto at = log_file.find("%d");
-    if (at == std::string::npos || log_file.find('%', at + 2) != std::string::npos ||
-        log_file.find('%') != at) {
-      return fail(ERROR_INVALID_PARAMETER, "NEWFILE needs a log file name with one %d");
-    }
+  if ((mode & EVENT_TRACE_FILE_MODE_NEWFILE) != 0 && !newfile_pattern(log_file)) {
+    return fail(ERROR_INVALID_PARAMETER, "NEWFILE needs a log file name with one %d");
   }
   if ((mode & EVENT_TRACE_BUFFERING_MODE) != 0 && !log_file.empty()) {
     return fail(ERROR_INVALID_PARAMETER, "BUFFERING_MODE sessions take no log file");
@@ -57,6 +52,29 @@ StartTraceCheck check_log_file_mode(ULONG mode, const std::string& log_file,
 }
 
 }  // namespace
+
+// NEWFILE: "the specified file name must be a formatted string" with a %d (Logging Mode
+// Constants page).
+bool newfile_pattern(const std::string& name) {
+  const auto at = name.find("%d");
+  return at != std::string::npos && name.find('%') == at &&
+         name.find('%', at + 2) == std::string::npos;
+}
+
+const char* log_file_name_at(const EVENT_TRACE_PROPERTIES* properties, std::string& name) {
+  name.clear();
+  const ULONG offset = properties->LogFileNameOffset;
+  if (offset == 0) return nullptr;
+  const ULONG size = properties->Wnode.BufferSize;
+  if (!offset_in_tail(offset, size)) {
+    return "LogFileNameOffset is not inside the buffer past the fixed part";
+  }
+  const char* text = reinterpret_cast<const char*>(properties) + offset;
+  const void* nul = std::memchr(text, 0, size - offset);
+  if (nul == nullptr) return "log file name is not NUL-terminated in the buffer";
+  name.assign(text, static_cast<const char*>(nul));
+  return nullptr;
+}
 
 StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instance_name,
                                   const EVENT_TRACE_PROPERTIES* properties) {
@@ -75,19 +93,8 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
                                              " is not inside the buffer past the fixed part");
   }
   std::string log_file;
-  if (properties->LogFileNameOffset != 0) {
-    if (!offset_in_tail(properties->LogFileNameOffset, size)) {
-      return fail(ERROR_INVALID_PARAMETER, "LogFileNameOffset " +
-                                               std::to_string(properties->LogFileNameOffset) +
-                                               " is not inside the buffer past the fixed part");
-    }
-    const char* base = reinterpret_cast<const char*>(properties);
-    const char* text = base + properties->LogFileNameOffset;
-    const void* nul = std::memchr(text, 0, size - properties->LogFileNameOffset);
-    if (nul == nullptr) {
-      return fail(ERROR_INVALID_PARAMETER, "log file name is not NUL-terminated in the buffer");
-    }
-    log_file.assign(text, static_cast<const char*>(nul));
+  if (const char* bad = log_file_name_at(properties, log_file)) {
+    return fail(ERROR_INVALID_PARAMETER, bad);
   }
   const std::size_t name_bytes = std::strlen(instance_name);
   if (name_bytes > kMaxSessionNameBytes) {
@@ -133,19 +140,6 @@ ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
     case EVENT_TRACE_CONTROL_FLUSH: return ERROR_SUCCESS;
     default: return ERROR_INVALID_PARAMETER;
   }
-}
-
-bool update_log_file_name(const EVENT_TRACE_PROPERTIES* properties, std::string& name) {
-  name.clear();
-  const ULONG offset = properties->LogFileNameOffset;
-  if (offset == 0) return true;
-  const ULONG size = properties->Wnode.BufferSize;
-  if (!offset_in_tail(offset, size)) return false;
-  const char* text = reinterpret_cast<const char*>(properties) + offset;
-  const void* nul = std::memchr(text, 0, size - offset);
-  if (nul == nullptr) return false;
-  name.assign(text, static_cast<const char*>(nul));
-  return true;
 }
 
 ULONG check_query_all_traces(EVENT_TRACE_PROPERTIES* const* array, ULONG count,

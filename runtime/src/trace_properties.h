@@ -51,13 +51,17 @@ StartTraceCheck check_start_trace(const TRACEHANDLE* handle, const char* instanc
 ULONG check_control_trace(TRACEHANDLE handle, const char* instance_name,
                           const EVENT_TRACE_PROPERTIES* properties, ULONG control_code);
 
-// ControlTrace(UPDATE)'s new log file name, at LogFileNameOffset (the page: "Set this member if
-// you want to switch to another log file. If this member is 0, the file name is not updated"):
-// empty when the offset is 0 or the name there is empty (etwrt choice: a buffer QUERY filled
-// for a session without a file, passed back, changes nothing). False when the offset is not
-// inside the buffer past the fixed part or the name not NUL-terminated inside it
-// (ERROR_INVALID_PARAMETER, "The LogFileNameOffset member of Properties is not valid").
-bool update_log_file_name(const EVENT_TRACE_PROPERTIES* properties, std::string& name);
+// The log file name at LogFileNameOffset, for StartTrace and for ControlTrace(UPDATE)'s switch
+// (the ControlTrace page: "Set this member if you want to switch to another log file. If this
+// member is 0, the file name is not updated"): empty when the offset is 0 (for UPDATE an empty
+// name changes nothing either: etwrt choice, a buffer QUERY filled for a session without a
+// file, passed back). nullptr, or why the offset is not valid (ERROR_INVALID_PARAMETER): not
+// inside the buffer past the fixed part, or the name not NUL-terminated inside it.
+const char* log_file_name_at(const EVENT_TRACE_PROPERTIES* properties, std::string& name);
+
+// Whether a NEWFILE session's file name is a pattern with exactly one %d (Logging Mode
+// Constants page), at StartTrace and at an UPDATE's switch.
+bool newfile_pattern(const std::string& name);
 
 // The most sessions etwrt can be set to run at once (ETWRT_MAX_SESSIONS of the broker); also
 // the largest PropertyArrayCount QueryAllTraces takes.
