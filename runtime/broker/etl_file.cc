@@ -355,12 +355,12 @@ struct ExtItem {
 
 // The extended items of an EVENT_HEADER record (a classic one has none), in the order the
 // record holds them; returns how many.
-std::size_t extended_items(const dataplane::RecordView& r, bool classic, ExtItem (&items)[3]) {
+std::size_t extended_items(const dataplane::StoredRecord& r, bool classic, ExtItem (&items)[3]) {
   std::size_t count = 0;
   if (classic) return 0;
-  if (r.has_related_activity_id) {
+  if (r.related_activity_id != nullptr) {
     items[count++] = {EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID,
-                      std::as_bytes(std::span(&r.related_activity_id, 1))};
+                      std::span(r.related_activity_id, sizeof(GUID))};
   }
   if (!r.provider_traits.empty())
     items[count++] = {EVENT_HEADER_EXT_TYPE_PROV_TRAITS, r.provider_traits};
@@ -369,9 +369,53 @@ std::size_t extended_items(const dataplane::RecordView& r, bool classic, ExtItem
   return count;
 }
 
+// The user data into the record at `to`: from the pool (`whole_words`: the source holds its
+// size rounded up to 8) by whole words, no call for the few bytes most events carry, the last
+// word's bytes past the data zeros (the gap to the next record); else an exact copy.
+void copy_user_data(std::byte* to, std::span<const std::byte> data, bool whole_words) {
+  if (!whole_words) {
+    std::memcpy(to, data.data(), data.size());
+    return;
+  }
+  const std::byte* from = data.data();
+  std::size_t n = data.size();
+  for (; n >= 8; n -= 8, from += 8, to += 8) std::memcpy(to, from, 8);
+  if (n == 0) return;
+  std::uint64_t last;
+  std::memcpy(&last, from, 8);
+  last &= ~std::uint64_t{0} >> (64 - 8 * n);  // little-endian: the first n bytes are kept
+  std::memcpy(to, &last, 8);
+}
+
 }  // namespace
 
 void EtlFile::add(const dataplane::RecordView& r) {
+  // Laid out as the pool stores it, for the one formatter below (tests, and a logger that also
+  // feeds realtime consumers, which needs RecordViews).
+  std::byte header[dataplane::kStoredHeaderBytes] = {};
+  const std::uint32_t ids[2] = {r.process_id, r.thread_id};
+  std::memcpy(header + dataplane::kStoredProcessId, ids, sizeof ids);
+  std::memcpy(header + dataplane::kStoredProviderId, &r.provider_id, sizeof(GUID));
+  std::memcpy(header + dataplane::kStoredDescriptor, &r.descriptor, sizeof(EVENT_DESCRIPTOR));
+  std::memcpy(header + dataplane::kStoredActivityId, &r.activity_id, sizeof(GUID));
+  dataplane::StoredRecord stored;
+  stored.header = header;
+  stored.timestamp_ns = r.timestamp_ns;
+  stored.flags = r.flags;
+  if (r.has_related_activity_id) {
+    stored.related_activity_id = reinterpret_cast<const std::byte*>(&r.related_activity_id);
+  }
+  stored.provider_traits = r.provider_traits;
+  stored.event_schema = r.event_schema;
+  stored.has_timestamp_override = r.has_timestamp_override;
+  stored.timestamp_override = r.timestamp_override;
+  stored.user_data = r.user_data;
+  format(stored, false);
+}
+
+void EtlFile::add(const dataplane::StoredRecord& r) { format(r, true); }
+
+void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
   const bool classic = (r.flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) != 0;
   ExtItem items[3];
   const std::size_t count = extended_items(r, classic, items);
@@ -388,6 +432,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
   const auto aligned = align8(static_cast<std::uint32_t>(size));
   if (used_ + aligned > settings_.buffer_bytes) write_buffer();
   std::byte* e = buffer() + used_;
+  const std::byte* h = r.header;
   // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes
   // are zeroed before the fields are written over them, and the fields stored as 0 below are
   // written; no memset of the whole record.
@@ -399,17 +444,19 @@ void EtlFile::add(const dataplane::RecordView& r) {
                                  ? static_cast<std::int64_t>(r.timestamp_override)
                                  : file_clock(r.timestamp_ns);
   put<std::uint16_t>(e, 0, static_cast<std::uint16_t>(size));
-  put<std::uint32_t>(e, 8, r.thread_id);
-  put<std::uint32_t>(e, 12, r.process_id);
+  std::memcpy(e + 8, h + dataplane::kStoredThreadId, 4);
+  std::memcpy(e + 12, h + dataplane::kStoredProcessId, 4);
   put<std::int64_t>(e, 16, stamp);
   std::size_t at;
   if (classic) {  // EVENT_TRACE_HEADER: Class.Type/Level/Version from the descriptor
+    EVENT_DESCRIPTOR d;
+    std::memcpy(&d, h + dataplane::kStoredDescriptor, sizeof d);
     put<std::uint8_t>(e, 2, kTypeFullHeader64);
     put<std::uint8_t>(e, 3, kMarkerFlags);
-    put<std::uint8_t>(e, 4, r.descriptor.Opcode);
-    put<std::uint8_t>(e, 5, r.descriptor.Level);
-    put<std::uint16_t>(e, 6, r.descriptor.Version);
-    std::memcpy(e + 24, &r.provider_id, 16);
+    put<std::uint8_t>(e, 4, d.Opcode);
+    put<std::uint8_t>(e, 5, d.Level);
+    put<std::uint16_t>(e, 6, d.Version);
+    std::memcpy(e + 24, h + dataplane::kStoredProviderId, 16);
     put<std::uint64_t>(e, 40, 0);  // KernelTime, UserTime
     at = kClassicHeaderBytes;
   } else {  // EVENT_HEADER; the 64-bit flag is the header type's, not stored
@@ -420,10 +467,11 @@ void EtlFile::add(const dataplane::RecordView& r) {
     put<std::uint8_t>(e, 3, kMarkerFlags);
     put<std::uint16_t>(e, 4, flags);
     put<std::uint16_t>(e, 6, 0);  // EventProperty
-    std::memcpy(e + 24, &r.provider_id, 16);
-    std::memcpy(e + 40, &r.descriptor, 16);
+    // ProviderId and EventDescriptor are neighbours in both layouts: one copy.
+    static_assert(dataplane::kStoredDescriptor == dataplane::kStoredProviderId + 16);
+    std::memcpy(e + 24, h + dataplane::kStoredProviderId, 32);
     put<std::uint64_t>(e, 56, 0);  // KernelTime, UserTime
-    std::memcpy(e + 64, &r.activity_id, 16);
+    std::memcpy(e + 64, h + dataplane::kStoredActivityId, 16);
     at = kEventHeaderBytes;
     for (std::size_t i = 0; i < count; ++i) {  // {size, type, linkage, data size} + data
       const auto data = static_cast<std::uint16_t>(items[i].data.size());
@@ -436,7 +484,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
       at += 8 + align8(data);
     }
   }
-  std::memcpy(e + at, r.user_data.data(), r.user_data.size());
+  copy_user_data(e + at, r.user_data, whole_words);
   used_ += aligned;
   ++buffer_events_;
   last_timestamp_ = std::max(last_timestamp_, r.timestamp_ns);

@@ -57,7 +57,9 @@ class EtlFile {
   EtlFile(const EtlFile&) = delete;
   EtlFile& operator=(const EtlFile&) = delete;
 
-  // One record of the session, in the order the reader delivers them.
+  // One record of the session, in the order the reader delivers them: as the reader's parser
+  // validated it, or decoded (a logger that also feeds realtime consumers; tests).
+  void add(const dataplane::StoredRecord& record);
   void add(const dataplane::RecordView& record);
   // Writes the buffer being filled, if it holds any record, and every buffer staged (FlushTimer,
   // ControlTrace FLUSH).
@@ -90,6 +92,9 @@ class EtlFile {
   void write_header_buffer(std::uint64_t pool_events_lost, std::int64_t end_time);
   // The header buffer of the file being closed: EndTime now, the counts so far.
   void write_final_header();
+  // Lays the record out at the end of the buffer being filled; `whole_words` as for
+  // StoredRecord (the pool's records), not for a RecordView's parts.
+  void format(const dataplane::StoredRecord& record, bool whole_words);
   void start_buffer();
   void write_buffer();
   void put_buffer_header();

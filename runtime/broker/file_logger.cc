@@ -46,6 +46,7 @@ std::unique_ptr<FileLogger> FileLogger::start(std::shared_ptr<dataplane::Pool> p
   }
   logger->file_ = EtlFile::open(settings, status, reason);
   if (!logger->file_) return nullptr;
+  logger->to_file_.file = logger->file_.get();
   logger->thread_ = std::thread([raw = logger.get()] { raw->run(); });
   return logger;
 }
@@ -58,17 +59,15 @@ std::uint64_t FileLogger::events_lost() const {
 }
 
 std::size_t FileLogger::poll(bool flush) {
-  if (feeder_) feeder_->refresh(pool_->now_ns());
+  if (!feeder_) return reader_->poll(to_file_, flush);
+  feeder_->refresh(pool_->now_ns());
   const std::size_t n = reader_->poll(
       [&](const dataplane::RecordView& r) {
         file_->add(r);
-        if (feeder_) feeder_->push(r);
+        feeder_->push(r);
       },
-      flush,
-      [&](const dataplane::LossReport& loss) {
-        if (feeder_) feeder_->push_loss(loss);
-      });
-  if (feeder_ && n != 0) feeder_->wake();
+      flush, [&](const dataplane::LossReport& loss) { feeder_->push_loss(loss); });
+  if (n != 0) feeder_->wake();
   return n;
 }
 

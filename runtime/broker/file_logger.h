@@ -54,6 +54,13 @@ class FileLogger {
   std::unique_ptr<EtlFile> file_;
   std::unique_ptr<dataplane::Reader> reader_;
   std::unique_ptr<dataplane::RelayFeeder> feeder_;  // realtime and file at once
+  // A file-only session's records go from the pool to the file as the reader validated them;
+  // with a feeder they are decoded (RecordView), for the realtime consumers too.
+  struct ToFile final : dataplane::RecordSink {
+    EtlFile* file = nullptr;
+    void record(const dataplane::StoredRecord& r) override { file->add(r); }
+    void loss(const dataplane::LossReport&) override {}  // in the pool's counters already
+  } to_file_;
   std::uint64_t flush_timer_ns_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

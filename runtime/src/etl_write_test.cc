@@ -479,6 +479,63 @@ TEST_F(EtlWrite, ExtendedItemsFollowTheEventHeader) {
   EXPECT_EQ(c.summary.value("extended_items", 0u), 2 * kEvents);
 }
 
+// Every byte of the user data reaches the file, whatever its length (the logger copies it by
+// whole words from the pool, the last one cut at the data's end), and the gap after it is zeros.
+struct PayloadCheck {
+  ULONG events = 0;
+  ULONG wrong = 0;  // events whose UserData is not the bytes written
+};
+
+std::uint8_t payload_byte(ULONG length, ULONG k) {
+  return static_cast<std::uint8_t>(length * 31 + k + 1);
+}
+
+void WINAPI check_payload_record(PEVENT_RECORD e) {
+  auto& r = *static_cast<PayloadCheck*>(e->UserContext);
+  if (!IsEqualGUID(e->EventHeader.ProviderId, kProvider)) return;
+  ++r.events;
+  const ULONG length = e->EventHeader.EventDescriptor.Id;
+  bool same = e->UserDataLength == length;
+  for (ULONG k = 0; same && k < length; ++k)
+    same = static_cast<const std::uint8_t*>(e->UserData)[k] == payload_byte(length, k);
+  if (!same) ++r.wrong;
+}
+
+TEST_F(EtlWrite, EveryUserDataByteReachesTheFileWhateverItsLength) {
+  const std::string file = path("lengths.etl");
+  FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+  const TRACEHANDLE h = start_logging("etl-lengths", p);
+  REGHANDLE reg = 0;
+  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  ASSERT_EQ(
+      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
+      ERROR_SUCCESS);
+  constexpr ULONG kLongest = 40;
+  for (ULONG length = 0; length <= kLongest; ++length) {
+    std::array<std::uint8_t, kLongest> payload{};
+    for (ULONG k = 0; k < length; ++k) payload[k] = payload_byte(length, k);
+    EVENT_DESCRIPTOR descriptor{};
+    descriptor.Id = static_cast<USHORT>(length);
+    descriptor.Level = 4;
+    EVENT_DATA_DESCRIPTOR data;
+    EventDataDescCreate(&data, payload.data(), length);
+    EXPECT_EQ(EventWrite(reg, &descriptor, length == 0 ? 0 : 1, &data), ERROR_SUCCESS);
+  }
+  EventUnregister(reg);
+  ASSERT_EQ(stop("etl-lengths").events_lost, 0u);
+  const Checked c = check_layout(file, {{"strict", true}, {"events", kLongest + 1}});
+  EXPECT_EQ(c.status, 0) << c.output;
+  PayloadCheck r;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  TRACEHANDLE t = etwrt::testing::open_file(l, name, check_payload_record, &r);
+  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  CloseTrace(t);
+  EXPECT_EQ(r.events, kLongest + 1);
+  EXPECT_EQ(r.wrong, 0u);
+}
+
 // Classic providers (TraceEvent) are written as EVENT_TRACE_HEADER records (FULL_HEADER64).
 const GUID kControl = {
     0x6f1d8b52, 0x3cae, 0x4d74, {0x90, 0x25, 0x7b, 0x31, 0xa4, 0xe8, 0x2f, 0x69}};

@@ -254,6 +254,23 @@ class EventConsumer {
   EventRecordOut out_;
 };
 
+// poll()'s RecordSink form: each record validated, its fields left in place.
+class StoredConsumer {
+ public:
+  explicit StoredConsumer(RecordSink& sink) : sink_(sink) {}
+  bool record(std::span<const std::byte> bytes) {
+    StoredOut out{record_};
+    if (!parse_framed(bytes, out)) return false;
+    sink_.record(record_);
+    return true;
+  }
+  void loss(const LossReport& loss) { sink_.loss(loss); }
+
+ private:
+  RecordSink& sink_;
+  StoredRecord record_;
+};
+
 }  // namespace
 
 size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on_loss) {
@@ -263,6 +280,11 @@ size_t Reader::poll(const Callback& callback, bool flush, const LossCallback& on
 
 size_t Reader::poll(EventSink& sink, bool flush) {
   EventConsumer consumer(sink);
+  return poll_into(consumer, flush);
+}
+
+size_t Reader::poll(RecordSink& sink, bool flush) {
+  StoredConsumer consumer(sink);
   return poll_into(consumer, flush);
 }
 

@@ -125,6 +125,34 @@ struct ViewOut {
   void user_data(std::span<const std::byte> data) { v.user_data = data; }
 };
 
+// Reader::poll(RecordSink&)'s receiver: the header where it is, the parts as spans.
+struct StoredOut {
+  StoredRecord& r;
+  void header(const std::byte* h) {
+    r.header = h;
+    r.timestamp_ns = header_field<uint64_t>(h, offsetof(RecordHeader, timestamp_ns));
+    r.flags = header_field<uint16_t>(h, offsetof(RecordHeader, flags));
+    r.related_activity_id = nullptr;
+    r.provider_traits = {};
+    r.event_schema = {};
+    r.has_timestamp_override = false;
+  }
+  void related_activity_id(const std::byte* p) { r.related_activity_id = p; }
+  void provider_traits(std::span<const std::byte> data) { r.provider_traits = data; }
+  void event_schema(std::span<const std::byte> data) { r.event_schema = data; }
+  void timestamp_override(uint64_t value) {
+    r.timestamp_override = value;
+    r.has_timestamp_override = true;
+  }
+  void user_data(std::span<const std::byte> data) { r.user_data = data; }
+};
+static_assert(offsetof(RecordHeader, process_id) == kStoredProcessId);
+static_assert(offsetof(RecordHeader, thread_id) == kStoredThreadId);
+static_assert(offsetof(RecordHeader, provider_id) == kStoredProviderId);
+static_assert(offsetof(RecordHeader, descriptor) == kStoredDescriptor);
+static_assert(offsetof(RecordHeader, activity_id) == kStoredActivityId);
+static_assert(sizeof(RecordHeader) == kStoredHeaderBytes);
+
 // decode_event_record's receiver: an EVENT_RECORD, every field written (no clearing first).
 struct EventRecordWriter {
   EventRecordOut& o;

@@ -91,6 +91,33 @@ struct RecordView {
   std::span<const std::byte> encoded;
 };
 
+// A record as the reader's parser validated it, its fixed fields left where the writer stored
+// them (the pool's memory: valid during the call only), for a consumer that lays every record
+// out again elsewhere (the broker's trace-file logger), to which a RecordView would be one more
+// copy of each field. The lengths are the parser's, read once from the record: use these, never
+// the header's. Each part starts 8-aligned in the record and the record holds it rounded up to
+// a multiple of 8 bytes, so a copy may read whole 8-byte words.
+struct StoredRecord {
+  const std::byte* header = nullptr;  // the record's first 80 bytes: fields at kStored* below
+  uint64_t timestamp_ns = 0;          // the record's own (pool clock), which orders delivery
+  uint16_t flags = 0;                 // EVENT_HEADER_FLAG_* as the writer stored them
+  const std::byte* related_activity_id = nullptr;  // a GUID's 16 bytes, null when none
+  std::span<const std::byte> provider_traits;
+  std::span<const std::byte> event_schema;
+  bool has_timestamp_override = false;
+  uint64_t timestamp_override = 0;
+  std::span<const std::byte> user_data;
+};
+// Where StoredRecord::header holds each fixed field (README "Record layout"): the process and
+// thread ids are two 32-bit values, the provider's GUID and the EVENT_DESCRIPTOR follow each
+// other, then the ActivityId.
+inline constexpr size_t kStoredProcessId = 16;
+inline constexpr size_t kStoredThreadId = 20;
+inline constexpr size_t kStoredProviderId = 24;
+inline constexpr size_t kStoredDescriptor = 40;
+inline constexpr size_t kStoredActivityId = 56;
+inline constexpr size_t kStoredHeaderBytes = 80;
+
 // What the writer passes for one event. Pointers must stay valid for the call only.
 struct EventInput {
   const GUID* provider_id = nullptr;             // required
@@ -334,6 +361,17 @@ class EventSink {
   ~EventSink() = default;
 };
 
+// Where a poll hands each record as the parser validated it (StoredRecord), and its loss
+// reports: the broker's trace-file logger.
+class RecordSink {
+ public:
+  virtual void record(const StoredRecord& record) = 0;
+  virtual void loss(const LossReport& loss) = 0;
+
+ protected:
+  ~RecordSink() = default;
+};
+
 class Reader {
  public:
   using Callback = std::function<void(const RecordView&)>;
@@ -355,6 +393,8 @@ class Reader {
   size_t poll(const Callback& callback, bool flush = false, const LossCallback& on_loss = {});
   // The same into a sink that gets each record as an EVENT_RECORD.
   size_t poll(EventSink& sink, bool flush = false);
+  // The same into a sink that gets each record as the parser validated it, not copied out.
+  size_t poll(RecordSink& sink, bool flush = false);
 
   // Idle wait without a poll interval: prepare_wait() tells writers the reader is about to
   // sleep; the caller then polls once more (a commit that raced with the announcement is
