@@ -136,11 +136,15 @@ std::int64_t EtlFile::file_clock(std::uint64_t ns) const {
   }
 }
 
-std::uint64_t EtlFile::capacity_buffers() const {
-  if (settings_.maximum_file_size == 0) return 0;
+std::uint64_t EtlFile::maximum_bytes() const {
   const std::uint64_t unit =
       (settings_.log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE) != 0 ? 1024 : 1024 * 1024;
-  return std::max<std::uint64_t>(2, settings_.maximum_file_size * unit / settings_.buffer_bytes);
+  return settings_.maximum_file_size * unit;
+}
+
+std::uint64_t EtlFile::capacity_buffers() const {
+  if (settings_.maximum_file_size == 0) return 0;
+  return std::max<std::uint64_t>(2, maximum_bytes() / settings_.buffer_bytes);
 }
 
 // The header buffer: the log-file header event (SYSTEM_TRACE_HEADER, TRACE_LOGFILE_HEADER,
@@ -500,9 +504,7 @@ void EtlFile::finish(std::uint64_t pool_events_lost) {
   flush();
   if (fd_ < 0) return;
   write_header_buffer(pool_events_lost, file_time_now());
-  ::fsync(fd_);
-  ::close(fd_);
-  fd_ = -1;
+  close_file(true);
 }
 
 EtlCounts EtlFile::counts() const {

@@ -14,6 +14,8 @@
 
 #include <windows.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +88,9 @@ class EtlFile {
   explicit EtlFile(const EtlSettings& settings);
   bool open_file(std::uint32_t index, ULONG& status, std::string& reason);
   int open_descriptor(const std::string& name, ULONG& status, std::string& reason) const;
+  bool room_for(const std::string& name, const struct stat* existing, ULONG& status,
+                std::string& reason) const;
+  void close_file(bool sync);
   bool adopt(int fd, const std::string& name, std::uint32_t index, ULONG& status,
              std::string& reason);
   bool adopt_existing(ULONG& status, std::string& reason);
@@ -109,6 +114,7 @@ class EtlFile {
                        : stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes;
   }
   std::int64_t file_clock(std::uint64_t ns) const;
+  std::uint64_t maximum_bytes() const;  // MaximumFileSize in bytes (0: none)
   std::uint64_t capacity_buffers() const;
 
   EtlSettings settings_;
@@ -173,6 +179,8 @@ class EtlFile {
 // TRACE_LOGFILE_HEADER's place in the header event and the layout constants, shared with the
 // tests that read files back.
 inline constexpr std::uint32_t kBufferHeaderBytes = 0x48;
+// The room StartTrace asks for a file with no MaximumFileSize (StartTrace page, ERROR_DISK_FULL).
+inline constexpr std::uint64_t kRoomWithoutMaximum = std::uint64_t{200} * 1024 * 1024;
 inline constexpr std::uint32_t kSystemHeaderBytes = 0x20;
 inline constexpr std::uint32_t kLogfileHeaderBytes = 0x118;
 inline constexpr std::uint32_t kEventHeaderBytes = 0x50;

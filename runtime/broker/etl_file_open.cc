@@ -10,9 +10,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -26,7 +29,8 @@ ULONG status_of_errno(int error) {
     case EACCES:
     case EPERM:
     case EROFS: return ERROR_ACCESS_DENIED;
-    case ENOSPC: return ERROR_DISK_FULL;
+    case ENOSPC:
+    case EFBIG: return ERROR_DISK_FULL;
     default: return ERROR_BAD_PATHNAME;
   }
 }
@@ -67,7 +71,9 @@ int EtlFile::open_descriptor(const std::string& name, ULONG& status, std::string
   const bool append = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0;
   struct stat st {};
   const char* shape = nullptr;
-  if (::lstat(name.c_str(), &st) == 0) shape = unwritable_shape(st.st_mode);
+  const bool existed = ::lstat(name.c_str(), &st) == 0;
+  if (existed) shape = unwritable_shape(st.st_mode);
+  if (shape == nullptr && !room_for(name, existed ? &st : nullptr, status, reason)) return -1;
   int fd = -1;
   if (shape == nullptr) {
     const int flags =
@@ -90,7 +96,69 @@ int EtlFile::open_descriptor(const std::string& name, ULONG& status, std::string
     reason = name + ": " + shape + ", not a regular file: no log file is written there";
     return -1;
   }
+  // EVENT_TRACE_FILE_MODE_PREALLOCATE (Logging Mode Constants page): "Reserves
+  // EVENT_TRACE_PROPERTIES.MaximumFileSize bytes of disk space for the log file in advance. The
+  // file occupies the entire space during logging"; close_file() reduces it.
+  if ((settings_.log_file_mode & EVENT_TRACE_FILE_MODE_PREALLOCATE) != 0) {
+    const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(maximum_bytes()));
+    if (error != 0) {
+      ::close(fd);
+      if (!existed) ::unlink(name.c_str());
+      status = status_of_errno(error);
+      reason = name + ": " + std::to_string(maximum_bytes()) +
+               " bytes (MaximumFileSize) not reserved: " + std::strerror(error);
+      return -1;
+    }
+  }
   return fd;
+}
+
+// StartTrace page, ERROR_DISK_FULL: "MaximumFileSize is nonzero and there is not
+// MaximumFileSize bytes available for the log file", or "MaximumFileSize is zero and there is
+// not an additional 200 MB available". Asked of the file system that holds the file's folder,
+// before the file is made or cut: a refusal leaves a file of that name as it was. An existing
+// file's bytes count as room unless it is appended to (then its size counts towards
+// MaximumFileSize). Whether the folder is on the system drive is not asked (docs/etwrt/
+// conformance.md, "Choices where the documents are silent").
+bool EtlFile::room_for(const std::string& name, const struct stat* existing, ULONG& status,
+                       std::string& reason) const {
+  const bool append = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0;
+  const auto slash = name.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : name.substr(0, slash + 1);
+  struct statvfs fs {};
+  if (::statvfs(folder.c_str(), &fs) != 0) return true;  // the open says why it cannot be made
+  std::uint64_t room = std::uint64_t{fs.f_bavail} * fs.f_frsize;
+  std::uint64_t needed = settings_.maximum_file_size != 0 ? maximum_bytes() : kRoomWithoutMaximum;
+  if (existing != nullptr && append && settings_.maximum_file_size != 0) {
+    needed -= std::min<std::uint64_t>(needed, static_cast<std::uint64_t>(existing->st_size));
+  } else if (existing != nullptr && !append) {
+    room += static_cast<std::uint64_t>(existing->st_blocks) * 512;  // freed when it is cut
+  }
+  if (room >= needed) return true;
+  status = ERROR_DISK_FULL;
+  reason = name + ": " + std::to_string(room) + " bytes free on its file system, " +
+           std::to_string(needed) +
+           (settings_.maximum_file_size != 0 ? " needed (MaximumFileSize)"
+                                             : " needed (200 MB when MaximumFileSize is 0)");
+  return false;
+}
+
+// The file being closed (a NEWFILE switch, an UPDATE's new name, the stop: `sync`): a
+// preallocated one "is reduced to the size needed" (Logging Mode Constants page).
+void EtlFile::close_file(bool sync) {
+  if (fd_ < 0) return;
+  if ((settings_.log_file_mode & EVENT_TRACE_FILE_MODE_PREALLOCATE) != 0) {
+    const std::uint64_t used =
+        compressed_ ? write_at_ : file_buffers_ * std::uint64_t{settings_.buffer_bytes};
+    if (::ftruncate(fd_, static_cast<off_t>(used)) != 0) {
+      std::fprintf(stderr, "etwrt-broker: %s: not reduced to %llu bytes: %s\n",
+                   current_name_.c_str(), static_cast<unsigned long long>(used),
+                   std::strerror(errno));
+    }
+  }
+  if (sync) ::fsync(fd_);
+  ::close(fd_);
+  fd_ = -1;
 }
 
 // The file `fd` (opened as `name`, NEWFILE's number `index`) becomes the one written: the one
@@ -98,7 +166,7 @@ int EtlFile::open_descriptor(const std::string& name, ULONG& status, std::string
 bool EtlFile::adopt(int fd, const std::string& name, std::uint32_t index, ULONG& status,
                     std::string& reason) {
   const bool append = (settings_.log_file_mode & EVENT_TRACE_FILE_MODE_APPEND) != 0;
-  if (fd_ >= 0) ::close(fd_);
+  close_file(false);
   fd_ = fd;
   current_name_ = name;
   file_index_ = index;

@@ -536,6 +536,56 @@ TEST_F(EtlWrite, EveryUserDataByteReachesTheFileWhateverItsLength) {
   EXPECT_EQ(r.wrong, 0u);
 }
 
+// StartTrace page, ERROR_DISK_FULL: a file the disk has no room for is refused before anything
+// is made or cut, so a file already at that name keeps every byte.
+TEST_F(EtlWrite, NoRoomForMaximumFileSizeIsDiskFullAndTheExistingFileIsKept) {
+  const std::string file = path("kept.etl");
+  const std::string kept = "bytes that were here before";
+  std::ofstream(file, std::ios::binary) << kept;
+  for (const ULONG mode :
+       {ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+        ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_PREALLOCATE},
+        ULONG{EVENT_TRACE_FILE_MODE_APPEND}}) {
+    FileProperties p(file, mode);
+    p.get()->MaximumFileSize = 0xFFFFFFFF;  // MB
+    TRACEHANDLE h = 0;
+    EXPECT_EQ(StartTraceA(&h, "etl-no-room", p.get()), static_cast<ULONG>(ERROR_DISK_FULL)) << mode;
+    std::ifstream in(file, std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), kept) << mode;
+  }
+}
+
+// Logging Mode Constants page, PREALLOCATE: "Reserves EVENT_TRACE_PROPERTIES.MaximumFileSize
+// bytes of disk space for the log file in advance. The file occupies the entire space during
+// logging, for both circular and sequential log files. When you stop the session, the log file
+// is reduced to the size needed."
+TEST_F(EtlWrite, PreallocateReservesTheMaximumSizeWhileLoggingAndTheStopReducesIt) {
+  constexpr ULONG kMaxKb = 512;
+  constexpr ULONG kEvents = 300;
+  for (const ULONG mode :
+       {ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL}, ULONG{EVENT_TRACE_FILE_MODE_CIRCULAR}}) {
+    SCOPED_TRACE(mode);
+    const std::string file = path("prealloc-" + std::to_string(mode) + ".etl");
+    FileProperties p =
+        FileProperties::at_most_kb(file, mode | EVENT_TRACE_FILE_MODE_PREALLOCATE, kMaxKb);
+    p.get()->FlushTimer = 0;
+    const TRACEHANDLE h = start_logging("etl-prealloc", p);
+    struct stat st {};
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, kMaxKb * 1024);
+    EXPECT_GE(st.st_blocks * 512, kMaxKb * 1024) << "the space is reserved, not a sparse file";
+    const ULONG written = write_events(h, kEvents);
+    const Stopped s = stop("etl-prealloc");
+    ASSERT_EQ(s.status, ERROR_SUCCESS);
+    ASSERT_EQ(s.events_lost, 0u);
+    // The header buffer and the ones written: 300 events of 112 bytes in 4 KB buffers.
+    const auto size = std::filesystem::file_size(file);
+    EXPECT_EQ(size, std::uintmax_t{s.buffers_written} * 4096);
+    EXPECT_LT(size, kMaxKb * 1024u);
+    expect_file_accounts(file, written, 0);
+  }
+}
+
 // Classic providers (TraceEvent) are written as EVENT_TRACE_HEADER records (FULL_HEADER64).
 const GUID kControl = {
     0x6f1d8b52, 0x3cae, 0x4d74, {0x90, 0x25, 0x7b, 0x31, 0xa4, 0xe8, 0x2f, 0x69}};
@@ -610,6 +660,19 @@ TEST_F(EtlWrite, InvalidCombinationsAndNamesGetTheDocumentedStatus) {
       {"a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_CIRCULAR, 1,
        ERROR_INVALID_PARAMETER},
       {"no-such-dir/a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL, 0, ERROR_PATH_NOT_FOUND},
+      // PREALLOCATE: "You must set EVENT_TRACE_PROPERTIES.MaximumFileSize", "You cannot use the
+      // mode for private event tracing sessions" (Logging Mode Constants page).
+      {"a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_PREALLOCATE, 0,
+       ERROR_INVALID_PARAMETER},
+      {"a.etl",
+       EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_PREALLOCATE |
+           EVENT_TRACE_PRIVATE_LOGGER_MODE,
+       1, ERROR_INVALID_PARAMETER},
+      // StartTrace page, ERROR_DISK_FULL: "MaximumFileSize is nonzero and there is not
+      // MaximumFileSize bytes available for the log file" (4 PB: no disk here has them).
+      {"a.etl", EVENT_TRACE_FILE_MODE_SEQUENTIAL, 0xFFFFFFFF, ERROR_DISK_FULL},
+      {"a.etl", EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_PREALLOCATE, 0xFFFFFFFF,
+       ERROR_DISK_FULL},
   };
   for (const Case& c : cases) {
     FileProperties p(path(c.file), c.mode);

@@ -45,6 +45,13 @@ StartTraceCheck check_log_file_mode(ULONG mode, const std::string& log_file,
       maximum_file_size == 0) {
     return fail(ERROR_INVALID_PARAMETER, "NEWFILE and CIRCULAR need a MaximumFileSize");
   }
+  // PREALLOCATE: "You must set EVENT_TRACE_PROPERTIES.MaximumFileSize", "You cannot use the
+  // mode for private event tracing sessions" (Logging Mode Constants page).
+  if ((mode & EVENT_TRACE_FILE_MODE_PREALLOCATE) != 0 &&
+      (maximum_file_size == 0 || (mode & EVENT_TRACE_PRIVATE_LOGGER_MODE) != 0)) {
+    return fail(ERROR_INVALID_PARAMETER,
+                "PREALLOCATE needs a MaximumFileSize and is not for private sessions");
+  }
   if (log_file.empty() && (mode & (EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_BUFFERING_MODE)) == 0) {
     return fail(ERROR_BAD_PATHNAME, "neither a log file nor a real-time or buffering mode");
   }
