@@ -5,6 +5,8 @@
 // buffer with its spans inside itself, and must survive a round trip: encoded again from what
 // was decoded, it decodes to the same view. Both decoders accept exactly the same records and
 // agree on every field; the framing accepts at least those, with the same size and timestamp.
+// The form the trace-file logger gets (decode_stored_record) agrees too, and each of its parts
+// can be read by whole 8-byte words inside the record, as the logger reads them.
 #include "fuzz_target.h"
 
 #include <etwrt/dataplane.h>
@@ -85,6 +87,49 @@ bool same_event(const dp::RecordView& v, const dp::EventRecordOut& out) {
   return same;
 }
 
+// Whether `part` may be read by whole words (StoredRecord's promise): it starts 8-aligned in
+// the record, and the record holds its size rounded up to 8.
+bool word_readable(std::span<const std::byte> part, std::span<const std::byte> record) {
+  if (part.empty()) return true;
+  const auto start = part.data() - record.data();
+  return start >= 0 && start % 8 == 0 &&
+         static_cast<std::size_t>(start) + ((part.size() + 7) & ~std::size_t{7}) <= record.size();
+}
+
+// The reader's StoredRecord form of an accepted record against its RecordView form.
+void check_stored(std::span<const std::byte> rest, const dp::RecordView& v,
+                  std::size_t record_size) {
+  dp::StoredRecord s;
+  std::size_t size = 0;
+  if (!dp::decode_stored_record(rest, s, size) || size != record_size) {
+    etwh::fuzz::finding("decode_stored_record does not accept what decode_record accepts");
+    return;
+  }
+  const std::span<const std::byte> record = rest.first(record_size);
+  GUID provider, activity;
+  std::uint32_t ids[2];
+  std::memcpy(&provider, s.header + dp::kStoredProviderId, sizeof provider);
+  std::memcpy(&activity, s.header + dp::kStoredActivityId, sizeof activity);
+  std::memcpy(ids, s.header + dp::kStoredProcessId, sizeof ids);
+  const bool same =
+      s.header == record.data() && s.timestamp_ns == v.timestamp_ns && s.flags == v.flags &&
+      same_guid(provider, v.provider_id) && same_guid(activity, v.activity_id) &&
+      std::memcmp(s.header + dp::kStoredDescriptor, &v.descriptor, sizeof v.descriptor) == 0 &&
+      ids[0] == v.process_id && ids[1] == v.thread_id &&
+      (s.related_activity_id != nullptr) == v.has_related_activity_id &&
+      (!v.has_related_activity_id ||
+       std::memcmp(s.related_activity_id, &v.related_activity_id, sizeof(GUID)) == 0) &&
+      same_bytes(s.provider_traits, v.provider_traits) &&
+      same_bytes(s.event_schema, v.event_schema) && same_bytes(s.user_data, v.user_data) &&
+      s.has_timestamp_override == v.has_timestamp_override &&
+      (!v.has_timestamp_override || s.timestamp_override == v.timestamp_override);
+  if (!same) etwh::fuzz::finding("decode_stored_record and decode_record disagree on a record");
+  if (!word_readable(s.user_data, record) || !word_readable(s.provider_traits, record) ||
+      !word_readable(s.event_schema, record)) {
+    etwh::fuzz::finding("a StoredRecord part cannot be read by whole words inside its record");
+  }
+}
+
 // The other decoder and the framing on the same bytes, given decode_record's answer.
 void check_agreement(std::span<const std::byte> rest, bool accepted, const dp::RecordView& view,
                      std::size_t record_size) {
@@ -157,6 +202,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       etwh::fuzz::finding("a decoded record's data lies outside it");
     }
     check_round_trip(view);
+    check_stored(rest, view, record_size);
     offset += record_size;
   }
   return 0;

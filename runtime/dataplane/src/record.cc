@@ -40,6 +40,12 @@ bool decode_event_record(std::span<const std::byte> bytes, EventRecordOut& out,
   return parse_record(bytes, writer, record_size);
 }
 
+bool decode_stored_record(std::span<const std::byte> bytes, StoredRecord& out,
+                          size_t& record_size) {
+  StoredOut stored{out};
+  return parse_record(bytes, stored, record_size);
+}
+
 bool frame_record(std::span<const std::byte> bytes, uint32_t& size, uint64_t& timestamp_ns) {
   return frame_at(bytes.data(), bytes.size(), size, timestamp_ns);
 }

@@ -161,6 +161,8 @@ struct EventRecordOut {
 };
 bool decode_event_record(std::span<const std::byte> bytes, EventRecordOut& out,
                          size_t& record_size);
+// The same record as Reader::poll(RecordSink&) hands it (StoredRecord), by the same parser.
+bool decode_stored_record(std::span<const std::byte> bytes, StoredRecord& out, size_t& record_size);
 
 // What the reader merges records by, read from the header alone: the record's size and
 // timestamp. False when the size cannot be a record's within `bytes` (too small, not
