@@ -4,8 +4,13 @@
 #include "xpress.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
 
 namespace etwrt::etl {
 namespace {
@@ -78,10 +83,10 @@ BufferHeader read_buffer_header(const std::byte* p) {
           load<std::uint16_t>(p + 0x34), load<std::int64_t>(p + 0x18)};
 }
 
-// Copies (or decompresses) the buffer at `pos` into `arena`: its header, then its records up
-// to Offset. `max_records_end` bounds a compressed buffer's Offset (the logger's BufferSize).
-ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
-                        std::size_t max_records_end, BufferHeader& h, Arena& arena) {
+// Reads the header of the buffer at `pos` and checks that it fits the file and that its Offset
+// is inside it (a compressed buffer's Offset within `max_records_end`, the logger's BufferSize).
+ParseStatus check_buffer(std::span<const std::byte> file, std::size_t pos,
+                         std::size_t max_records_end, BufferHeader& h) {
   if (file.size() - pos < kBufferHeaderSize)
     return fail(ERROR_FILE_CORRUPT, pos, "truncated buffer header");
   h = read_buffer_header(file.data() + pos);
@@ -89,28 +94,41 @@ ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
     return fail(ERROR_FILE_CORRUPT, pos,
                 "BufferSize " + std::to_string(h.size) + " does not fit the file");
   }
-  const bool compressed = (h.flags & kFlagCompressed) != 0;
-  const std::size_t limit = compressed ? max_records_end : h.size;
+  const std::size_t limit = (h.flags & kFlagCompressed) != 0 ? max_records_end : h.size;
   if (h.offset < kBufferHeaderSize || h.offset > limit) {
     return fail(ERROR_FILE_CORRUPT, pos,
                 "Offset " + std::to_string(h.offset) + " outside the buffer");
   }
-  const std::size_t base = arena.size();
-  arena.resize(base + h.offset);
-  if (!compressed) {
-    std::memcpy(arena.data() + base, file.data() + pos, h.offset);
+  return {};
+}
+
+// Copies (or decompresses) the buffer at `pos`, checked, to `out`: its header, then its records
+// up to Offset (h.offset bytes).
+ParseStatus copy_buffer(std::span<const std::byte> file, std::size_t pos, const BufferHeader& h,
+                        std::byte* out) {
+  if ((h.flags & kFlagCompressed) == 0) {
+    std::memcpy(out, file.data() + pos, h.offset);
     return {};
   }
-  std::memcpy(arena.data() + base, file.data() + pos, kBufferHeaderSize);
-  const std::span<std::byte> out(arena.data() + base + kBufferHeaderSize,
-                                 h.offset - kBufferHeaderSize);
+  std::memcpy(out, file.data() + pos, kBufferHeaderSize);
+  const std::span<std::byte> records(out + kBufferHeaderSize, h.offset - kBufferHeaderSize);
   const std::ptrdiff_t n = xpress_lz77_decompress(
-      file.subspan(pos + kBufferHeaderSize, h.size - kBufferHeaderSize), out);
-  if (n != static_cast<std::ptrdiff_t>(out.size())) {
-    arena.resize(base);
+      file.subspan(pos + kBufferHeaderSize, h.size - kBufferHeaderSize), records);
+  if (n != static_cast<std::ptrdiff_t>(records.size())) {
     return fail(ERROR_FILE_CORRUPT, pos, "compressed buffer does not decompress to its Offset");
   }
   return {};
+}
+
+// The two above, appending to `arena`.
+ParseStatus load_buffer(std::span<const std::byte> file, std::size_t pos,
+                        std::size_t max_records_end, BufferHeader& h, Arena& arena) {
+  if (ParseStatus s = check_buffer(file, pos, max_records_end, h); !s.ok()) return s;
+  const std::size_t base = arena.size();
+  arena.resize(base + h.offset);
+  ParseStatus s = copy_buffer(file, pos, h, arena.data() + base);
+  if (!s.ok()) arena.resize(base);
+  return s;
 }
 
 // Walks the records of the buffer at `base` in `arena` (its Offset `end`), appending them.
@@ -176,18 +194,79 @@ void read_logfile_header(const std::byte* p, std::size_t size, bool wide, TraceF
   out.log_file_name = read_name(names, units);
 }
 
-// What the arena will hold: the sum of the buffers' Offsets (each bounded as load_buffer
-// bounds it), so that it is allocated once.
-std::size_t arena_size(std::span<const std::byte> file, std::size_t max_records_end) {
-  std::size_t total = 0;
-  for (std::size_t pos = 0; file.size() - pos >= kBufferHeaderSize;) {
-    const BufferHeader h = read_buffer_header(file.data() + pos);
-    if (h.size < kBufferHeaderSize || h.size > file.size() - pos) break;
-    const bool compressed = (h.flags & kFlagCompressed) != 0;
-    total += std::min<std::size_t>(h.offset, compressed ? max_records_end : h.size);
+// Where each buffer is in the file and where its bytes go in the arena, from the headers alone,
+// up to the first one that does not check (its place then ends the list: it is where a
+// sequential parse stops with that buffer's status).
+struct Place {
+  std::size_t pos;   // in the file
+  std::size_t base;  // in the arena
+  BufferHeader header;
+};
+
+struct Layout {
+  std::vector<Place> places;
+  std::size_t arena_bytes = 0;
+  std::size_t bad_pos = SIZE_MAX;  // the first buffer that does not check, if any
+};
+
+Layout lay_out(std::span<const std::byte> file, std::size_t max_records_end) {
+  Layout out;
+  for (std::size_t pos = 0; pos < file.size();) {
+    BufferHeader h{};
+    if (!check_buffer(file, pos, max_records_end, h).ok()) {
+      out.bad_pos = pos;
+      break;
+    }
+    out.places.push_back({pos, out.arena_bytes, h});
+    out.arena_bytes += h.offset;
     pos += h.size;
   }
-  return total;
+  return out;
+}
+
+// What loading buffers [first, last) gave: their records in order, and the first failure.
+struct Loaded {
+  std::vector<RecordRef> records;
+  std::size_t failed = SIZE_MAX;  // index of the first buffer that failed
+  ParseStatus status;
+};
+
+void load_range(std::span<const std::byte> file, const Layout& layout, std::size_t first,
+                std::size_t last, Arena& arena, std::vector<BufferInfo>& buffers, Loaded& out) {
+  std::size_t i = first;
+  try {  // (in a thread of its own, an exception would end the process)
+    out.records.reserve((layout.places[last - 1].base - layout.places[first].base) / 64 + 16);
+    for (; i < last; ++i) {
+      const Place& p = layout.places[i];
+      const BufferHeader& h = p.header;
+      std::uint32_t count = 0;
+      ParseStatus s = copy_buffer(file, p.pos, h, arena.data() + p.base);
+      if (s.ok()) {
+        s = index_records(arena, p.base, h.offset, static_cast<std::uint32_t>(i), p.pos,
+                          out.records, count);
+      }
+      if (!s.ok()) {
+        out.failed = i;
+        out.status = std::move(s);
+        return;
+      }
+      const bool proc_index = (h.flags & kFlagProcIndex) != 0;
+      buffers[i] = {static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF),
+                    h.logger_id, proc_index, count, h.sequence};
+    }
+  } catch (const std::bad_alloc&) {
+    out.failed = i;
+    out.status = fail(ERROR_NOT_ENOUGH_MEMORY, layout.places[i].pos, "no memory for its records");
+  }
+}
+
+// How many threads decompress and index: each buffer is compressed on its own, so they split
+// the buffers; a small file is not worth a thread.
+std::size_t loaders(std::size_t buffers) {
+  constexpr std::size_t kMostThreads = 4;
+  constexpr std::size_t kBuffersPerThread = 64;
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp<std::size_t>(buffers / kBuffersPerThread, 1, std::min(cores, kMostThreads));
 }
 
 }  // namespace
@@ -218,36 +297,60 @@ ParseStatus parse_header(std::span<const std::byte> file, TraceFile& out) {
 }
 
 ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::size_t max_arena) {
-  Arena arena;
-  std::vector<BufferInfo> buffers;
-  std::vector<RecordRef> records;
   // A compressed buffer decompresses to at most the session's buffer size, itself at most
   // MAX_ETW_BUFFER_SIZE (16 MB, ntwmi.h).
   const std::size_t max_end = std::min<std::size_t>(out.header.BufferSize, kMaxBufferBytes);
-  const std::size_t needed = arena_size(file, max_end);
-  if (needed > std::min(max_arena, kMaxArenaBytes)) {
+  const Layout layout = lay_out(file, max_end);
+  if (layout.arena_bytes > std::min(max_arena, kMaxArenaBytes)) {
     return fail(ERROR_NOT_ENOUGH_MEMORY, 0,
-                "the buffers hold " + std::to_string(needed) + " bytes, over the reader's " +
-                    std::to_string(max_arena));
+                "the buffers hold " + std::to_string(layout.arena_bytes) +
+                    " bytes, over the reader's " + std::to_string(max_arena));
   }
-  arena.reserve(needed);
-  records.reserve(needed / 64);  // Most files' records average more than 64 bytes.
-  for (std::size_t pos = 0; pos < file.size();) {
-    BufferHeader h{};
-    const std::size_t base = arena.size();
-    if (ParseStatus s = load_buffer(file, pos, max_end, h, arena); !s.ok()) return s;
-    const auto index = static_cast<std::uint32_t>(buffers.size());
-    std::uint32_t count = 0;
-    if (ParseStatus s = index_records(arena, base, h.offset, index, pos, records, count); !s.ok()) {
-      return s;
+  const std::size_t n = layout.places.size();
+  Arena arena;
+  arena.resize(layout.arena_bytes);  // (not zeroed) each buffer fills its own part
+  std::vector<BufferInfo> buffers(n);
+  const std::size_t threads = loaders(n);
+  std::vector<Loaded> parts(threads);
+  std::vector<std::thread> helpers;
+  // Part k takes buffers [n * k / threads, n * (k + 1) / threads); part 0 is this thread's. A
+  // thread that cannot be started leaves its part to this one.
+  const auto bounds = [&](std::size_t k) {
+    return std::pair(n * k / threads, n * (k + 1) / threads);
+  };
+  std::vector<bool> inline_part(threads, false);
+  for (std::size_t k = 1; k < threads; ++k) {
+    const auto [first, last] = bounds(k);
+    try {
+      helpers.emplace_back(
+          [&, first, last, k] { load_range(file, layout, first, last, arena, buffers, parts[k]); });
+    } catch (const std::system_error&) {
+      inline_part[k] = true;
     }
-    const bool proc_index = (h.flags & kFlagProcIndex) != 0;
-    buffers.push_back(
-        {static_cast<std::uint16_t>(proc_index ? h.context & 0x7FF : h.context & 0xFF), h.logger_id,
-         proc_index, count, h.sequence});
-    pos += h.size;
   }
-  if (records.empty()) return fail(ERROR_BAD_FORMAT, 0, "no records");
+  for (std::size_t k = 0; k < threads; ++k) {
+    const auto [first, last] = bounds(k);
+    if ((k == 0 || inline_part[k]) && first < last) {
+      load_range(file, layout, first, last, arena, buffers, parts[k]);
+    }
+  }
+  for (std::thread& t : helpers) t.join();
+  // The first failure in file order, as a parse buffer by buffer would meet it.
+  for (Loaded& part : parts) {
+    if (part.failed != SIZE_MAX) return std::move(part.status);
+  }
+  if (layout.bad_pos != SIZE_MAX) {
+    BufferHeader h{};
+    return check_buffer(file, layout.bad_pos, max_end, h);
+  }
+  std::vector<RecordRef> records;
+  std::size_t total = 0;
+  for (const Loaded& part : parts) total += part.records.size();
+  if (total == 0) return fail(ERROR_BAD_FORMAT, 0, "no records");
+  records.reserve(total);
+  for (const Loaded& part : parts) {
+    records.insert(records.end(), part.records.begin(), part.records.end());
+  }
   out.arena = std::move(arena);
   out.buffers = std::move(buffers);
   out.records = std::move(records);

@@ -37,6 +37,12 @@ void put(Bytes& b, std::size_t at, T v) {
   std::memcpy(b.data() + at, &v, sizeof v);
 }
 
+std::uint32_t get_u32(const Bytes& b, std::size_t at) {
+  std::uint32_t v;
+  std::memcpy(&v, b.data() + at, 4);
+  return v;
+}
+
 Bytes from(std::initializer_list<int> v) {
   Bytes b;
   for (int x : v) b.push_back(static_cast<std::byte>(x));
@@ -503,6 +509,74 @@ TEST(EtlSynthetic, ACorruptCompressedBufferIsFileCorrupt) {
   FileRun r;
   run(corrupt, r);
   EXPECT_EQ(r.status, static_cast<ULONG>(ERROR_FILE_CORRUPT));
+}
+
+// A file of many compressed buffers is parsed by several threads, each a run of buffers
+// (trace_file.cc, parse_records): what they give must be what one buffer after another gives,
+// and a damaged file must name the first damaged buffer in file order, whichever thread met it.
+struct ManyBuffers {
+  Bytes file;
+  std::vector<std::size_t> at;  // each data buffer's offset in the file
+};
+
+ManyBuffers many_buffers(std::size_t count) {
+  ManyBuffers m;
+  m.file = buffer(header_record(kStart, 1000), 4, 0, false);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<std::uint16_t>(i);
+    const std::int64_t qpc = 2000 + 10 * static_cast<std::int64_t>(i);
+    m.at.push_back(m.file.size());
+    const Bytes b = buffer(records_of({{qpc, id, 'x'}, {qpc + 5, id, 'y'}}), 0,
+                           static_cast<std::uint8_t>(i % 2), true);
+    m.file.insert(m.file.end(), b.begin(), b.end());
+  }
+  return m;
+}
+
+etl::ParseStatus parse_status(const Bytes& file) {
+  etl::TraceFile t;
+  if (etl::ParseStatus s = etl::parse_header(file, t); !s.ok()) return s;
+  return etl::parse_records(file, t);
+}
+
+TEST(EtlSynthetic, ManyBuffersParseAsOneAfterAnotherAndTheFirstDamageIsNamed) {
+  constexpr std::size_t kBuffers = 600;  // the threads' share is at least 64 buffers each
+  const ManyBuffers m = many_buffers(kBuffers);
+  etl::TraceFile t;
+  ASSERT_TRUE(etl::parse_header(m.file, t).ok());
+  ASSERT_TRUE(etl::parse_records(m.file, t).ok());
+  ASSERT_EQ(t.buffers.size(), kBuffers + 1);
+  ASSERT_EQ(t.records.size(), 2 * kBuffers + 1);
+  for (std::size_t i = 1; i < t.records.size(); ++i) {
+    const etl::RecordRef& r = t.records[i];
+    ASSERT_EQ(r.buffer, (i + 1) / 2) << i;  // two per buffer, after the header's
+    ASSERT_GT(r.offset, t.records[i - 1].offset) << i;
+    ASSERT_EQ(r.raw_time, 2000 + 10 * std::int64_t((i - 1) / 2) + 5 * std::int64_t((i - 1) % 2));
+  }
+  for (std::size_t i = 1; i <= kBuffers; ++i) ASSERT_EQ(t.buffers[i].records, 2u) << i;
+  // A compressed stream that starts with a match (nothing before it to copy from).
+  const auto damaged = [&](std::initializer_list<std::size_t> buffers) {
+    Bytes file = m.file;
+    for (std::size_t b : buffers) put<std::uint32_t>(file, m.at[b] + etl::kBufferHeaderSize, ~0u);
+    return parse_status(file);
+  };
+  const auto names = [&](const etl::ParseStatus& s, std::size_t b) {
+    return s.status == static_cast<ULONG>(ERROR_FILE_CORRUPT) &&
+           s.message.rfind("offset " + std::to_string(m.at[b]) + ":", 0) == 0;
+  };
+  for (const std::size_t first : {std::size_t{10}, kBuffers / 2 + 10, kBuffers - 1}) {
+    EXPECT_TRUE(names(damaged({first}), first)) << damaged({first}).message;
+    EXPECT_TRUE(names(damaged({first, kBuffers - 1}), first)) << first;
+  }
+  EXPECT_TRUE(names(damaged({kBuffers - 1, 10}), 10));
+  // A header that does not fit the file after a damaged buffer: the damaged one is met first.
+  Bytes cut = m.file;
+  put<std::uint32_t>(cut, m.at[kBuffers - 2] + etl::kBufferHeaderSize, ~0u);
+  put<std::uint32_t>(cut, m.at[kBuffers - 1], 0x7FFFFFFF);  // BufferSize past the file's end
+  EXPECT_TRUE(names(parse_status(cut), kBuffers - 2)) << parse_status(cut).message;
+  put<std::uint32_t>(cut, m.at[kBuffers - 2] + etl::kBufferHeaderSize,
+                     get_u32(m.file, m.at[kBuffers - 2] + etl::kBufferHeaderSize));
+  EXPECT_TRUE(names(parse_status(cut), kBuffers - 1)) << parse_status(cut).message;
 }
 
 FILETIME as_filetime(std::int64_t t) {
