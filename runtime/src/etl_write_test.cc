@@ -78,8 +78,6 @@ Checked check_layout(const std::string& file, const json& expect) {
   return out;
 }
 
-// A provider enabled by the session, writing `count` events of kPayload bytes (the index
-
 // The file read back through the consumer API (OpenTraceA, ProcessTrace with an
 // EventRecordCallback): the header event first, then the provider's events, every stamp inside
 // the header's span (StartTime to EndTime, FILETIMEs).
@@ -149,15 +147,22 @@ void expect_file_accounts(const std::string& file, ULONG written, ULONG lost) {
   expect_read_back(file, written - lost, lost);
 }
 
-// first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
-// file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
-// many EventWrite calls returned ERROR_SUCCESS.
-ULONG write_events(TRACEHANDLE session, ULONG count, ULONG burst = 0) {
+// kProvider registered and enabled by `session` at level 5, every keyword.
+REGHANDLE enabled_provider(TRACEHANDLE session) {
   REGHANDLE reg = 0;
   EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
   EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
                            nullptr),
             ERROR_SUCCESS);
+  return reg;
+}
+
+// A provider enabled by the session, writing `count` events of kPayload bytes (the index
+// first), pausing 1 ms after every `burst` events (0: never), so that a test that needs the
+// file to fill does not depend on how fast the logger runs on a loaded machine. Returns how
+// many EventWrite calls returned ERROR_SUCCESS.
+ULONG write_events(TRACEHANDLE session, ULONG count, ULONG burst = 0) {
+  const REGHANDLE reg = enabled_provider(session);
   EVENT_DESCRIPTOR descriptor{};
   descriptor.Id = 7;
   descriptor.Level = 4;
@@ -504,12 +509,7 @@ void WINAPI check_payload_record(PEVENT_RECORD e) {
 TEST_F(EtlWrite, EveryUserDataByteReachesTheFileWhateverItsLength) {
   const std::string file = path("lengths.etl");
   FileProperties p(file, EVENT_TRACE_FILE_MODE_SEQUENTIAL);
-  const TRACEHANDLE h = start_logging("etl-lengths", p);
-  REGHANDLE reg = 0;
-  ASSERT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
-  ASSERT_EQ(
-      EnableTraceEx2(h, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000, nullptr),
-      ERROR_SUCCESS);
+  const REGHANDLE reg = enabled_provider(start_logging("etl-lengths", p));
   constexpr ULONG kLongest = 40;
   for (ULONG length = 0; length <= kLongest; ++length) {
     std::array<std::uint8_t, kLongest> payload{};
