@@ -313,6 +313,7 @@ ParseStatus parse_records(std::span<const std::byte> file, TraceFile& out, std::
   const std::size_t threads = loaders(n);
   std::vector<Loaded> parts(threads);
   std::vector<std::thread> helpers;
+  helpers.reserve(threads);  // (growing it while threads run could throw past them)
   // Part k takes buffers [n * k / threads, n * (k + 1) / threads); part 0 is this thread's. A
   // thread that cannot be started leaves its part to this one.
   const auto bounds = [&](std::size_t k) {
