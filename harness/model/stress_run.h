@@ -139,6 +139,10 @@ struct FileResult {
   double events_per_s = 0, mb_per_s = 0;
   // The disk's own rate (RunResult::disk_mb_per_s) over mb_per_s; none without a disk rate.
   std::optional<double> of_disk_rate;
+  // A sequential file with no room left for one more buffer under its MaximumFileSize: what
+  // came after was counted lost, so mb_per_s is what the run got to write, less than the logger
+  // could have written.
+  bool at_maximum_size = false;
 };
 
 struct SessionResult {

@@ -74,7 +74,8 @@ nlohmann::ordered_json file_json(const FileResult& f) {
           {"events_per_s", f.events_per_s},
           {"mb_per_s", f.mb_per_s},
           {"of_disk_rate",
-           f.of_disk_rate ? nlohmann::ordered_json(*f.of_disk_rate) : nlohmann::ordered_json()}};
+           f.of_disk_rate ? nlohmann::ordered_json(*f.of_disk_rate) : nlohmann::ordered_json()},
+          {"at_maximum_size", f.at_maximum_size}};
 }
 
 nlohmann::ordered_json session_json(const SessionResult& s, const Outcome& o,

@@ -92,7 +92,8 @@ std::optional<CpuTime> process_cpu(long pid) {
 
 struct StartedSession {
   std::string name;
-  std::string log_file;  // a file session's; empty for a realtime one
+  std::string log_file;                    // a file session's; empty for a realtime one
+  std::uint64_t sequential_max_bytes = 0;  // a sequential file's MaximumFileSize; 0: none
   TRACEHANDLE handle = 0;
   bool running = false;
 };
@@ -384,7 +385,7 @@ void stop_sessions(RunResources& res, const std::vector<std::uint64_t>& written_
     r.maximum_buffers = p.get()->MaximumBuffers;
     r.buffer_size_kb = p.get()->BufferSize;
     r.free_buffers = p.get()->FreeBuffers;
-    if (r.file) note_file_written(r, run.go_ns, stopped_ns);
+    if (r.file) note_file_written(r, run.go_ns, stopped_ns, s.sequential_max_bytes);
     run.sessions.push_back(r);
   }
 }
@@ -404,6 +405,9 @@ void start_sessions(RunResources& res, const Profile& profile, const GUID& provi
     if (profile.log_file) {
       s.log_file = (res.folder->path() / (s.name + ".etl")).string();
       set_log_file(props, p.size(), s.log_file, *profile.log_file);
+      if (profile.log_file->mode == FileMode::kSequential) {
+        s.sequential_max_bytes = std::uint64_t{profile.log_file->max_mb} * 1024 * 1024;
+      }
     }
     props->BufferSize = profile.buffers.buffer_size_kb;
     props->MinimumBuffers = profile.buffers.minimum_buffers;

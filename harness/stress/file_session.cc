@@ -156,11 +156,14 @@ std::uint64_t monotonic_ns() {
                                         .count());
 }
 
-void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_t stopped_ns) {
+void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_t stopped_ns,
+                       std::uint64_t sequential_max_bytes) {
   FileResult& f = *session.file;
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(f.path, ec);
   f.bytes = ec ? 0 : bytes;
+  const std::uint64_t buffer_bytes = std::uint64_t{session.buffer_size_kb} * 1024;
+  f.at_maximum_size = sequential_max_bytes != 0 && f.bytes + buffer_bytes > sequential_max_bytes;
   // A circular file that wrapped wrote more than it holds: STOP's BuffersWritten counts every
   // buffer written, its header the buffers in the file; the others were overwritten, each a
   // whole BufferSize (docs/etwrt/conformance.md, "Choices where the documents are silent").

@@ -51,7 +51,8 @@ std::optional<double> fio_write_mb_per_s(const std::string& json_text, std::stri
 // Once a file session stopped and its file was read back: the file's size and how fast it was
 // written, from go to the end of its STOP (CLOCK_MONOTONIC ns both); the bytes written are the
 // file's and, for a circular file that wrapped, the buffers it overwrote.
-void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_t stopped_ns);
+void note_file_written(SessionResult& session, std::uint64_t go_ns, std::uint64_t stopped_ns,
+                       std::uint64_t sequential_max_bytes = 0);
 
 // CLOCK_MONOTONIC in ns (std::chrono::steady_clock), the clock of go.
 std::uint64_t monotonic_ns();

@@ -92,5 +92,24 @@ TEST(StressFileSession, WrittenRateCountsTheBuffersACircularFileOverwrote) {
   std::filesystem::remove(path);
 }
 
+// A sequential file with no room for one more buffer under its MaximumFileSize is marked: its
+// rate is what the run got to write before it was full.
+TEST(StressFileSession, ASequentialFileWithNoRoomLeftIsMarkedAtItsMaximumSize) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "etwh-file-session-full-test.etl";
+  std::ofstream(path, std::ios::binary) << std::string(4 * 1024, 'x');
+  SessionResult s;
+  s.file.emplace();
+  s.file->path = path.string();
+  s.buffer_size_kb = 1;
+  note_file_written(s, 0, 1000000000, 4 * 1024);
+  EXPECT_TRUE(s.file->at_maximum_size) << "4 buffers of a 4 KB maximum";
+  note_file_written(s, 0, 1000000000, 5 * 1024);
+  EXPECT_FALSE(s.file->at_maximum_size) << "room for a fifth";
+  note_file_written(s, 0, 1000000000, 0);
+  EXPECT_FALSE(s.file->at_maximum_size) << "no maximum (or not sequential)";
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace etwh::stress

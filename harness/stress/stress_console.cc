@@ -128,10 +128,14 @@ std::string file_line(const RunResult& r, const SessionResult& s, std::size_t in
   std::string line = fmt::format("  {}: file {} bytes, {}, {:.1f} MB/s", short_name(index),
                                  grouped(f.bytes), rate(f.events_per_s), f.mb_per_s);
   if (f.of_disk_rate && r.disk_mb_per_s) {
-    return line + fmt::format(" = {:.2f} of the disk's {:.1f} MB/s ({})", *f.of_disk_rate,
-                              *r.disk_mb_per_s, r.disk_tool);
+    line += fmt::format(" = {:.2f} of the disk's {:.1f} MB/s ({})", *f.of_disk_rate,
+                        *r.disk_mb_per_s, r.disk_tool);
+  } else {
+    line += "; no disk rate: " + r.disk_unavailable;
   }
-  return line + "; no disk rate: " + r.disk_unavailable;
+  // The rate is then what the run got to write before the file was full, not the logger's.
+  if (f.at_maximum_size) line += "; the file reached its MaximumFileSize (the rest counted lost)";
+  return line;
 }
 
 // The processes' figures, a line each: writes, CPU per event, memory.
