@@ -131,6 +131,26 @@ Read read_back(const std::string& file, ULONG lost) {
   return r;
 }
 
+// The data buffers after the 16 KB header buffer, by their BufferSize (their length in the
+// file): where the chain ends (a buffer that cannot be one ends it) and how many it holds.
+struct Chain {
+  std::size_t end = 16384, buffers = 0, compressed = 0;
+};
+Chain walk_chain(const std::vector<char>& bytes) {
+  Chain c;
+  while (c.end + 0x48 <= bytes.size()) {
+    const auto size = load<std::uint32_t>(bytes, c.end);
+    const auto offset = load<std::uint32_t>(bytes, c.end + 0x30);
+    const auto flags = load<std::uint16_t>(bytes, c.end + 0x34);
+    if (size < 0x48u || c.end + size > bytes.size()) break;
+    EXPECT_LE(offset, 16384u);
+    if ((flags & 0x40) != 0) ++c.compressed;
+    ++c.buffers;
+    c.end += size;
+  }
+  return c;
+}
+
 TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   PrivateBrokerHome home("etwrt-etlz");
   const std::string file = home.dir() + "/z.etl";
@@ -150,19 +170,9 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   EXPECT_EQ(load<std::uint8_t>(bytes, header + 6), 2) << "layout 2.0";
   EXPECT_EQ(load<std::uint8_t>(bytes, header + 7), 0);
   EXPECT_NE(load<std::uint32_t>(bytes, header + 0x20) & EVENT_TRACE_COMPRESSED_MODE, 0u);
-  std::size_t pos = 16384, compressed = 0, buffers = 0;
-  while (pos + 0x48 <= bytes.size()) {
-    const auto size = load<std::uint32_t>(bytes, pos);
-    const auto offset = load<std::uint32_t>(bytes, pos + 0x30);
-    const auto flags = load<std::uint16_t>(bytes, pos + 0x34);
-    ASSERT_GE(size, 0x48u);
-    ASSERT_LE(pos + size, bytes.size());
-    EXPECT_LE(offset, 16384u);
-    if ((flags & 0x40) != 0) ++compressed;
-    ++buffers;
-    pos += size;
-  }
-  EXPECT_EQ(pos, bytes.size()) << "the buffers chain to the file's end";
+  const Chain chain = walk_chain(bytes);
+  const std::size_t buffers = chain.buffers, compressed = chain.compressed;
+  EXPECT_EQ(chain.end, bytes.size()) << "the buffers chain to the file's end";
   EXPECT_GT(buffers, 10u);
   EXPECT_EQ(compressed, buffers) << "trace records compress";
   EXPECT_LT(bytes.size(), 16384 + buffers * 16384 / 2) << "well under half the plain size";
@@ -205,6 +215,30 @@ TEST(EtlWriteCompressed, MaximumFileSizeCountsTheCompressedBytes) {
   EXPECT_EQ(r.events + lost, kEvents) << "every event in the file or counted lost";
   // 3 uncompressed buffers of 16 KB hold 3 * 146 records of 112 bytes.
   EXPECT_GT(r.events, 10u * 146) << "the compressed buffers, not BufferSize, fill the file";
+}
+
+// PREALLOCATE (Logging Mode Constants page: "When you stop the session, the log file is reduced
+// to the size needed"): a compressed file is cut to the bytes its buffers took, not to whole
+// BufferSizes.
+TEST(EtlWriteCompressed, APreallocatedFileIsReducedToTheCompressedBytesWritten) {
+  PrivateBrokerHome home("etwrt-etlzpre");
+  const std::string file = home.dir() + "/zpre.etl";
+  constexpr ULONG kEvents = 5000;
+  const Logged logged = log_compressed(
+      "etl-zpre", file, EVENT_TRACE_FILE_MODE_PREALLOCATE | EVENT_TRACE_USE_KBYTES_FOR_SIZE, 1024,
+      kEvents);
+  ASSERT_EQ(logged.lost, 0u);
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_LT(bytes.size(), 1024u * 1024 / 4) << "reduced from the 1 MB reserved";
+  const Chain chain = walk_chain(bytes);
+  EXPECT_EQ(chain.end, bytes.size()) << "the last buffer ends the file";
+  EXPECT_EQ(chain.compressed, chain.buffers);
+  std::string output;
+  EXPECT_EQ(check_layout(file, {{"strict", true}, {"events", kEvents}, {"events_lost", 0}}, output),
+            0)
+      << output;
+  EXPECT_EQ(read_back(file, 0).events, kEvents);
 }
 
 }  // namespace
