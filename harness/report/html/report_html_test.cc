@@ -243,6 +243,32 @@ TEST(ReportStress, TheSlowestDeliverysSplitAndBatchesPassWhenGivenOnly) {
   }
 }
 
+TEST(ReportStress, AFileSessionsRateAndWhetherItsFileFilledUpAreShown) {
+  json doc = stress_file({stress_result(100, 1, 5)});
+  json& session = doc["results"][0]["sessions"][0];
+  const Input realtime = input_of(doc, "realtime.json");
+  EXPECT_FALSE(stress_view({&realtime})["runs"][0]["sessions"][0].contains("file"));
+  session["file"] = {{"bytes", 1048576000},      {"header_events_lost", 9},
+                     {"header_buffers_lost", 1}, {"header_buffers_written", 16000},
+                     {"write_s", 0.6},           {"events_per_s", 1.5e7},
+                     {"mb_per_s", 1734.1},       {"of_disk_rate", 1.02},
+                     {"at_maximum_size", true}};
+  const Input full = input_of(doc, "full.json");
+  const json shown = stress_view({&full})["runs"][0]["sessions"][0]["file"];
+  EXPECT_EQ(shown["mb_per_s"], 1734.1);
+  EXPECT_EQ(shown["of_disk_rate"], 1.02);
+  EXPECT_EQ(shown["at_maximum_size"], true);
+  session["file"]["of_disk_rate"] = nullptr;  // no fio
+  session["file"].erase("at_maximum_size");   // older JSON
+  const Input older = input_of(doc, "older.json");
+  const json old_shown = stress_view({&older})["runs"][0]["sessions"][0]["file"];
+  EXPECT_TRUE(old_shown["of_disk_rate"].is_null());
+  EXPECT_FALSE(old_shown.contains("at_maximum_size"));
+  session["file"]["at_maximum_size"] = "yes";
+  const Input bad = input_of(doc, "bad.json");
+  EXPECT_EQ(stress_error_at(bad), std::string("/results/0/sessions/0/file/at_maximum_size"));
+}
+
 TEST(ReportStress, TheBuffersSpanAndTheConsumerThreadPassWhenGivenOnly) {
   json doc = stress_file({stress_result(100, 1, 5)});
   const Input old_file = input_of(doc, "old.json");  // before 2026-11-27

@@ -113,6 +113,22 @@ json session_entry(const Fields& f, const json& s, const std::string& at, std::s
     entry["consumer_cpu_share"] = f.number(thread, at + "/consumer_thread", "cpu_share");
     entry["consumer_preemptions"] = f.number(thread, at + "/consumer_thread", "preemptions");
   }
+  // Optional (absent from older stress JSON, null for a realtime session): a file session's rate
+  // to disk, that over the disk's own, and whether the file filled up (since 2026-11-29).
+  if (s.contains("file") && !s["file"].is_null()) {
+    const json& file = f.object(s, at, "file");
+    const std::string fat = at + "/file";
+    const json& of_disk = f.member(file, fat, "of_disk_rate");
+    entry["file"] = {
+        {"bytes", f.number(file, fat, "bytes")},
+        {"mb_per_s", f.number(file, fat, "mb_per_s")},
+        {"of_disk_rate", of_disk.is_null() ? json() : json(f.number(file, fat, "of_disk_rate"))}};
+    if (file.contains("at_maximum_size")) {
+      const json& full = f.member(file, fat, "at_maximum_size");
+      if (!full.is_boolean()) f.fail(fat + "/at_maximum_size", "not true or false");
+      entry["file"]["at_maximum_size"] = full.get<bool>();
+    }
+  }
   // Optional: the events lost while the consumer was behind longer than the buffers last
   // (2026-11-27).
   if (s.contains("lost_behind_longer_than_buffers")) {

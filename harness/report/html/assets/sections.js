@@ -305,6 +305,9 @@ function runsTable(runs) {
     { title: "p99 × reader nap", num: true, value: num(function (s) { return s.p99_vs_floor ? s.p99_vs_floor.reader_nap : null; }) },
     { title: "max µs", num: true, value: num(function (s) { return s.latency_us.max; }) },
     { title: "lag ms", num: true, value: num(function (s) { return s.consumer_lag_ms; }) },
+    { title: "file MB/s", num: true, value: num(function (s) { return s.file ? s.file.mb_per_s : null; }) },
+    { title: "file × disk", num: true, value: num(function (s) { return s.file ? s.file.of_disk_rate : null; }) },
+    { title: "file full", value: function (x) { return x.s && x.s.file && x.s.file.at_maximum_size ? "at MaximumFileSize: the rest lost, MB/s a bound" : ""; } },
     { title: "buffers last ms", num: true, value: num(function (s) { return s.buffers_span_ms === undefined ? null : s.buffers_span_ms; }) },
     { title: "consumer CPU %", num: true, value: num(function (s) { return s.consumer_cpu_share === undefined ? null : 100 * s.consumer_cpu_share; }) },
     { title: "preempted", num: true, value: num(function (s) { return s.consumer_preemptions === undefined ? null : s.consumer_preemptions; }) }
