@@ -99,6 +99,7 @@ cheap_flags() {
     */etwrt_dataplane_bench) echo "--benchmark_filter=pool_clock" ;;
     */etwh_bench_trace_file) echo "--benchmark_filter=BM_TraceFile_ProcessAgain" ;;
     */etwh_bench_judge) echo "--benchmark_filter=BM_Judge_ProcessTraceOnly" ;;
+    */etwh_bench_xpress) echo "--benchmark_filter=BM_Xpress_Compress/TraceRecords" ;;
     *) return ;;
   esac
   echo "--benchmark_min_time=0.01"
