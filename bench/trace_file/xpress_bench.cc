@@ -56,10 +56,9 @@ std::vector<std::byte> random_bytes() {
 
 void report(benchmark::State& state, std::size_t in_bytes, std::size_t out_bytes) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in_bytes));
-  state.counters["ns_per_record"] =
-      benchmark::Counter(static_cast<double>(in_bytes / kRecordBytes),
-                         benchmark::Counter::kIsIterationInvariantRate |
-                             benchmark::Counter::kInvert);
+  state.counters["ns_per_record"] = benchmark::Counter(
+      static_cast<double>(in_bytes / kRecordBytes),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["compressed_share"] = static_cast<double>(out_bytes) / in_bytes;
 }
 
