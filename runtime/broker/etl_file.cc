@@ -503,7 +503,7 @@ void EtlFile::finish(std::uint64_t pool_events_lost) {
   pool_events_lost_ = pool_events_lost;
   flush();
   if (fd_ < 0) return;
-  write_header_buffer(pool_events_lost, file_time_now());
+  write_final_header();
   close_file(true);
 }
 

@@ -46,7 +46,6 @@ std::unique_ptr<FileLogger> FileLogger::start(std::shared_ptr<dataplane::Pool> p
   }
   logger->file_ = EtlFile::open(settings, status, reason);
   if (!logger->file_) return nullptr;
-  logger->to_file_.file = logger->file_.get();
   logger->thread_ = std::thread([raw = logger.get()] { raw->run(); });
   return logger;
 }
@@ -59,7 +58,7 @@ std::uint64_t FileLogger::events_lost() const {
 }
 
 std::size_t FileLogger::poll(bool flush) {
-  if (!feeder_) return reader_->poll(to_file_, flush);
+  if (!feeder_) return reader_->poll(*this, flush);
   feeder_->refresh(pool_->now_ns());
   const std::size_t n = reader_->poll(
       [&](const dataplane::RecordView& r) {

@@ -18,7 +18,7 @@
 
 namespace etwrt::broker {
 
-class FileLogger {
+class FileLogger final : dataplane::RecordSink {
  public:
   // Creates the file and starts the thread on `session` of `pool`. nullptr when the file
   // cannot be made or the session already has a reader, with StartTrace's status and a reason.
@@ -47,6 +47,10 @@ class FileLogger {
   FileLogger() = default;
   void run();
   std::size_t poll(bool flush);
+  // A file-only session's records go from the pool to the file as the reader validated them
+  // (poll(*this)); with a feeder they are decoded (RecordView), for the realtime consumers too.
+  void record(const dataplane::StoredRecord& r) override { file_->add(r); }
+  void loss(const dataplane::LossReport&) override {}  // in the pool's counters already
   std::size_t drain();
 
   std::shared_ptr<dataplane::Pool> pool_;
@@ -54,13 +58,6 @@ class FileLogger {
   std::unique_ptr<EtlFile> file_;
   std::unique_ptr<dataplane::Reader> reader_;
   std::unique_ptr<dataplane::RelayFeeder> feeder_;  // realtime and file at once
-  // A file-only session's records go from the pool to the file as the reader validated them;
-  // with a feeder they are decoded (RecordView), for the realtime consumers too.
-  struct ToFile final : dataplane::RecordSink {
-    EtlFile* file = nullptr;
-    void record(const dataplane::StoredRecord& r) override { file->add(r); }
-    void loss(const dataplane::LossReport&) override {}  // in the pool's counters already
-  } to_file_;
   std::uint64_t flush_timer_ns_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
