@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 
+#include <sys/rseq.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -230,7 +231,10 @@ struct RecordHeader {
   EVENT_DESCRIPTOR descriptor;
   GUID activity_id;
   uint32_t user_data_size;
-  uint32_t ext_bytes;  // bytes of extended items following this header
+  // The processor the writer ran on when it wrote the record (its ETW_BUFFER_CONTEXT). The
+  // extended items' bytes are not stored: the size less this header and the user data (padded).
+  uint16_t processor;
+  uint16_t reserved;  // 0
 };
 static_assert(sizeof(RecordHeader) == 80);
 
@@ -268,6 +272,19 @@ inline uint64_t pool_now_ns(const Pool::Shared& shared) {
            static_cast<uint64_t>((static_cast<__int128>(ticks) * shared.ns_per_tick_q32) >> 32);
   }
   return monotonic_ns();
+}
+
+// The processor this thread runs on, for the record's ETW_BUFFER_CONTEXT: the kernel keeps it
+// in the thread's rseq area (glibc 2.35 and later register one), so it is one load; where
+// registration is off (GLIBC_TUNABLES glibc.pthread.rseq=0) or failed, sched_getcpu's.
+uint16_t processor_without_rseq();
+inline uint16_t current_processor() {
+  const auto* area = reinterpret_cast<const volatile struct rseq*>(
+      static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
+  const auto cpu = static_cast<int32_t>(area->cpu_id);
+  if (cpu >= 0 && cpu <= 0xFFFF) [[likely]]
+    return static_cast<uint16_t>(cpu);
+  return processor_without_rseq();
 }
 
 // A writer saw the bit of a session of its record in readers_sleeping after a commit: wake
@@ -355,8 +372,8 @@ inline RecordSizes measure_record(const EventInput& in) {
 std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size);
 
 inline void encode_measured(const EventInput& in, const RecordSizes& sizes, uint64_t timestamp_ns,
-                            uint32_t process_id, uint32_t thread_id, uint8_t sessions,
-                            std::byte* out) {
+                            uint32_t process_id, uint32_t thread_id, uint16_t processor,
+                            uint8_t sessions, std::byte* out) {
   // Fields are stored straight into the buffer (8-aligned, trivially copyable header).
   RecordHeader* h = new (out) RecordHeader;
   h->size = static_cast<uint32_t>(sizes.total);
@@ -376,7 +393,8 @@ inline void encode_measured(const EventInput& in, const RecordSizes& sizes, uint
   h->descriptor = *in.descriptor;
   h->activity_id = in.activity_id != nullptr ? *in.activity_id : GUID{};
   h->user_data_size = static_cast<uint32_t>(sizes.user);
-  h->ext_bytes = static_cast<uint32_t>(sizes.ext);
+  h->processor = processor;
+  h->reserved = 0;
   std::byte* p = out + sizeof(RecordHeader);
   if (sizes.ext != 0) [[unlikely]] {
     if (in.related_activity_id != nullptr)

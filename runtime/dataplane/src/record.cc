@@ -23,8 +23,8 @@ std::byte* put_ext(std::byte* out, uint16_t type, const void* data, size_t size)
 size_t encoded_size(const EventInput& in) { return measure_record(in).total; }
 
 void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
-                   uint32_t thread_id, std::byte* out) {
-  encode_measured(in, measure_record(in), timestamp_ns, process_id, thread_id, 1, out);
+                   uint32_t thread_id, std::byte* out, uint16_t processor) {
+  encode_measured(in, measure_record(in), timestamp_ns, process_id, thread_id, processor, 1, out);
 }
 
 bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size) {

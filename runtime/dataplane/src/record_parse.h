@@ -46,10 +46,13 @@ template <typename Out>
   // Field by field from the bytes (no alignment assumed), not a copy of the whole header
   // first: this runs once per delivered event.
   const std::byte* const h = record.data();
-  const auto ext_bytes = header_field<uint32_t>(h, offsetof(RecordHeader, ext_bytes));
   const auto user_data_size = header_field<uint32_t>(h, offsetof(RecordHeader, user_data_size));
   const auto ext_count = header_field<uint8_t>(h, offsetof(RecordHeader, ext_count));
-  if (uint64_t{ext_bytes} + user_data_size > record.size() - sizeof(RecordHeader)) return false;
+  // The items fill what the header and the user data (padded to 8) leave of the record.
+  const uint64_t user_padded = align8(uint64_t{user_data_size});
+  if (user_padded > record.size() - sizeof(RecordHeader)) return false;
+  if (header_field<uint16_t>(h, offsetof(RecordHeader, reserved)) != 0) return false;
+  const size_t ext_bytes = record.size() - sizeof(RecordHeader) - user_padded;
   out.header(h);
   const std::byte* p = h + sizeof(RecordHeader);
   const std::byte* ext_end = p + ext_bytes;
@@ -111,6 +114,7 @@ struct ViewOut {
     v.thread_id = header_field<uint32_t>(h, offsetof(RecordHeader, thread_id));
     v.flags = header_field<uint16_t>(h, offsetof(RecordHeader, flags));
     v.activity_id = header_field<GUID>(h, offsetof(RecordHeader, activity_id));
+    v.processor = header_field<uint16_t>(h, offsetof(RecordHeader, processor));
   }
   void related_activity_id(const std::byte* p) {
     std::memcpy(&v.related_activity_id, p, sizeof(GUID));
@@ -151,6 +155,7 @@ static_assert(offsetof(RecordHeader, thread_id) == kStoredThreadId);
 static_assert(offsetof(RecordHeader, provider_id) == kStoredProviderId);
 static_assert(offsetof(RecordHeader, descriptor) == kStoredDescriptor);
 static_assert(offsetof(RecordHeader, activity_id) == kStoredActivityId);
+static_assert(offsetof(RecordHeader, processor) == kStoredProcessor);
 static_assert(sizeof(RecordHeader) == kStoredHeaderBytes);
 
 // decode_event_record's receiver: an EVENT_RECORD, every field written (no clearing first).
@@ -182,7 +187,13 @@ struct EventRecordWriter {
                 sizeof(GUID) + sizeof(EVENT_DESCRIPTOR));
     e.ProcessorTime = 0;
     e.ActivityId = header_field<GUID>(h, offsetof(RecordHeader, activity_id));
+    // The writer's processor (ETW_BUFFER_CONTEXT page: "The number of the CPU on which the
+    // provider process was running"): ProcessorIndex, so ProcessorNumber too below 256; past
+    // that the flag says to read the index (docs/etwrt/conformance.md).
+    const auto processor = header_field<uint16_t>(h, offsetof(RecordHeader, processor));
     o.record.BufferContext = ETW_BUFFER_CONTEXT{};
+    o.record.BufferContext.ProcessorIndex = processor;
+    if (processor > 0xFF) e.Flags |= EVENT_HEADER_FLAG_PROCESSOR_INDEX;
     o.record.ExtendedDataCount = 0;
     o.record.ExtendedData = nullptr;
     o.record.UserContext = nullptr;

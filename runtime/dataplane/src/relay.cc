@@ -160,7 +160,7 @@ void RelayFeeder::push(const RecordView& v) {
   in.user_data = std::span<const EVENT_DATA_DESCRIPTOR>(&data, v.user_data.empty() ? 0 : 1);
   const size_t size = encoded_size(in);
   const auto fill = [&](std::byte* out) {
-    encode_record(in, v.timestamp_ns, v.process_id, v.thread_id, out);
+    encode_record(in, v.timestamp_ns, v.process_id, v.thread_id, out, v.processor);
     reinterpret_cast<RecordHeader*>(out)->flags = v.flags;  // exactly as the writer had them
   };
   for_each_bit(active_mask_, [&](uint32_t i) {

@@ -1,5 +1,6 @@
 // The writer: EventWrite's back end. Common path: copy into the owned buffer, one release
 // store of the commit word. Slow path (once per buffer): hand off, find the next buffer.
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,11 @@ void Writer::release() {
   hand_off(*pool_.shared(), buffer_, pid_);
   buffer_ = kNoBuffer;
   data_ = nullptr;
+}
+
+uint16_t processor_without_rseq() {
+  const int cpu = sched_getcpu();
+  return cpu >= 0 && cpu <= 0xFFFF ? static_cast<uint16_t>(cpu) : 0;
 }
 
 namespace {
@@ -186,7 +192,7 @@ WriteResult Writer::write(const EventInput& event, uint64_t timestamp_ns, uint32
   // timestamp-to-commit window (see README: Order).
   if (timestamp_ns == 0) timestamp_ns = pool_now_ns(s);
   encode_measured(event, sizes, timestamp_ns, pid_, event.thread_id != 0 ? event.thread_id : tid_,
-                  static_cast<uint8_t>(sessions), out);
+                  current_processor(), static_cast<uint8_t>(sessions), out);
   commit(static_cast<uint32_t>(size), sessions);
   return WriteResult::written;
 }

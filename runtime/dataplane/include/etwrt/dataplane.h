@@ -78,6 +78,7 @@ struct RecordView {
   uint32_t process_id = 0;
   uint32_t thread_id = 0;
   uint16_t flags = 0;  // EVENT_HEADER_FLAG_* (EXTENDED_INFO set when extended items exist)
+  uint16_t processor = 0;  // the CPU the writer ran on
   GUID activity_id{};
   bool has_related_activity_id = false;
   GUID related_activity_id{};
@@ -110,12 +111,13 @@ struct StoredRecord {
 };
 // Where StoredRecord::header holds each fixed field (README "Record layout"): the process and
 // thread ids are two 32-bit values, the provider's GUID and the EVENT_DESCRIPTOR follow each
-// other, then the ActivityId.
+// other, then the ActivityId; the writer's processor is at the end.
 inline constexpr size_t kStoredProcessId = 16;
 inline constexpr size_t kStoredThreadId = 20;
 inline constexpr size_t kStoredProviderId = 24;
 inline constexpr size_t kStoredDescriptor = 40;
 inline constexpr size_t kStoredActivityId = 56;
+inline constexpr size_t kStoredProcessor = 76;  // a uint16_t: the CPU the writer ran on
 inline constexpr size_t kStoredHeaderBytes = 80;
 
 // What the writer passes for one event. Pointers must stay valid for the call only.
@@ -142,7 +144,7 @@ struct EventInput {
 // inconsistency (the reader then treats the rest of the buffer as corrupt, never guesses).
 size_t encoded_size(const EventInput& in);
 void encode_record(const EventInput& in, uint64_t timestamp_ns, uint32_t process_id,
-                   uint32_t thread_id, std::byte* out);
+                   uint32_t thread_id, std::byte* out, uint16_t processor = 0);
 bool decode_record(std::span<const std::byte> bytes, RecordView& out, size_t& record_size);
 
 // The same record decoded straight into what a consumer's EventRecordCallback gets
