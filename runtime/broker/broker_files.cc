@@ -6,9 +6,9 @@
 #endif
 
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
-#include <thread>
 
 namespace etwrt::broker {
 
@@ -27,7 +27,8 @@ ULONG BrokerState::start_logger(Session& s) {
   settings.maximum_file_size = s.maximum_file_size;
   settings.clock = s.client_context;
   settings.logger_id = static_cast<std::uint16_t>(s.handle);
-  settings.processors = std::max(1u, std::thread::hardware_concurrency());
+  // Configured, not online: every processor number a record may carry is below it.
+  settings.processors = static_cast<std::uint32_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)));
   settings.start_file_time = s.start_time;
   settings.start_ns = s.pool->now_ns();
   timespec real{};

@@ -104,7 +104,6 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
   stage_bytes_ = std::size_t{stage_capacity_} * bs;
   if (compressed_) {  // compressed buffers one after the other, with room for the largest
     stage_bytes_ = std::max(stage_bytes_, kBufferHeaderBytes + etl::xpress_lz77_bound(bs));
-    fill_ = aligned_bytes(bs);
   }
   for (AlignedBytes& stage : stages_) stage = aligned_bytes(stage_bytes_);
   head_ = aligned_bytes(bs);
@@ -119,7 +118,7 @@ std::unique_ptr<EtlFile> EtlFile::open(const EtlSettings& settings, ULONG& statu
                                        std::string& reason) {
   std::unique_ptr<EtlFile> file(new EtlFile(settings));
   if (!file->open_file(1, status, reason)) return nullptr;
-  file->start_buffer();
+  file->fill_of(0);
   status = ERROR_SUCCESS;
   return file;
 }
@@ -209,32 +208,45 @@ void EtlFile::write_header_buffer(std::uint64_t pool_events_lost, std::int64_t e
 
 void EtlFile::write_final_header() { write_header_buffer(pool_events_lost_, file_time_now()); }
 
-void EtlFile::start_buffer() {
-  used_ = kBufferHeaderBytes;
-  buffer_events_ = 0;
+// The buffer `processor`'s records fill, made current (fill_).
+EtlFile::Fill& EtlFile::fill_of(std::uint16_t processor) {
+  if (processor >= fills_.size()) fills_.resize(std::size_t{processor} + 1);
+  Fill& f = fills_[processor];
+  if (f.bytes == nullptr) {
+    f.bytes = aligned_bytes(settings_.buffer_bytes);
+    f.processor = processor;
+  }
+  fill_ = &f;
+  return f;
 }
 
-// buffer_'s WMI_BUFFER_HEADER, and 0xFF from its last record to its end (uncompressed).
+void EtlFile::start_buffer() {
+  fill_->used = kBufferHeaderBytes;
+  fill_->events = 0;
+}
+
+// fill_'s WMI_BUFFER_HEADER, and 0xFF from its last record to its end (uncompressed).
 void EtlFile::put_buffer_header() {
   const std::uint32_t bs = settings_.buffer_bytes;
+  const std::uint32_t used = fill_->used;
   std::byte* p = buffer();
   std::memset(p, 0, kBufferHeaderBytes);
-  if (!compressed_) std::memset(p + used_, 0xFF, bs - used_);
+  if (!compressed_) std::memset(p + used, 0xFF, bs - used);
   put<std::uint32_t>(p, 0x00, bs);
-  put<std::uint32_t>(p, 0x04, used_);  // SavedOffset
-  put<std::uint32_t>(p, 0x08, used_);  // CurrentOffset
-  put<std::int64_t>(p, 0x10, file_clock(last_timestamp_));
+  put<std::uint32_t>(p, 0x04, used);  // SavedOffset
+  put<std::uint32_t>(p, 0x08, used);  // CurrentOffset
+  put<std::int64_t>(p, 0x10, file_clock(fill_->last_timestamp));
   put<std::int64_t>(p, 0x18, static_cast<std::int64_t>(++sequence_));
-  // ProcessorIndex: one stream, processor 0 (docs/etwrt/internals.md).
-  put<std::uint16_t>(p, 0x28, 0);
+  // ProcessorIndex (ETW_BUFFER_FLAG_PROC_INDEX below): the processor whose records it holds.
+  put<std::uint16_t>(p, 0x28, fill_->processor);
   put<std::uint16_t>(p, 0x2A, settings_.logger_id);
   put<std::uint32_t>(p, 0x2C, kBufferStateFlush);
-  put<std::uint32_t>(p, 0x30, used_);  // Offset
+  put<std::uint32_t>(p, 0x30, used);  // Offset
   put<std::uint16_t>(p, 0x34, kBufferFlagProcIndex);
   put<std::uint16_t>(p, 0x36, kBufferTypeGeneric);
 }
 
-// Writes buffer_ (header, records, 0xFF to the end) where the mode puts it, or counts it lost.
+// Writes fill_ (header, records, 0xFF to the end) where the mode puts it, or counts it lost.
 void EtlFile::write_buffer() {
   const std::uint32_t mode = settings_.log_file_mode;
   const std::uint64_t capacity = capacity_buffers();
@@ -268,13 +280,18 @@ void EtlFile::write_buffer() {
       file_full(capacity, packed);
   if (full_ || sequential_full || fd_ < 0) {
     full_ = true;  // "stops when the file reaches its maximum size"
-    events_lost_.fetch_add(buffer_events_, std::memory_order_relaxed);
+    events_lost_.fetch_add(fill_->events, std::memory_order_relaxed);
     buffers_lost_.fetch_add(1, std::memory_order_relaxed);
     start_buffer();
     return;
   }
   put_buffer_header();
-  if (compressed_) stage_packed(packed);
+  if (compressed_) {
+    stage_packed(packed);
+  } else {
+    std::memcpy(stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes, buffer(),
+                settings_.buffer_bytes);
+  }
   if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
   if (wrapped_ && slot_events_[slot_] != 0) {
     bool count_lost = true;
@@ -289,7 +306,7 @@ void EtlFile::write_buffer() {
     staged_slot_ = slot_;
     staged_file_buffers_ = file_buffers_;
   }
-  slot_events_[slot_] = buffer_events_;
+  slot_events_[slot_] = fill_->events;
   ++slot_;
   file_buffers_ = std::max(file_buffers_, slot_);
   start_buffer();
@@ -302,7 +319,7 @@ void EtlFile::write_staged() {
 }
 
 // Hands the staged buffers to writer_ (once the write before is done) and goes on in the other
-// stage, the buffer being filled moved to its start.
+// stage.
 void EtlFile::start_staged() {
   collect();
   if (staged_ == 0) return;
@@ -311,14 +328,11 @@ void EtlFile::start_staged() {
   for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
   const std::size_t bytes = compressed_ ? packed_used_ : std::size_t{staged_} * bs;
   in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_, bytes};
-  const std::byte* current = buffer();
   writer_.start(fd_, direct_, stages_[cur_].get(), bytes,
                 compressed_ ? write_at_ : staged_slot_ * bs);
   cur_ ^= 1u;
   staged_ = 0;
   packed_used_ = 0;
-  // (compressed: the buffer being filled is fill_, apart from the stages)
-  if (!compressed_ && buffer_events_ != 0) std::memcpy(buffer(), current, used_);
 }
 
 // Waits for writer_'s write and counts it: in the file, or lost with the buffers staged after
@@ -342,10 +356,8 @@ void EtlFile::collect() {
   for (std::uint64_t s = in_flight_.slot; s < slot_; ++s) slot_events_[s] = 0;
   events_lost_.fetch_add(events, std::memory_order_relaxed);
   buffers_lost_.fetch_add(in_flight_.buffers + staged_, std::memory_order_relaxed);
-  const std::byte* current = buffer();
   staged_ = 0;
   packed_used_ = 0;
-  if (buffer_events_ != 0) std::memmove(buffer(), current, used_);
   slot_ = in_flight_.slot;
   file_buffers_ = in_flight_.file_buffers_before;
 }
@@ -399,6 +411,7 @@ void EtlFile::add(const dataplane::RecordView& r) {
   std::byte header[dataplane::kStoredHeaderBytes] = {};
   const std::uint32_t ids[2] = {r.process_id, r.thread_id};
   std::memcpy(header + dataplane::kStoredProcessId, ids, sizeof ids);
+  std::memcpy(header + dataplane::kStoredProcessor, &r.processor, sizeof r.processor);
   std::memcpy(header + dataplane::kStoredProviderId, &r.provider_id, sizeof(GUID));
   std::memcpy(header + dataplane::kStoredDescriptor, &r.descriptor, sizeof(EVENT_DESCRIPTOR));
   std::memcpy(header + dataplane::kStoredActivityId, &r.activity_id, sizeof(GUID));
@@ -434,9 +447,12 @@ void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
     return;
   }
   const auto aligned = align8(static_cast<std::uint32_t>(size));
-  if (used_ + aligned > settings_.buffer_bytes) write_buffer();
-  std::byte* e = buffer() + used_;
   const std::byte* h = r.header;
+  std::uint16_t processor;
+  std::memcpy(&processor, h + dataplane::kStoredProcessor, sizeof processor);
+  if (processor != fill_->processor) fill_of(processor);
+  if (fill_->used + aligned > settings_.buffer_bytes) write_buffer();
+  std::byte* e = buffer() + fill_->used;
   // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes
   // are zeroed before the fields are written over them, and the fields stored as 0 below are
   // written; no memset of the whole record.
@@ -489,13 +505,19 @@ void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
     }
   }
   copy_user_data(e + at, r.user_data, whole_words);
-  used_ += aligned;
-  ++buffer_events_;
-  last_timestamp_ = std::max(last_timestamp_, r.timestamp_ns);
+  fill_->used += aligned;
+  ++fill_->events;
+  fill_->last_timestamp = std::max(fill_->last_timestamp, r.timestamp_ns);
 }
 
+// Each processor's buffer in turn, by processor number.
 void EtlFile::flush() {
-  if (buffer_events_ != 0) write_buffer();
+  Fill* const current = fill_;
+  for (Fill& f : fills_) {
+    fill_ = &f;
+    if (f.events != 0) write_buffer();
+  }
+  fill_ = current;
   write_staged();
 }
 

@@ -1,6 +1,7 @@
 // A session's trace file in Windows' own .etl layout, as the broker's logger writes it
 // (docs/etwrt/internals.md, "Trace files (writing)"): buffers of BufferSize bytes, each a
-// WMI_BUFFER_HEADER (0x48 bytes) then 8-aligned records then 0xFF to its end; the first buffer
+// WMI_BUFFER_HEADER (0x48 bytes) then 8-aligned records then 0xFF to its end, each buffer the
+// records of one processor (the one their writers ran on), in time order; the first buffer
 // holds the log-file header event (SYSTEM_TRACE_HEADER + TRACE_LOGFILE_HEADER + the two names
 // in UTF-16), the others EVENT_HEADER records (with their extended items) and, for classic
 // providers, EVENT_TRACE_HEADER records. One thread uses an EtlFile; counts() may be read from
@@ -48,6 +49,16 @@ struct EtlCounts {
   std::uint64_t buffers_lost = 0;     // not written (file full) or overwritten (circular)
 };
 
+// TRACE_LOGFILE_HEADER's place in the header event and the layout constants, shared with the
+// tests that read files back.
+inline constexpr std::uint32_t kBufferHeaderBytes = 0x48;
+// The room StartTrace asks for a file with no MaximumFileSize (StartTrace page, ERROR_DISK_FULL).
+inline constexpr std::uint64_t kRoomWithoutMaximum = std::uint64_t{200} * 1024 * 1024;
+inline constexpr std::uint32_t kSystemHeaderBytes = 0x20;
+inline constexpr std::uint32_t kLogfileHeaderBytes = 0x118;
+inline constexpr std::uint32_t kEventHeaderBytes = 0x50;
+inline constexpr std::uint32_t kClassicHeaderBytes = 0x30;
+
 class EtlFile {
  public:
   // Creates the file (with EVENT_TRACE_FILE_MODE_APPEND opens an existing one and checks that
@@ -63,8 +74,8 @@ class EtlFile {
   // validated it, or decoded (a logger that also feeds realtime consumers; tests).
   void add(const dataplane::StoredRecord& record);
   void add(const dataplane::RecordView& record);
-  // Writes the buffer being filled, if it holds any record, and every buffer staged (FlushTimer,
-  // ControlTrace FLUSH).
+  // Writes the buffers being filled (a processor's each) that hold a record, and every buffer
+  // staged (FlushTimer, ControlTrace FLUSH).
   void flush();
   // Writes the full buffers staged (they go to the file several at a time, in one write) and
   // waits for every write begun: the logger calls it when the session is idle, so that a slow
@@ -100,6 +111,8 @@ class EtlFile {
   // Lays the record out at the end of the buffer being filled; `whole_words` as for
   // StoredRecord (the pool's records), not for a RecordView's parts.
   void format(const dataplane::StoredRecord& record, bool whole_words);
+  struct Fill;
+  Fill& fill_of(std::uint16_t processor);
   void start_buffer();
   void write_buffer();
   void put_buffer_header();
@@ -109,10 +122,7 @@ class EtlFile {
   bool stage_full() const;
   void start_staged();
   void collect();
-  std::byte* buffer() {
-    return compressed_ ? fill_.get()
-                       : stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes;
-  }
+  std::byte* buffer() { return fill_->bytes.get(); }
   std::int64_t file_clock(std::uint64_t ns) const;
   std::uint64_t maximum_bytes() const;  // MaximumFileSize in bytes (0: none)
   std::uint64_t capacity_buffers() const;
@@ -121,10 +131,20 @@ class EtlFile {
   int fd_ = -1;
   std::string current_name_;
   std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
-  // Full buffers wait in a stage (page-aligned, for O_DIRECT) for the ones after them, and are
-  // written as one: staged_ of them, for the file's slots from staged_slot_ on. The buffer
-  // being filled is the next one in the stage (compressed files: fill_, below). Two stages:
-  // while writer_ writes one, records go into the other.
+  // Each processor's records fill a buffer of its own (as Windows' per-processor buffers):
+  // fill_ is the one of the last record's processor. A full buffer is copied to a stage (page-
+  // aligned, for O_DIRECT) to wait for the ones after it, and they are written as one: staged_
+  // of them, for the file's slots from staged_slot_ on. Two stages: while writer_ writes one,
+  // full buffers go to the other.
+  struct Fill {
+    AlignedBytes bytes;  // BufferSize, allocated when the processor first writes
+    std::uint32_t used = kBufferHeaderBytes;  // header included
+    std::uint32_t events = 0;
+    std::uint64_t last_timestamp = 0;  // its newest record's (the buffer's TimeStamp)
+    std::uint16_t processor = 0;
+  };
+  std::vector<Fill> fills_;  // by processor
+  Fill* fill_ = nullptr;
   AlignedBytes stages_[2];
   unsigned cur_ = 0;
   std::uint32_t stage_capacity_ = 1;
@@ -144,19 +164,15 @@ class EtlFile {
     std::uint64_t bytes = 0;
   } in_flight_;
   // EVENT_TRACE_COMPRESSED_MODE (sequential and NEWFILE files): each data buffer is written as
-  // its header and its records compressed (layout 2.0), at write_at_, one after the other. The
-  // logger fills fill_ and compresses it as soon as it is full, while its bytes are still in
-  // this core's cache, to the end of the stage (packed_used_ bytes so far): the stages hold
-  // compressed buffers, written as one when the next would not fit.
+  // its header and its records compressed (layout 2.0), at write_at_, one after the other. A
+  // full buffer is compressed at once, while its bytes are still in this core's cache, to the
+  // end of the stage (packed_used_ bytes so far): the stages hold compressed buffers, written
+  // as one when the next would not fit.
   bool compressed_ = false;
   std::uint64_t write_at_ = 0;  // the end of what was written (the write in flight's not yet)
-  AlignedBytes fill_;
   std::size_t stage_bytes_ = 0;
   std::size_t packed_used_ = 0;
-  etl::XpressEncoder encoder_;       // its match table kept from buffer to buffer
-  std::uint32_t used_ = 0;           // bytes of buffer_ filled (header included)
-  std::uint32_t buffer_events_ = 0;  // records in buffer_
-  std::uint64_t last_timestamp_ = 0;
+  etl::XpressEncoder encoder_;  // its match table kept from buffer to buffer
   std::uint64_t sequence_ = 0;
   std::uint64_t slot_ = 1;          // where the next buffer goes in the file (0 is the header)
   std::uint64_t file_buffers_ = 1;  // buffers in the current file, its header included
@@ -175,15 +191,5 @@ class EtlFile {
   std::atomic<std::uint64_t> events_lost_{0};
   std::atomic<std::uint64_t> buffers_lost_{0};
 };
-
-// TRACE_LOGFILE_HEADER's place in the header event and the layout constants, shared with the
-// tests that read files back.
-inline constexpr std::uint32_t kBufferHeaderBytes = 0x48;
-// The room StartTrace asks for a file with no MaximumFileSize (StartTrace page, ERROR_DISK_FULL).
-inline constexpr std::uint64_t kRoomWithoutMaximum = std::uint64_t{200} * 1024 * 1024;
-inline constexpr std::uint32_t kSystemHeaderBytes = 0x20;
-inline constexpr std::uint32_t kLogfileHeaderBytes = 0x118;
-inline constexpr std::uint32_t kEventHeaderBytes = 0x50;
-inline constexpr std::uint32_t kClassicHeaderBytes = 0x30;
 
 }  // namespace etwrt::broker

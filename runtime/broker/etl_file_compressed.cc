@@ -19,7 +19,7 @@ std::uint32_t EtlFile::pack() {
   const std::uint32_t bs = settings_.buffer_bytes;
   std::byte* out = stages_[cur_].get() + packed_used_ + kBufferHeaderBytes;
   const std::size_t n = encoder_.compress(
-      std::span<const std::byte>(fill_.get() + kBufferHeaderBytes, used_ - kBufferHeaderBytes),
+      std::span<const std::byte>(buffer() + kBufferHeaderBytes, fill_->used - kBufferHeaderBytes),
       std::span<std::byte>(out, stage_bytes_ - packed_used_ - kBufferHeaderBytes));
   return n != 0 && kBufferHeaderBytes + n < bs ? static_cast<std::uint32_t>(kBufferHeaderBytes + n)
                                                : bs;
@@ -32,15 +32,15 @@ void EtlFile::stage_packed(std::uint32_t size) {
   const std::uint32_t bs = settings_.buffer_bytes;
   std::byte* out = stages_[cur_].get() + packed_used_;
   if (size < bs) {
-    std::memcpy(out, fill_.get(), kBufferHeaderBytes);
+    std::memcpy(out, buffer(), kBufferHeaderBytes);
     std::memcpy(out, &size, 4);
     std::uint16_t flags;
     std::memcpy(&flags, out + 0x34, 2);
     flags |= kBufferFlagCompressed;
     std::memcpy(out + 0x34, &flags, 2);
   } else {
-    std::memcpy(out, fill_.get(), used_);
-    std::memset(out + used_, 0xFF, bs - used_);
+    std::memcpy(out, buffer(), fill_->used);
+    std::memset(out + fill_->used, 0xFF, bs - fill_->used);
   }
   packed_used_ += size;
 }

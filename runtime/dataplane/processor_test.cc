@@ -43,7 +43,8 @@ bool pin_to(int cpu) {
 // (etwrt_dataplane_processor_without_rseq), where the processor comes from sched_getcpu.
 TEST(DataplaneProcessor, EachRecordSaysTheProcessorItsWriterRanOn) {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables != nullptr && std::string(tunables).find("glibc.pthread.rseq=0") != std::string::npos) {
+  if (tunables != nullptr &&
+      std::string(tunables).find("glibc.pthread.rseq=0") != std::string::npos) {
     EXPECT_EQ(__rseq_size, 0u) << "this run is to take the path without rseq";
   }
   const std::vector<int> cpus = allowed_processors(8);
@@ -94,8 +95,8 @@ TEST(DataplaneProcessor, AnIndexPast255IsGivenWithTheProcessorIndexFlag) {
   EventInput in;
   in.provider_id = &kProvider;
   in.descriptor = &desc;
-  for (const uint16_t processor : {uint16_t{0}, uint16_t{7}, uint16_t{255}, uint16_t{256},
-                                   uint16_t{300}, uint16_t{0xFFFF}}) {
+  for (const uint16_t processor :
+       {uint16_t{0}, uint16_t{7}, uint16_t{255}, uint16_t{256}, uint16_t{300}, uint16_t{0xFFFF}}) {
     SCOPED_TRACE(processor);
     std::vector<std::byte> buffer(encoded_size(in));
     encode_record(in, 1, 2, 3, buffer.data(), processor);

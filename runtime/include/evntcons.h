@@ -90,4 +90,13 @@ typedef struct _EVENT_RECORD {
 } EVENT_RECORD, *PEVENT_RECORD;
 typedef const EVENT_RECORD* PCEVENT_RECORD;
 
+/* The processor an event was logged on (GetEventProcessorIndex page): ProcessorIndex when the
+   header says EVENT_HEADER_FLAG_PROCESSOR_INDEX, else ProcessorNumber. */
+static inline ULONG GetEventProcessorIndex(PCEVENT_RECORD EventRecord) {
+  if ((EventRecord->EventHeader.Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) != 0) {
+    return EventRecord->BufferContext.ProcessorIndex;
+  }
+  return EventRecord->BufferContext.ProcessorNumber;
+}
+
 #endif /* ETWRT_EVNTCONS_H */

@@ -69,7 +69,7 @@ void fill_header(Consumer& c, const json& p) {
   h.BufferSize = p.at("buffer_size").get<ULONG>() * 1024;
   h.VersionDetail.MajorVersion = 10;
   h.ProviderVersion = 0;
-  h.NumberOfProcessors = static_cast<ULONG>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  h.NumberOfProcessors = static_cast<ULONG>(std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)));
   h.TimerResolution = 156001;  // 100-ns units, as Windows reports its default tick.
   h.MaximumFileSize = p.at("maximum_file_size").get<ULONG>();
   h.LogFileMode = p.at("log_file_mode").get<ULONG>();

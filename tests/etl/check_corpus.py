@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Runs check_layout.py on the files Windows wrote (../shared/etl-corpus), each with the record
-count SOURCES.md states, so that the checker is proven on Windows' own bytes.
+count SOURCES.md states, so that the checker is proven on Windows' own bytes; also that within
+each buffer (one processor's) the records' timestamps never go back, as etwrt's logger writes
+them.
 
     check_corpus.py CORPUS_DIR
 Exit 0 when every file passes, 1 when one fails, 77 (CTest's SKIP) when the folder is absent.
@@ -39,7 +41,8 @@ def main():
                 with zipfile.ZipFile(path) as archive:
                     member = next(m for m in archive.namelist() if m.endswith(member_suffix))
                     path = archive.extract(member, tmp)
-            result = subprocess.run([sys.executable, checker, path, "--records", str(records)],
+            result = subprocess.run([sys.executable, checker, path, "--records", str(records),
+                                     "--expect", '{"ordered_buffers": true}'],
                                     capture_output=True, text=True)
             print(f"{'ok  ' if result.returncode == 0 else 'FAIL'} {name}: {records} records")
             if result.returncode != 0:

@@ -20,7 +20,10 @@ its Offset and its records walked as any others.
   events (EVENT_HEADER and classic records outside the header buffer), events_lost,
   buffers_lost, buffers_written, provider (GUID string: every event's), user_data_size,
   strict (bool: the gap between records is zeros, CurrentOffset == SavedOffset == Offset,
-  every timestamp between StartTime's and EndTime's stamps).
+  every timestamp between StartTime's and EndTime's stamps),
+  events_by_processor (object: processor number -> the events of the buffers of that processor,
+  ProcessorIndex when the buffer says PROC_INDEX, else ProcessorNumber),
+  ordered_buffers (bool: within each buffer, the records' timestamps never go back).
 --records N: the file holds N records in all (header event included), as SOURCES.md states.
 Prints a JSON summary; exit 0 when every check holds, 1 with one line per failure, 2 for
 bad usage or a file that cannot be read.
@@ -109,7 +112,10 @@ class Checker:
         self.strict = bool(self.expect.get("strict"))
         self.failures = []
         self.summary = {"buffers": 0, "records": 0, "events": 0, "classic": 0,
-                        "system": 0, "other": 0, "extended_items": 0, "compressed_buffers": 0}
+                        "system": 0, "other": 0, "extended_items": 0, "compressed_buffers": 0,
+                        "events_by_processor": {}}
+        self.processor = 0  # the buffer being walked's
+        self.last_stamp = None  # its last record's timestamp
 
     def fail(self, where, what):
         self.failures.append(f"{where}: {what}")
@@ -207,6 +213,8 @@ class Checker:
         state, offset = self.u32(b + 0x2C), self.u32(b + 0x30)
         flag, kind = self.u16(b + 0x34), self.u16(b + 0x36)
         self.summary["buffers"] += 1
+        self.processor = processor if flag & 0x20 else processor & 0xFF
+        self.last_stamp = None
         if bs != expected_size:
             self.fail(where, f"BufferSize {bs} != {expected_size}")
             return
@@ -291,6 +299,13 @@ class Checker:
                 self.fail(where, "the first record of the file is not the log-file header event")
             self.summary["system"] += 1
             return
+        if kind in (18, 19, 10, 20):
+            by = self.summary["events_by_processor"]
+            by[str(self.processor)] = by.get(str(self.processor), 0) + 1
+            t = self.i64(o + 16)
+            if self.expect.get("ordered_buffers") and self.last_stamp is not None and t < self.last_stamp:
+                self.fail(where, f"TimeStamp {t} before the buffer's previous record's {self.last_stamp}")
+            self.last_stamp = t
         if kind in (18, 19):
             self.summary["events"] += 1
             self.event(o, size, where)
@@ -354,6 +369,9 @@ class Checker:
                 self.fail("header", f"{field} {h[field]!r}, expected {e[key]!r}")
         if "buffer_size" in e and e["buffer_size"] != h["BufferSize"]:
             self.fail("header", f"BufferSize {h['BufferSize']}, expected {e['buffer_size']}")
+        if "events_by_processor" in e and e["events_by_processor"] != s["events_by_processor"]:
+            self.fail("file", f"events by processor {s['events_by_processor']}, expected "
+                      f"{e['events_by_processor']}")
         if "events" in e and e["events"] != s["events"] + s["classic"]:
             self.fail("file", f"{s['events'] + s['classic']} events, expected {e['events']}")
         if self.strict:

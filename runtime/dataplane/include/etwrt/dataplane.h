@@ -77,7 +77,7 @@ struct RecordView {
   uint64_t timestamp_ns = 0;  // pool clock domain (CLOCK_MONOTONIC ns)
   uint32_t process_id = 0;
   uint32_t thread_id = 0;
-  uint16_t flags = 0;  // EVENT_HEADER_FLAG_* (EXTENDED_INFO set when extended items exist)
+  uint16_t flags = 0;      // EVENT_HEADER_FLAG_* (EXTENDED_INFO set when extended items exist)
   uint16_t processor = 0;  // the CPU the writer ran on
   GUID activity_id{};
   bool has_related_activity_id = false;

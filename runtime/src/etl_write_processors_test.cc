@@ -1,0 +1,190 @@
+// A trace file's buffers are per processor, as Windows writes them: writers pinned to each
+// processor the test may use write at once through EventWrite, and every event must sit in a
+// buffer of its writer's processor (ETW_BUFFER_CONTEXT page: ProcessorNumber is "The number of
+// the CPU on which the provider process was running"), the records of each buffer in time
+// order. The bytes are read by tests/etl/check_layout.py, which shares no code with the
+// writer; ProcessTrace must give each event its processor and merge the buffers by time.
+#include "test_broker_home.h"
+#include "test_consumer.h"
+#include "test_properties.h"
+
+#include <windows.h>
+#include <evntcons.h>
+#include <evntprov.h>
+#include <evntrace.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sched.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using etwrt::testing::PrivateBrokerHome;
+using etwrt::testing::TraceProperties;
+
+const GUID kProvider = {
+    0x7b2e9c63, 0x4dbf, 0x4e85, {0xa1, 0x36, 0x8c, 0x42, 0xb5, 0xf9, 0x30, 0x7a}};
+constexpr ULONG kEach = 3000;  // events per processor: several 4 KB buffers each
+
+// The processors this process may run on, at most four.
+std::vector<int> allowed_processors() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 4; ++cpu)
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+// One thread per processor, pinned to it, all writing at once: kEach events of 32 bytes, the
+// processor then the index first. Returns how many EventWrite took.
+ULONG write_from_each(TRACEHANDLE session, const std::vector<int>& cpus) {
+  REGHANDLE reg = 0;
+  EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
+  EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
+                           nullptr),
+            ERROR_SUCCESS);
+  std::atomic<ULONG> written{0};
+  std::atomic<size_t> ready{0};
+  std::atomic<bool> unpinned{false};
+  std::vector<std::thread> threads;
+  for (const int cpu : cpus) {
+    threads.emplace_back([&, cpu] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) unpinned = true;
+      ++ready;
+      while (ready.load() < cpus.size()) std::this_thread::yield();
+      EVENT_DESCRIPTOR d{};
+      d.Id = 3;
+      d.Level = 4;
+      for (ULONG i = 0; i < kEach; ++i) {
+        std::array<ULONG, 8> payload{};
+        payload[0] = static_cast<ULONG>(cpu);
+        payload[1] = i;
+        EVENT_DATA_DESCRIPTOR data;
+        EventDataDescCreate(&data, payload.data(), sizeof payload);
+        if (EventWrite(reg, &d, 1, &data) == ERROR_SUCCESS) ++written;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(unpinned.load()) << "a writer could not be pinned to its processor";
+  EventUnregister(reg);
+  return written.load();
+}
+
+int check_layout(const std::string& file, const nlohmann::json& expect, std::string& output) {
+  const std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
+                              "' --expect '" + expect.dump() + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
+  const int raw = ::pclose(pipe);
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+// What ProcessTrace gave: per processor the events whose BufferContext named it, those whose
+// payload named another, and the stamps going back (across the whole delivery: the merge).
+struct Played {
+  std::map<ULONG, ULONG> by_processor;
+  ULONG elsewhere = 0;
+  ULONG out_of_order = 0;  // an event stamped before the one delivered before it
+  ULONG index_back = 0;    // one writer's index not increasing
+  LONGLONG last = 0;
+  std::map<ULONG, ULONG> next_index;
+};
+
+void WINAPI on_event(PEVENT_RECORD e) {
+  auto& p = *static_cast<Played*>(e->UserContext);
+  if (!IsEqualGUID(e->EventHeader.ProviderId, kProvider) || e->UserDataLength < 8) return;
+  ULONG ids[2];
+  std::memcpy(ids, e->UserData, sizeof ids);
+  const ULONG processor = GetEventProcessorIndex(e);
+  if (processor != ids[0] || e->BufferContext.ProcessorNumber != ids[0]) ++p.elsewhere;
+  ++p.by_processor[processor];
+  if (e->EventHeader.TimeStamp.QuadPart < p.last) ++p.out_of_order;
+  p.last = e->EventHeader.TimeStamp.QuadPart;
+  if (ids[1] < p.next_index[ids[0]]) ++p.index_back;
+  p.next_index[ids[0]] = ids[1] + 1;
+}
+
+class EtlWriteProcessors : public ::testing::TestWithParam<ULONG> {};
+
+TEST_P(EtlWriteProcessors, EachEventIsInABufferOfItsWritersProcessorAndReadsBackMerged) {
+  const std::vector<int> cpus = allowed_processors();
+  ASSERT_FALSE(cpus.empty());
+  if (cpus.size() == 1) GTEST_SKIP() << "only processor " << cpus[0] << " may be used here";
+  PrivateBrokerHome home("etwrt-etlcpu");
+  const std::string file = home.dir() + "/cpus.etl";
+  TraceProperties p;
+  p.get()->LogFileMode = GetParam();
+  p.get()->MaximumFileSize = (GetParam() & EVENT_TRACE_FILE_MODE_CIRCULAR) != 0 ? 64 : 0;  // MB
+  p.get()->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + 512;
+  std::memcpy(p.bytes.data() + p.get()->LogFileNameOffset, file.c_str(), file.size() + 1);
+  p.get()->BufferSize = 4;  // KB
+  p.get()->MinimumBuffers = 256;
+  p.get()->MaximumBuffers = 256;
+  TRACEHANDLE h = 0;
+  ASSERT_EQ(StartTraceA(&h, "etl-cpus", p.get()), ERROR_SUCCESS);
+  const ULONG written = write_from_each(h, cpus);
+  TraceProperties stopped;
+  ASSERT_EQ(ControlTraceA(0, "etl-cpus", stopped.get(), EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+  // 256 buffers of 4 KB hold the 3000 events of four writers: nothing may be lost.
+  ASSERT_EQ(stopped.get()->EventsLost, 0u);
+  ASSERT_EQ(written, kEach * cpus.size());
+
+  nlohmann::json by_processor = nlohmann::json::object();
+  for (const int cpu : cpus) by_processor[std::to_string(cpu)] = kEach;
+  std::string output;
+  EXPECT_EQ(check_layout(file,
+                         {{"strict", true},
+                          {"events", written},
+                          {"events_by_processor", by_processor},
+                          {"ordered_buffers", true}},
+                         output),
+            0)
+      << output;
+
+  Played played;
+  EVENT_TRACE_LOGFILEA l{};
+  std::string name = file;
+  TRACEHANDLE t = etwrt::testing::open_file(l, name, on_event, &played);
+  ASSERT_NE(t, INVALID_PROCESSTRACE_HANDLE);
+  EXPECT_EQ(ProcessTrace(&t, 1, nullptr, nullptr), static_cast<ULONG>(ERROR_SUCCESS));
+  CloseTrace(t);
+  for (const int cpu : cpus) EXPECT_EQ(played.by_processor[static_cast<ULONG>(cpu)], kEach);
+  EXPECT_EQ(played.elsewhere, 0u) << "events whose BufferContext is not their writer's processor";
+  EXPECT_EQ(played.out_of_order, 0u) << "the buffers of the processors are merged by time";
+  EXPECT_EQ(played.index_back, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, EtlWriteProcessors,
+                         ::testing::Values(ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL},
+                                           ULONG{EVENT_TRACE_FILE_MODE_SEQUENTIAL |
+                                                 EVENT_TRACE_COMPRESSED_MODE},
+                                           ULONG{EVENT_TRACE_FILE_MODE_CIRCULAR}),
+                         [](const ::testing::TestParamInfo<ULONG>& info) {
+                           switch (info.param) {
+                             case EVENT_TRACE_FILE_MODE_SEQUENTIAL:
+                               return std::string("Sequential");
+                             case EVENT_TRACE_FILE_MODE_CIRCULAR: return std::string("Circular");
+                             default: return std::string("Compressed");
+                           }
+                         });
+
+}  // namespace
