@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,65 @@ TEST(EtlFile, ATimestampOverrideIsTheRecordsStampInTheFile) {
     if (k != trace.header_record) stamps.push_back(trace.records[k].raw_time);
   }
   EXPECT_EQ(stamps, (std::vector<std::int64_t>{50000, 0x123456789, 50020}));
+}
+
+// Records of three processors, one after the other, fill a buffer per processor: each buffer
+// holds the records of the processor its header names, past 255 too (ProcessorIndex, as the
+// buffer's PROC_INDEX flag says), in the order they came; a full buffer is written at once and
+// the stop writes the rest in processor order.
+TEST(EtlFile, EachProcessorsRecordsFillBuffersOfTheirOwn) {
+  TempDir dir;
+  const std::string file = dir.file("processors.etl");
+  EtlSettings settings;
+  settings.logger_name = "etl-file-test";
+  settings.file_name = file;
+  settings.buffer_bytes = 4 * 1024;
+  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  ULONG status = 0;
+  std::string reason;
+  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
+  ASSERT_NE(etl, nullptr) << reason;
+  constexpr std::uint16_t kProcessors[] = {2, 0, 300};
+  constexpr std::uint64_t kEvents = 600;  // 200 each: several 4 KB buffers of 112-byte records
+  std::uint64_t payload[4] = {};
+  dataplane::RecordView r;
+  r.provider_id = kProvider;
+  r.user_data = std::as_bytes(std::span(payload));
+  for (std::uint64_t i = 0; i < kEvents; ++i) {
+    payload[0] = i;
+    r.processor = kProcessors[i % 3];
+    r.timestamp_ns = 1'000'000 + i * 100;
+    etl->add(r);
+  }
+  etl->finish(0);
+  etl.reset();
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
+  const auto bytes = std::as_bytes(std::span(chars));
+  etl::TraceFile trace;
+  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
+  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  std::map<std::uint16_t, std::uint64_t> last;  // per processor, the last index + 1
+  std::map<std::uint16_t, std::uint64_t> count;
+  std::vector<std::uint16_t> buffer_order;
+  for (std::uint32_t k = 0; k < trace.records.size(); ++k) {
+    if (k == trace.header_record) continue;
+    const etl::RecordRef& rec = trace.records[k];
+    const etl::BufferInfo& b = trace.buffers[rec.buffer];
+    EXPECT_TRUE(b.processor_index);
+    std::uint64_t index = 0;
+    std::memcpy(&index, trace.arena.data() + rec.offset + kEventHeaderBytes, 8);
+    ASSERT_EQ(b.processor, kProcessors[index % 3]) << "record " << index;
+    EXPECT_GE(index, last[b.processor]) << "record " << index << " after a later one";
+    last[b.processor] = index + 1;
+    ++count[b.processor];
+    if (buffer_order.empty() || buffer_order.back() != b.processor) {
+      buffer_order.push_back(b.processor);
+    }
+  }
+  for (const std::uint16_t p : kProcessors) EXPECT_EQ(count[p], kEvents / 3) << "processor " << p;
+  // The buffers of the three fill at once, so the file interleaves them.
+  EXPECT_GT(buffer_order.size(), 3u);
 }
 
 // NEWFILE: each file stops at MaximumFileSize and the next one takes the buffer that did not fit.
