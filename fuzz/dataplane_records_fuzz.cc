@@ -35,7 +35,8 @@ bool same_view(const dp::RecordView& a, const dp::RecordView& b) {
   return same_guid(a.provider_id, b.provider_id) &&
          std::memcmp(&a.descriptor, &b.descriptor, sizeof a.descriptor) == 0 &&
          a.timestamp_ns == b.timestamp_ns && a.process_id == b.process_id &&
-         a.thread_id == b.thread_id && same_guid(a.activity_id, b.activity_id) &&
+         a.thread_id == b.thread_id && a.processor == b.processor &&
+         same_guid(a.activity_id, b.activity_id) &&
          a.has_related_activity_id == b.has_related_activity_id &&
          (!a.has_related_activity_id || same_guid(a.related_activity_id, b.related_activity_id)) &&
          same_bytes(a.provider_traits, b.provider_traits) && same_bytes(a.user_data, b.user_data);
@@ -62,15 +63,17 @@ bool same_event(const dp::RecordView& v, const dp::EventRecordOut& out) {
     items.push_back(
         {EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL, v.event_schema.data(), v.event_schema.size()});
   }
-  const USHORT flags = static_cast<USHORT>((v.flags & ~EVENT_HEADER_FLAG_EXTENDED_INFO) |
-                                           EVENT_HEADER_FLAG_64_BIT_HEADER |
-                                           (items.empty() ? 0 : EVENT_HEADER_FLAG_EXTENDED_INFO));
+  const USHORT flags = static_cast<USHORT>(
+      (v.flags & ~EVENT_HEADER_FLAG_EXTENDED_INFO) | EVENT_HEADER_FLAG_64_BIT_HEADER |
+      (items.empty() ? 0 : EVENT_HEADER_FLAG_EXTENDED_INFO) |
+      (v.processor > 0xFF ? EVENT_HEADER_FLAG_PROCESSOR_INDEX : 0));
   bool same = h.Size == sizeof(EVENT_HEADER) && h.HeaderType == 0 && h.Flags == flags &&
               h.EventProperty == 0 && h.ThreadId == v.thread_id && h.ProcessId == v.process_id &&
               static_cast<std::uint64_t>(h.TimeStamp.QuadPart) == v.timestamp_ns &&
               same_guid(h.ProviderId, v.provider_id) &&
               std::memcmp(&h.EventDescriptor, &v.descriptor, sizeof v.descriptor) == 0 &&
               h.ProcessorTime == 0 && same_guid(h.ActivityId, v.activity_id) &&
+              r.BufferContext.ProcessorIndex == v.processor && r.BufferContext.LoggerId == 0 &&
               r.UserData == v.user_data.data() && out.user_data_size == v.user_data.size() &&
               r.UserDataLength == static_cast<USHORT>(v.user_data.size()) &&
               r.UserContext == nullptr && out.has_timestamp_override == v.has_timestamp_override &&
@@ -108,6 +111,8 @@ void check_stored(std::span<const std::byte> rest, const dp::RecordView& v,
   const std::span<const std::byte> record = rest.first(record_size);
   GUID provider, activity;
   std::uint32_t ids[2];
+  std::uint16_t processor;
+  std::memcpy(&processor, s.header + dp::kStoredProcessor, sizeof processor);
   std::memcpy(&provider, s.header + dp::kStoredProviderId, sizeof provider);
   std::memcpy(&activity, s.header + dp::kStoredActivityId, sizeof activity);
   std::memcpy(ids, s.header + dp::kStoredProcessId, sizeof ids);
@@ -115,7 +120,7 @@ void check_stored(std::span<const std::byte> rest, const dp::RecordView& v,
       s.header == record.data() && s.timestamp_ns == v.timestamp_ns && s.flags == v.flags &&
       same_guid(provider, v.provider_id) && same_guid(activity, v.activity_id) &&
       std::memcmp(s.header + dp::kStoredDescriptor, &v.descriptor, sizeof v.descriptor) == 0 &&
-      ids[0] == v.process_id && ids[1] == v.thread_id &&
+      ids[0] == v.process_id && ids[1] == v.thread_id && processor == v.processor &&
       (s.related_activity_id != nullptr) == v.has_related_activity_id &&
       (!v.has_related_activity_id ||
        std::memcmp(s.related_activity_id, &v.related_activity_id, sizeof(GUID)) == 0) &&
@@ -167,7 +172,7 @@ void check_round_trip(const dp::RecordView& view) {
   // 8-aligned storage, as a buffer's records are.
   std::vector<std::uint64_t> storage((dp::encoded_size(in) + 7) / 8);
   auto* out = reinterpret_cast<std::byte*>(storage.data());
-  dp::encode_record(in, view.timestamp_ns, view.process_id, view.thread_id, out);
+  dp::encode_record(in, view.timestamp_ns, view.process_id, view.thread_id, out, view.processor);
   dp::RecordView again;
   std::size_t size = 0;
   if (!dp::decode_record(std::span<const std::byte>(out, storage.size() * 8), again, size)) {

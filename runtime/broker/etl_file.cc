@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -104,8 +105,8 @@ EtlFile::EtlFile(const EtlSettings& settings) : settings_(settings) {
   stage_bytes_ = std::size_t{stage_capacity_} * bs;
   if (compressed_) {  // compressed buffers one after the other, with room for the largest
     stage_bytes_ = std::max(stage_bytes_, kBufferHeaderBytes + etl::xpress_lz77_bound(bs));
+    for (AlignedBytes& stage : stages_) stage = aligned_bytes(stage_bytes_);
   }
-  for (AlignedBytes& stage : stages_) stage = aligned_bytes(stage_bytes_);
   head_ = aligned_bytes(bs);
 }
 
@@ -289,8 +290,13 @@ void EtlFile::write_buffer() {
   if (compressed_) {
     stage_packed(packed);
   } else {
-    std::memcpy(stages_[cur_].get() + std::size_t{staged_} * settings_.buffer_bytes, buffer(),
-                settings_.buffer_bytes);
+    staged_buffers_[cur_].push_back(std::move(fill_->bytes));
+    if (spare_.empty()) {
+      fill_->bytes = aligned_bytes(settings_.buffer_bytes);
+    } else {
+      fill_->bytes = std::move(spare_.back());
+      spare_.pop_back();
+    }
   }
   if (slot_ >= slot_events_.size()) slot_events_.resize(slot_ + 1, 0);
   if (wrapped_ && slot_events_[slot_] != 0) {
@@ -328,8 +334,14 @@ void EtlFile::start_staged() {
   for (std::uint64_t s = staged_slot_; s < staged_slot_ + staged_; ++s) events += slot_events_[s];
   const std::size_t bytes = compressed_ ? packed_used_ : std::size_t{staged_} * bs;
   in_flight_ = {true, staged_slot_, staged_, events, staged_file_buffers_, bytes};
-  writer_.start(fd_, direct_, stages_[cur_].get(), bytes,
-                compressed_ ? write_at_ : staged_slot_ * bs);
+  if (compressed_) {
+    writer_.start(fd_, direct_, stages_[cur_].get(), bytes, write_at_);
+  } else {
+    std::vector<iovec> parts;
+    parts.reserve(staged_buffers_[cur_].size());
+    for (const AlignedBytes& b : staged_buffers_[cur_]) parts.push_back({b.get(), bs});
+    writer_.start(fd_, direct_, std::move(parts), staged_slot_ * bs);
+  }
   cur_ ^= 1u;
   staged_ = 0;
   packed_used_ = 0;
@@ -342,6 +354,7 @@ void EtlFile::collect() {
   const BackgroundWriter::Outcome done = writer_.wait();
   in_flight_.active = false;
   direct_ = done.direct;
+  recycle(staged_buffers_[cur_ ^ 1u]);
   if (done.ok) {
     if (compressed_) write_at_ += done.bytes;
     events_in_file_.fetch_add(in_flight_.events, std::memory_order_relaxed);
@@ -354,12 +367,26 @@ void EtlFile::collect() {
     events += slot_events_[s];
   }
   for (std::uint64_t s = in_flight_.slot; s < slot_; ++s) slot_events_[s] = 0;
+  // What part of the write reached the file is counted lost with the rest: cut it off, so that
+  // a reader finds what the header counts. (A wrapped circular file's slots past it hold
+  // older buffers: left as they are.)
+  const std::uint64_t end = compressed_ ? write_at_ : in_flight_.slot * settings_.buffer_bytes;
+  if (!wrapped_ && ::ftruncate(fd_, static_cast<off_t>(end)) != 0) {
+    std::fprintf(stderr, "etwrt-broker: %s: not cut to %llu bytes: %s\n", current_name_.c_str(),
+                 static_cast<unsigned long long>(end), std::strerror(errno));
+  }
   events_lost_.fetch_add(events, std::memory_order_relaxed);
   buffers_lost_.fetch_add(in_flight_.buffers + staged_, std::memory_order_relaxed);
+  recycle(staged_buffers_[cur_]);
   staged_ = 0;
   packed_used_ = 0;
   slot_ = in_flight_.slot;
   file_buffers_ = in_flight_.file_buffers_before;
+}
+
+void EtlFile::recycle(std::vector<AlignedBytes>& buffers) {
+  for (AlignedBytes& b : buffers) spare_.push_back(std::move(b));
+  buffers.clear();
 }
 
 namespace {
@@ -452,7 +479,11 @@ void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
   std::memcpy(&processor, h + dataplane::kStoredProcessor, sizeof processor);
   if (processor != fill_->processor) fill_of(processor);
   if (fill_->used + aligned > settings_.buffer_bytes) write_buffer();
-  std::byte* e = buffer() + fill_->used;
+  // Read once: the stores below go through byte pointers, after which the compiler would
+  // read the fill's fields again.
+  Fill& fill = *fill_;
+  const std::uint32_t used = fill.used;
+  std::byte* e = fill.bytes.get() + used;
   // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes
   // are zeroed before the fields are written over them, and the fields stored as 0 below are
   // written; no memset of the whole record.
@@ -505,9 +536,9 @@ void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
     }
   }
   copy_user_data(e + at, r.user_data, whole_words);
-  fill_->used += aligned;
-  ++fill_->events;
-  fill_->last_timestamp = std::max(fill_->last_timestamp, r.timestamp_ns);
+  fill.used = used + aligned;
+  ++fill.events;
+  fill.last_timestamp = std::max(fill.last_timestamp, r.timestamp_ns);
 }
 
 // Each processor's buffer in turn, by processor number.

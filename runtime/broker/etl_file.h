@@ -122,6 +122,8 @@ class EtlFile {
   bool stage_full() const;
   void start_staged();
   void collect();
+  // The buffers of a stage written (or lost), back to spare_.
+  void recycle(std::vector<AlignedBytes>& buffers);
   std::byte* buffer() { return fill_->bytes.get(); }
   std::int64_t file_clock(std::uint64_t ns) const;
   std::uint64_t maximum_bytes() const;  // MaximumFileSize in bytes (0: none)
@@ -132,10 +134,11 @@ class EtlFile {
   std::string current_name_;
   std::uint32_t file_index_ = 1;  // NEWFILE: the %d of the current file
   // Each processor's records fill a buffer of its own (as Windows' per-processor buffers):
-  // fill_ is the one of the last record's processor. A full buffer is copied to a stage (page-
-  // aligned, for O_DIRECT) to wait for the ones after it, and they are written as one: staged_
-  // of them, for the file's slots from staged_slot_ on. Two stages: while writer_ writes one,
-  // full buffers go to the other.
+  // fill_ is the one of the last record's processor. Full buffers wait in a stage for the ones
+  // after them, and are written as one (page-aligned, for O_DIRECT): staged_ of them, for the
+  // file's slots from staged_slot_ on. An uncompressed buffer is staged as it is (its memory
+  // joins staged_buffers_ and the processor takes a spare one); a compressed one is packed into
+  // stages_. Two stages: while writer_ writes one, full buffers go to the other.
   struct Fill {
     AlignedBytes bytes;  // BufferSize, allocated when the processor first writes
     std::uint32_t used = kBufferHeaderBytes;  // header included
@@ -145,7 +148,9 @@ class EtlFile {
   };
   std::vector<Fill> fills_;  // by processor
   Fill* fill_ = nullptr;
-  AlignedBytes stages_[2];
+  AlignedBytes stages_[2];                       // compressed files
+  std::vector<AlignedBytes> staged_buffers_[2];  // uncompressed files
+  std::vector<AlignedBytes> spare_;              // written, for the processors' next buffers
   unsigned cur_ = 0;
   std::uint32_t stage_capacity_ = 1;
   std::uint32_t staged_ = 0;

@@ -9,8 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -227,6 +229,60 @@ TEST(EtlFile, EachProcessorsRecordsFillBuffersOfTheirOwn) {
   for (const std::uint16_t p : kProcessors) EXPECT_EQ(count[p], kEvents / 3) << "processor " << p;
   // The buffers of the three fill at once, so the file interleaves them.
   EXPECT_GT(buffer_order.size(), 3u);
+}
+
+// A write that fails part way (the file-size limit here, as a full disk would) loses the
+// buffers it held and those staged after it; the file is cut back to the buffers counted in
+// it, so that a reader finds exactly what the header counts, and later writes go on.
+TEST(EtlFile, AWriteThatFailsPartWayIsCutBackAndItsBuffersCountedLost) {
+  TempDir dir;
+  const std::string file = dir.file("limited.etl");
+  EtlSettings settings;
+  settings.logger_name = "etl-file-test";
+  settings.file_name = file;
+  settings.buffer_bytes = 4 * 1024;
+  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  ULONG status = 0;
+  std::string reason;
+  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
+  ASSERT_NE(etl, nullptr) << reason;
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  rlimit limited = before;
+  limited.rlim_cur = 21 * 4096 + 1000;  // the header and 20 buffers, and part of one more
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  constexpr std::uint64_t kEvents = 6000;  // about 170 buffers of 36 records
+  std::uint64_t payload[4] = {};
+  dataplane::RecordView r;
+  r.provider_id = kProvider;
+  r.user_data = std::as_bytes(std::span(payload));
+  for (std::uint64_t i = 0; i < kEvents; ++i) {
+    payload[0] = i;
+    r.processor = static_cast<std::uint16_t>(i % 2);
+    r.timestamp_ns = 1'000'000 + i * 100;
+    etl->add(r);
+    if (i % 500 == 499) etl->flush();  // writes of about 14 buffers each
+  }
+  etl->finish(0);
+  const EtlCounts c = etl->counts();
+  etl.reset();
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_GT(c.events_in_file, 0u);
+  EXPECT_GT(c.events_lost, 0u);
+  EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
+  EXPECT_EQ(std::filesystem::file_size(file), c.buffers_written * 4096) << "cut back";
+  EXPECT_LE(c.buffers_written, 21u);
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
+  const auto bytes = std::as_bytes(std::span(chars));
+  etl::TraceFile trace;
+  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
+  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  EXPECT_EQ(trace.records.size() - 1, c.events_in_file) << "every record the file holds is counted";
+  EXPECT_EQ(trace.header.BuffersWritten, c.buffers_written);
+  EXPECT_EQ(trace.header.EventsLost, c.events_lost);
 }
 
 // NEWFILE: each file stops at MaximumFileSize and the next one takes the buffer that did not fit.

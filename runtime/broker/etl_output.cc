@@ -1,10 +1,13 @@
 #include "etl_output.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <new>
+#include <utility>
 
 namespace etwrt::broker {
 namespace {
@@ -29,8 +32,18 @@ AlignedBytes aligned_bytes(std::size_t bytes) {
 bool use_direct_io(int fd) { return set_direct(fd, true); }
 
 bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::uint64_t offset) {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+  return write_fully(fd, direct, {iovec{const_cast<std::byte*>(p), n}}, offset);
+}
+
+bool write_fully(int fd, bool& direct, std::vector<iovec> parts, std::uint64_t offset) {
+  std::size_t first = 0;  // the first part not wholly written
+  while (first < parts.size()) {
+    if (parts[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
+    const auto count = static_cast<int>(std::min<std::size_t>(parts.size() - first, IOV_MAX));
+    const ssize_t w = ::pwritev(fd, parts.data() + first, count, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && errno == EINVAL && direct) {
       direct = false;
@@ -41,9 +54,16 @@ bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::u
       if (w == 0) errno = EIO;
       return false;
     }
-    p += w;
-    n -= static_cast<std::size_t>(w);
     offset += static_cast<std::uint64_t>(w);
+    // A short write ends inside some part: the rest of it comes first next time.
+    for (auto left = static_cast<std::size_t>(w); left > 0;) {
+      iovec& part = parts[first];
+      const std::size_t n = std::min(left, part.iov_len);
+      part.iov_base = static_cast<std::byte*>(part.iov_base) + n;
+      part.iov_len -= n;
+      left -= n;
+      if (part.iov_len == 0) ++first;
+    }
   }
   return true;
 }
@@ -59,9 +79,13 @@ BackgroundWriter::~BackgroundWriter() {
 
 void BackgroundWriter::start(int fd, bool direct, const std::byte* p, std::size_t n,
                              std::uint64_t offset) {
+  start(fd, direct, {iovec{const_cast<std::byte*>(p), n}}, offset);
+}
+
+void BackgroundWriter::start(int fd, bool direct, std::vector<iovec> parts, std::uint64_t offset) {
   {
     std::lock_guard lock(mu_);
-    job_ = Job{fd, direct, p, n, offset};
+    job_ = Job{fd, direct, std::move(parts), offset};
     queued_ = true;
     done_ = false;
   }
@@ -84,10 +108,12 @@ void BackgroundWriter::run() {
     queued_ = false;
     lock.unlock();
     Outcome outcome;
-    outcome.ok = write_fully(job.fd, job.direct, job.p, job.n, job.offset);
+    std::uint64_t bytes = 0;
+    for (const iovec& part : job.parts) bytes += part.iov_len;
+    outcome.ok = write_fully(job.fd, job.direct, std::move(job.parts), job.offset);
     outcome.error = outcome.ok ? 0 : errno;
     outcome.direct = job.direct;
-    outcome.bytes = outcome.ok ? job.n : 0;
+    outcome.bytes = outcome.ok ? bytes : 0;
     lock.lock();
     outcome_ = outcome;
     done_ = true;

@@ -6,6 +6,8 @@
 // pile up until the kernel stops the logger for seconds.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace etwrt::broker {
 
@@ -31,6 +34,9 @@ bool use_direct_io(int fd);
 // EINVAL (alignment the file system wants more of) turns O_DIRECT off and is made buffered:
 // `direct` says which mode the descriptor is in. False on failure, errno set.
 bool write_fully(int fd, bool& direct, const std::byte* p, std::size_t n, std::uint64_t offset);
+// The same for `parts` one after the other in the file from `offset` (pwritev: whole buffers
+// from wherever they are in memory, with no copy into one block first).
+bool write_fully(int fd, bool& direct, std::vector<iovec> parts, std::uint64_t offset);
 
 // One write at a time (write_fully) in a thread of its own, so that the logger formats the next
 // buffers while the disk takes the last ones. Its owner uses it from one thread; the memory given
@@ -50,6 +56,7 @@ class BackgroundWriter {
 
   // Starts writing; the write started before must have been waited for.
   void start(int fd, bool direct, const std::byte* p, std::size_t n, std::uint64_t offset);
+  void start(int fd, bool direct, std::vector<iovec> parts, std::uint64_t offset);
   // Waits for the write started last and says how it went.
   Outcome wait();
 
@@ -59,8 +66,7 @@ class BackgroundWriter {
   struct Job {
     int fd = -1;
     bool direct = false;
-    const std::byte* p = nullptr;
-    std::size_t n = 0;
+    std::vector<iovec> parts;
     std::uint64_t offset = 0;
   };
   std::mutex mu_;
