@@ -221,6 +221,16 @@ EtlFile::Fill& EtlFile::fill_of(std::uint16_t processor) {
   return f;
 }
 
+// The buffer of the processor the record at `h` was written on, written first if it has no
+// room for `size` more bytes.
+EtlFile::Fill& EtlFile::fill_with_room(const std::byte* h, std::uint32_t size) {
+  std::uint16_t processor;
+  std::memcpy(&processor, h + dataplane::kStoredProcessor, sizeof processor);
+  if (processor != fill_->processor) fill_of(processor);
+  if (fill_->used + size > settings_.buffer_bytes) write_buffer();
+  return *fill_;
+}
+
 void EtlFile::start_buffer() {
   fill_->used = kBufferHeaderBytes;
   fill_->events = 0;
@@ -475,13 +485,8 @@ void EtlFile::format(const dataplane::StoredRecord& r, bool whole_words) {
   }
   const auto aligned = align8(static_cast<std::uint32_t>(size));
   const std::byte* h = r.header;
-  std::uint16_t processor;
-  std::memcpy(&processor, h + dataplane::kStoredProcessor, sizeof processor);
-  if (processor != fill_->processor) fill_of(processor);
-  if (fill_->used + aligned > settings_.buffer_bytes) write_buffer();
-  // Read once: the stores below go through byte pointers, after which the compiler would
-  // read the fill's fields again.
-  Fill& fill = *fill_;
+  // Its fields read once: after the stores below through byte pointers they would be reread.
+  Fill& fill = fill_with_room(h, aligned);
   const std::uint32_t used = fill.used;
   std::byte* e = fill.bytes.get() + used;
   // The gap to the next record is zeros, as Windows 10 leaves it: the record's last 8 bytes

@@ -113,6 +113,7 @@ class EtlFile {
   void format(const dataplane::StoredRecord& record, bool whole_words);
   struct Fill;
   Fill& fill_of(std::uint16_t processor);
+  Fill& fill_with_room(const std::byte* header, std::uint32_t size);
   void start_buffer();
   void write_buffer();
   void put_buffer_header();
