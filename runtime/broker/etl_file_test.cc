@@ -75,19 +75,46 @@ EtlCounts log_records(const std::string& file, std::uint32_t mode, std::uint32_t
   return etl->counts();
 }
 
-// The first payload word of each record of `file`, read by the trace-file reader (which shares
-// no code with the writer; its decompressor is its own).
-std::vector<std::uint64_t> indices_in(const std::string& file) {
+// A sequential uncompressed file of `buffer_kb` KB buffers (nullptr, with the test failed, when
+// it cannot be opened).
+std::unique_ptr<EtlFile> open_sequential(const std::string& file, std::uint32_t buffer_kb) {
+  EtlSettings settings;
+  settings.logger_name = "etl-file-test";
+  settings.file_name = file;
+  settings.buffer_bytes = buffer_kb * 1024;
+  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+  ULONG status = 0;
+  std::string reason;
+  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
+  EXPECT_NE(etl, nullptr) << reason;
+  return etl;
+}
+
+// `file` as the trace-file reader parses it; `ok` false (the test failed) when it does not.
+struct Parsed {
+  bool ok = false;
+  etl::TraceFile trace;  // its arena holds copies of the records
+};
+void parse_file(const std::string& file, Parsed& out) {
   std::ifstream in(file, std::ios::binary);
   const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
   const auto bytes = std::as_bytes(std::span(chars));
-  etl::TraceFile trace;
-  std::vector<std::uint64_t> out;
-  const etl::ParseStatus header = etl::parse_header(bytes, trace);
+  const etl::ParseStatus header = etl::parse_header(bytes, out.trace);
   EXPECT_TRUE(header.ok()) << file << ": " << header.message;
-  if (!header.ok()) return out;
-  const etl::ParseStatus records = etl::parse_records(bytes, trace);
+  if (!header.ok()) return;
+  const etl::ParseStatus records = etl::parse_records(bytes, out.trace);
   EXPECT_TRUE(records.ok()) << file << ": " << records.message;
+  out.ok = records.ok();
+}
+
+// The first payload word of each record of `file`, read by the trace-file reader (which shares
+// no code with the writer; its decompressor is its own).
+std::vector<std::uint64_t> indices_in(const std::string& file) {
+  Parsed parsed;
+  parse_file(file, parsed);
+  const etl::TraceFile& trace = parsed.trace;
+  std::vector<std::uint64_t> out;
+  if (!parsed.ok) return out;
   for (std::uint32_t k = 0; k < trace.records.size(); ++k) {
     if (k == trace.header_record) continue;
     const etl::RecordRef& r = trace.records[k];
@@ -137,15 +164,8 @@ TEST(EtlFile, ACompressedFileCountsTheStageBeingWrittenTowardsItsMaximumSize) {
 TEST(EtlFile, ATimestampOverrideIsTheRecordsStampInTheFile) {
   TempDir dir;
   const std::string file = dir.file("override.etl");
-  EtlSettings settings;
-  settings.logger_name = "etl-file-test";
-  settings.file_name = file;
-  settings.buffer_bytes = 16 * 1024;
-  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
-  ULONG status = 0;
-  std::string reason;
-  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
-  ASSERT_NE(etl, nullptr) << reason;
+  std::unique_ptr<EtlFile> etl = open_sequential(file, 16);
+  ASSERT_NE(etl, nullptr);
   std::uint64_t payload[4] = {};
   dataplane::RecordView r;
   r.provider_id = kProvider;
@@ -159,12 +179,10 @@ TEST(EtlFile, ATimestampOverrideIsTheRecordsStampInTheFile) {
   }
   etl->finish(0);
   etl.reset();
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
-  const auto bytes = std::as_bytes(std::span(chars));
-  etl::TraceFile trace;
-  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
-  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  Parsed parsed;
+  parse_file(file, parsed);
+  ASSERT_TRUE(parsed.ok);
+  const etl::TraceFile& trace = parsed.trace;
   std::vector<std::int64_t> stamps;
   for (std::uint32_t k = 0; k < trace.records.size(); ++k) {
     if (k != trace.header_record) stamps.push_back(trace.records[k].raw_time);
@@ -179,15 +197,8 @@ TEST(EtlFile, ATimestampOverrideIsTheRecordsStampInTheFile) {
 TEST(EtlFile, EachProcessorsRecordsFillBuffersOfTheirOwn) {
   TempDir dir;
   const std::string file = dir.file("processors.etl");
-  EtlSettings settings;
-  settings.logger_name = "etl-file-test";
-  settings.file_name = file;
-  settings.buffer_bytes = 4 * 1024;
-  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
-  ULONG status = 0;
-  std::string reason;
-  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
-  ASSERT_NE(etl, nullptr) << reason;
+  std::unique_ptr<EtlFile> etl = open_sequential(file, 4);
+  ASSERT_NE(etl, nullptr);
   constexpr std::uint16_t kProcessors[] = {2, 0, 300};
   constexpr std::uint64_t kEvents = 600;  // 200 each: several 4 KB buffers of 112-byte records
   std::uint64_t payload[4] = {};
@@ -202,12 +213,10 @@ TEST(EtlFile, EachProcessorsRecordsFillBuffersOfTheirOwn) {
   }
   etl->finish(0);
   etl.reset();
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
-  const auto bytes = std::as_bytes(std::span(chars));
-  etl::TraceFile trace;
-  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
-  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  Parsed parsed;
+  parse_file(file, parsed);
+  ASSERT_TRUE(parsed.ok);
+  const etl::TraceFile& trace = parsed.trace;
   std::map<std::uint16_t, std::uint64_t> last;  // per processor, the last index + 1
   std::map<std::uint16_t, std::uint64_t> count;
   std::vector<std::uint16_t> buffer_order;
@@ -237,15 +246,8 @@ TEST(EtlFile, EachProcessorsRecordsFillBuffersOfTheirOwn) {
 TEST(EtlFile, AWriteThatFailsPartWayIsCutBackAndItsBuffersCountedLost) {
   TempDir dir;
   const std::string file = dir.file("limited.etl");
-  EtlSettings settings;
-  settings.logger_name = "etl-file-test";
-  settings.file_name = file;
-  settings.buffer_bytes = 4 * 1024;
-  settings.log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
-  ULONG status = 0;
-  std::string reason;
-  std::unique_ptr<EtlFile> etl = EtlFile::open(settings, status, reason);
-  ASSERT_NE(etl, nullptr) << reason;
+  std::unique_ptr<EtlFile> etl = open_sequential(file, 4);
+  ASSERT_NE(etl, nullptr);
   rlimit before{};
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
   const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
@@ -274,12 +276,10 @@ TEST(EtlFile, AWriteThatFailsPartWayIsCutBackAndItsBuffersCountedLost) {
   EXPECT_EQ(c.events_in_file + c.events_lost, kEvents);
   EXPECT_EQ(std::filesystem::file_size(file), c.buffers_written * 4096) << "cut back";
   EXPECT_LE(c.buffers_written, 21u);
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), {});
-  const auto bytes = std::as_bytes(std::span(chars));
-  etl::TraceFile trace;
-  ASSERT_TRUE(etl::parse_header(bytes, trace).ok());
-  ASSERT_TRUE(etl::parse_records(bytes, trace).ok());
+  Parsed parsed;
+  parse_file(file, parsed);
+  ASSERT_TRUE(parsed.ok);
+  const etl::TraceFile& trace = parsed.trace;
   EXPECT_EQ(trace.records.size() - 1, c.events_in_file) << "every record the file holds is counted";
   EXPECT_EQ(trace.header.BuffersWritten, c.buffers_written);
   EXPECT_EQ(trace.header.EventsLost, c.events_lost);

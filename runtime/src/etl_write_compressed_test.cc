@@ -4,6 +4,7 @@
 // is walked here by hand, the records decoded by the reader (whose decompressor shares no code
 // with the logger's compressor).
 #include "test_broker_home.h"
+#include "test_check_layout.h"
 #include "test_consumer.h"
 #include "test_properties.h"
 
@@ -28,6 +29,7 @@
 
 namespace {
 
+using etwrt::testing::check_layout;
 using etwrt::testing::PrivateBrokerHome;
 using etwrt::testing::TraceProperties;
 
@@ -52,19 +54,6 @@ void WINAPI on_event(PEVENT_RECORD e) {
   ++r.events;
   if (index == r.next) ++r.in_order;
   r.next = index + 1;
-}
-
-// tests/etl/check_layout.py on the file (a reader of its own, MS-XCA decoder included): its
-// exit status and output.
-int check_layout(const std::string& file, const nlohmann::json& expect, std::string& output) {
-  const std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
-                              "' --expect '" + expect.dump() + "' 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
-  const int raw = ::pclose(pipe);
-  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 }
 
 template <typename T>
@@ -177,17 +166,13 @@ TEST(EtlWriteCompressed, EveryEventReadsBackFromLayout2Buffers) {
   EXPECT_EQ(compressed, buffers) << "trace records compress";
   EXPECT_LT(bytes.size(), 16384 + buffers * 16384 / 2) << "well under half the plain size";
 
-  std::string output;
-  EXPECT_EQ(check_layout(file,
-                         {{"strict", true},
-                          {"logger_name", "etl-z"},
-                          {"log_file_name", file},
-                          {"buffer_size", 16384},
-                          {"events", written},
-                          {"events_lost", lost}},
-                         output),
-            0)
-      << output;
+  const auto checked = check_layout(file, {{"strict", true},
+                                           {"logger_name", "etl-z"},
+                                           {"log_file_name", file},
+                                           {"buffer_size", 16384},
+                                           {"events", written},
+                                           {"events_lost", lost}});
+  EXPECT_EQ(checked.status, 0) << checked.output;
 
   const Read r = read_back(file, lost);
   EXPECT_TRUE(r.header_first);
@@ -234,10 +219,9 @@ TEST(EtlWriteCompressed, APreallocatedFileIsReducedToTheCompressedBytesWritten) 
   const Chain chain = walk_chain(bytes);
   EXPECT_EQ(chain.end, bytes.size()) << "the last buffer ends the file";
   EXPECT_EQ(chain.compressed, chain.buffers);
-  std::string output;
-  EXPECT_EQ(check_layout(file, {{"strict", true}, {"events", kEvents}, {"events_lost", 0}}, output),
-            0)
-      << output;
+  const auto checked =
+      check_layout(file, {{"strict", true}, {"events", kEvents}, {"events_lost", 0}});
+  EXPECT_EQ(checked.status, 0) << checked.output;
   EXPECT_EQ(read_back(file, 0).events, kEvents);
 }
 

@@ -5,6 +5,7 @@
 // order. The bytes are read by tests/etl/check_layout.py, which shares no code with the
 // writer; ProcessTrace must give each event its processor and merge the buffers by time.
 #include "test_broker_home.h"
+#include "test_check_layout.h"
 #include "test_consumer.h"
 #include "test_properties.h"
 
@@ -30,6 +31,7 @@
 
 namespace {
 
+using etwrt::testing::check_layout;
 using etwrt::testing::PrivateBrokerHome;
 using etwrt::testing::TraceProperties;
 
@@ -87,17 +89,6 @@ ULONG write_from_each(TRACEHANDLE session, const std::vector<int>& cpus) {
   return written.load();
 }
 
-int check_layout(const std::string& file, const nlohmann::json& expect, std::string& output) {
-  const std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
-                              "' --expect '" + expect.dump() + "' 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
-  const int raw = ::pclose(pipe);
-  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-}
-
 // What ProcessTrace gave: per processor the events whose BufferContext named it, those whose
 // payload named another, and the stamps going back (across the whole delivery: the merge).
 struct Played {
@@ -150,15 +141,11 @@ TEST_P(EtlWriteProcessors, EachEventIsInABufferOfItsWritersProcessorAndReadsBack
 
   nlohmann::json by_processor = nlohmann::json::object();
   for (const int cpu : cpus) by_processor[std::to_string(cpu)] = kEach;
-  std::string output;
-  EXPECT_EQ(check_layout(file,
-                         {{"strict", true},
-                          {"events", written},
-                          {"events_by_processor", by_processor},
-                          {"ordered_buffers", true}},
-                         output),
-            0)
-      << output;
+  const auto checked = check_layout(file, {{"strict", true},
+                                           {"events", written},
+                                           {"events_by_processor", by_processor},
+                                           {"ordered_buffers", true}});
+  EXPECT_EQ(checked.status, 0) << checked.output;
 
   Played played;
   EVENT_TRACE_LOGFILEA l{};

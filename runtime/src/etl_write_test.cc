@@ -3,6 +3,7 @@
 // reported lost. The bytes are read back by tests/etl/check_layout.py, a checker that shares
 // no code with the writer (and passes on the files Windows wrote, tests/etl/check_corpus.py).
 #include "test_broker_home.h"
+#include "test_check_layout.h"
 #include "test_consumer.h"
 #include "test_properties.h"
 
@@ -30,6 +31,8 @@
 
 namespace {
 
+using etwrt::testing::check_layout;
+using etwrt::testing::Checked;
 using etwrt::testing::PrivateBrokerHome;
 using etwrt::testing::TraceProperties;
 using json = nlohmann::json;
@@ -55,28 +58,6 @@ struct FileProperties : TraceProperties {
     get()->FlushTimer = 1;
   }
 };
-
-// The checker's verdict and its JSON summary of the file.
-struct Checked {
-  int status = -1;
-  json summary;
-  std::string output;
-};
-
-Checked check_layout(const std::string& file, const json& expect) {
-  std::string command = std::string(ETWRT_PYTHON) + " " + ETWRT_CHECK_LAYOUT + " '" + file +
-                        "' --expect '" + expect.dump() + "' 2>&1";
-  Checked out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.output += chunk.data();
-  const int raw = ::pclose(pipe);
-  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  const auto first_line = out.output.substr(0, out.output.find('\n'));
-  out.summary = json::parse(first_line, nullptr, false);
-  return out;
-}
 
 // The file read back through the consumer API (OpenTraceA, ProcessTrace with an
 // EventRecordCallback): the header event first, then the provider's events, every stamp inside
