@@ -57,6 +57,7 @@ struct Consumer : etwrt::TraceHandleState {
   std::u16string wide_logger_name;  // OpenTraceW: logfile.LoggerName points here.
   SessionPool* pool = nullptr;      // Null until attached: opened before the session ran.
   TRACE_LOGFILE_HEADER header{};    // ReservedFlags: the session's clock (ClientContext).
+  USHORT logger_id = 0;             // the session handle's low 16 bits, as a file's buffers say
 #if defined(ETWRT_MUTANTS)
   PEVENT_TRACE_LOGFILEA caller = nullptr;  // Mutant logfile-pointer-kept: the caller's record.
 #endif
@@ -81,6 +82,7 @@ void fill_header(Consumer& c, const json& p) {
   h.ReservedFlags = p.at("client_context").get<ULONG>();
   h.StartTime.QuadPart = p.at("start_time").get<std::int64_t>();
   h.BootTime.QuadPart = etwrt::kUnixEpochAsFileTime;
+  c.logger_id = static_cast<USHORT>(p.at("handle").get<std::uint64_t>() & 0xFFFF);
 }
 
 // Opens the session `c` names (the broker's "open" and its pool): ERROR_SUCCESS with `c.pool`
@@ -273,7 +275,7 @@ ULONG process_consumers(const std::vector<Consumer*>& consumers, const FILETIME*
     if (c->caller != nullptr) logfile = c->caller;
 #endif
     active.push_back({c, &etwrt::hub_of(c->pool), std::make_unique<Subscriber>(),
-                      std::make_unique<Delivery>(*logfile, c->header, *c->pool)});
+                      std::make_unique<Delivery>(*logfile, c->header, *c->pool, c->logger_id)});
     active.back().delivery->set_window(start, end);
   }
   // Joined before the header event is delivered (so a consumer that saw it is attached);

@@ -25,10 +25,11 @@ std::int64_t file_time_value(const FILETIME& t) {
 }  // namespace
 
 Delivery::Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& header,
-                   SessionPool& pool)
+                   SessionPool& pool, USHORT logger_id)
     : logfile_(logfile),
       header_(header),
       pool_(pool),
+      logger_id_(logger_id),
       offset_ns_(realtime_minus_monotonic_ns()),
       event_record_mode_((logfile.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD) != 0),
       stamp_(Stamp::file_time) {
@@ -82,10 +83,11 @@ void Delivery::event(dataplane::EventRecordOut& e) {
   r.EventHeader.TimeStamp.QuadPart =
       e.has_timestamp_override ? override_time(e.timestamp_override) : timestamp(ns);
   ++delivered_;
+  r.BufferContext.LoggerId = logger_id_;  // (the processor is the record's)
   if (!event_record_mode_) {
     const EVENT_HEADER& h = r.EventHeader;
     classic(h.ProviderId, h.EventDescriptor, h.TimeStamp.QuadPart, h.ProcessId, h.ThreadId,
-            r.UserData, e.user_data_size);
+            r.BufferContext.ProcessorIndex, r.UserData, e.user_data_size);
     return;
   }
   r.UserContext = logfile_.Context;
@@ -129,7 +131,7 @@ void Delivery::emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t t
   EVENT_DESCRIPTOR d{};
   d.Opcode = opcode;
   if (!event_record_mode_) {
-    classic(provider, d, time, 0, 0, data, size);
+    classic(provider, d, time, 0, 0, 0, data, size);
     return;
   }
   EVENT_RECORD r{};
@@ -141,14 +143,17 @@ void Delivery::emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t t
   r.EventHeader.EventDescriptor = d;
   r.UserDataLength = static_cast<USHORT>(size);
   r.UserData = const_cast<void*>(data);
+  r.BufferContext.LoggerId = logger_id_;
   r.UserContext = logfile_.Context;
   if (logfile_.EventRecordCallback != nullptr) logfile_.EventRecordCallback(&r);
 }
 
 // The classic form (EventCallback without PROCESS_TRACE_MODE_EVENT_RECORD).
 void Delivery::classic(const GUID& provider, const EVENT_DESCRIPTOR& d, std::int64_t time,
-                       ULONG pid, ULONG tid, const void* data, std::size_t size) {
+                       ULONG pid, ULONG tid, USHORT processor, const void* data, std::size_t size) {
   EVENT_TRACE t{};
+  t.BufferContext.ProcessorIndex = processor;
+  t.BufferContext.LoggerId = logger_id_;
   const std::size_t total = sizeof(EVENT_TRACE_HEADER) + size;
   t.Header.Size = static_cast<USHORT>(total > 0xffff ? 0xffff : total);
   t.Header.Class.Type = d.Opcode;

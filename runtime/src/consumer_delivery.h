@@ -28,7 +28,9 @@ class Delivery final : public dataplane::EventSink {
  public:
   // `logfile` is etwrt's copy of the record OpenTrace was given (BufferCallback gets it);
   // `header` the session's (ReservedFlags: its clock). Both outlive the ProcessTrace call.
-  Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& header, SessionPool& pool);
+  // `logger_id`: the session's, every event's BufferContext.LoggerId.
+  Delivery(EVENT_TRACE_LOGFILEA& logfile, const TRACE_LOGFILE_HEADER& header, SessionPool& pool,
+           USHORT logger_id);
 
   // ProcessTrace's StartTime and EndTime (FILETIMEs; NULL: no bound).
   void set_window(const FILETIME* start, const FILETIME* end);
@@ -77,11 +79,12 @@ class Delivery final : public dataplane::EventSink {
   void emit_synthetic(const GUID& provider, UCHAR opcode, std::int64_t time, const void* data,
                       std::size_t size, bool classic_header);
   void classic(const GUID& provider, const EVENT_DESCRIPTOR& d, std::int64_t time, ULONG pid,
-               ULONG tid, const void* data, std::size_t size);
+               ULONG tid, USHORT processor, const void* data, std::size_t size);
 
   EVENT_TRACE_LOGFILEA& logfile_;
   const TRACE_LOGFILE_HEADER& header_;
   SessionPool& pool_;
+  USHORT logger_id_;
   std::int64_t offset_ns_;
   // Read once from the logfile: per event, the usual case (EVENT_RECORDs stamped as FILETIMEs)
   // costs two predicted branches.
