@@ -1,7 +1,6 @@
 // Each record says which processor its writer ran on: what a consumer's BufferContext shows
 // (ETW_BUFFER_CONTEXT page: ProcessorNumber is "The number of the CPU on which the provider
 // process was running") and where a trace file puts the record (a buffer per processor).
-#include <sched.h>
 #include <sys/rseq.h>
 
 #include <gtest/gtest.h>
@@ -16,28 +15,11 @@
 #include "dataplane_layout.h"
 #include "etwrt/dataplane.h"
 #include "evntcons.h"
+#include "test_processors.h"
 #include "test_records.h"
 
 namespace etwrt::dataplane {
 namespace {
-
-// The processors this process may run on, at most `most` of them.
-std::vector<int> allowed_processors(size_t most) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < most; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
-
-bool pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return sched_setaffinity(0, sizeof set, &set) == 0;
-}
 
 // Run by ctest once as it is and once with glibc's rseq registration off
 // (etwrt_dataplane_processor_without_rseq), where the processor comes from sched_getcpu.
@@ -47,7 +29,7 @@ TEST(DataplaneProcessor, EachRecordSaysTheProcessorItsWriterRanOn) {
       std::string(tunables).find("glibc.pthread.rseq=0") != std::string::npos) {
     EXPECT_EQ(__rseq_size, 0u) << "this run is to take the path without rseq";
   }
-  const std::vector<int> cpus = allowed_processors(8);
+  const std::vector<int> cpus = etwrt::testing::allowed_processors(8);
   ASSERT_FALSE(cpus.empty());
   if (cpus.size() == 1) std::printf("only processor %d is allowed: one is checked\n", cpus[0]);
   Pool pool = Pool::create(small_config(16, 2, 64), "processors");
@@ -55,7 +37,7 @@ TEST(DataplaneProcessor, EachRecordSaysTheProcessorItsWriterRanOn) {
   for (size_t i = 0; i < cpus.size(); ++i) {
     bool pinned = false;
     std::thread writer([&] {
-      pinned = pin_to(cpus[i]);
+      pinned = etwrt::testing::pin_to(cpus[i]);
       if (!pinned) return;
       Writer w(pool);
       for (uint64_t seq = 0; seq < kEach; ++seq) write_seq(w, static_cast<uint32_t>(i), seq);

@@ -5,6 +5,7 @@
 // processor and the session (the handle's low 16 bits, as its trace files' buffers say).
 #include "test_broker_home.h"
 #include "test_consumer.h"
+#include "test_pinned_writers.h"
 #include "test_properties.h"
 
 #include <windows.h>
@@ -14,15 +15,10 @@
 
 #include <gtest/gtest.h>
 
-#include <sched.h>
-
-#include <array>
-#include <atomic>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -34,42 +30,6 @@ using etwrt::testing::TraceProperties;
 const GUID kProvider = {
     0x2c5f7e14, 0x9a3b, 0x4d61, {0xb8, 0x07, 0x5e, 0x91, 0x3a, 0xc4, 0x6d, 0x28}};
 constexpr ULONG kEach = 200;
-
-std::vector<int> allowed_processors() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 4; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
-
-// One thread per processor, pinned to it, writing kEach events whose first word is that
-// processor; false when a thread could not be pinned.
-bool write_from_each(REGHANDLE reg, const std::vector<int>& cpus) {
-  std::atomic<bool> pinned{true};
-  std::vector<std::thread> threads;
-  for (const int cpu : cpus) {
-    threads.emplace_back([&, cpu] {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      if (sched_setaffinity(0, sizeof one, &one) != 0) pinned = false;
-      EVENT_DESCRIPTOR d{};
-      d.Id = 1;
-      d.Level = 4;
-      for (ULONG i = 0; i < kEach; ++i) {
-        const std::array<ULONG, 2> payload{static_cast<ULONG>(cpu), i};
-        EVENT_DATA_DESCRIPTOR data;
-        EventDataDescCreate(&data, payload.data(), sizeof payload);
-        EventWrite(reg, &d, 1, &data);
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return pinned.load();
-}
 
 struct Seen {
   ULONG writer_cpu;
@@ -115,7 +75,7 @@ void expect_context(const std::vector<Seen>& seen, const std::vector<int>& cpus,
 // before the consumer attached): one with an EventRecordCallback, one with a classic
 // EventCallback.
 TEST(ConsumerContext, EachEventNamesItsWritersProcessorAndItsSession) {
-  const std::vector<int> cpus = allowed_processors();
+  const std::vector<int> cpus = etwrt::testing::allowed_processors(4);
   ASSERT_FALSE(cpus.empty());
   PrivateBrokerHome home("etwrt-context");
   TraceProperties pa, pb;
@@ -140,7 +100,8 @@ TEST(ConsumerContext, EachEventNamesItsWritersProcessorAndItsSession) {
                              10000, nullptr),
               ERROR_SUCCESS);
   }
-  EXPECT_TRUE(write_from_each(reg, cpus)) << "a writer could not be pinned to its processor";
+  EXPECT_TRUE(etwrt::testing::write_pinned(reg, cpus, kEach).pinned)
+      << "a writer could not be pinned to its processor";
   EventUnregister(reg);
   const std::vector<Seen> seen = modern.wait_for(kEach * cpus.size());
   for (const char* session : {"context-a", "context-b"}) {

@@ -6,6 +6,7 @@
 // writer; ProcessTrace must give each event its processor and merge the buffers by time.
 #include "test_broker_home.h"
 #include "test_check_layout.h"
+#include "test_pinned_writers.h"
 #include "test_consumer.h"
 #include "test_properties.h"
 
@@ -17,16 +18,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sched.h>
-#include <stdio.h>
-#include <sys/wait.h>
-
-#include <array>
-#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -39,54 +33,18 @@ const GUID kProvider = {
     0x7b2e9c63, 0x4dbf, 0x4e85, {0xa1, 0x36, 0x8c, 0x42, 0xb5, 0xf9, 0x30, 0x7a}};
 constexpr ULONG kEach = 3000;  // events per processor: several 4 KB buffers each
 
-// The processors this process may run on, at most four.
-std::vector<int> allowed_processors() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 4; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
-
-// One thread per processor, pinned to it, all writing at once: kEach events of 32 bytes, the
-// processor then the index first. Returns how many EventWrite took.
+// kProvider enabled by `session`, written from every processor of `cpus` at once (kEach
+// events each): how many EventWrite took.
 ULONG write_from_each(TRACEHANDLE session, const std::vector<int>& cpus) {
   REGHANDLE reg = 0;
   EXPECT_EQ(EventRegister(&kProvider, nullptr, nullptr, &reg), ERROR_SUCCESS);
   EXPECT_EQ(EnableTraceEx2(session, &kProvider, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 5, 0, 0, 10000,
                            nullptr),
             ERROR_SUCCESS);
-  std::atomic<ULONG> written{0};
-  std::atomic<size_t> ready{0};
-  std::atomic<bool> unpinned{false};
-  std::vector<std::thread> threads;
-  for (const int cpu : cpus) {
-    threads.emplace_back([&, cpu] {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      if (sched_setaffinity(0, sizeof one, &one) != 0) unpinned = true;
-      ++ready;
-      while (ready.load() < cpus.size()) std::this_thread::yield();
-      EVENT_DESCRIPTOR d{};
-      d.Id = 3;
-      d.Level = 4;
-      for (ULONG i = 0; i < kEach; ++i) {
-        std::array<ULONG, 8> payload{};
-        payload[0] = static_cast<ULONG>(cpu);
-        payload[1] = i;
-        EVENT_DATA_DESCRIPTOR data;
-        EventDataDescCreate(&data, payload.data(), sizeof payload);
-        if (EventWrite(reg, &d, 1, &data) == ERROR_SUCCESS) ++written;
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_FALSE(unpinned.load()) << "a writer could not be pinned to its processor";
+  const etwrt::testing::PinnedWrites w = etwrt::testing::write_pinned(reg, cpus, kEach);
+  EXPECT_TRUE(w.pinned) << "a writer could not be pinned to its processor";
   EventUnregister(reg);
-  return written.load();
+  return w.written;
 }
 
 // What ProcessTrace gave: per processor the events whose BufferContext named it, those whose
@@ -117,7 +75,7 @@ void WINAPI on_event(PEVENT_RECORD e) {
 class EtlWriteProcessors : public ::testing::TestWithParam<ULONG> {};
 
 TEST_P(EtlWriteProcessors, EachEventIsInABufferOfItsWritersProcessorAndReadsBackMerged) {
-  const std::vector<int> cpus = allowed_processors();
+  const std::vector<int> cpus = etwrt::testing::allowed_processors(4);
   ASSERT_FALSE(cpus.empty());
   if (cpus.size() == 1) GTEST_SKIP() << "only processor " << cpus[0] << " may be used here";
   PrivateBrokerHome home("etwrt-etlcpu");
